@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef PKTACCEL_H
+#define PKTACCEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ring.h>
+
+#include <jansson.h>
+
+#include "pa_pipeline.h"
+#include "pa_port.h"
+
+/** What a pcap file holds, learned before the replay starts. */
+struct replay_input {
+	uint64_t packets;		/**< records in the file */
+	uint32_t max_caplen;		/**< longest record */
+};
+
+/**
+ * Count the records of an Ethernet pcap file.
+ * @return 0, or -errno with a one-line reason in @p err.
+ */
+int replay_scan(const char *path, struct replay_input *in, char *err,
+		size_t err_len);
+
+struct replay_drops;
+
+/** Open DROPS.pcap for writing dropped packets. NULL on error (reason in err). */
+struct replay_drops *replay_drops_open(const char *path, char *err,
+		size_t err_len);
+
+/** Write and free every mbuf waiting in @p ring. @return how many. */
+unsigned int replay_drops_drain(struct replay_drops *d, struct rte_ring *ring);
+
+/** Flush and close (NULL is fine). */
+void replay_drops_close(struct replay_drops *d);
+
+/**
+ * Packets the PMD lost on receive (rx errors, no buffer) on the replay
+ * port: counted as drops with reason rx_error so that every record of the
+ * input is accounted for.
+ */
+uint64_t replay_port_losses(const struct pa_port_set *ps);
+
+/**
+ * The replay summary: {"rx_packets","tx_packets","dropped_packets",
+ * "drops":{...},"mbufs_in_use", ...}.
+ */
+json_t *replay_summary(const struct pa_pipeline *pl,
+		const struct pa_port_set *ps, unsigned int mbufs_in_use,
+		double seconds);
+
+#endif /* PKTACCEL_H */

@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef PA_CONFIG_H
+#define PA_CONFIG_H
+
+/**
+ * @file
+ * The configuration document (CONTRACT section 4) as typed structures.
+ *
+ * pa_config_load_*() parse and validate strictly: unknown keys, wrong
+ * types, out-of-range values, duplicates and dangling references are
+ * refused with a message that starts with the JSON path of the offending
+ * field ("$.acl.rules[3].src: ...") and says why. A loaded pa_config is
+ * plain memory owned by the caller (pa_config_free()); it is not
+ * thread-safe, the control thread owns it.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#include <jansson.h>
+
+#define PA_CONFIG_NAME_MAX	32	/**< port/service names, NUL included */
+#define PA_CONFIG_ERR_MAX	512	/**< size of an error message buffer */
+#define PA_CONFIG_MAX_PORTS	32
+#define PA_CONFIG_MAX_LCORES	128	/**< lcores per stage */
+#define PA_CONFIG_MAX_ADDRS	16	/**< addresses per port */
+
+/** An IPv4 or IPv6 address. */
+struct pa_ip_addr {
+	uint8_t family;			/**< AF_INET or AF_INET6 */
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+	};
+};
+
+/** A prefix; family 0 means "any" (matches both families). */
+struct pa_ip_prefix {
+	struct pa_ip_addr addr;		/**< host bits are zero */
+	uint8_t len;			/**< prefix length */
+};
+
+/** Port range, inclusive, host order. "any" is 0-65535. */
+struct pa_port_range {
+	uint16_t lo;
+	uint16_t hi;
+};
+
+/** One port of the "ports" section. */
+struct pa_config_port {
+	char name[PA_CONFIG_NAME_MAX];
+	char *devargs;			/**< vdev devargs, or NULL */
+	char *pci;			/**< PCI address, or NULL */
+	char *profile;			/**< drivers-config profile name, or NULL */
+	json_t *profile_doc;		/**< the loaded profile, or NULL */
+	uint16_t rx_queues;		/**< 0 = automatic */
+	uint16_t tx_queues;		/**< 0 = automatic */
+	uint16_t rx_desc;		/**< 0 = profile or driver default */
+	uint16_t tx_desc;		/**< 0 = profile or driver default */
+	uint16_t mtu;			/**< 0 = driver default */
+	bool promisc;			/**< default true */
+	int peer;			/**< index of the peer port; own index by default */
+	bool has_gateway_mac;
+	uint8_t gateway_mac[6];
+	bool has_gateway;
+	struct pa_ip_addr gateway;
+	unsigned int n_addrs;
+	struct pa_ip_prefix addrs[PA_CONFIG_MAX_ADDRS];
+};
+
+enum pa_pipeline_mode {
+	PA_PIPELINE_RTC = 0,		/**< every stage on each worker lcore */
+	PA_PIPELINE_STAGED,		/**< "pipeline": one stage per lcore */
+};
+
+/** Stage lcore lists of "pipeline.lcores". */
+enum pa_config_stage {
+	PA_CONFIG_STAGE_RX = 0,
+	PA_CONFIG_STAGE_CLASSIFY,
+	PA_CONFIG_STAGE_LB,
+	PA_CONFIG_STAGE_TX,
+	PA_CONFIG_STAGE_WORKER,		/**< rtc mode: "worker" */
+	PA_CONFIG_STAGE_MAX
+};
+
+struct pa_config_pipeline {
+	enum pa_pipeline_mode mode;	/**< default rtc */
+	bool lcores_set;		/**< false: automatic plan */
+	unsigned int n_lcores[PA_CONFIG_STAGE_MAX];
+	unsigned int lcores[PA_CONFIG_STAGE_MAX][PA_CONFIG_MAX_LCORES];
+	uint32_t ring_size;		/**< power of two, default 1024 */
+	uint16_t burst;			/**< default 32 */
+	uint32_t tx_drain_us;		/**< TX buffer drain period, default 100 */
+};
+
+enum pa_acl_action {
+	PA_ACL_PERMIT = 0,
+	PA_ACL_DROP,
+	PA_ACL_MARK,
+	PA_ACL_POLICE,
+};
+
+/** Protocol value meaning "any". */
+#define PA_PROTO_ANY	(-1)
+
+struct pa_config_acl_rule {
+	uint32_t id;			/**< 1..2^31 */
+	int32_t priority;		/**< higher wins; ties: lower id */
+	struct pa_ip_prefix src;
+	struct pa_ip_prefix dst;
+	struct pa_port_range sport;
+	struct pa_port_range dport;
+	int proto;			/**< 0..255 or PA_PROTO_ANY */
+	enum pa_acl_action action;
+	uint8_t dscp;			/**< mark */
+	uint64_t rate_pps;		/**< police */
+	uint64_t burst;			/**< police */
+	int in_port;			/**< port index, -1 = any */
+};
+
+struct pa_config_acl {
+	bool present;
+	enum pa_acl_action def;		/**< permit or drop */
+	bool non_ip_drop;		/**< acl.non_ip = "drop" */
+	unsigned int n_rules;
+	struct pa_config_acl_rule *rules;
+};
+
+enum pa_lb_sched { PA_LB_MAGLEV = 0, PA_LB_RR, PA_LB_WRR, PA_LB_LC };
+enum pa_lb_forward { PA_LB_IPIP = 0, PA_LB_NAT, PA_LB_DSR };
+enum pa_lb_state { PA_LB_UP = 0, PA_LB_DOWN, PA_LB_DRAIN };
+
+struct pa_config_backend {
+	struct pa_ip_addr addr;
+	uint16_t port;			/**< 0 = the service port */
+	uint32_t weight;		/**< default 1 */
+	bool has_mac;
+	uint8_t mac[6];
+	enum pa_lb_state state;
+};
+
+struct pa_config_service {
+	char name[PA_CONFIG_NAME_MAX];
+	struct pa_ip_addr vip;
+	uint16_t port;
+	uint8_t proto;			/**< IPPROTO_TCP or IPPROTO_UDP */
+	enum pa_lb_sched scheduler;
+	enum pa_lb_forward forward;
+	uint32_t table_size;		/**< maglev table size (prime), default 65537 */
+	unsigned int n_backends;
+	struct pa_config_backend *backends;
+};
+
+struct pa_config_lb {
+	bool present;
+	bool has_local_addr;
+	struct pa_ip_addr local_addr;	/**< IPv4 */
+	bool has_local_addr6;
+	struct pa_ip_addr local_addr6;	/**< IPv6 */
+	unsigned int n_services;
+	struct pa_config_service *services;
+};
+
+struct pa_config_metrics {
+	bool present;			/**< "metrics" key in the document */
+	bool enabled;			/**< false for "metrics": null */
+	char listen[64];		/**< "ADDR:PORT" */
+};
+
+struct pa_config {
+	unsigned int n_ports;
+	struct pa_config_port ports[PA_CONFIG_MAX_PORTS];
+	bool ports_present;
+	struct pa_config_pipeline pipeline;
+	struct pa_config_acl acl;
+	struct pa_config_lb lb;
+	struct pa_config_metrics metrics;
+};
+
+/** Loading options. */
+struct pa_config_opts {
+	/** Replay mode: the "ports" section is replaced by one port named
+	 * @p replay_port (its devargs filled in by the caller). */
+	bool replay;
+	const char *replay_port;	/**< default "replay0" */
+	/** Directory of NIC profiles; NULL = built-in default. */
+	const char *profile_dir;
+};
+
+/**
+ * Parse and validate a document.
+ * @param err  receives "<json path>: <reason>" on failure
+ * @return a new config, or NULL (message in @p err).
+ */
+struct pa_config *pa_config_load_json(const json_t *doc,
+		const struct pa_config_opts *opts, char *err, size_t err_len);
+
+/** Same from a file; I/O and JSON syntax errors name file, line, column. */
+struct pa_config *pa_config_load_file(const char *path,
+		const struct pa_config_opts *opts, char *err, size_t err_len);
+
+/** Same from text. */
+struct pa_config *pa_config_load_string(const char *text,
+		const struct pa_config_opts *opts, char *err, size_t err_len);
+
+/** Free a config (NULL is fine). */
+void pa_config_free(struct pa_config *cfg);
+
+/**
+ * Serialize back to the file's schema. Loading the result gives an equal
+ * config. Defaults are written explicitly.
+ * @return new reference, or NULL on allocation failure.
+ */
+json_t *pa_config_to_json(const struct pa_config *cfg);
+
+/** Index of the port named @p name, or -1. */
+int pa_config_port_index(const struct pa_config *cfg, const char *name);
+
+/* Field parsers, shared with the RPC adapters of later libraries.
+ * Each returns 0 or -EINVAL and writes the reason (without the path) to
+ * @p why. */
+int pa_config_parse_ip(const char *s, struct pa_ip_addr *a,
+		char *why, size_t why_len);
+int pa_config_parse_prefix(const char *s, struct pa_ip_prefix *p,
+		char *why, size_t why_len);
+int pa_config_parse_port_range(const char *s, struct pa_port_range *r,
+		char *why, size_t why_len);
+int pa_config_parse_proto(const json_t *v, int *proto,
+		char *why, size_t why_len);
+int pa_config_parse_mac(const char *s, uint8_t mac[6],
+		char *why, size_t why_len);
+
+/** Formatters (inverse of the parsers). @return @p buf. */
+const char *pa_config_format_ip(const struct pa_ip_addr *a,
+		char *buf, size_t len);
+const char *pa_config_format_prefix(const struct pa_ip_prefix *p,
+		char *buf, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Additions: helpers shared with the RPC adapters of later libraries.  */
+/*
+ * Notes on the structures above, as the loader fills them:
+ * - pa_config_port.addrs keep the address as written ("10.0.0.5/24"):
+ *   host bits may be set there (an interface address), unlike rule
+ *   prefixes.
+ * - pa_config.ports_present is false in replay mode: cfg->ports then holds
+ *   the one replay port (devargs NULL, filled by the caller) and
+ *   pa_config_to_json() omits "ports".
+ * - pa_config_metrics: when the document has no "metrics" key, enabled is
+ *   true (listen "127.0.0.1:9469") in live mode and false in replay mode.
+ * - port->profile_doc is the profile as loaded and validated (driver,
+ *   description, devargs, rx_queues, tx_queues, rx_desc, tx_desc, rss,
+ *   rx_offloads, tx_offloads); port-level values override it.
+ */
+
+/**
+ * Parse one ACL rule object (CONTRACT section 4) as the loader does.
+ * @param cfg   resolves "in_port" names (NULL: no ports, any in_port fails)
+ * @param path  JSON path of @p obj used in messages ("$" if NULL)
+ * @param err   receives "<path>.<field>: <reason>"
+ * @return 0, -EINVAL or -ENOMEM. Uniqueness of ids is the caller's check.
+ */
+int pa_config_parse_acl_rule(const json_t *obj, const struct pa_config *cfg,
+		const char *path, struct pa_config_acl_rule *rule,
+		char *err, size_t err_len);
+
+/**
+ * Parse one LB service object, backends included (allocated: release with
+ * pa_config_service_clear()). Uniqueness of the name and of (vip, port,
+ * proto) across services is the caller's check.
+ * @param lb  for the ipip check of local_addr/local_addr6 (NULL: none set)
+ * @return 0, -EINVAL or -ENOMEM; on failure nothing is left allocated.
+ */
+int pa_config_parse_service(const json_t *obj, const struct pa_config_lb *lb,
+		const char *path, struct pa_config_service *svc,
+		char *err, size_t err_len);
+
+/**
+ * Parse one backend object of @p svc (family, forward mode and port of the
+ * service are checked against it). Uniqueness within the service is the
+ * caller's check.
+ */
+int pa_config_parse_backend(const json_t *obj,
+		const struct pa_config_service *svc, const char *path,
+		struct pa_config_backend *be, char *err, size_t err_len);
+
+/** Free a service's backends (the struct itself is the caller's). */
+void pa_config_service_clear(struct pa_config_service *svc);
+
+/** Check a port or service name: 1..31 characters of [A-Za-z0-9_.-]. */
+int pa_config_check_name(const char *s, char *why, size_t why_len);
+
+/** Serializers of one object, in the file's schema (new references). */
+json_t *pa_config_acl_rule_to_json(const struct pa_config_acl_rule *r,
+		const struct pa_config *cfg);
+json_t *pa_config_service_to_json(const struct pa_config_service *svc);
+json_t *pa_config_backend_to_json(const struct pa_config_backend *be);
+
+/** "aa:bb:cc:dd:ee:ff". @return @p buf. */
+const char *pa_config_format_mac(const uint8_t mac[6], char *buf, size_t len);
+
+/**
+ * Make @p cfg the configuration that the "config_get" RPC reports (NULL:
+ * none; the method then fails with -32603 "no configuration loaded").
+ * The pointer is borrowed: the caller keeps @p cfg alive until it sets
+ * another one. Control thread only.
+ */
+void pa_config_rpc_set_running(const struct pa_config *cfg);
+
+#endif /* PA_CONFIG_H */

@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+
+#include "pipeline_priv.h"
+
+RTE_LOG_REGISTER(pa_pipeline_logtype, pa.pipeline, INFO);
+#define PL_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, pa_pipeline_logtype, "pa.pipeline: " fmt "\n", \
+		##__VA_ARGS__)
+
+/* Stage of each rank in pipeline mode. */
+static const enum pa_config_stage rank_stage[PA_STAGE_MAX] = {
+	PA_CONFIG_STAGE_RX, PA_CONFIG_STAGE_CLASSIFY, PA_CONFIG_STAGE_LB,
+	PA_CONFIG_STAGE_TX,
+};
+
+static bool
+cpusets_shared(const struct pa_plan *plan)
+{
+	unsigned int ids[PA_PIPELINE_MAX_LCORES + 1];
+	unsigned int n = 0, s, i, j;
+
+	ids[n++] = rte_get_main_lcore();
+	for (s = 0; s < PA_CONFIG_STAGE_MAX; s++)
+		for (i = 0; i < plan->n[s]; i++)
+			ids[n++] = plan->lcores[s][i];
+	for (i = 0; i < n; i++) {
+		rte_cpuset_t a = rte_lcore_cpuset(ids[i]);
+
+		if (CPU_COUNT(&a) > 1)
+			return true;
+		for (j = i + 1; j < n; j++) {
+			rte_cpuset_t b = rte_lcore_cpuset(ids[j]);
+			rte_cpuset_t both;
+
+			CPU_AND(&both, &a, &b);
+			if (CPU_COUNT(&both) != 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+static struct pa_worker *
+worker_new(struct pa_pipeline *pl, unsigned int lcore, enum pa_config_stage role,
+		unsigned int rank, unsigned int index, const struct pa_pipeline_opts *o,
+		char *err, size_t err_len)
+{
+	int socket = (int)rte_lcore_to_socket_id(lcore);
+	struct pa_worker *w;
+
+	if (socket < 0 || socket == SOCKET_ID_ANY)
+		socket = 0;
+	w = rte_zmalloc_socket("pa_worker", sizeof(*w), RTE_CACHE_LINE_SIZE,
+		socket);
+	if (w == NULL) {
+		snprintf(err, err_len, "lcore %u: no memory for its context", lcore);
+		return NULL;
+	}
+	w->pl = pl;
+	w->lcore_id = lcore;
+	w->socket = socket;
+	w->role = role;
+	w->rank = rank;
+	w->index = index;
+	w->burst = pl->burst;
+	w->replay = o->replay;
+	w->drop_ring = o->drop_ring;
+	w->segs_per_pkt = RTE_MAX(o->segs_per_pkt, 1);
+	w->port_index_of = pl->ports->index_of;
+	w->drain_tsc = rte_get_tsc_hz() / 1000000 * pl->cfg->pipeline.tx_drain_us;
+	if (w->drain_tsc == 0)
+		w->drain_tsc = 1;
+	w->run_classify = role == PA_CONFIG_STAGE_WORKER ||
+		role == PA_CONFIG_STAGE_CLASSIFY;
+	w->run_lb = role == PA_CONFIG_STAGE_WORKER || role == PA_CONFIG_STAGE_LB;
+	w->run_tx = role == PA_CONFIG_STAGE_WORKER || role == PA_CONFIG_STAGE_TX;
+	pl->workers[pl->n_workers++] = w;
+	return w;
+}
+
+static int
+make_rings(struct pa_pipeline *pl, char *err, size_t err_len)
+{
+	unsigned int rank, i, j;
+
+	for (rank = 0; rank + 1 < pl->n_ranks; rank++) {
+		enum pa_config_stage ps = rank_stage[rank];
+		enum pa_config_stage cs = rank_stage[rank + 1];
+
+		for (i = 0; i < pl->plan.n[ps]; i++) {
+			for (j = 0; j < pl->plan.n[cs]; j++) {
+				unsigned int cons = pl->plan.lcores[cs][j];
+				char name[RTE_RING_NAMESIZE];
+				struct rte_ring *r;
+				int socket = (int)rte_lcore_to_socket_id(cons);
+
+				snprintf(name, sizeof(name), "pa_%s%u_%s%u",
+					pa_stats_stage_name((enum pa_stage_id)rank), i,
+					pa_stats_stage_name((enum pa_stage_id)(rank + 1)), j);
+				r = rte_ring_create(name, pl->ring_size, socket,
+					RING_F_SP_ENQ | RING_F_SC_DEQ |
+					RING_F_EXACT_SZ);
+				if (r == NULL) {
+					snprintf(err, err_len,
+						"ring %s (%u slots, socket %d): %s",
+						name, pl->ring_size, socket,
+						rte_strerror(rte_errno));
+					return -rte_errno;
+				}
+				pl->rings[pl->n_rings++] = r;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Worker of rank/index within pl->workers[] (workers are created rank by
+ * rank, index by index). */
+static struct pa_worker *
+worker_at(struct pa_pipeline *pl, unsigned int rank, unsigned int index)
+{
+	unsigned int r, base = 0;
+
+	for (r = 0; r < rank; r++)
+		base += pl->rank_count[r];
+	return pl->workers[base + index];
+}
+
+static void
+wire_rings(struct pa_pipeline *pl)
+{
+	unsigned int rank, i, j, k = 0;
+
+	for (rank = 0; rank + 1 < pl->n_ranks; rank++) {
+		for (i = 0; i < pl->rank_count[rank]; i++) {
+			for (j = 0; j < pl->rank_count[rank + 1]; j++) {
+				struct pa_worker *p = worker_at(pl, rank, i);
+				struct pa_worker *c = worker_at(pl, rank + 1, j);
+
+				p->out[p->n_out++] = pl->rings[k];
+				c->in[c->n_in++] = pl->rings[k];
+				k++;
+			}
+		}
+	}
+}
+
+/* Give each (port, RX queue) to an rx-capable lcore, preferring lcores
+ * on the port's socket; and each TX lcore its TX queue on every port. */
+static int
+assign_queues(struct pa_pipeline *pl, char *err, size_t err_len)
+{
+	struct pa_port_set *ps = pl->ports;
+	unsigned int n_rx = pl->rank_count[0];
+	unsigned int tx_rank = pl->n_ranks - 1;
+	unsigned int n_tx = pl->rank_count[tx_rank];
+	unsigned int p, q, i, next = 0;
+
+	for (p = 0; p < ps->n; p++) {
+		struct pa_port *port = &ps->port[p];
+
+		for (q = 0; q < port->nb_rxq; q++) {
+			struct pa_worker *w = NULL;
+
+			/* next rx lcore on the port's socket, round robin */
+			for (i = 0; i < n_rx; i++) {
+				struct pa_worker *c = worker_at(pl, 0,
+					(next + i) % n_rx);
+
+				if (c->socket == port->socket) {
+					w = c;
+					next = (next + i + 1) % n_rx;
+					break;
+				}
+			}
+			if (w == NULL) {
+				w = worker_at(pl, 0, next % n_rx);
+				next = (next + 1) % n_rx;
+			}
+			if (w->n_rxq >= PA_PIPELINE_MAX_RXQ) {
+				snprintf(err, err_len,
+					"lcore %u: more than %u RX queues to poll",
+					w->lcore_id, PA_PIPELINE_MAX_RXQ);
+				return -E2BIG;
+			}
+			w->rxq[w->n_rxq++] = (struct pa_rxq){
+				.port_id = port->port_id,
+				.queue = (uint16_t)q,
+				.peer_port_id = ps->port[port->peer].port_id,
+				.port_index = (uint16_t)p,
+				.pool = port->pool,
+			};
+		}
+	}
+	for (i = 0; i < n_tx; i++) {
+		struct pa_worker *w = worker_at(pl, tx_rank, i);
+
+		w->txb = rte_zmalloc_socket("pa_txbuf",
+			sizeof(*w->txb) * ps->n, RTE_CACHE_LINE_SIZE, w->socket);
+		if (w->txb == NULL) {
+			snprintf(err, err_len, "lcore %u: no memory for TX buffers",
+				w->lcore_id);
+			return -ENOMEM;
+		}
+		w->n_txb = ps->n;
+		for (p = 0; p < ps->n; p++) {
+			struct pa_port *port = &ps->port[p];
+			struct pa_txbuf *b = &w->txb[p];
+
+			b->port_id = port->port_id;
+			b->queue = (uint16_t)(i % port->nb_txq);
+			b->shared = port->tx_shared;
+			b->lock = &port->tx_lock[b->queue];
+		}
+	}
+	return 0;
+}
+
+static int
+avail_lcores(struct pa_plan_lcore *avail, unsigned int max)
+{
+	unsigned int lcore, n = 0;
+
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (n == max)
+			break;
+		avail[n].lcore_id = lcore;
+		avail[n].socket = (int)rte_lcore_to_socket_id(lcore);
+		n++;
+	}
+	return (int)n;
+}
+
+struct pa_pipeline *
+pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
+{
+	struct pa_plan_lcore avail[PA_PIPELINE_MAX_LCORES];
+	int port_sockets[PA_CONFIG_MAX_PORTS];
+	struct pa_port_setup_req req;
+	struct pa_port_set *ps = o->ports;
+	const struct pa_config_pipeline *pc = &o->cfg->pipeline;
+	struct pa_pipeline *pl;
+	unsigned int i, s, rank, n_avail, n_rx, n_tx;
+	bool shared;
+	size_t sz;
+
+	pl = rte_zmalloc("pa_pipeline", sizeof(*pl), RTE_CACHE_LINE_SIZE);
+	if (pl == NULL) {
+		snprintf(err, err_len, "no memory for the pipeline");
+		return NULL;
+	}
+	pl->cfg = o->cfg;
+	pl->ports = ps;
+	pl->replay = o->replay;
+	pl->burst = RTE_MIN(pc->burst, PA_PIPELINE_MAX_BURST);
+	pl->ring_size = pc->ring_size;
+
+	for (i = 0; i < ps->n; i++)
+		port_sockets[i] = ps->port[i].socket;
+	n_avail = (unsigned int)avail_lcores(avail, RTE_DIM(avail));
+	if (pa_plan_make(pc, avail, n_avail, port_sockets, ps->n, &pl->plan,
+			err, err_len) != 0)
+		goto fail;
+
+	/* Ranks: rtc has one (workers do everything), pipeline four. */
+	if (pl->plan.mode == PA_PIPELINE_RTC) {
+		pl->n_ranks = 1;
+		pl->rank_count[0] = pl->plan.n[PA_CONFIG_STAGE_WORKER];
+	} else {
+		pl->n_ranks = PA_STAGE_MAX;
+		for (rank = 0; rank < PA_STAGE_MAX; rank++)
+			pl->rank_count[rank] = pl->plan.n[rank_stage[rank]];
+	}
+	shared = cpusets_shared(&pl->plan);
+	for (rank = 0; rank < pl->n_ranks; rank++) {
+		enum pa_config_stage st = pl->n_ranks == 1 ?
+			PA_CONFIG_STAGE_WORKER : rank_stage[rank];
+
+		for (i = 0; i < pl->rank_count[rank]; i++) {
+			struct pa_worker *w = worker_new(pl,
+				pl->plan.lcores[st][i], st, rank, i, o, err,
+				err_len);
+
+			if (w == NULL)
+				goto fail;
+			w->shared_cpu = shared;
+		}
+	}
+
+	if (make_rings(pl, err, err_len) != 0)
+		goto fail;
+	wire_rings(pl);
+
+	/* Queues and the mbuf budget for the ports' pools. */
+	n_rx = pl->rank_count[0];
+	n_tx = pl->rank_count[pl->n_ranks - 1];
+	memset(&req, 0, sizeof(req));
+	for (i = 0; i < ps->n; i++) {
+		const struct pa_config_port *cp = &o->cfg->ports[i];
+
+		req.nb_rxq[i] = cp->rx_queues != 0 ? cp->rx_queues : n_rx;
+		req.nb_txq[i] = cp->tx_queues != 0 ? cp->tx_queues : n_tx;
+		req.tx_users[i] = n_tx;
+	}
+	req.inflight = pl->n_rings * pl->ring_size +
+		pl->n_workers * pl->burst * 2 +
+		n_tx * ps->n * pl->burst +
+		(o->drop_ring != NULL ? rte_ring_get_capacity(o->drop_ring) : 0);
+	req.n_lcores = pl->n_workers + 1;
+	req.burst = pl->burst;
+	req.no_cache = o->replay;
+	req.segs_per_pkt = RTE_MAX(o->segs_per_pkt, 1);
+	if (pa_port_setup(ps, &req, err, err_len) != 0)
+		goto fail;
+	if (assign_queues(pl, err, err_len) != 0)
+		goto fail;
+
+	sz = rte_rcu_qsbr_get_memsize(RTE_MAX_LCORE);
+	pl->rcu = rte_zmalloc("pa_rcu", sz, RTE_CACHE_LINE_SIZE);
+	if (pl->rcu == NULL || rte_rcu_qsbr_init(pl->rcu, RTE_MAX_LCORE) != 0) {
+		snprintf(err, err_len, "cannot set up the RCU variable");
+		goto fail;
+	}
+	for (s = 0; s < pl->n_workers; s++)
+		PL_LOG(INFO, "lcore %u (socket %d): %s, %u RX queue(s), %u input ring(s), %u output ring(s)",
+			pl->workers[s]->lcore_id, pl->workers[s]->socket,
+			pl->workers[s]->role == PA_CONFIG_STAGE_WORKER ? "rx+classify+lb+tx" :
+			pa_stats_stage_name((enum pa_stage_id)pl->workers[s]->rank),
+			pl->workers[s]->n_rxq, pl->workers[s]->n_in,
+			pl->workers[s]->n_out);
+	return pl;
+fail:
+	pa_port_stop_all(ps);
+	pa_pipeline_destroy(pl);
+	return NULL;
+}
+
+int
+pa_pipeline_start(struct pa_pipeline *pl)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < pl->n_workers; i++) {
+		ret = rte_eal_remote_launch(pa_worker_main, pl->workers[i],
+			pl->workers[i]->lcore_id);
+		if (ret != 0) {
+			PL_LOG(ERR, "cannot launch lcore %u: %s",
+				pl->workers[i]->lcore_id, rte_strerror(-ret));
+			pl->stop = true;
+			pl->launched = i > 0;
+			if (i > 0)
+				pa_pipeline_stop(pl);
+			return ret;
+		}
+	}
+	pl->launched = true;
+	return 0;
+}
+
+void
+pa_pipeline_stop(struct pa_pipeline *pl)
+{
+	unsigned int i;
+
+	if (pl == NULL || pl->stopped)
+		return;
+	pl->stop = true;
+	if (pl->launched)
+		for (i = 0; i < pl->n_workers; i++)
+			rte_eal_wait_lcore(pl->workers[i]->lcore_id);
+	pl->stopped = true;
+}
+
+void
+pa_pipeline_abort(struct pa_pipeline *pl)
+{
+	if (pl != NULL)
+		pl->abort = true;
+}
+
+void
+pa_pipeline_destroy(struct pa_pipeline *pl)
+{
+	struct rte_mbuf *m;
+	unsigned int i;
+
+	if (pl == NULL)
+		return;
+	pa_pipeline_stop(pl);
+	for (i = 0; i < pl->n_rings; i++) {
+		/* After a clean stop the rings are empty; free what a failed
+		 * start may have left. */
+		while (rte_ring_dequeue(pl->rings[i], (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(pl->rings[i]);
+	}
+	for (i = 0; i < pl->n_workers; i++) {
+		rte_free(pl->workers[i]->txb);
+		rte_free(pl->workers[i]);
+	}
+	rte_free(pl->rcu);
+	rte_free(pl);
+}
+
+void
+pa_pipeline_stats_sum(const struct pa_pipeline *pl, struct pa_lcore_stats *sum)
+{
+	unsigned int i;
+
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < pl->n_workers; i++)
+		pa_stats_accumulate(sum, &pl->workers[i]->stats);
+}
+
+struct rte_rcu_qsbr *
+pa_pipeline_rcu(struct pa_pipeline *pl)
+{
+	return pl->rcu;
+}
+
+bool
+pa_pipeline_rings_empty(const struct pa_pipeline *pl)
+{
+	unsigned int i;
+
+	for (i = 0; i < pl->n_rings; i++)
+		if (!rte_ring_empty(pl->rings[i]))
+			return false;
+	return true;
+}
+
+unsigned int
+pa_pipeline_lcore_count(const struct pa_pipeline *pl)
+{
+	return pl->n_workers;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef PA_PIPELINE_PRIV_H
+#define PA_PIPELINE_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+
+#include "pa_pipeline.h"
+
+#define PA_PIPELINE_MAX_BURST	256
+
+/** A (port, RX queue) pair polled by an lcore. */
+struct pa_rxq {
+	uint16_t port_id;
+	uint16_t queue;
+	uint16_t peer_port_id;		/**< where non-balanced traffic leaves */
+	uint16_t port_index;
+	struct rte_mempool *pool;	/**< the queue's pool (replay room check) */
+};
+
+/** One TX buffer: an lcore's pending packets for one port. */
+struct pa_txbuf {
+	uint16_t port_id;
+	uint16_t queue;
+	uint16_t count;
+	bool shared;			/**< queue shared: take the port's lock */
+	rte_spinlock_t *lock;
+	struct rte_mbuf *pkts[PA_PIPELINE_MAX_BURST];
+};
+
+/** Context of one data-path lcore; allocated on its socket. */
+struct pa_worker {
+	struct pa_lcore_stats stats;	/* first: cache aligned, hot */
+
+	struct pa_pipeline *pl;
+	unsigned int lcore_id;
+	int socket;
+	enum pa_config_stage role;	/**< RX..TX, or WORKER (rtc) */
+	unsigned int rank;		/**< position in the chain (0 = rx) */
+	unsigned int index;		/**< index among its stage's lcores */
+	uint16_t burst;
+	bool replay;
+	bool shared_cpu;		/**< CPU shared with other lcores: yield when idle */
+	bool run_classify, run_lb, run_tx;
+	struct rte_ring *drop_ring;
+	const uint16_t *port_index_of;	/**< ethdev id -> port index */
+
+	unsigned int n_rxq;
+	struct pa_rxq rxq[PA_PIPELINE_MAX_RXQ];
+	uint16_t segs_per_pkt;
+
+	unsigned int n_in;
+	struct rte_ring *in[PA_PIPELINE_MAX_STAGE];
+	unsigned int n_out;
+	struct rte_ring *out[PA_PIPELINE_MAX_STAGE];
+
+	unsigned int n_txb;
+	struct pa_txbuf *txb;		/**< one per port (run_tx) */
+	uint64_t drain_tsc;
+	uint64_t last_drain;
+} __rte_cache_aligned;
+
+struct pa_pipeline {
+	struct pa_plan plan;
+	const struct pa_config *cfg;
+	struct pa_port_set *ports;
+	bool replay;
+	uint16_t burst;
+	uint32_t ring_size;
+	unsigned int n_workers;
+	struct pa_worker *workers[PA_PIPELINE_MAX_LCORES];
+	/** lcores per rank (pipeline: 4 ranks; rtc: 1). */
+	unsigned int n_ranks;
+	unsigned int rank_count[PA_STAGE_MAX];
+	unsigned int n_rings;
+	struct rte_ring *rings[PA_PIPELINE_MAX_STAGE * PA_PIPELINE_MAX_STAGE * 3];
+	struct rte_rcu_qsbr *rcu;
+	volatile bool stop;
+	volatile bool abort;
+	unsigned int done[PA_STAGE_MAX];	/**< lcores finished, per rank */
+	bool launched;
+	bool stopped;
+};
+
+int pa_worker_main(void *arg);
+
+#endif /* PA_PIPELINE_PRIV_H */

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The stages and the lcore loop. Every packet that enters here leaves
+ * through exactly one of: a TX queue (tx_packets), the next stage's ring,
+ * or pa_drop() with a reason.
+ */
+#include <sched.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+
+#include "pa_pkt.h"
+#include "pipeline_priv.h"
+
+#define PREFETCH_AHEAD	3
+
+static __rte_always_inline void
+wait_a_little(const struct pa_worker *w)
+{
+	if (w->shared_cpu)
+		sched_yield();
+	else
+		rte_pause();
+}
+
+static void
+capture_drop(struct pa_worker *w, struct rte_mbuf *m)
+{
+	while (rte_ring_mp_enqueue(w->drop_ring, m) != 0) {
+		if (!w->replay || w->pl->abort) {
+			rte_pktmbuf_free(m);
+			return;
+		}
+		wait_a_little(w);
+	}
+}
+
+static __rte_always_inline void
+pa_drop(struct pa_worker *w, struct rte_mbuf *m, enum pa_drop_reason r)
+{
+	w->stats.drops[r]++;
+	if (unlikely(w->drop_ring != NULL))
+		capture_drop(w, m);
+	else
+		rte_pktmbuf_free(m);
+}
+
+static void
+drop_bulk(struct pa_worker *w, struct rte_mbuf **pkts, unsigned int n,
+		enum pa_drop_reason r)
+{
+	unsigned int i;
+
+	if (w->drop_ring == NULL) {
+		w->stats.drops[r] += n;
+		rte_pktmbuf_free_bulk(pkts, n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		pa_drop(w, pkts[i], r);
+}
+
+/* rx: parse each frame once; malformed frames leave here. */
+static __rte_always_inline uint16_t
+stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
+		uint16_t n)
+{
+	uint16_t i, kept = 0;
+
+	w->stats.rx_packets += n;
+	w->stats.stage_packets[PA_STAGE_RX] += n;
+	for (i = 0; i < RTE_MIN(n, PREFETCH_AHEAD); i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+
+		if (i + PREFETCH_AHEAD < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD],
+				void *));
+		if (unlikely(pa_pkt_parse_mbuf(m) < 0)) {
+			pa_drop(w, m, PA_DROP_MALFORMED);
+			continue;
+		}
+		pa_pkt_meta(m)->out_port = q->peer_port_id;
+		pkts[kept++] = m;
+	}
+	return kept;
+}
+
+/* classify: the place of the ACL; everything is permitted for now. */
+static __rte_always_inline uint16_t
+stage_classify(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	RTE_SET_USED(pkts);
+	w->stats.stage_packets[PA_STAGE_CLASSIFY] += n;
+	return n;
+}
+
+/* lb: the place of the load balancer; nothing is balanced for now. */
+static __rte_always_inline uint16_t
+stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	RTE_SET_USED(pkts);
+	w->stats.stage_packets[PA_STAGE_LB] += n;
+	return n;
+}
+
+static void
+txbuf_flush(struct pa_worker *w, struct pa_txbuf *b)
+{
+	uint16_t sent = 0, n = b->count;
+
+	if (n == 0)
+		return;
+	for (;;) {
+		if (unlikely(b->shared))
+			rte_spinlock_lock(b->lock);
+		sent += rte_eth_tx_burst(b->port_id, b->queue, b->pkts + sent,
+			n - sent);
+		if (unlikely(b->shared))
+			rte_spinlock_unlock(b->lock);
+		if (likely(sent == n))
+			break;
+		/* Replay waits for room; live mode drops and counts. */
+		if (!w->replay || w->pl->abort) {
+			drop_bulk(w, b->pkts + sent, n - sent,
+				w->replay ? PA_DROP_SHUTDOWN : PA_DROP_TX_FULL);
+			break;
+		}
+		wait_a_little(w);
+	}
+	w->stats.tx_packets += sent;
+	b->count = 0;
+}
+
+static __rte_always_inline void
+stage_tx(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	const uint16_t *index_of = w->port_index_of;
+	uint16_t i;
+
+	w->stats.stage_packets[PA_STAGE_TX] += n;
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		uint16_t out = pa_pkt_meta(m)->out_port;
+		struct pa_txbuf *b;
+
+		if (unlikely(out >= RTE_MAX_ETHPORTS ||
+		    index_of[out] >= w->n_txb)) {
+			pa_drop(w, m, PA_DROP_MALFORMED);
+			continue;
+		}
+		b = &w->txb[index_of[out]];
+		b->pkts[b->count++] = m;
+		if (b->count == w->burst)
+			txbuf_flush(w, b);
+	}
+}
+
+static void
+txbuf_flush_all(struct pa_worker *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->n_txb; i++)
+		txbuf_flush(w, &w->txb[i]);
+}
+
+static void
+ring_put(struct pa_worker *w, struct rte_ring *r, struct rte_mbuf **pkts,
+		unsigned int n)
+{
+	unsigned int sent = 0;
+
+	for (;;) {
+		sent += rte_ring_sp_enqueue_burst(r, (void **)(pkts + sent),
+			n - sent, NULL);
+		if (likely(sent == n))
+			return;
+		if (!w->replay || w->pl->abort) {
+			drop_bulk(w, pkts + sent, n - sent,
+				w->replay ? PA_DROP_SHUTDOWN : PA_DROP_RING_FULL);
+			return;
+		}
+		wait_a_little(w);
+	}
+}
+
+/* Hand a burst to the next stage, the lcore chosen by flow hash. */
+static __rte_always_inline void
+dispatch(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mbuf *bucket[PA_PIPELINE_MAX_STAGE][PA_PIPELINE_MAX_BURST];
+	uint16_t count[PA_PIPELINE_MAX_STAGE];
+	unsigned int i, d, n_out = w->n_out;
+
+	if (n == 0)
+		return;
+	if (n_out == 1) {
+		ring_put(w, w->out[0], pkts, n);
+		return;
+	}
+	memset(count, 0, sizeof(count[0]) * n_out);
+	for (i = 0; i < n; i++) {
+		d = (unsigned int)(((uint64_t)pa_pkt_meta(pkts[i])->hash *
+			n_out) >> 32);
+		bucket[d][count[d]++] = pkts[i];
+	}
+	for (d = 0; d < n_out; d++)
+		if (count[d] != 0)
+			ring_put(w, w->out[d], bucket[d], count[d]);
+}
+
+/* The stages after rx, then the sink: TX or the next ring. */
+static __rte_always_inline void
+process_rest(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (w->run_classify)
+		n = stage_classify(w, pkts, n);
+	if (w->run_lb)
+		n = stage_lb(w, pkts, n);
+	if (w->run_tx)
+		stage_tx(w, pkts, n);
+	else
+		dispatch(w, pkts, n);
+}
+
+static __rte_always_inline bool
+replay_room(const struct pa_worker *w, const struct pa_rxq *q)
+{
+	/* net_pcap consumes a record before allocating its mbuf: poll only
+	 * when every packet of a burst is sure to get its buffers. */
+	return rte_mempool_avail_count(q->pool) >=
+		(unsigned int)w->burst * w->segs_per_pkt;
+}
+
+static __rte_always_inline unsigned int
+poll_ports(struct pa_worker *w, struct rte_mbuf **pkts)
+{
+	unsigned int i, total = 0;
+	uint16_t n;
+
+	for (i = 0; i < w->n_rxq; i++) {
+		const struct pa_rxq *q = &w->rxq[i];
+
+		if (unlikely(w->replay) && !replay_room(w, q))
+			continue;
+		n = rte_eth_rx_burst(q->port_id, q->queue, pkts, w->burst);
+		if (n == 0)
+			continue;
+		total += n;
+		n = stage_rx(w, q, pkts, n);
+		process_rest(w, pkts, n);
+	}
+	return total;
+}
+
+static __rte_always_inline unsigned int
+poll_rings(struct pa_worker *w, struct rte_mbuf **pkts)
+{
+	unsigned int i, n, total = 0;
+
+	for (i = 0; i < w->n_in; i++) {
+		n = rte_ring_sc_dequeue_burst(w->in[i], (void **)pkts,
+			w->burst, NULL);
+		if (n == 0)
+			continue;
+		total += n;
+		process_rest(w, pkts, (uint16_t)n);
+	}
+	return total;
+}
+
+static bool
+inputs_empty(const struct pa_worker *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->n_in; i++)
+		if (!rte_ring_empty(w->in[i]))
+			return false;
+	return true;
+}
+
+/* May this lcore leave? Only once every lcore upstream has left and its
+ * rings are empty, so that nothing is stranded. */
+static bool
+may_finish(const struct pa_worker *w)
+{
+	const struct pa_pipeline *pl = w->pl;
+
+	if (w->rank == 0)
+		return true;
+	if (__atomic_load_n(&pl->done[w->rank - 1], __ATOMIC_ACQUIRE) <
+	    pl->rank_count[w->rank - 1])
+		return false;
+	return inputs_empty(w);
+}
+
+int
+pa_worker_main(void *arg)
+{
+	struct pa_worker *w = arg;
+	struct pa_pipeline *pl = w->pl;
+	struct rte_mbuf *pkts[PA_PIPELINE_MAX_BURST];
+	uint64_t now, prev;
+	unsigned int got;
+	bool busy = false;
+
+	rte_rcu_qsbr_thread_register(pl->rcu, w->lcore_id);
+	rte_rcu_qsbr_thread_online(pl->rcu, w->lcore_id);
+	prev = rte_rdtsc();
+	w->last_drain = prev;
+	for (;;) {
+		bool stopping = pl->stop;
+
+		now = rte_rdtsc();
+		if (busy) {
+			w->stats.busy_cycles += now - prev;
+			w->stats.busy_polls++;
+		} else {
+			w->stats.idle_polls++;
+		}
+		prev = now;
+
+		got = 0;
+		if (likely(!stopping))
+			got += poll_ports(w, pkts);
+		got += poll_rings(w, pkts);
+		if (w->run_tx && now - w->last_drain >= w->drain_tsc) {
+			txbuf_flush_all(w);
+			w->last_drain = now;
+		}
+		rte_rcu_qsbr_quiescent(pl->rcu, w->lcore_id);
+		busy = got != 0;
+		if (busy)
+			continue;
+		if (stopping && may_finish(w))
+			break;
+		wait_a_little(w);
+	}
+	if (w->run_tx)
+		txbuf_flush_all(w);
+	rte_rcu_qsbr_thread_offline(pl->rcu, w->lcore_id);
+	rte_rcu_qsbr_thread_unregister(pl->rcu, w->lcore_id);
+	__atomic_fetch_add(&pl->done[w->rank], 1, __ATOMIC_RELEASE);
+	return 0;
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef PA_PKT_H
+#define PA_PKT_H
+
+/**
+ * @file
+ * Per-packet metadata, filled once by the rx stage's parser and read by
+ * every later stage.
+ *
+ * The metadata lives in an mbuf dynamic field (second cache line of the
+ * mbuf, which the PMD has just written, so reading it costs no miss). It
+ * does not copy the addresses: it records where the L3 and L4 headers
+ * are, the L4 protocol and ports, and a symmetric flow hash. Stages that
+ * need the full 5-tuple build it with pa_pkt_flow_key().
+ */
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+
+/** Packet flags (pa_pkt_meta.flags). */
+#define PA_PKT_F_IPV4		(1u << 0)  /**< L3 is IPv4 */
+#define PA_PKT_F_IPV6		(1u << 1)  /**< L3 is IPv6 */
+#define PA_PKT_F_NON_IP		(1u << 2)  /**< neither IPv4 nor IPv6 */
+#define PA_PKT_F_VLAN		(1u << 3)  /**< at least one VLAN tag */
+#define PA_PKT_F_QINQ		(1u << 4)  /**< two VLAN tags */
+#define PA_PKT_F_FRAG		(1u << 5)  /**< an IP fragment (any) */
+#define PA_PKT_F_FRAG_LATER	(1u << 6)  /**< a non-first fragment: no L4 */
+#define PA_PKT_F_L4		(1u << 7)  /**< L4 header present and parsed */
+#define PA_PKT_F_IPV6_EXT	(1u << 8)  /**< IPv6 extension headers seen */
+
+/** Most VLAN tags parsed (802.1Q inside 802.1ad). More is malformed. */
+#define PA_PKT_MAX_VLAN		2
+/** Most IPv6 extension headers followed. More is malformed. */
+#define PA_PKT_MAX_EXT_HDRS	8
+/** Bytes of headers that pa_pkt_parse_mbuf() gathers from a chain. */
+#define PA_PKT_HDR_MAX		512
+
+/** Parser results: 0 or one of these (negative). */
+enum pa_pkt_err {
+	PA_PKT_OK = 0,
+	PA_PKT_ERR_RUNT = -1,		/**< shorter than an Ethernet header */
+	PA_PKT_ERR_VLAN = -2,		/**< truncated or too many VLAN tags */
+	PA_PKT_ERR_L3_TRUNC = -3,	/**< IP header cut short */
+	PA_PKT_ERR_L3_VERSION = -4,	/**< version field disagrees with ethertype */
+	PA_PKT_ERR_L3_HDRLEN = -5,	/**< IPv4 IHL < 5 or beyond total length */
+	PA_PKT_ERR_L3_LEN = -6,		/**< IP length beyond the frame */
+	PA_PKT_ERR_EXT = -7,		/**< IPv6 extension chain bad or too long */
+	PA_PKT_ERR_L4_TRUNC = -8,	/**< L4 header cut short */
+	PA_PKT_ERR_L4_LEN = -9,		/**< TCP data offset / UDP length bad */
+	PA_PKT_ERR_SEGMENT = -10,	/**< headers continue in a further segment */
+};
+
+/**
+ * Parsed view of a packet. Offsets are from the start of the frame
+ * (rte_pktmbuf_mtod()). Ports are in host byte order; zero when the packet
+ * has no ports (ICMP, other protocols, non-first fragments).
+ */
+struct pa_pkt_meta {
+	uint32_t hash;		/**< symmetric flow hash (see pa_pkt_parse) */
+	uint16_t flags;		/**< PA_PKT_F_* */
+	uint16_t l3_off;	/**< offset of the IPv4/IPv6 header */
+	uint16_t l4_off;	/**< offset of the L4 header (PA_PKT_F_L4) */
+	uint16_t out_port;	/**< ethdev port to transmit on */
+	uint16_t sport;		/**< L4 source port, host order */
+	uint16_t dport;		/**< L4 destination port, host order */
+	uint8_t l4_proto;	/**< IP protocol of the payload (after ext hdrs) */
+	uint8_t vlan_count;	/**< VLAN tags in front of L3 */
+	uint8_t reserved[2];
+};
+
+/** 5-tuple in network byte order, built on demand from the metadata. */
+struct pa_flow_key {
+	uint8_t family;		/**< 4 or 6; 0 for non-IP */
+	uint8_t proto;
+	uint16_t sport;		/**< network order */
+	uint16_t dport;		/**< network order */
+	union {
+		struct { uint32_t src, dst; } v4;
+		struct { uint8_t src[16], dst[16]; } v6;
+	};
+};
+
+/** Offset of the metadata dynfield; valid after pa_pkt_init(). */
+extern int pa_pkt_meta_offset;
+
+/**
+ * Register the metadata dynfield. Call once after rte_eal_init().
+ * @return 0, or -errno.
+ */
+int pa_pkt_init(void);
+
+static inline struct pa_pkt_meta *
+pa_pkt_meta(struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, pa_pkt_meta_offset, struct pa_pkt_meta *);
+}
+
+/**
+ * Parse a frame.
+ *
+ * @param data     first byte of the Ethernet header
+ * @param seg_len  bytes readable at @p data (first segment)
+ * @param pkt_len  length of the whole frame (all segments)
+ * @param meta     filled on success (hash, flags, offsets, ports, proto);
+ *                 out_port is left untouched
+ * @return PA_PKT_OK, or a negative enum pa_pkt_err. Non-IP frames are
+ *         PA_PKT_OK with PA_PKT_F_NON_IP. PA_PKT_ERR_SEGMENT means the
+ *         headers continue past @p seg_len: gather them and call again.
+ *
+ * The flow hash is symmetric: both directions of a flow hash the same.
+ * It covers addresses, protocol and ports; for fragments (first or not)
+ * it covers addresses and protocol only, so all fragments of a datagram
+ * hash alike. Non-IP frames hash on their MAC addresses.
+ */
+static inline int pa_pkt_parse(const uint8_t *data, uint32_t seg_len,
+		uint32_t pkt_len, struct pa_pkt_meta *meta);
+
+/**
+ * Parse an mbuf (chains included) into its dynfield metadata.
+ * @return as pa_pkt_parse(), never PA_PKT_ERR_SEGMENT.
+ */
+static inline int pa_pkt_parse_mbuf(struct rte_mbuf *m);
+
+/**
+ * Build the 5-tuple of a parsed packet.
+ * @return 0, or -EINVAL for a non-IP packet (key->family = 0).
+ */
+int pa_pkt_flow_key(const struct rte_mbuf *m, const struct pa_pkt_meta *meta,
+		struct pa_flow_key *key);
+
+/** Same, from a contiguous frame (used by tests and trace_packet). */
+int pa_pkt_flow_key_raw(const uint8_t *data, const struct pa_pkt_meta *meta,
+		struct pa_flow_key *key);
+
+#include "pa_pkt_inline.h"
+
+#endif /* PA_PKT_H */

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef PA_PKT_INLINE_H
+#define PA_PKT_INLINE_H
+
+/**
+ * @file
+ * Hot-path inlines of the packet parser. Include pa_pkt.h, not this file.
+ *
+ * Two parsers, one contract
+ * -------------------------
+ * pa_pkt_parse() is a straight-line fast path for the common packet: an
+ * untagged Ethernet frame carrying IPv4 without options, not fragmented,
+ * with a well-formed TCP or UDP header in the first segment. Everything
+ * else (VLAN tags, IPv4 options and fragments, IPv6, ICMP, SCTP, other
+ * protocols, non-IP, every error) is handed to pa_pkt_parse_full(), the
+ * general parser (lib/pkt/pkt.c), which starts over from the Ethernet
+ * header. Both produce the same result and the same metadata for any input;
+ * the unit tests check this on mutated frames.
+ *
+ * What the parser reads, and SEGMENT
+ * ----------------------------------
+ * It reads the Ethernet header, the VLAN tags, the IP header (IPv4 options
+ * and IPv6 extension headers included, whole) and the fixed part of the L4
+ * header: 20 bytes of TCP (not its options), 8 of UDP, 12 of SCTP, 4 of
+ * ICMP/ICMPv6. It never reads a byte at or past @p seg_len, and bytes at or
+ * past @p pkt_len never affect the result (a @p seg_len larger than
+ * @p pkt_len counts as @p pkt_len). A header that
+ * ends past @p seg_len but within the frame gives PA_PKT_ERR_SEGMENT; one
+ * that ends past the frame (or, for L4 and extension headers, past the IP
+ * length) gives the error of its layer. pa_pkt_parse_mbuf() answers SEGMENT
+ * by gathering the first PA_PKT_HDR_MAX bytes of the chain on the stack and
+ * parsing them again (pa_pkt_parse_gather()); headers longer than that can
+ * only come from an IPv6 extension chain and give PA_PKT_ERR_EXT. After a
+ * gathered parse the L4 header may lie in a further segment: read it with
+ * rte_pktmbuf_read() (pa_pkt_flow_key() does).
+ *
+ * Checks, in the order they are made
+ * ----------------------------------
+ * - Ethernet: fewer than 14 bytes: RUNT. Tags 0x8100, 0x88a8 and 0x9100
+ *   are VLAN tags, any order; a third tag or a tag cut short: ERR_VLAN.
+ *   Ethertype 0x0800 is IPv4, 0x86DD IPv6, anything else is a non-IP frame
+ *   (OK, PA_PKT_F_NON_IP, l3_off at the payload, hashed on the two MAC
+ *   addresses).
+ * - IPv4: fewer than 20 bytes: L3_TRUNC; version not 4: L3_VERSION;
+ *   IHL < 5, IHL * 4 > total length, or IHL * 4 bytes not in the frame:
+ *   L3_HDRLEN; total length beyond the frame: L3_LEN (bytes after the
+ *   datagram are Ethernet padding and are ignored). MF or a non-zero
+ *   offset sets PA_PKT_F_FRAG, a non-zero offset also PA_PKT_F_FRAG_LATER.
+ * - IPv6: fewer than 40 bytes: L3_TRUNC; version not 6: L3_VERSION;
+ *   payload length beyond the frame: L3_LEN. Jumbograms (payload length 0
+ *   followed by a hop-by-hop header) are not supported: L3_LEN. Extension
+ *   headers followed: hop-by-hop (0), routing (43), destination options
+ *   (60) of (len + 1) * 8 bytes, fragment (44) of 8 bytes, AH (51) of
+ *   (len + 2) * 4 bytes; ESP (50), no-next-header (59) and anything else end
+ *   the chain. More than PA_PKT_MAX_EXT_HDRS of them, or one that runs past
+ *   the payload length: ERR_EXT. Any of them sets PA_PKT_F_IPV6_EXT. A
+ *   fragment header with M set or a non-zero offset sets PA_PKT_F_FRAG; a
+ *   non-zero offset also PA_PKT_F_FRAG_LATER and ends the chain there
+ *   (l4_proto is the fragment header's next header). An atomic fragment
+ *   (offset 0, M clear) is not a fragment.
+ * - L4 (not for later fragments), bounded by the IP length: TCP needs 20
+ *   bytes (L4_TRUNC) and 5 <= data offset, data offset * 4 <= IP payload
+ *   (L4_LEN); UDP needs 8 bytes (L4_TRUNC) and 8 <= length <= IP payload
+ *   (L4_LEN; a first fragment only needs length >= 8, as its datagram goes
+ *   on in the later fragments); SCTP needs 12 bytes, ICMP (IPv4, 1) and
+ *   ICMPv6 (IPv6, 58) 4 bytes (L4_TRUNC). These set PA_PKT_F_L4; TCP, UDP
+ *   and SCTP give ports. Other protocols: no L4 flag, no ports, OK.
+ *
+ * On success every field but out_port (and reserved) is written; l4_off is
+ * where the IP payload starts (after extension headers) even when
+ * PA_PKT_F_L4 is clear, and 0 for non-IP frames. On error the metadata is
+ * partly written and meaningless.
+ *
+ * The flow hash
+ * -------------
+ * Symmetric by ordering, not by mixing: the two endpoints, each an
+ * (address, port) pair, are put in a canonical order (lower first) and the
+ * ordered tuple goes through CRC32-C (the SSE4.2 crc32 instruction, the
+ * hash DPDK's rte_hash uses). IPv4: two 64-bit CRC steps over
+ * (low address << 16 | its port) and (high address << 16 | its port |
+ * protocol << 56), about 6 cycles of latency; a cheaper sum or XOR of the
+ * endpoints would be symmetric too but makes every pair (a, b), (c, d)
+ * with a ^ b == c ^ d collide. IPv6: two independent CRC chains over the
+ * ordered addresses (the high one seeded with the protocol) joined by a
+ * third step with the ordered ports. Non-IP: the two MAC addresses,
+ * ordered. Fragments (PA_PKT_F_FRAG) hash with ports zero, so all
+ * fragments of a datagram (which carry ports in the first only) hash
+ * alike; for IPv6 fragments the protocol hashed is the fragment header's
+ * next header, the same in every fragment. CRC is linear over GF(2): fine
+ * to spread flows over rings and buckets (any bits of it), not a defence
+ * against chosen collisions. The value is the same on every x86-64 build
+ * (the software CRC32-C fallback of rte_hash_crc.h gives the same bits).
+ */
+
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_byteorder.h>
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_tcp.h>
+#include <rte_udp.h>
+
+#if defined(RTE_ARCH_X86_64) && defined(__SSE4_2__)
+#include <nmmintrin.h>
+#define PA_PKT_CRC_HW 1
+#else
+#include <rte_hash_crc.h>
+#endif
+
+#include "pa_pkt.h"
+
+/** Seed of the flow hash. */
+#define PA_PKT_HASH_SEED	0x5bd1e995u
+
+/**
+ * General parser: same contract as pa_pkt_parse(), every case handled,
+ * out of line. pa_pkt_parse() calls it for all but the common case.
+ */
+int pa_pkt_parse_full(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
+		struct pa_pkt_meta *meta);
+
+/**
+ * Parse a chained mbuf whose headers cross its first segment: gathers the
+ * first PA_PKT_HDR_MAX bytes on the stack and parses them. Called by
+ * pa_pkt_parse_mbuf(); fills @p meta, never returns PA_PKT_ERR_SEGMENT
+ * (headers longer than PA_PKT_HDR_MAX give PA_PKT_ERR_EXT).
+ */
+int pa_pkt_parse_gather(const struct rte_mbuf *m, struct pa_pkt_meta *meta);
+
+/** One CRC32-C step over 8 bytes. */
+static __rte_always_inline uint32_t
+pa_pkt_crc64(uint64_t v, uint32_t init)
+{
+#ifdef PA_PKT_CRC_HW
+	return (uint32_t)_mm_crc32_u64(init, v);
+#else
+	return rte_hash_crc_8byte(v, init);
+#endif
+}
+
+/**
+ * Symmetric IPv4 flow hash, as the parser computes it.
+ *
+ * @param src, dst  addresses as read from the header (network order)
+ * @param ports     source port << 16 | destination port, host order;
+ *                  0 for fragments and port-less protocols
+ * @param proto     IP protocol
+ */
+static __rte_always_inline uint32_t
+pa_pkt_hash_v4(uint32_t src, uint32_t dst, uint32_t ports, uint8_t proto)
+{
+	uint64_t a = (uint64_t)src << 16 | (ports >> 16);
+	uint64_t b = (uint64_t)dst << 16 | (ports & 0xffff);
+	uint64_t lo = a < b ? a : b;
+	uint64_t hi = a < b ? b : a;
+
+	return pa_pkt_crc64(hi | (uint64_t)proto << 56,
+			pa_pkt_crc64(lo, PA_PKT_HASH_SEED));
+}
+
+/**
+ * Symmetric IPv6 flow hash, as the parser computes it.
+ *
+ * @param src, dst  16-byte addresses as in the header
+ * @param ports     as for pa_pkt_hash_v4()
+ * @param proto     the protocol (for fragments, the fragment header's
+ *                  next header)
+ */
+static __rte_always_inline uint32_t
+pa_pkt_hash_v6(const uint8_t *src, const uint8_t *dst, uint32_t ports,
+		uint8_t proto)
+{
+	uint64_t s0, s1, d0, d1;
+	uint32_t sp = ports >> 16, dp = ports & 0xffff;
+	uint32_t lo, hi, p;
+	int s_first;
+
+	memcpy(&s0, src, 8);
+	memcpy(&s1, src + 8, 8);
+	memcpy(&d0, dst, 8);
+	memcpy(&d1, dst + 8, 8);
+	if (s0 != d0)
+		s_first = s0 < d0;
+	else if (s1 != d1)
+		s_first = s1 < d1;
+	else
+		s_first = sp <= dp;
+	if (s_first) {
+		lo = pa_pkt_crc64(s1, pa_pkt_crc64(s0, PA_PKT_HASH_SEED));
+		hi = pa_pkt_crc64(d1, pa_pkt_crc64(d0, proto));
+		p = sp << 16 | dp;
+	} else {
+		lo = pa_pkt_crc64(d1, pa_pkt_crc64(d0, PA_PKT_HASH_SEED));
+		hi = pa_pkt_crc64(s1, pa_pkt_crc64(s0, proto));
+		p = dp << 16 | sp;
+	}
+	return pa_pkt_crc64((uint64_t)hi << 32 | p, lo);
+}
+
+/** Symmetric hash of a non-IP frame over its two MAC addresses. */
+static __rte_always_inline uint32_t
+pa_pkt_hash_mac(const uint8_t *eth)
+{
+	uint64_t a = 0, b = 0;
+
+	memcpy(&a, eth, RTE_ETHER_ADDR_LEN);
+	memcpy(&b, eth + RTE_ETHER_ADDR_LEN, RTE_ETHER_ADDR_LEN);
+	return pa_pkt_crc64(a < b ? b : a,
+			pa_pkt_crc64(a < b ? a : b, PA_PKT_HASH_SEED));
+}
+
+/* Ethernet + IPv4 without options + UDP: the fast path's minimum. */
+#define PA_PKT_FAST_L3		RTE_ETHER_HDR_LEN
+#define PA_PKT_FAST_L4		(PA_PKT_FAST_L3 + 20)
+#define PA_PKT_FAST_MIN		(PA_PKT_FAST_L4 + 8)
+#define PA_PKT_FAST_TCP_MIN	(PA_PKT_FAST_L4 + 20)
+
+static __rte_always_inline int
+pa_pkt_parse(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
+		struct pa_pkt_meta *meta)
+{
+	const struct rte_ipv4_hdr *ip;
+	const uint8_t *l4;
+	uint32_t tot, pl, ports;
+	uint16_t etype, frag, ulen;
+	uint8_t proto, doff;
+
+	if (unlikely(seg_len < PA_PKT_FAST_MIN))
+		goto full;
+	memcpy(&etype, data + 2 * RTE_ETHER_ADDR_LEN, sizeof(etype));
+	if (unlikely(etype != RTE_BE16(RTE_ETHER_TYPE_IPV4)))
+		goto full;
+
+	ip = (const struct rte_ipv4_hdr *)(data + PA_PKT_FAST_L3);
+	tot = rte_be_to_cpu_16(ip->total_length);
+	frag = ip->fragment_offset;
+	if (unlikely(ip->version_ihl != 0x45 || tot < 20 ||
+			tot + PA_PKT_FAST_L3 > pkt_len ||
+			(frag & RTE_BE16(RTE_IPV4_HDR_MF_FLAG |
+				RTE_IPV4_HDR_OFFSET_MASK)) != 0))
+		goto full;
+
+	/* pl: bytes of IP payload, all of them within pkt_len */
+	l4 = data + PA_PKT_FAST_L4;
+	pl = tot - 20;
+	proto = ip->next_proto_id;
+	if (likely(proto == IPPROTO_UDP)) {
+		/* seg_len >= PA_PKT_FAST_MIN covers the 8 bytes */
+		memcpy(&ulen, l4 + 4, sizeof(ulen));
+		ulen = rte_be_to_cpu_16(ulen);
+		if (unlikely(pl < 8 || ulen < 8 || ulen > pl))
+			goto full;
+	} else if (likely(proto == IPPROTO_TCP)) {
+		if (unlikely(pl < 20 || seg_len < PA_PKT_FAST_TCP_MIN))
+			goto full;
+		doff = (l4[12] >> 2) & 0x3c;
+		if (unlikely(doff < 20 || doff > pl))
+			goto full;
+	} else {
+		goto full;
+	}
+
+	memcpy(&ports, l4, sizeof(ports));
+	ports = rte_be_to_cpu_32(ports);
+	meta->hash = pa_pkt_hash_v4(ip->src_addr, ip->dst_addr, ports, proto);
+	meta->flags = PA_PKT_F_IPV4 | PA_PKT_F_L4;
+	meta->l3_off = PA_PKT_FAST_L3;
+	meta->l4_off = PA_PKT_FAST_L4;
+	meta->sport = ports >> 16;
+	meta->dport = ports & 0xffff;
+	meta->l4_proto = proto;
+	meta->vlan_count = 0;
+	return PA_PKT_OK;
+
+full:
+	return pa_pkt_parse_full(data, seg_len, pkt_len, meta);
+}
+
+static __rte_always_inline int
+pa_pkt_parse_mbuf(struct rte_mbuf *m)
+{
+	struct pa_pkt_meta *meta = pa_pkt_meta(m);
+	int ret;
+
+	ret = pa_pkt_parse(rte_pktmbuf_mtod(m, const uint8_t *),
+			rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), meta);
+	if (unlikely(ret == PA_PKT_ERR_SEGMENT))
+		ret = pa_pkt_parse_gather(m, meta);
+	return ret;
+}
+
+#endif /* PA_PKT_INLINE_H */

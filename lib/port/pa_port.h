@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef PA_PORT_H
+#define PA_PORT_H
+
+/**
+ * @file
+ * Ports: any DPDK ethdev named by the configuration, either by devargs
+ * (virtual devices: net_pcap, net_af_packet, net_ring, net_null, ...) or by
+ * PCI address with a NIC profile from drivers-config/.
+ *
+ * Life cycle (control thread only): pa_port_probe() finds or hot-plugs the
+ * devices and learns their NUMA socket and limits; the pipeline then
+ * decides queue counts and in-flight budget and calls pa_port_setup(),
+ * which creates each port's mbuf pool on the port's socket and configures
+ * and starts the port. pa_port_stop_all() and pa_port_close_all() undo it.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mempool.h>
+#include <rte_spinlock.h>
+
+#include <jansson.h>
+
+#include "pa_config.h"
+
+#define PA_PORT_MAX_QUEUES	64
+
+struct pa_port {
+	char name[PA_CONFIG_NAME_MAX];
+	char driver[32];
+	uint16_t port_id;		/**< ethdev port id */
+	int socket;			/**< NUMA socket (0 when unknown) */
+	uint16_t peer;			/**< index of the peer port */
+	uint16_t max_rxq, max_txq;	/**< device limits */
+	uint16_t nb_rxq, nb_txq;	/**< configured */
+	uint16_t rx_desc, tx_desc;
+	uint16_t mtu;
+	uint64_t rx_offloads, tx_offloads;
+	bool rss;
+	bool promisc;
+	bool probed_by_us;		/**< hot-plugged: detach on close */
+	bool configured, started;
+	struct rte_ether_addr mac;
+	struct rte_mempool *pool;	/**< mbufs this port receives into */
+	uint32_t pool_size;
+	uint16_t mbuf_data_room;
+	/** TX queues used by more lcores than there are queues take this
+	 * lock (VPP's shared TX queue); one entry per queue. */
+	bool tx_shared;
+	rte_spinlock_t tx_lock[PA_PORT_MAX_QUEUES];
+};
+
+struct pa_port_set {
+	unsigned int n;
+	struct pa_port port[PA_CONFIG_MAX_PORTS];
+	/** ethdev port id -> index in port[] (or 0xffff). */
+	uint16_t index_of[RTE_MAX_ETHPORTS];
+};
+
+/** What the pipeline asks of pa_port_setup(). */
+struct pa_port_setup_req {
+	uint16_t nb_rxq[PA_CONFIG_MAX_PORTS];	/**< per port */
+	uint16_t nb_txq[PA_CONFIG_MAX_PORTS];
+	uint16_t tx_users[PA_CONFIG_MAX_PORTS];	/**< lcores transmitting */
+	/** mbufs that can be parked outside the port's descriptor rings:
+	 * rings between stages, per-lcore bursts, TX buffers. */
+	uint32_t inflight;
+	unsigned int n_lcores;		/**< lcores that take from the pools */
+	uint16_t burst;
+	bool no_cache;			/**< replay: no per-lcore mempool cache,
+					 * so that free counts are exact */
+	uint16_t segs_per_pkt;		/**< replay: mbufs per packet worst case */
+};
+
+/**
+ * Find or create the devices of @p cfg's ports and fill @p ps.
+ * @return 0, or -errno with a one-line reason in @p err.
+ */
+int pa_port_probe(struct pa_port_set *ps, const struct pa_config *cfg,
+		char *err, size_t err_len);
+
+/**
+ * Create pools, configure queues and start every port.
+ * @return 0, or -errno with a reason in @p err.
+ */
+int pa_port_setup(struct pa_port_set *ps, const struct pa_port_setup_req *req,
+		char *err, size_t err_len);
+
+/** Stop every started port (idempotent). */
+void pa_port_stop_all(struct pa_port_set *ps);
+
+/** Close ports, detach hot-plugged devices. Pools stay (see below). */
+void pa_port_close_all(struct pa_port_set *ps);
+
+/** Mbufs currently taken from the ports' pools (all ports). */
+unsigned int pa_port_mbufs_in_use(const struct pa_port_set *ps);
+
+/** Free the pools. Call after pa_port_close_all(). */
+void pa_port_free_pools(struct pa_port_set *ps);
+
+/** Index of a port by ethdev id, or -1. */
+static inline int
+pa_port_index(const struct pa_port_set *ps, uint16_t port_id)
+{
+	if (port_id >= RTE_MAX_ETHPORTS || ps->index_of[port_id] == UINT16_MAX)
+		return -1;
+	return ps->index_of[port_id];
+}
+
+/**
+ * Per-port statistics and link state as JSON (rte_eth_stats and link):
+ * {"name": {"port_id", "driver", "socket", "link", "speed_mbps",
+ *  "rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "rx_missed",
+ *  "rx_errors", "tx_errors", "rx_nombuf", "rx_queues", "tx_queues",
+ *  "mbufs_in_use", "pool_size"}}
+ */
+json_t *pa_port_stats_json(const struct pa_port_set *ps);
+
+extern int pa_port_logtype;
+
+#endif /* PA_PORT_H */

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Install (Debian 12, apt-get only) every package that building, testing and
+# the lab need. Idempotent: asks dpkg which are missing and installs only
+# those; prints nothing when everything is already there.
+set -euo pipefail
+
+PACKAGES=(
+	build-essential		# gcc, make, libc headers
+	meson
+	ninja-build
+	pkg-config
+	libdpdk-dev
+	dpdk			# dpdk-testpmd and the PMDs
+	dpdk-dev
+	libnuma-dev
+	libjansson-dev
+	libpcap-dev
+	check
+	libedit-dev
+	python3-scapy		# tests and lab tools (/usr/bin/python3)
+	python3-pytest
+	iproute2		# ip netns / veth for the live tests
+	ethtool			# checksum offload off on veths
+	tcpdump
+	procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	if [ "$status" != "installed" ]; then
+		missing+=("$p")
+	fi
+done
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+		SUDO=(sudo -n)
+	else
+		echo "deps.sh: missing packages (${missing[*]}); run as root (or with passwordless sudo) to install them" >&2
+		exit 1
+	fi
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "deps.sh: apt-get not found; this script supports Debian 12 only (missing: ${missing[*]})" >&2
+	exit 1
+fi
+
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# The whole test suite: install what is missing, build, run the check unit
+# suites and the pytest integration suite, count individual test cases.
+#
+# Last line of output, exactly: "N passed, N failed" (", N skipped" when
+# some were skipped). Exit 0 only if nothing failed and at least one test
+# ran.
+#
+# Environment:
+#   SANITIZE=address,undefined   build into build-san with -Db_sanitize=...
+#   PYTEST_ARGS="..."            extra arguments for pytest (e.g. -k rpc)
+#   UNIT_TIMEOUT=300             seconds for each unit test binary
+#   INTEGRATION_TIMEOUT=720      seconds for the whole pytest run
+set -uo pipefail
+
+cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+ROOT=$(pwd)
+PY=/usr/bin/python3
+
+passed=0
+failed=0
+skipped=0
+
+finish() {
+	local line="$passed passed, $failed failed"
+	[ "$skipped" -gt 0 ] && line="$line, $skipped skipped"
+	echo
+	echo "$line"
+	if [ "$failed" -eq 0 ] && [ $((passed + failed)) -gt 0 ]; then
+		exit 0
+	fi
+	exit 1
+}
+
+section() {
+	echo
+	echo "=== $* ==="
+}
+
+# ---------------------------------------------------------------- deps
+section "dependencies"
+if ! bash scripts/deps.sh; then
+	echo "test.sh: scripts/deps.sh failed"
+	failed=$((failed + 1))
+	finish
+fi
+
+# ---------------------------------------------------------------- build
+BUILD=build
+SETUP_ARGS=()
+if [ -n "${SANITIZE:-}" ]; then
+	BUILD=build-san
+	SETUP_ARGS=("-Db_sanitize=$SANITIZE" -Db_lundef=false)
+fi
+section "build ($BUILD)"
+if [ ! -f "$BUILD/build.ninja" ]; then
+	if ! meson setup "$BUILD" "${SETUP_ARGS[@]}"; then
+		echo "test.sh: meson setup failed"
+		failed=$((failed + 1))
+		finish
+	fi
+fi
+if ! ninja -C "$BUILD"; then
+	echo "test.sh: build failed"
+	failed=$((failed + 1))
+	finish
+fi
+export PKTACCEL_BUILD_DIR="$ROOT/$BUILD"
+
+TMP=$(mktemp -d /tmp/pktaccel-test.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+# ---------------------------------------------------------------- unit
+# Each check binary prints "NN%: Checks: N, Failures: F, Errors: E" per
+# suite runner (CK_VERBOSITY=normal). A binary that dies before printing
+# its summary, or exits non-zero with no failure counted, counts as one
+# failed test.
+section "unit suites (check)"
+meson introspect --tests "$BUILD" >"$TMP/tests.json" 2>/dev/null || echo '[]' >"$TMP/tests.json"
+"$PY" - "$TMP/tests.json" >"$TMP/unit.list" <<'EOF'
+import json, shlex, sys
+for t in json.load(open(sys.argv[1])):
+    suites = t.get("suite") or []
+    if not any(s == "unit" or s.endswith(":unit") for s in suites):
+        continue
+    env = " ".join("%s=%s" % (k, shlex.quote(v))
+                   for k, v in (t.get("env") or {}).items())
+    print("\x1f".join([t["name"], t.get("workdir") or "", env,
+                     " ".join(shlex.quote(c) for c in t["cmd"])]))
+EOF
+n_unit=0
+while IFS=$'\x1f' read -r name workdir env cmd; do
+	[ -n "$name" ] || continue
+	n_unit=$((n_unit + 1))
+	log="$TMP/unit-$n_unit.log"
+	(
+		[ -n "$workdir" ] && cd "$workdir"
+		eval "exec env CK_VERBOSITY=normal CK_DEFAULT_TIMEOUT=\${CK_DEFAULT_TIMEOUT:-60} $env \
+			timeout -k 10 ${UNIT_TIMEOUT:-300} $cmd"
+	) >"$log" 2>&1 </dev/null
+	rc=$?
+	read -r c f e < <(sed -n 's/.*Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' "$log" |
+		awk '{c += $1; f += $2; e += $3} END {print c + 0, f + 0, e + 0}')
+	bad=$((f + e))
+	ok=$((c - bad))
+	if [ "$c" -eq 0 ]; then
+		if [ "$rc" -eq 0 ]; then ok=1; else bad=1; fi
+	elif [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
+		bad=1
+	fi
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+	if [ "$bad" -gt 0 ]; then
+		echo "unit $name: $ok passed, $bad failed (exit $rc)"
+		grep -v ':[0-9]*:P:' "$log" | tail -n 40 | sed 's/^/    /'
+	else
+		echo "unit $name: $ok passed"
+	fi
+done <"$TMP/unit.list"
+[ "$n_unit" -eq 0 ] && echo "(no unit suites registered)"
+
+# ---------------------------------------------------------------- integration
+section "integration (pytest)"
+junit="$TMP/junit.xml"
+# shellcheck disable=SC2086
+timeout -k 15 "${INTEGRATION_TIMEOUT:-720}" \
+	"$PY" -m pytest tests/integration -p no:cacheprovider -rfEs \
+	--junitxml="$junit" ${PYTEST_ARGS:-} </dev/null
+rc=$?
+if [ -s "$junit" ]; then
+	read -r t f e s < <("$PY" - "$junit" <<'EOF'
+import sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+tot = [0, 0, 0, 0]
+for s in suites:
+    for i, k in enumerate(("tests", "failures", "errors", "skipped")):
+        tot[i] += int(s.get(k, 0))
+print(*tot)
+EOF
+)
+	ok=$((t - f - e - s))
+	passed=$((passed + ok))
+	failed=$((failed + f + e))
+	skipped=$((skipped + s))
+	echo "integration: $ok passed, $((f + e)) failed, $s skipped (pytest exit $rc)"
+	# pytest: 0 ok, 1 failures, 5 nothing collected; anything else is trouble
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ] && [ "$rc" -ne 5 ] && [ $((f + e)) -eq 0 ]; then
+		failed=$((failed + 1))
+	fi
+else
+	echo "integration: pytest produced no report (exit $rc)"
+	failed=$((failed + 1))
+fi
+
+finish

@@ -1,0 +1,236 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Start-up errors: bad configurations are refused before anything starts,
+with a non-zero exit and one line on stderr naming the JSON path; bad
+command lines likewise; --help and --version succeed."""
+
+import copy
+import json
+import os
+import re
+
+import pytest
+
+import pautil
+from pautil import DAEMON, replay, run
+
+GOOD = {
+    "pipeline": {"mode": "rtc"},
+    "acl": {
+        "default": "permit",
+        "rules": [
+            {"id": 10, "priority": 100, "src": "10.0.0.0/8", "dst": "any",
+             "sport": "any", "dport": "53", "proto": "udp", "action": "drop"},
+            {"id": 11, "priority": 90, "src": "2001:db8::/32", "dst": "any",
+             "sport": "1024-65535", "dport": "80-88", "proto": "tcp",
+             "action": "permit"},
+        ],
+    },
+    "lb": {
+        "local_addr": "192.0.2.254",
+        "services": [
+            {"name": "web", "vip": "192.0.2.10", "port": 80, "proto": "tcp",
+             "scheduler": "maglev", "forward": "ipip",
+             "backends": [{"addr": "10.1.0.1", "weight": 1},
+                          {"addr": "10.1.0.2", "weight": 2}]},
+        ],
+    },
+}
+
+
+def _set(doc, path, value):
+    """Set doc[path...] (path: list of keys/indices); value DELETE removes."""
+    d = doc
+    for k in path[:-1]:
+        d = d[k]
+    if value is DELETE:
+        del d[path[-1]]
+    else:
+        d[path[-1]] = value
+
+
+DELETE = object()
+
+# (id, [(path, value)...], expected JSON path in the message)
+BAD = [
+    ("ring_size_not_pow2", [(["pipeline", "ring_size"], 1000)],
+     "$.pipeline.ring_size"),
+    ("ring_size_string", [(["pipeline", "ring_size"], "big")],
+     "$.pipeline.ring_size"),
+    ("mode_unknown", [(["pipeline", "mode"], "warp")], "$.pipeline.mode"),
+    ("burst_zero", [(["pipeline", "burst"], 0)], "$.pipeline.burst"),
+    ("lcores_not_list", [(["pipeline", "lcores"], {"worker": "1"})],
+     "$.pipeline.lcores.worker"),
+    ("unknown_top_key", [(["bogus"], 1)], "bogus"),
+    ("unknown_pipeline_key", [(["pipeline", "turbo"], True)], "turbo"),
+    ("acl_default_bad", [(["acl", "default"], "maybe")], "$.acl.default"),
+    ("acl_src_prefix_too_long", [(["acl", "rules", 0, "src"], "10.0.0.0/33")],
+     "$.acl.rules[0].src"),
+    ("acl_src_garbage", [(["acl", "rules", 1, "src"], "2001:db8::zz/32")],
+     "$.acl.rules[1].src"),
+    ("acl_dport_out_of_range", [(["acl", "rules", 1, "dport"], "80-70000")],
+     "$.acl.rules[1].dport"),
+    ("acl_sport_reversed", [(["acl", "rules", 0, "sport"], "90-80")],
+     "$.acl.rules[0].sport"),
+    ("acl_proto_unknown", [(["acl", "rules", 0, "proto"], "sctpx")],
+     "$.acl.rules[0].proto"),
+    ("acl_action_unknown", [(["acl", "rules", 0, "action"], "explode")],
+     "$.acl.rules[0].action"),
+    ("acl_id_zero", [(["acl", "rules", 0, "id"], 0)], "$.acl.rules[0].id"),
+    ("acl_id_duplicate", [(["acl", "rules", 1, "id"], 10)],
+     "$.acl.rules[1].id"),
+    ("acl_id_missing", [(["acl", "rules", 0, "id"], DELETE)],
+     "$.acl.rules[0]"),
+    ("lb_vip_garbage", [(["lb", "services", 0, "vip"], "not-an-ip")],
+     "$.lb.services[0].vip"),
+    ("lb_port_out_of_range", [(["lb", "services", 0, "port"], 70000)],
+     "$.lb.services[0].port"),
+    ("lb_scheduler_unknown", [(["lb", "services", 0, "scheduler"], "random")],
+     "$.lb.services[0].scheduler"),
+    ("lb_backend_weight_negative",
+     [(["lb", "services", 0, "backends", 1, "weight"], -1)],
+     "$.lb.services[0].backends[1].weight"),
+    ("lb_backend_addr_garbage",
+     [(["lb", "services", 0, "backends", 0, "addr"], "10.1.0.300")],
+     "$.lb.services[0].backends[0].addr"),
+]
+
+
+def _one_line(stderr):
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, "expected one line on stderr, got %d:\n%s" % (
+        len(lines), stderr[-2000:])
+    return lines[0]
+
+
+@pytest.mark.parametrize("name,edits,path", BAD, ids=[b[0] for b in BAD])
+def test_bad_config_refused_with_path(name, edits, path, mixed_pcap,
+                                      tmp_path):
+    doc = copy.deepcopy(GOOD)
+    for p, v in edits:
+        _set(doc, p, v)
+    out = str(tmp_path / "out.pcap")
+    res = replay(mixed_pcap, out, doc, timeout=60)
+    assert res.rc not in (0, None), "bad config accepted: %r" % res
+    line = _one_line(res.stderr)
+    assert path in line, "stderr does not name %s: %r" % (path, line)
+
+
+def test_good_config_accepted(mixed, mixed_pcap, tmp_path):
+    """The base document of the bad-config cases is itself valid."""
+    res = replay(mixed_pcap, str(tmp_path / "out.pcap"), GOOD)
+    pautil.check_summary(res, len(mixed))
+
+
+def test_top_level_not_object(mixed_pcap, tmp_path):
+    res = replay(mixed_pcap, str(tmp_path / "out.pcap"),
+                 _write(tmp_path, "[1, 2]"), timeout=60)
+    assert res.rc not in (0, None), res
+    assert "$" in _one_line(res.stderr)
+
+
+def _write(tmp_path, text, name="raw.json"):
+    p = str(tmp_path / name)
+    with open(p, "w") as f:
+        f.write(text)
+    return p
+
+
+def test_json_syntax_error_names_file_and_line(mixed_pcap, tmp_path):
+    conf = _write(tmp_path, '{\n  "pipeline": {"mode": "rtc",}\n}\n',
+                  "syntax.json")
+    res = replay(mixed_pcap, str(tmp_path / "out.pcap"), conf, timeout=60)
+    assert res.rc not in (0, None), res
+    line = _one_line(res.stderr)
+    assert "syntax.json" in line, line
+    assert re.search(r"\b2\b", line), "line number 2 not named: %r" % line
+
+
+def test_missing_config_file(mixed_pcap, tmp_path):
+    conf = str(tmp_path / "no-such-config.json")
+    res = replay(mixed_pcap, str(tmp_path / "out.pcap"), conf, timeout=60)
+    assert res.rc not in (0, None), res
+    assert "no-such-config.json" in _one_line(res.stderr)
+
+
+def test_unknown_option(mixed_pcap, tmp_path):
+    res = run([DAEMON, "--replay", mixed_pcap, "--replay-out",
+               str(tmp_path / "out.pcap"), "-c", pautil.DEFAULT_CONF,
+               "--no-such-option"], timeout=60)
+    assert res.rc not in (0, None), res
+    assert res.stderr.strip(), res
+
+
+def test_stay_without_replay_refused():
+    res = run([DAEMON, "--", "--stay", "-c", pautil.DEFAULT_CONF], timeout=60)
+    assert res.rc not in (0, None), res
+    assert _one_line(res.stderr), res
+
+
+def test_help():
+    res = run([DAEMON, "--help"], timeout=30)
+    assert res.rc == 0, res
+    text = res.stdout + res.stderr
+    for opt in ("--config", "--rpc-socket", "--replay", "--replay-out",
+                "--stay"):
+        assert opt in text, "--help does not mention %s:\n%s" % (opt, text)
+
+
+def test_version():
+    res = run([DAEMON, "--version"], timeout=30)
+    assert res.rc == 0, res
+    with open(os.path.join(pautil.REPO, "meson.build")) as f:
+        ver = re.search(r"version:\s*'([^']+)'", f.read()).group(1)
+    assert ver in res.stdout, "version %s not printed: %r" % (ver, res)
+
+
+def test_ports_section_in_replay_mode_is_tolerated(mixed, mixed_pcap,
+                                                   tmp_path):
+    """A full document (with ports) also replays: replay0 replaces them."""
+    doc = copy.deepcopy(GOOD)
+    doc["ports"] = [{"name": "p0", "devargs": "net_null0"}]
+    res = replay(mixed_pcap, str(tmp_path / "out.pcap"), doc)
+    pautil.check_summary(res, len(mixed))
+
+
+def test_default_json_is_valid_json():
+    with open(pautil.DEFAULT_CONF) as f:
+        doc = json.load(f)
+    assert "ports" not in doc
+    assert doc["pipeline"] == {"mode": "rtc"}
+
+
+def _last_line(stderr):
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert lines, "no reason on stderr"
+    return lines[-1]
+
+
+def test_lcore_unavailable(mixed_pcap, tmp_path):
+    """The main lcore cannot be a worker; the reason (after EAL's own
+    start-up lines) names the field."""
+    res = replay(mixed_pcap, str(tmp_path / "out.pcap"),
+                 {"pipeline": {"mode": "rtc", "lcores": {"worker": [0]}}},
+                 timeout=60)
+    assert res.rc not in (0, None), res
+    assert "$.pipeline.lcores.worker[0]" in _last_line(res.stderr), res
+
+
+def test_live_mode_without_ports(tmp_path):
+    conf = pautil.write_json(str(tmp_path / "noports.json"),
+                             {"pipeline": {"mode": "rtc"}})
+    res = run([DAEMON, "--no-huge", "--no-shconf", "--no-pci", "-m", "256",
+               "--", "-c", conf, "-s", pautil.unique("noports", ".sock")],
+              timeout=60)
+    assert res.rc not in (0, None), res
+    assert "$.ports" in _last_line(res.stderr), res
+
+
+def test_live_mode_missing_port(tmp_path):
+    conf = pautil.write_json(str(tmp_path / "missing.json"), {
+        "ports": [{"name": "p0",
+                   "devargs": "net_af_packet0,iface=pa-nonexist0"}]})
+    res = run([DAEMON, "--no-huge", "--no-shconf", "--no-pci", "-m", "256",
+               "-l", "0,1", "--", "-c", conf,
+               "-s", pautil.unique("missing", ".sock")], timeout=60)
+    assert res.rc not in (0, None), res
+    assert "p0" in _last_line(res.stderr), res

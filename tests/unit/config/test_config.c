@@ -1,0 +1,1384 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Unit tests of lib/config: loading, validation messages, round trip, RPC. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <arpa/inet.h>
+
+#include <check.h>
+#include <jansson.h>
+
+#include "pa_config.h"
+#include "pa_rpc.h"
+
+#ifndef PA_SOURCE_DRIVERS_CONFIG_DIR
+#error "PA_SOURCE_DRIVERS_CONFIG_DIR must point at drivers-config/"
+#endif
+
+/* JSON written as C tokens: J({"a": 1}) is the string "{\"a\": 1}". */
+#define J(...) #__VA_ARGS__
+
+static char err[PA_CONFIG_ERR_MAX];
+
+static struct pa_config *
+load(const char *text)
+{
+	return pa_config_load_string(text, NULL, err, sizeof(err));
+}
+
+static struct pa_config *
+load_replay(const char *text)
+{
+	struct pa_config_opts o = { .replay = true };
+
+	return pa_config_load_string(text, &o, err, sizeof(err));
+}
+
+static struct pa_config *
+must_load(const char *text, const struct pa_config_opts *o)
+{
+	struct pa_config *cfg;
+
+	cfg = pa_config_load_string(text, o, err, sizeof(err));
+	ck_assert_msg(cfg != NULL, "load failed: %s", err);
+	return cfg;
+}
+
+static void
+assert_err_begins(const char *expect)
+{
+	ck_assert_msg(strncmp(err, expect, strlen(expect)) == 0,
+			"error \"%s\" does not begin with \"%s\"", err, expect);
+}
+
+static const char *
+ip4(const struct pa_ip_addr *a)
+{
+	static char buf[INET6_ADDRSTRLEN];
+
+	return pa_config_format_ip(a, buf, sizeof(buf));
+}
+
+/* ------------------------------------------------------------------ */
+/* Structural equality of two configs                                  */
+/* ------------------------------------------------------------------ */
+
+static void
+assert_str_eq_null(const char *a, const char *b, const char *what)
+{
+	if (a == NULL || b == NULL)
+		ck_assert_msg(a == b, "%s: one is NULL", what);
+	else
+		ck_assert_msg(strcmp(a, b) == 0, "%s: '%s' != '%s'", what, a, b);
+}
+
+static void
+assert_config_equal(const struct pa_config *a, const struct pa_config *b)
+{
+	struct pa_config_port pa, pb;
+	struct pa_config_service sa, sb;
+	unsigned int i;
+
+	ck_assert_uint_eq(a->n_ports, b->n_ports);
+	ck_assert_int_eq(a->ports_present, b->ports_present);
+	for (i = 0; i < a->n_ports; i++) {
+		assert_str_eq_null(a->ports[i].devargs, b->ports[i].devargs,
+				"devargs");
+		assert_str_eq_null(a->ports[i].pci, b->ports[i].pci, "pci");
+		assert_str_eq_null(a->ports[i].profile, b->ports[i].profile,
+				"profile");
+		if (a->ports[i].profile_doc == NULL)
+			ck_assert_ptr_null(b->ports[i].profile_doc);
+		else
+			ck_assert(json_equal(a->ports[i].profile_doc,
+					b->ports[i].profile_doc));
+		memcpy(&pa, &a->ports[i], sizeof(pa));
+		memcpy(&pb, &b->ports[i], sizeof(pb));
+		pa.devargs = pb.devargs = NULL;
+		pa.pci = pb.pci = NULL;
+		pa.profile = pb.profile = NULL;
+		pa.profile_doc = pb.profile_doc = NULL;
+		ck_assert_msg(memcmp(&pa, &pb, sizeof(pa)) == 0,
+				"ports[%u] differ", i);
+	}
+	ck_assert(memcmp(&a->pipeline, &b->pipeline, sizeof(a->pipeline)) == 0);
+	ck_assert_int_eq(a->acl.present, b->acl.present);
+	ck_assert_int_eq(a->acl.def, b->acl.def);
+	ck_assert_int_eq(a->acl.non_ip_drop, b->acl.non_ip_drop);
+	ck_assert_uint_eq(a->acl.n_rules, b->acl.n_rules);
+	if (a->acl.n_rules > 0)
+		ck_assert(memcmp(a->acl.rules, b->acl.rules,
+				a->acl.n_rules * sizeof(a->acl.rules[0])) == 0);
+	ck_assert_int_eq(a->lb.present, b->lb.present);
+	ck_assert_int_eq(a->lb.has_local_addr, b->lb.has_local_addr);
+	ck_assert_int_eq(a->lb.has_local_addr6, b->lb.has_local_addr6);
+	ck_assert(memcmp(&a->lb.local_addr, &b->lb.local_addr,
+			sizeof(a->lb.local_addr)) == 0);
+	ck_assert(memcmp(&a->lb.local_addr6, &b->lb.local_addr6,
+			sizeof(a->lb.local_addr6)) == 0);
+	ck_assert_uint_eq(a->lb.n_services, b->lb.n_services);
+	for (i = 0; i < a->lb.n_services; i++) {
+		memcpy(&sa, &a->lb.services[i], sizeof(sa));
+		memcpy(&sb, &b->lb.services[i], sizeof(sb));
+		sa.backends = sb.backends = NULL;
+		ck_assert_msg(memcmp(&sa, &sb, sizeof(sa)) == 0,
+				"services[%u] differ", i);
+		if (sa.n_backends > 0)
+			ck_assert(memcmp(a->lb.services[i].backends,
+					b->lb.services[i].backends,
+					sa.n_backends * sizeof(sa.backends[0])) == 0);
+	}
+	ck_assert(memcmp(&a->metrics, &b->metrics, sizeof(a->metrics)) == 0);
+}
+
+/* load(to_json(cfg)) == cfg, and to_json is stable. */
+static void
+assert_round_trip(const struct pa_config *cfg, const struct pa_config_opts *o)
+{
+	struct pa_config *again;
+	json_t *j1, *j2;
+
+	j1 = pa_config_to_json(cfg);
+	ck_assert_ptr_nonnull(j1);
+	again = pa_config_load_json(j1, o, err, sizeof(err));
+	ck_assert_msg(again != NULL, "reload of to_json failed: %s", err);
+	assert_config_equal(cfg, again);
+	j2 = pa_config_to_json(again);
+	ck_assert(json_equal(j1, j2));
+	json_decref(j1);
+	json_decref(j2);
+	pa_config_free(again);
+}
+
+/* ------------------------------------------------------------------ */
+/* Documents                                                           */
+/* ------------------------------------------------------------------ */
+
+static const char contract_example[] = J(
+{
+  "ports": [ {"name": "wan0", "devargs": "net_af_packet0,iface=veth0",
+              "addr": ["198.51.100.5/24"], "gateway": "198.51.100.1"},
+             {"name": "nic1", "pci": "0000:3b:00.0", "profile": "mlx5"} ],
+  "pipeline": {"mode": "pipeline", "lcores": {"rx": [1], "classify": [2], "lb": [3], "tx": [4]},
+               "ring_size": 1024, "burst": 32},
+  "acl": {
+    "default": "permit",
+    "rules": [
+      {"id": 10, "priority": 100, "src": "10.0.0.0/8", "dst": "any",
+       "sport": "any", "dport": "53", "proto": "udp", "action": "drop"},
+      {"id": 11, "priority": 90, "src": "2001:db8::/32", "dst": "any",
+       "sport": "1024-65535", "dport": "80-88", "proto": "tcp", "action": "permit"}
+    ]
+  },
+  "lb": {
+    "local_addr": "192.0.2.254",
+    "services": [
+      {"name": "web", "vip": "192.0.2.10", "port": 80, "proto": "tcp",
+       "scheduler": "maglev", "forward": "ipip",
+       "backends": [ {"addr": "10.1.0.1", "weight": 1}, {"addr": "10.1.0.2", "weight": 2} ]}
+    ]
+  }
+});
+
+/* Every field of the schema at least once. */
+static const char full_doc[] = J(
+{
+  "ports": [
+    {"name": "wan0", "devargs": "net_af_packet0,iface=veth0", "profile": "af_packet",
+     "rx_queues": 1, "tx_queues": 2, "rx_desc": 512, "tx_desc": 1024, "mtu": 9000,
+     "promisc": false, "peer": "lan0", "gateway_mac": "02:00:00:00:00:01",
+     "addr": ["198.51.100.5/24", "2001:db8:1::5/64"]},
+    {"name": "lan0", "pci": "3b:00.1", "profile": "mlx5", "peer": "wan0",
+     "gateway": "2001:db8:2::1", "addr": []}
+  ],
+  "pipeline": {"mode": "pipeline",
+               "lcores": {"rx": [1, 5], "classify": [2], "lb": [3, 6, 7], "tx": [4]},
+               "ring_size": 4096, "burst": 64, "tx_drain_us": 250},
+  "acl": {
+    "default": "drop", "non_ip": "drop",
+    "rules": [
+      {"id": 1, "priority": 2147483647, "src": "192.0.2.0/24", "dst": "198.51.100.7",
+       "sport": 53, "dport": "1-1023", "proto": 17, "action": "mark", "dscp": 46},
+      {"id": 2147483648, "priority": 0, "src": "any", "dst": "2001:db8::/32",
+       "proto": "icmpv6", "action": "police", "rate_pps": 1000, "burst": 64,
+       "in_port": "lan0"},
+      {"id": 3, "proto": 47, "action": "permit"},
+      {"id": 4, "proto": "icmp", "dport": "any", "action": "drop", "in_port": "wan0"}
+    ]
+  },
+  "lb": {
+    "local_addr": "192.0.2.254", "local_addr6": "2001:db8::fe",
+    "services": [
+      {"name": "web", "vip": "192.0.2.10", "port": 80, "proto": "tcp",
+       "backends": [ {"addr": "10.1.0.1"},
+                     {"addr": "10.1.0.2", "port": 80, "weight": 0, "state": "drain",
+                      "mac": "02:00:00:00:01:02"} ]},
+      {"name": "dns.v6", "vip": "2001:db8::53", "port": "53", "proto": "udp",
+       "scheduler": "wrr", "forward": "ipip", "table_size": 1021,
+       "backends": [ {"addr": "2001:db8:5::1", "weight": 65535, "state": "down"} ]},
+      {"name": "api-nat", "vip": "192.0.2.11", "port": 443, "proto": "tcp",
+       "scheduler": "lc", "forward": "nat",
+       "backends": [ {"addr": "10.2.0.1", "port": 8443}, {"addr": "10.2.0.2", "port": 0} ]},
+      {"name": "dsr_1", "vip": "192.0.2.12", "port": 8080, "proto": "udp",
+       "scheduler": "rr", "forward": "dsr", "table_size": 1048573,
+       "backends": [ {"addr": "10.3.0.1", "mac": "AA:BB:CC:DD:EE:FF"} ]}
+    ]
+  },
+  "metrics": {"listen": "[::1]:9100"}
+});
+
+/* ------------------------------------------------------------------ */
+/* Valid documents                                                     */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_contract_example_loads_into_typed_structs)
+{
+	struct pa_config *cfg = must_load(contract_example, NULL);
+	const struct pa_config_acl_rule *r;
+	const struct pa_config_service *s;
+
+	ck_assert_uint_eq(cfg->n_ports, 2);
+	ck_assert(cfg->ports_present);
+	ck_assert_str_eq(cfg->ports[0].name, "wan0");
+	ck_assert_str_eq(cfg->ports[0].devargs, "net_af_packet0,iface=veth0");
+	ck_assert_ptr_null(cfg->ports[0].pci);
+	ck_assert_uint_eq(cfg->ports[0].n_addrs, 1);
+	ck_assert_uint_eq(cfg->ports[0].addrs[0].len, 24);
+	ck_assert(cfg->ports[0].has_gateway);
+	ck_assert_str_eq(ip4(&cfg->ports[0].gateway), "198.51.100.1");
+	ck_assert(!cfg->ports[0].has_gateway_mac);
+	ck_assert_int_eq(cfg->ports[0].peer, 0);
+	ck_assert(cfg->ports[0].promisc);
+	ck_assert_str_eq(cfg->ports[1].pci, "0000:3b:00.0");
+	ck_assert_str_eq(cfg->ports[1].profile, "mlx5");
+	ck_assert_ptr_nonnull(cfg->ports[1].profile_doc);
+	ck_assert_str_eq(json_string_value(json_object_get(
+			cfg->ports[1].profile_doc, "driver")), "net_mlx5");
+	ck_assert_int_eq(cfg->ports[1].peer, 1);
+
+	ck_assert_int_eq(cfg->pipeline.mode, PA_PIPELINE_STAGED);
+	ck_assert(cfg->pipeline.lcores_set);
+	ck_assert_uint_eq(cfg->pipeline.n_lcores[PA_CONFIG_STAGE_RX], 1);
+	ck_assert_uint_eq(cfg->pipeline.lcores[PA_CONFIG_STAGE_RX][0], 1);
+	ck_assert_uint_eq(cfg->pipeline.lcores[PA_CONFIG_STAGE_CLASSIFY][0], 2);
+	ck_assert_uint_eq(cfg->pipeline.lcores[PA_CONFIG_STAGE_LB][0], 3);
+	ck_assert_uint_eq(cfg->pipeline.lcores[PA_CONFIG_STAGE_TX][0], 4);
+	ck_assert_uint_eq(cfg->pipeline.n_lcores[PA_CONFIG_STAGE_WORKER], 0);
+	ck_assert_uint_eq(cfg->pipeline.tx_drain_us, 100);
+
+	ck_assert(cfg->acl.present);
+	ck_assert_int_eq(cfg->acl.def, PA_ACL_PERMIT);
+	ck_assert_uint_eq(cfg->acl.n_rules, 2);
+	r = &cfg->acl.rules[0];
+	ck_assert_uint_eq(r->id, 10);
+	ck_assert_int_eq(r->priority, 100);
+	ck_assert_int_eq(r->src.addr.family, AF_INET);
+	ck_assert_uint_eq(r->src.len, 8);
+	ck_assert_int_eq(r->dst.addr.family, 0);
+	ck_assert_uint_eq(r->sport.lo, 0);
+	ck_assert_uint_eq(r->sport.hi, 65535);
+	ck_assert_uint_eq(r->dport.lo, 53);
+	ck_assert_uint_eq(r->dport.hi, 53);
+	ck_assert_int_eq(r->proto, IPPROTO_UDP);
+	ck_assert_int_eq(r->action, PA_ACL_DROP);
+	ck_assert_int_eq(r->in_port, -1);
+	r = &cfg->acl.rules[1];
+	ck_assert_int_eq(r->src.addr.family, AF_INET6);
+	ck_assert_uint_eq(r->sport.lo, 1024);
+	ck_assert_uint_eq(r->dport.hi, 88);
+
+	ck_assert(cfg->lb.present);
+	ck_assert(cfg->lb.has_local_addr);
+	ck_assert(!cfg->lb.has_local_addr6);
+	ck_assert_uint_eq(cfg->lb.n_services, 1);
+	s = &cfg->lb.services[0];
+	ck_assert_str_eq(s->name, "web");
+	ck_assert_uint_eq(s->port, 80);
+	ck_assert_uint_eq(s->proto, IPPROTO_TCP);
+	ck_assert_int_eq(s->scheduler, PA_LB_MAGLEV);
+	ck_assert_int_eq(s->forward, PA_LB_IPIP);
+	ck_assert_uint_eq(s->table_size, 65537);
+	ck_assert_uint_eq(s->n_backends, 2);
+	ck_assert_str_eq(ip4(&s->backends[1].addr), "10.1.0.2");
+	ck_assert_uint_eq(s->backends[1].weight, 2);
+	ck_assert_int_eq(s->backends[1].state, PA_LB_UP);
+
+	ck_assert(!cfg->metrics.present);
+	ck_assert(cfg->metrics.enabled);
+	ck_assert_str_eq(cfg->metrics.listen, "127.0.0.1:9469");
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_empty_document_gives_defaults)
+{
+	struct pa_config *cfg = must_load("{}", NULL);
+
+	ck_assert_uint_eq(cfg->n_ports, 0);
+	ck_assert(!cfg->ports_present);
+	ck_assert_int_eq(cfg->pipeline.mode, PA_PIPELINE_RTC);
+	ck_assert(!cfg->pipeline.lcores_set);
+	ck_assert_uint_eq(cfg->pipeline.ring_size, 1024);
+	ck_assert_uint_eq(cfg->pipeline.burst, 32);
+	ck_assert_uint_eq(cfg->pipeline.tx_drain_us, 100);
+	ck_assert(!cfg->acl.present);
+	ck_assert_int_eq(cfg->acl.def, PA_ACL_PERMIT);
+	ck_assert_uint_eq(cfg->acl.n_rules, 0);
+	ck_assert(!cfg->lb.present);
+	ck_assert_uint_eq(cfg->lb.n_services, 0);
+	ck_assert(!cfg->metrics.present);
+	ck_assert(cfg->metrics.enabled);
+	ck_assert_str_eq(cfg->metrics.listen, "127.0.0.1:9469");
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_replay_mode_without_ports_has_one_replay0_port)
+{
+	struct pa_config *cfg = load_replay("{}");
+
+	ck_assert_msg(cfg != NULL, "%s", err);
+	ck_assert_uint_eq(cfg->n_ports, 1);
+	ck_assert(!cfg->ports_present);
+	ck_assert_str_eq(cfg->ports[0].name, "replay0");
+	ck_assert_ptr_null(cfg->ports[0].devargs);
+	ck_assert_ptr_null(cfg->ports[0].pci);
+	ck_assert_int_eq(cfg->ports[0].peer, 0);
+	ck_assert(cfg->ports[0].promisc);
+	ck_assert(!cfg->metrics.enabled);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_replay_mode_ignores_a_valid_ports_section)
+{
+	struct pa_config *cfg = load_replay(contract_example);
+	json_t *j;
+
+	ck_assert_msg(cfg != NULL, "%s", err);
+	ck_assert_uint_eq(cfg->n_ports, 1);
+	ck_assert(!cfg->ports_present);
+	ck_assert_str_eq(cfg->ports[0].name, "replay0");
+	ck_assert_ptr_null(cfg->ports[0].devargs);
+	ck_assert_ptr_null(cfg->ports[0].profile_doc);
+	j = pa_config_to_json(cfg);
+	ck_assert_ptr_null(json_object_get(j, "ports"));
+	json_decref(j);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_replay_mode_still_validates_the_ports_section)
+{
+	ck_assert_ptr_null(load_replay(J({"ports": [{"name": "a", "devargs": "net_null0", "mtu": 20}]})));
+	assert_err_begins("$.ports[0].mtu: 20 out of range 68..16000");
+}
+END_TEST
+
+START_TEST(test_replay_port_name_comes_from_options)
+{
+	struct pa_config_opts o = { .replay = true, .replay_port = "lab1" };
+	struct pa_config *cfg = must_load(J({"acl": {"rules": [
+			{"id": 1, "in_port": "lab1", "action": "drop"}]}}), &o);
+
+	ck_assert_str_eq(cfg->ports[0].name, "lab1");
+	ck_assert_int_eq(cfg->acl.rules[0].in_port, 0);
+	assert_round_trip(cfg, &o);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_replay_in_port_resolves_against_effective_ports_only)
+{
+	ck_assert_ptr_null(load_replay(J({
+		"ports": [{"name": "wan0", "devargs": "net_null0"}],
+		"acl": {"rules": [{"id": 1, "in_port": "wan0", "action": "drop"}]}})));
+	assert_err_begins("$.acl.rules[0].in_port: unknown port 'wan0'");
+}
+END_TEST
+
+START_TEST(test_port_addr_keeps_host_bits_as_given)
+{
+	struct pa_config *cfg = must_load(J({"ports": [{"name": "p", "devargs": "net_null0",
+			"addr": ["198.51.100.5/24", "2001:db8::5/64"]}]}), NULL);
+	char buf[64];
+
+	ck_assert_uint_eq(cfg->ports[0].n_addrs, 2);
+	ck_assert_str_eq(pa_config_format_prefix(&cfg->ports[0].addrs[0], buf,
+			sizeof(buf)), "198.51.100.5/24");
+	ck_assert_str_eq(pa_config_format_prefix(&cfg->ports[0].addrs[1], buf,
+			sizeof(buf)), "2001:db8::5/64");
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_port_peer_resolves_to_index_and_defaults_to_self)
+{
+	struct pa_config *cfg = must_load(J({"ports": [
+			{"name": "a", "devargs": "net_null0", "peer": "c"},
+			{"name": "b", "devargs": "net_null1"},
+			{"name": "c", "pci": "0000:00:03.0", "peer": "a"}]}), NULL);
+
+	ck_assert_int_eq(cfg->ports[0].peer, 2);
+	ck_assert_int_eq(cfg->ports[1].peer, 1);
+	ck_assert_int_eq(cfg->ports[2].peer, 0);
+	ck_assert_int_eq(pa_config_port_index(cfg, "b"), 1);
+	ck_assert_int_eq(pa_config_port_index(cfg, "z"), -1);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_metrics_null_disables_and_empty_object_uses_default_listen)
+{
+	struct pa_config *cfg = must_load(J({"metrics": null}), NULL);
+
+	ck_assert(cfg->metrics.present);
+	ck_assert(!cfg->metrics.enabled);
+	assert_round_trip(cfg, NULL);
+	pa_config_free(cfg);
+
+	cfg = must_load(J({"metrics": {}}), NULL);
+	ck_assert(cfg->metrics.present);
+	ck_assert(cfg->metrics.enabled);
+	ck_assert_str_eq(cfg->metrics.listen, "127.0.0.1:9469");
+	pa_config_free(cfg);
+
+	cfg = load_replay(J({"metrics": {"listen": "0.0.0.0:9000"}}));
+	ck_assert_msg(cfg != NULL, "%s", err);
+	ck_assert(cfg->metrics.enabled);
+	ck_assert_str_eq(cfg->metrics.listen, "0.0.0.0:9000");
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_rule_ports_accept_integers_and_strings)
+{
+	struct pa_config *cfg = must_load(J({"acl": {"rules": [
+			{"id": 1, "sport": 53, "dport": "53", "action": "drop"},
+			{"id": 2, "sport": "0-0", "dport": 65535, "action": "drop"}]}}), NULL);
+
+	ck_assert_uint_eq(cfg->acl.rules[0].sport.lo, 53);
+	ck_assert_uint_eq(cfg->acl.rules[0].sport.hi, 53);
+	ck_assert_uint_eq(cfg->acl.rules[0].dport.lo, 53);
+	ck_assert_uint_eq(cfg->acl.rules[1].sport.hi, 0);
+	ck_assert_uint_eq(cfg->acl.rules[1].dport.lo, 65535);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_rule_proto_accepts_names_numbers_and_digit_strings)
+{
+	struct pa_config *cfg = must_load(J({"acl": {"rules": [
+			{"id": 1, "proto": "icmp", "action": "drop"},
+			{"id": 2, "proto": "icmpv6", "action": "drop"},
+			{"id": 3, "proto": 47, "action": "drop"},
+			{"id": 4, "proto": "132", "action": "drop"},
+			{"id": 5, "proto": "any", "action": "drop"},
+			{"id": 6, "proto": 0, "action": "drop"}]}}), NULL);
+
+	ck_assert_int_eq(cfg->acl.rules[0].proto, 1);
+	ck_assert_int_eq(cfg->acl.rules[1].proto, 58);
+	ck_assert_int_eq(cfg->acl.rules[2].proto, 47);
+	ck_assert_int_eq(cfg->acl.rules[3].proto, 132);
+	ck_assert_int_eq(cfg->acl.rules[4].proto, PA_PROTO_ANY);
+	ck_assert_int_eq(cfg->acl.rules[5].proto, 0);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_bare_address_in_rule_is_a_host_prefix)
+{
+	struct pa_config *cfg = must_load(J({"acl": {"rules": [
+			{"id": 1, "src": "10.1.2.3", "dst": "any", "action": "drop"},
+			{"id": 2, "src": "2001:db8::1", "action": "drop"}]}}), NULL);
+
+	ck_assert_uint_eq(cfg->acl.rules[0].src.len, 32);
+	ck_assert_uint_eq(cfg->acl.rules[1].src.len, 128);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_rtc_mode_takes_worker_lcores)
+{
+	struct pa_config *cfg = must_load(J({"pipeline": {"mode": "rtc",
+			"lcores": {"worker": [1, 2, 127]}}}), NULL);
+
+	ck_assert_int_eq(cfg->pipeline.mode, PA_PIPELINE_RTC);
+	ck_assert(cfg->pipeline.lcores_set);
+	ck_assert_uint_eq(cfg->pipeline.n_lcores[PA_CONFIG_STAGE_WORKER], 3);
+	ck_assert_uint_eq(cfg->pipeline.lcores[PA_CONFIG_STAGE_WORKER][2], 127);
+	ck_assert_uint_eq(cfg->pipeline.n_lcores[PA_CONFIG_STAGE_RX], 0);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_pipeline_mode_without_lcores_is_automatic)
+{
+	struct pa_config *cfg = must_load(J({"pipeline": {"mode": "pipeline"}}), NULL);
+
+	ck_assert_int_eq(cfg->pipeline.mode, PA_PIPELINE_STAGED);
+	ck_assert(!cfg->pipeline.lcores_set);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_lb_defaults_for_service_and_backend)
+{
+	struct pa_config *cfg = must_load(J({"lb": {"local_addr": "192.0.2.1",
+			"services": [{"name": "s", "vip": "192.0.2.10", "port": 80,
+			"proto": "udp", "backends": [{"addr": "10.0.0.1"}]}]}}), NULL);
+	const struct pa_config_service *s = &cfg->lb.services[0];
+
+	ck_assert_int_eq(s->scheduler, PA_LB_MAGLEV);
+	ck_assert_int_eq(s->forward, PA_LB_IPIP);
+	ck_assert_uint_eq(s->table_size, 65537);
+	ck_assert_uint_eq(s->proto, IPPROTO_UDP);
+	ck_assert_uint_eq(s->backends[0].port, 0);
+	ck_assert_uint_eq(s->backends[0].weight, 1);
+	ck_assert(!s->backends[0].has_mac);
+	ck_assert_int_eq(s->backends[0].state, PA_LB_UP);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_nat_and_dsr_services_need_no_local_addr)
+{
+	struct pa_config *cfg = must_load(J({"lb": {"services": [
+			{"name": "n", "vip": "192.0.2.10", "port": 80, "proto": "tcp",
+			 "forward": "nat", "backends": [{"addr": "10.0.0.1", "port": 8080}]},
+			{"name": "d", "vip": "2001:db8::10", "port": 80, "proto": "tcp",
+			 "forward": "dsr", "backends": [{"addr": "2001:db8::11",
+			 "mac": "02:00:00:00:00:11", "port": 80}]}]}}), NULL);
+
+	ck_assert_uint_eq(cfg->lb.services[0].backends[0].port, 8080);
+	ck_assert(cfg->lb.services[1].backends[0].has_mac);
+	ck_assert_uint_eq(cfg->lb.services[1].backends[0].mac[5], 0x11);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_same_vip_and_port_with_other_proto_is_another_service)
+{
+	struct pa_config *cfg = must_load(J({"lb": {"local_addr": "192.0.2.1", "services": [
+			{"name": "a", "vip": "192.0.2.10", "port": 53, "proto": "udp"},
+			{"name": "b", "vip": "192.0.2.10", "port": 53, "proto": "tcp"}]}}), NULL);
+
+	ck_assert_uint_eq(cfg->lb.n_services, 2);
+	ck_assert_uint_eq(cfg->lb.services[0].n_backends, 0);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_max_ports_accepted_and_one_more_refused)
+{
+	char *doc;
+	size_t len = 64 * 1024, off;
+	int i, n;
+	struct pa_config *cfg;
+
+	for (n = PA_CONFIG_MAX_PORTS; n <= PA_CONFIG_MAX_PORTS + 1; n++) {
+		doc = malloc(len);
+		ck_assert_ptr_nonnull(doc);
+		off = snprintf(doc, len, "{\"ports\": [");
+		for (i = 0; i < n; i++)
+			off += snprintf(doc + off, len - off,
+					"%s{\"name\": \"p%d\", \"devargs\": \"net_null%d\"}",
+					i ? "," : "", i, i);
+		snprintf(doc + off, len - off, "]}");
+		cfg = load(doc);
+		free(doc);
+		if (n == PA_CONFIG_MAX_PORTS) {
+			ck_assert_msg(cfg != NULL, "%s", err);
+			ck_assert_uint_eq(cfg->n_ports, PA_CONFIG_MAX_PORTS);
+			pa_config_free(cfg);
+		} else {
+			ck_assert_ptr_null(cfg);
+			assert_err_begins("$.ports: 33 ports, at most 32");
+		}
+	}
+}
+END_TEST
+
+static const char *const shipped_profiles[] = {
+	"mlx5", "ice", "i40e", "ixgbe", "virtio", "af_packet", "pcap", "null",
+};
+
+START_TEST(test_every_shipped_profile_loads)
+{
+	const char *name = shipped_profiles[_i];
+	struct pa_config_opts o = { .profile_dir = PA_SOURCE_DRIVERS_CONFIG_DIR };
+	struct pa_config *cfg;
+	const char *drv;
+	char doc[256];
+
+	snprintf(doc, sizeof(doc),
+			"{\"ports\": [{\"name\": \"p\", \"pci\": \"00:01.0\", \"profile\": \"%s\"}]}",
+			name);
+	cfg = must_load(doc, &o);
+	ck_assert_ptr_nonnull(cfg->ports[0].profile_doc);
+	drv = json_string_value(json_object_get(cfg->ports[0].profile_doc,
+			"driver"));
+	ck_assert_ptr_nonnull(drv);
+	ck_assert_msg(strncmp(drv, "net_", 4) == 0, "%s: driver %s", name, drv);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_profile_is_kept_as_loaded_json)
+{
+	struct pa_config *cfg = must_load(J({"ports": [{"name": "p", "devargs": "net_pcap0,iface=lo",
+			"profile": "pcap"}]}), NULL);
+	json_error_t jerr;
+	json_t *file;
+
+	file = json_load_file(PA_SOURCE_DRIVERS_CONFIG_DIR "/pcap.json", 0, &jerr);
+	ck_assert_ptr_nonnull(file);
+	ck_assert(json_equal(file, cfg->ports[0].profile_doc));
+	json_decref(file);
+	pa_config_free(cfg);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Round trip                                                          */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_round_trip_of_contract_example)
+{
+	struct pa_config *cfg = must_load(contract_example, NULL);
+
+	assert_round_trip(cfg, NULL);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_round_trip_of_every_field)
+{
+	struct pa_config *cfg = must_load(full_doc, NULL);
+
+	/* spot checks that the document means what it says */
+	ck_assert_int_eq(cfg->ports[0].peer, 1);
+	ck_assert(!cfg->ports[0].promisc);
+	ck_assert_uint_eq(cfg->ports[0].gateway_mac[5], 1);
+	ck_assert_int_eq(cfg->ports[1].gateway.family, AF_INET6);
+	ck_assert_uint_eq(cfg->acl.rules[1].id, 2147483648u);
+	ck_assert_uint_eq(cfg->acl.rules[1].rate_pps, 1000);
+	ck_assert_int_eq(cfg->acl.rules[1].in_port, 1);
+	ck_assert_uint_eq(cfg->acl.rules[0].dscp, 46);
+	ck_assert(cfg->acl.non_ip_drop);
+	ck_assert_str_eq(cfg->lb.services[1].name, "dns.v6");
+	ck_assert_uint_eq(cfg->lb.services[1].port, 53);
+	ck_assert_uint_eq(cfg->lb.services[3].backends[0].mac[0], 0xaa);
+	ck_assert_str_eq(cfg->metrics.listen, "[::1]:9100");
+
+	assert_round_trip(cfg, NULL);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_round_trip_of_empty_and_replay_documents)
+{
+	struct pa_config_opts o = { .replay = true };
+	struct pa_config *cfg = must_load("{}", NULL);
+
+	assert_round_trip(cfg, NULL);
+	pa_config_free(cfg);
+	cfg = must_load(contract_example, &o);
+	assert_round_trip(cfg, &o);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_to_json_writes_defaults_explicitly)
+{
+	struct pa_config *cfg = must_load(J({"acl": {"rules": [{"id": 7, "action": "permit"}]},
+			"lb": {"local_addr": "192.0.2.1", "services": [{"name": "s",
+			"vip": "192.0.2.2", "port": 80, "proto": "tcp",
+			"backends": [{"addr": "10.0.0.1"}]}]}}), NULL);
+	json_t *j = pa_config_to_json(cfg);
+	json_t *expect;
+	json_error_t jerr;
+
+	expect = json_loads(J({
+		"pipeline": {"mode": "rtc", "ring_size": 1024, "burst": 32, "tx_drain_us": 100},
+		"acl": {"default": "permit", "non_ip": "forward", "rules": [
+			{"id": 7, "priority": 0, "src": "any", "dst": "any", "sport": "any",
+			 "dport": "any", "proto": "any", "action": "permit"}]},
+		"lb": {"local_addr": "192.0.2.1", "services": [{"name": "s", "vip": "192.0.2.2",
+			"port": 80, "proto": "tcp", "scheduler": "maglev", "forward": "ipip",
+			"table_size": 65537, "backends": [{"addr": "10.0.0.1", "port": 0,
+			"weight": 1, "state": "up"}]}]}}), 0, &jerr);
+	ck_assert_ptr_nonnull(expect);
+	ck_assert_msg(json_equal(j, expect), "got %s",
+			json_dumps(j, JSON_COMPACT));
+	json_decref(expect);
+	json_decref(j);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_to_json_writes_ports_with_promisc_peer_and_addr)
+{
+	struct pa_config *cfg = must_load(J({"ports": [{"name": "p", "pci": "00:01.0"}]}), NULL);
+	json_t *j = pa_config_to_json(cfg);
+	json_t *p = json_array_get(json_object_get(j, "ports"), 0);
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert(json_is_true(json_object_get(p, "promisc")));
+	ck_assert_str_eq(json_string_value(json_object_get(p, "peer")), "p");
+	ck_assert_uint_eq(json_array_size(json_object_get(p, "addr")), 0);
+	ck_assert_ptr_null(json_object_get(p, "rx_queues"));
+	json_decref(j);
+	pa_config_free(cfg);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Errors: one row per class; the message starts with the JSON path.    */
+/* ------------------------------------------------------------------ */
+
+struct err_case {
+	const char *name;
+	const char *doc;
+	const char *expect;	/* the message begins with this */
+};
+
+#define P0 "{\"name\": \"p0\", \"devargs\": \"net_null0\""
+#define LB4 "\"local_addr\": \"192.0.2.1\", \"local_addr6\": \"2001:db8::1\""
+#define SVC "\"name\": \"web\", \"vip\": \"192.0.2.10\", \"port\": 80, \"proto\": \"tcp\""
+
+static const struct err_case err_cases[] = {
+	/* document */
+	{ "document must be an object", "[]", "$: expected an object, got an array" },
+	{ "unknown top-level key", J({"portz": []}), "$.portz: unknown key" },
+	{ "syntax error names line and column", "{\n \"acl\": }", "<string>:2:" },
+	{ "duplicate JSON keys are refused", J({"acl": {}, "acl": {}}), "<string>:1:" },
+	/* ports */
+	{ "ports must be an array", J({"ports": {}}), "$.ports: expected an array, got an object" },
+	{ "unknown port key", "{\"ports\": [" P0 ", \"speed\": 10}]}", "$.ports[0].speed: unknown key" },
+	{ "port name required", J({"ports": [{"devargs": "net_null0"}]}), "$.ports[0].name: required key missing" },
+	{ "port name charset", J({"ports": [{"name": "p 0", "devargs": "net_null0"}]}), "$.ports[0].name: invalid name 'p 0'" },
+	{ "port name length", J({"ports": [{"name": "abcdefghijabcdefghijabcdefghijab", "devargs": "x"}]}), "$.ports[0].name: invalid name" },
+	{ "port name must be a string", J({"ports": [{"name": 1, "devargs": "x"}]}), "$.ports[0].name: expected a string, got an integer" },
+	{ "duplicate port name", "{\"ports\": [" P0 "}, {\"name\": \"p0\", \"devargs\": \"net_null1\"}]}", "$.ports[1].name: duplicate port name 'p0' (also $.ports[0])" },
+	{ "port needs devargs or pci", J({"ports": [{"name": "p"}]}), "$.ports[0]: needs exactly one of" },
+	{ "port with devargs and pci", J({"ports": [{"name": "p", "devargs": "x", "pci": "00:01.0"}]}), "$.ports[0].pci: \"pci\" and \"devargs\" are mutually exclusive" },
+	{ "empty devargs", J({"ports": [{"name": "p", "devargs": ""}]}), "$.ports[0].devargs: must not be empty" },
+	{ "malformed pci address", J({"ports": [{"name": "p", "pci": "3b:00"}]}), "$.ports[0].pci: invalid PCI address '3b:00'" },
+	{ "pci device number above 0x1f", J({"ports": [{"name": "p", "pci": "0000:3b:20.0"}]}), "$.ports[0].pci: invalid PCI address" },
+	{ "same pci device twice", J({"ports": [{"name": "a", "pci": "0000:3b:00.0"}, {"name": "b", "pci": "3b:00.0"}]}), "$.ports[1].pci: PCI device '3b:00.0' already used by $.ports[0]" },
+	{ "same vdev twice", J({"ports": [{"name": "a", "devargs": "net_null0"}, {"name": "b", "devargs": "net_null0,size=64"}]}), "$.ports[1].devargs: device 'net_null0' already used by $.ports[0]" },
+	{ "rx_queues above 64", "{\"ports\": [" P0 ", \"rx_queues\": 65}]}", "$.ports[0].rx_queues: 65 out of range 1..64" },
+	{ "tx_queues zero", "{\"ports\": [" P0 ", \"tx_queues\": 0}]}", "$.ports[0].tx_queues: 0 out of range 1..64" },
+	{ "rx_desc not a power of two", "{\"ports\": [" P0 ", \"rx_desc\": 1000}]}", "$.ports[0].rx_desc: 1000 is not a power of two" },
+	{ "tx_desc above 16384", "{\"ports\": [" P0 ", \"tx_desc\": 32768}]}", "$.ports[0].tx_desc: 32768 out of range 64..16384" },
+	{ "mtu below 68", "{\"ports\": [" P0 ", \"mtu\": 67}]}", "$.ports[0].mtu: 67 out of range 68..16000" },
+	{ "mtu given as string", "{\"ports\": [" P0 ", \"mtu\": \"1500\"}]}", "$.ports[0].mtu: expected an integer, got a string" },
+	{ "mtu given as real", "{\"ports\": [" P0 ", \"mtu\": 1500.0}]}", "$.ports[0].mtu: expected an integer, got a real number" },
+	{ "promisc not a boolean", "{\"ports\": [" P0 ", \"promisc\": 1}]}", "$.ports[0].promisc: expected a boolean, got an integer" },
+	{ "peer names unknown port", "{\"ports\": [" P0 ", \"peer\": \"nope\"}]}", "$.ports[0].peer: unknown port 'nope'" },
+	{ "gateway and gateway_mac together", "{\"ports\": [" P0 ", \"gateway\": \"10.0.0.1\", \"gateway_mac\": \"02:00:00:00:00:01\"}]}", "$.ports[0].gateway: \"gateway\" and \"gateway_mac\" are mutually exclusive" },
+	{ "malformed gateway_mac", "{\"ports\": [" P0 ", \"gateway_mac\": \"02:00:00:00:00\"}]}", "$.ports[0].gateway_mac: invalid MAC address '02:00:00:00:00'" },
+	{ "malformed gateway", "{\"ports\": [" P0 ", \"gateway\": \"10.0.0\"}]}", "$.ports[0].gateway: invalid IP address '10.0.0'" },
+	{ "addr must be an array", "{\"ports\": [" P0 ", \"addr\": \"10.0.0.1/24\"}]}", "$.ports[0].addr: expected an array, got a string" },
+	{ "addr needs a length", "{\"ports\": [" P0 ", \"addr\": [\"10.0.0.1\"]}]}", "$.ports[0].addr[0]: invalid prefix '10.0.0.1': missing /LENGTH" },
+	{ "addr length above 32", "{\"ports\": [" P0 ", \"addr\": [\"10.0.0.1/24\", \"10.0.0.1/33\"]}]}", "$.ports[0].addr[1]: invalid prefix '10.0.0.1/33': length 33 exceeds 32" },
+	{ "addr duplicated", "{\"ports\": [" P0 ", \"addr\": [\"10.0.0.1/24\", \"10.0.0.1/16\"]}]}", "$.ports[0].addr[1]: duplicate address" },
+	{ "profile not found", "{\"ports\": [" P0 ", \"profile\": \"nosuch\"}]}", "$.ports[0].profile: unknown profile 'nosuch'" },
+	{ "profile name with a path", "{\"ports\": [" P0 ", \"profile\": \"../mlx5\"}]}", "$.ports[0].profile: invalid profile name '../mlx5'" },
+	/* pipeline */
+	{ "pipeline must be an object", J({"pipeline": []}), "$.pipeline: expected an object, got an array" },
+	{ "unknown pipeline key", J({"pipeline": {"rings": 4}}), "$.pipeline.rings: unknown key" },
+	{ "unknown pipeline mode", J({"pipeline": {"mode": "staged"}}), "$.pipeline.mode: invalid value 'staged'" },
+	{ "pipeline mode needs all four stages", J({"pipeline": {"mode": "pipeline", "lcores": {"rx": [1], "classify": [2], "lb": [3]}}}), "$.pipeline.lcores.tx: required key missing" },
+	{ "worker lcores in pipeline mode", J({"pipeline": {"mode": "pipeline", "lcores": {"worker": [1]}}}), "$.pipeline.lcores.worker: \"worker\" is for rtc mode" },
+	{ "stage lcores in rtc mode", J({"pipeline": {"lcores": {"rx": [1]}}}), "$.pipeline.lcores.rx: stage lcores need \"mode\": \"pipeline\"" },
+	{ "rtc mode needs worker", J({"pipeline": {"mode": "rtc", "lcores": {}}}), "$.pipeline.lcores.worker: required key missing" },
+	{ "unknown stage", J({"pipeline": {"lcores": {"rx_": [1]}}}), "$.pipeline.lcores.rx_: unknown key" },
+	{ "lcore reused across stages", J({"pipeline": {"mode": "pipeline", "lcores": {"rx": [1], "classify": [2], "lb": [2], "tx": [4]}}}), "$.pipeline.lcores.lb[0]: lcore 2 already used by $.pipeline.lcores.classify[0]" },
+	{ "lcore repeated within a stage", J({"pipeline": {"lcores": {"worker": [1, 2, 1]}}}), "$.pipeline.lcores.worker[2]: lcore 1 already used by $.pipeline.lcores.worker[0]" },
+	{ "lcore id above 127", J({"pipeline": {"lcores": {"worker": [128]}}}), "$.pipeline.lcores.worker[0]: 128 out of range 0..127" },
+	{ "lcore id negative", J({"pipeline": {"lcores": {"worker": [-1]}}}), "$.pipeline.lcores.worker[0]: -1 out of range 0..127" },
+	{ "empty stage", J({"pipeline": {"lcores": {"worker": []}}}), "$.pipeline.lcores.worker: needs at least one lcore" },
+	{ "ring_size not a power of two", J({"pipeline": {"ring_size": 1000}}), "$.pipeline.ring_size: 1000 is not a power of two" },
+	{ "ring_size below 64", J({"pipeline": {"ring_size": 32}}), "$.pipeline.ring_size: 32 out of range 64..65536" },
+	{ "burst zero", J({"pipeline": {"burst": 0}}), "$.pipeline.burst: 0 out of range 1..256" },
+	{ "burst above 256", J({"pipeline": {"burst": 257}}), "$.pipeline.burst: 257 out of range 1..256" },
+	{ "tx_drain_us above 100000", J({"pipeline": {"tx_drain_us": 100001}}), "$.pipeline.tx_drain_us: 100001 out of range 1..100000" },
+	/* acl */
+	{ "acl must be an object", J({"acl": []}), "$.acl: expected an object" },
+	{ "unknown acl key", J({"acl": {"rulez": []}}), "$.acl.rulez: unknown key" },
+	{ "acl default neither permit nor drop", J({"acl": {"default": "mark"}}), "$.acl.default: invalid value 'mark'" },
+	{ "acl non_ip neither forward nor drop", J({"acl": {"non_ip": "permit"}}), "$.acl.non_ip: invalid value 'permit'" },
+	{ "rules must be an array", J({"acl": {"rules": {}}}), "$.acl.rules: expected an array" },
+	{ "rule must be an object", J({"acl": {"rules": [7]}}), "$.acl.rules[0]: expected an object, got an integer" },
+	{ "unknown rule key", J({"acl": {"rules": [{"id": 1, "prio": 5, "action": "drop"}]}}), "$.acl.rules[0].prio: unknown key" },
+	{ "rule id required", J({"acl": {"rules": [{"action": "drop"}]}}), "$.acl.rules[0].id: required key missing" },
+	{ "rule id zero", J({"acl": {"rules": [{"id": 0, "action": "drop"}]}}), "$.acl.rules[0].id: 0 out of range 1..2147483648" },
+	{ "rule id above 2^31", J({"acl": {"rules": [{"id": 2147483649, "action": "drop"}]}}), "$.acl.rules[0].id: 2147483649 out of range 1..2147483648" },
+	{ "rule id as string", J({"acl": {"rules": [{"id": "1", "action": "drop"}]}}), "$.acl.rules[0].id: expected an integer, got a string" },
+	{ "duplicate rule id", J({"acl": {"rules": [{"id": 10, "action": "drop"}, {"id": 11, "action": "drop"}, {"id": 10, "action": "permit"}]}}), "$.acl.rules[2].id: duplicate id 10 (also $.acl.rules[0])" },
+	{ "priority negative", J({"acl": {"rules": [{"id": 1, "priority": -1, "action": "drop"}]}}), "$.acl.rules[0].priority: -1 out of range 0..2147483647" },
+	{ "priority above 2^31-1", J({"acl": {"rules": [{"id": 1, "priority": 2147483648, "action": "drop"}]}}), "$.acl.rules[0].priority: 2147483648 out of range 0..2147483647" },
+	{ "prefix length above 32", J({"acl": {"rules": [{"id": 1, "src": "10.0.0.1/33", "action": "drop"}]}}), "$.acl.rules[0].src: invalid prefix '10.0.0.1/33': length 33 exceeds 32" },
+	{ "prefix length above 128", J({"acl": {"rules": [{"id": 1, "dst": "2001:db8::/129", "action": "drop"}]}}), "$.acl.rules[0].dst: invalid prefix '2001:db8::/129': length 129 exceeds 128" },
+	{ "prefix with host bits", J({"acl": {"rules": [{"id": 1, "src": "10.0.0.1/8", "action": "drop"}]}}), "$.acl.rules[0].src: invalid prefix '10.0.0.1/8': host bits set (did you mean '10.0.0.0/8'?)" },
+	{ "prefix with bad address", J({"acl": {"rules": [{"id": 1, "src": "10.0.0/8", "action": "drop"}]}}), "$.acl.rules[0].src: invalid prefix '10.0.0/8': invalid IP address '10.0.0'" },
+	{ "prefix length not a number", J({"acl": {"rules": [{"id": 1, "src": "10.0.0.0/x", "action": "drop"}]}}), "$.acl.rules[0].src: invalid prefix '10.0.0.0/x': length is not a number" },
+	{ "prefix not a string", J({"acl": {"rules": [{"id": 1, "src": 10, "action": "drop"}]}}), "$.acl.rules[0].src: expected a string, got an integer" },
+	{ "rule mixing IPv4 and IPv6", J({"acl": {"rules": [{"id": 1, "src": "10.0.0.0/8", "dst": "2001:db8::/32", "action": "drop"}]}}), "$.acl.rules[0].dst: IPv6 prefix '2001:db8::/32' but src is IPv4" },
+	{ "reversed port range", J({"acl": {"rules": [{"id": 1, "dport": "90-80", "action": "drop"}]}}), "$.acl.rules[0].dport: invalid port range '90-80': 90 > 80" },
+	{ "port above 65535 in string", J({"acl": {"rules": [{"id": 1, "sport": "65536", "action": "drop"}]}}), "$.acl.rules[0].sport: invalid port range '65536'" },
+	{ "port above 65535 as integer", J({"acl": {"rules": [{"id": 1, "dport": 70000, "action": "drop"}]}}), "$.acl.rules[0].dport: 70000 out of range 0..65535" },
+	{ "port range with garbage", J({"acl": {"rules": [{"id": 1, "dport": "53x", "action": "drop"}]}}), "$.acl.rules[0].dport: invalid port range '53x'" },
+	{ "port range with sign", J({"acl": {"rules": [{"id": 1, "dport": "+53", "action": "drop"}]}}), "$.acl.rules[0].dport: invalid port range '+53'" },
+	{ "port range as boolean", J({"acl": {"rules": [{"id": 1, "dport": true, "action": "drop"}]}}), "$.acl.rules[0].dport: expected a string" },
+	{ "unknown protocol name", J({"acl": {"rules": [{"id": 1, "proto": "sctpx", "action": "drop"}]}}), "$.acl.rules[0].proto: unknown protocol 'sctpx'" },
+	{ "protocol number above 255", J({"acl": {"rules": [{"id": 1, "proto": 256, "action": "drop"}]}}), "$.acl.rules[0].proto: protocol 256 out of range 0..255" },
+	{ "action required", J({"acl": {"rules": [{"id": 1}]}}), "$.acl.rules[0].action: required key missing" },
+	{ "unknown action", J({"acl": {"rules": [{"id": 1, "action": "reject"}]}}), "$.acl.rules[0].action: invalid value 'reject'" },
+	{ "mark without dscp", J({"acl": {"rules": [{"id": 1, "action": "mark"}]}}), "$.acl.rules[0].dscp: required with \"action\": \"mark\"" },
+	{ "dscp above 63", J({"acl": {"rules": [{"id": 1, "action": "mark", "dscp": 64}]}}), "$.acl.rules[0].dscp: 64 out of range 0..63" },
+	{ "dscp on permit", J({"acl": {"rules": [{"id": 1, "action": "permit", "dscp": 10}]}}), "$.acl.rules[0].dscp: only valid with \"action\": \"mark\"" },
+	{ "police without rate_pps", J({"acl": {"rules": [{"id": 1, "action": "police", "burst": 10}]}}), "$.acl.rules[0].rate_pps: required with \"action\": \"police\"" },
+	{ "police without burst", J({"acl": {"rules": [{"id": 1, "action": "police", "rate_pps": 10}]}}), "$.acl.rules[0].burst: required with \"action\": \"police\"" },
+	{ "police with zero rate", J({"acl": {"rules": [{"id": 1, "action": "police", "rate_pps": 0, "burst": 1}]}}), "$.acl.rules[0].rate_pps: 0 out of range 1.." },
+	{ "rate_pps on drop", J({"acl": {"rules": [{"id": 1, "action": "drop", "rate_pps": 5}]}}), "$.acl.rules[0].rate_pps: only valid with \"action\": \"police\"" },
+	{ "burst on mark", J({"acl": {"rules": [{"id": 1, "action": "mark", "dscp": 1, "burst": 5}]}}), "$.acl.rules[0].burst: only valid with \"action\": \"police\"" },
+	{ "in_port names unknown port", J({"acl": {"rules": [{"id": 1, "action": "drop", "in_port": "eth9"}]}}), "$.acl.rules[0].in_port: unknown port 'eth9'" },
+	/* lb */
+	{ "lb must be an object", J({"lb": []}), "$.lb: expected an object" },
+	{ "unknown lb key", J({"lb": {"vips": []}}), "$.lb.vips: unknown key" },
+	{ "local_addr must be IPv4", J({"lb": {"local_addr": "2001:db8::1"}}), "$.lb.local_addr: expected an IPv4 address" },
+	{ "local_addr6 must be IPv6", J({"lb": {"local_addr6": "192.0.2.1"}}), "$.lb.local_addr6: expected an IPv6 address" },
+	{ "malformed local_addr", J({"lb": {"local_addr": "192.0.2.300"}}), "$.lb.local_addr: invalid IP address '192.0.2.300'" },
+	{ "services must be an array", J({"lb": {"services": {}}}), "$.lb.services: expected an array" },
+	{ "unknown service key", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"weight\": 1}]}}", "$.lb.services[0].weight: unknown key" },
+	{ "service name required", J({"lb": {"services": [{"vip": "192.0.2.10", "port": 80, "proto": "tcp"}]}}), "$.lb.services[0].name: required key missing" },
+	{ "service name charset", J({"lb": {"services": [{"name": "web/1", "vip": "192.0.2.10", "port": 80, "proto": "tcp"}]}}), "$.lb.services[0].name: invalid name 'web/1'" },
+	{ "duplicate service name", "{\"lb\": {" LB4 ", \"services\": [{" SVC "}, {\"name\": \"web\", \"vip\": \"192.0.2.11\", \"port\": 80, \"proto\": \"tcp\"}]}}", "$.lb.services[1].name: duplicate service name 'web' (also $.lb.services[0])" },
+	{ "vip required", J({"lb": {"services": [{"name": "s", "port": 80, "proto": "tcp"}]}}), "$.lb.services[0].vip: required key missing" },
+	{ "malformed vip", J({"lb": {"services": [{"name": "s", "vip": "192.0.2", "port": 80, "proto": "tcp"}]}}), "$.lb.services[0].vip: invalid IP address '192.0.2'" },
+	{ "service port required", J({"lb": {"services": [{"name": "s", "vip": "192.0.2.1", "proto": "tcp"}]}}), "$.lb.services[0].port: required key missing" },
+	{ "service port zero", J({"lb": {"services": [{"name": "s", "vip": "192.0.2.1", "port": 0, "proto": "tcp"}]}}), "$.lb.services[0].port: 0 out of range 1..65535" },
+	{ "service port garbage string", J({"lb": {"services": [{"name": "s", "vip": "192.0.2.1", "port": "80a", "proto": "tcp"}]}}), "$.lb.services[0].port: invalid port number '80a'" },
+	{ "service proto required", J({"lb": {"services": [{"name": "s", "vip": "192.0.2.1", "port": 80}]}}), "$.lb.services[0].proto: required key missing" },
+	{ "service proto neither tcp nor udp", J({"lb": {"services": [{"name": "s", "vip": "192.0.2.1", "port": 80, "proto": "icmp"}]}}), "$.lb.services[0].proto: a service is \"tcp\" or \"udp\"" },
+	{ "unknown scheduler", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"scheduler\": \"random\"}]}}", "$.lb.services[0].scheduler: invalid value 'random'" },
+	{ "unknown forward", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"forward\": \"gre\"}]}}", "$.lb.services[0].forward: invalid value 'gre'" },
+	{ "table_size not prime", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"table_size\": 65536}]}}", "$.lb.services[0].table_size: 65536 is not a prime" },
+	{ "table_size below 1021", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"table_size\": 1019}]}}", "$.lb.services[0].table_size: 1019 out of range 1021..1048573" },
+	{ "ipip IPv4 service needs local_addr", J({"lb": {"services": [{"name": "s", "vip": "192.0.2.1", "port": 80, "proto": "tcp"}]}}), "$.lb.services[0].forward: \"ipip\" (the default) for an IPv4 service needs $.lb.local_addr" },
+	{ "ipip IPv6 service needs local_addr6", J({"lb": {"local_addr": "192.0.2.1", "services": [{"name": "s", "vip": "2001:db8::1", "port": 80, "proto": "tcp", "forward": "ipip"}]}}), "$.lb.services[0].forward: \"ipip\" for an IPv6 service needs $.lb.local_addr6" },
+	{ "same vip port proto twice", "{\"lb\": {" LB4 ", \"services\": [{" SVC "}, {\"name\": \"web2\", \"vip\": \"192.0.2.10\", \"port\": 80, \"proto\": \"tcp\"}]}}", "$.lb.services[1].vip: 192.0.2.10 port 80 tcp is already service 'web' ($.lb.services[0])" },
+	{ "backends must be an array", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": {}}]}}", "$.lb.services[0].backends: expected an array" },
+	{ "unknown backend key", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"addr\": \"10.0.0.1\", \"prio\": 1}]}]}}", "$.lb.services[0].backends[0].prio: unknown key" },
+	{ "backend addr required", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"weight\": 1}]}]}}", "$.lb.services[0].backends[0].addr: required key missing" },
+	{ "backend family differs from vip", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"addr\": \"10.0.0.1\"}, {\"addr\": \"2001:db8::2\"}]}]}}", "$.lb.services[0].backends[1].addr: IPv6 backend '2001:db8::2' for an IPv4 service" },
+	{ "duplicate backend", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"addr\": \"10.1.0.1\"}, {\"addr\": \"10.1.0.2\"}, {\"addr\": \"10.1.0.1\", \"weight\": 3}]}]}}", "$.lb.services[0].backends[2].addr: duplicate backend '10.1.0.1' (also $.lb.services[0].backends[0])" },
+	{ "backend weight above 65535", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"addr\": \"10.0.0.1\", \"weight\": 65536}]}]}}", "$.lb.services[0].backends[0].weight: 65536 out of range 0..65535" },
+	{ "backend port above 65535", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"forward\": \"nat\", \"backends\": [{\"addr\": \"10.0.0.1\", \"port\": 65536}]}]}}", "$.lb.services[0].backends[0].port: 65536 out of range 0..65535" },
+	{ "ipip backend cannot change the port", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"addr\": \"10.0.0.1\", \"port\": 8080}]}]}}", "$.lb.services[0].backends[0].port: forward \"ipip\" cannot change the destination port" },
+	{ "malformed backend mac", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"addr\": \"10.0.0.1\", \"mac\": \"02-00-00-00-00-01\"}]}]}}", "$.lb.services[0].backends[0].mac: invalid MAC address '02-00-00-00-00-01'" },
+	{ "unknown backend state", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"addr\": \"10.0.0.1\", \"state\": \"off\"}]}]}}", "$.lb.services[0].backends[0].state: invalid value 'off'" },
+	{ "dsr backend needs mac", "{\"lb\": {\"services\": [{" SVC ", \"forward\": \"dsr\", \"backends\": [{\"addr\": \"10.0.0.1\"}]}]}}", "$.lb.services[0].backends[0].mac: required with \"forward\": \"dsr\"" },
+	/* metrics */
+	{ "metrics neither object nor null", J({"metrics": "127.0.0.1:9469"}), "$.metrics: expected an object or null, got a string" },
+	{ "unknown metrics key", J({"metrics": {"port": 9469}}), "$.metrics.port: unknown key" },
+	{ "metrics listen without port", J({"metrics": {"listen": "127.0.0.1"}}), "$.metrics.listen: invalid listen address '127.0.0.1'" },
+	{ "metrics listen port zero", J({"metrics": {"listen": "127.0.0.1:0"}}), "$.metrics.listen: invalid listen address '127.0.0.1:0': port must be 1..65535" },
+	{ "metrics listen port above 65535", J({"metrics": {"listen": "127.0.0.1:65536"}}), "$.metrics.listen: invalid listen address '127.0.0.1:65536': port must be 1..65535" },
+	{ "metrics IPv6 listen without brackets", J({"metrics": {"listen": "::1:9469"}}), "$.metrics.listen: invalid listen address '::1:9469'" },
+	{ "metrics listen host name", J({"metrics": {"listen": "localhost:9469"}}), "$.metrics.listen: invalid listen address 'localhost:9469': invalid IP address 'localhost'" },
+	{ "metrics listen not a string", J({"metrics": {"listen": 9469}}), "$.metrics.listen: expected a string, got an integer" },
+};
+
+#define N_ERR_CASES ((int)(sizeof(err_cases) / sizeof(err_cases[0])))
+
+START_TEST(test_invalid_document_is_refused_with_json_path)
+{
+	const struct err_case *tc = &err_cases[_i];
+	struct pa_config *cfg;
+
+	cfg = load(tc->doc);
+	ck_assert_msg(cfg == NULL, "[%s] accepted", tc->name);
+	ck_assert_msg(strncmp(err, tc->expect, strlen(tc->expect)) == 0,
+			"[%s] error \"%s\" does not begin with \"%s\"",
+			tc->name, err, tc->expect);
+}
+END_TEST
+
+START_TEST(test_error_path_indexes_the_offending_rule)
+{
+	ck_assert_ptr_null(load(J({"acl": {"rules": [
+		{"id": 1, "action": "drop"}, {"id": 2, "action": "drop"},
+		{"id": 3, "action": "drop"},
+		{"id": 4, "src": "10.0.0.1/33", "action": "drop"}]}})));
+	ck_assert_str_eq(err,
+		"$.acl.rules[3].src: invalid prefix '10.0.0.1/33': length 33 exceeds 32");
+}
+END_TEST
+
+START_TEST(test_unknown_keys_are_reported_before_other_errors)
+{
+	/* "mtu" is out of range too, but the unknown key is found first */
+	ck_assert_ptr_null(load(J({"ports": [{"mtu": 1, "name": "p", "devargs": "x", "zz": 0}]})));
+	assert_err_begins("$.ports[0].zz: unknown key");
+}
+END_TEST
+
+START_TEST(test_error_buffer_is_truncated_and_may_be_null)
+{
+	char small[12];
+	struct pa_config *cfg;
+
+	cfg = pa_config_load_string(J({"acl": {"rules": [{"id": 0}]}}), NULL,
+			small, sizeof(small));
+	ck_assert_ptr_null(cfg);
+	ck_assert_str_eq(small, "$.acl.rules");
+	cfg = pa_config_load_string(J({"acl": 1}), NULL, NULL, 0);
+	ck_assert_ptr_null(cfg);
+}
+END_TEST
+
+START_TEST(test_load_json_refuses_null_document)
+{
+	ck_assert_ptr_null(pa_config_load_json(NULL, NULL, err, sizeof(err)));
+	assert_err_begins("$: ");
+}
+END_TEST
+
+START_TEST(test_invalid_replay_port_name_is_refused)
+{
+	struct pa_config_opts o = { .replay = true, .replay_port = "bad name" };
+
+	ck_assert_ptr_null(pa_config_load_string("{}", &o, err, sizeof(err)));
+	assert_err_begins("replay port: invalid name");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Files and profiles                                                  */
+/* ------------------------------------------------------------------ */
+
+static char tmpdir[64];
+
+static void
+write_file(const char *dir, const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+struct profile_case {
+	const char *name;	/* profile name = file name without .json */
+	const char *text;
+	const char *expect;	/* after "$.ports[0].profile (DIR/NAME.json): " */
+};
+
+static const struct profile_case profile_cases[] = {
+	{ "unknown_key", J({"driver": "net_null", "speed": 10}), "$.speed: unknown key" },
+	{ "no_driver", J({"rx_queues": 1}), "$.driver: required key missing" },
+	{ "empty_driver", J({"driver": ""}), "$.driver: must not be empty" },
+	{ "desc_not_pow2", J({"driver": "net_null", "rx_desc": 1000}), "$.rx_desc: 1000 is not a power of two" },
+	{ "queues_range", J({"driver": "net_null", "tx_queues": 65}), "$.tx_queues: 65 out of range 1..64" },
+	{ "rss_type", J({"driver": "net_null", "rss": "yes"}), "$.rss: expected a boolean" },
+	{ "rx_offload", J({"driver": "net_null", "rx_offloads": ["ipv4_cksum", "tso"]}), "$.rx_offloads[1]: unknown offload 'tso'" },
+	{ "tx_offload", J({"driver": "net_null", "tx_offloads": ["scatter"]}), "$.tx_offloads[0]: unknown offload 'scatter'" },
+	{ "dup_offload", J({"driver": "net_null", "tx_offloads": ["tcp_cksum", "tcp_cksum"]}), "$.tx_offloads[1]: duplicate offload 'tcp_cksum'" },
+	{ "offloads_type", J({"driver": "net_null", "rx_offloads": "scatter"}), "$.rx_offloads: expected an array" },
+	{ "not_object", "[1]", "$: expected an object" },
+	{ "syntax", "{\"driver\": \"net_null\",\n}", "line 2" },
+};
+
+#define N_PROFILE_CASES ((int)(sizeof(profile_cases) / sizeof(profile_cases[0])))
+
+static void
+files_setup(void)
+{
+	size_t i;
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_config.XXXXXX");
+	if (mkdtemp(tmpdir) == NULL)
+		abort();
+	for (i = 0; i < sizeof(profile_cases) / sizeof(profile_cases[0]); i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s.json", profile_cases[i].name);
+		write_file(tmpdir, name, profile_cases[i].text);
+	}
+	write_file(tmpdir, "good.json", J({"driver": "net_null", "devargs": "copy=1",
+			"rx_queues": 2, "tx_queues": 2, "rx_desc": 64, "tx_desc": 16384,
+			"rss": false, "rx_offloads": [], "tx_offloads": ["mbuf_fast_free"]}));
+	write_file(tmpdir, "valid.conf", contract_example);
+	write_file(tmpdir, "syntax.conf", "{\n  \"ports\": [\n    {\"name\": \"a\",}\n  ]\n}\n");
+	write_file(tmpdir, "invalid.conf", J({"acl": {"default": "mark"}}));
+}
+
+static void
+files_teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+}
+
+START_TEST(test_invalid_profile_is_refused_with_profile_path)
+{
+	const struct profile_case *tc = &profile_cases[_i];
+	struct pa_config_opts o = { .profile_dir = tmpdir };
+	char doc[256], expect[PA_CONFIG_ERR_MAX];
+
+	snprintf(doc, sizeof(doc),
+			"{\"ports\": [{\"name\": \"p\", \"devargs\": \"net_null0\", \"profile\": \"%s\"}]}",
+			tc->name);
+	ck_assert_ptr_null(pa_config_load_string(doc, &o, err, sizeof(err)));
+	snprintf(expect, sizeof(expect), "$.ports[0].profile (%s/%s.json): %s",
+			tmpdir, tc->name, tc->expect);
+	ck_assert_msg(strncmp(err, expect, strlen(expect)) == 0,
+			"[%s] error \"%s\" does not begin with \"%s\"",
+			tc->name, err, expect);
+}
+END_TEST
+
+START_TEST(test_profile_dir_option_is_used)
+{
+	struct pa_config_opts o = { .profile_dir = tmpdir };
+	struct pa_config *cfg;
+
+	cfg = must_load(J({"ports": [{"name": "p", "devargs": "net_null0", "profile": "good"}]}), &o);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+			cfg->ports[0].profile_doc, "tx_desc")), 16384);
+	pa_config_free(cfg);
+	/* shipped profiles are not in that directory */
+	ck_assert_ptr_null(pa_config_load_string(J({"ports": [{"name": "p",
+			"devargs": "net_null0", "profile": "mlx5"}]}), &o, err, sizeof(err)));
+	assert_err_begins("$.ports[0].profile: unknown profile 'mlx5'");
+}
+END_TEST
+
+START_TEST(test_load_file_reads_a_valid_file)
+{
+	char path[128];
+	struct pa_config *cfg;
+
+	snprintf(path, sizeof(path), "%s/valid.conf", tmpdir);
+	cfg = pa_config_load_file(path, NULL, err, sizeof(err));
+	ck_assert_msg(cfg != NULL, "%s", err);
+	ck_assert_uint_eq(cfg->n_ports, 2);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_load_file_syntax_error_names_file_line_and_column)
+{
+	char path[128], expect[192];
+
+	snprintf(path, sizeof(path), "%s/syntax.conf", tmpdir);
+	ck_assert_ptr_null(pa_config_load_file(path, NULL, err, sizeof(err)));
+	snprintf(expect, sizeof(expect), "%s:3:", path);
+	assert_err_begins(expect);
+	ck_assert_ptr_nonnull(strstr(err, "JSON syntax error"));
+}
+END_TEST
+
+START_TEST(test_load_file_missing_file_names_it)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/nope.conf", tmpdir);
+	ck_assert_ptr_null(pa_config_load_file(path, NULL, err, sizeof(err)));
+	assert_err_begins(path);
+	ck_assert_ptr_nonnull(strstr(err, strerror(ENOENT)));
+}
+END_TEST
+
+START_TEST(test_load_file_validation_error_is_a_json_path)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/invalid.conf", tmpdir);
+	ck_assert_ptr_null(pa_config_load_file(path, NULL, err, sizeof(err)));
+	assert_err_begins("$.acl.default: invalid value 'mark'");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Field parsers and shared object parsers                             */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_field_parsers_accept_valid_and_refuse_invalid)
+{
+	struct pa_ip_addr a;
+	struct pa_ip_prefix p;
+	struct pa_port_range r;
+	uint8_t mac[6];
+	char why[128], buf[64];
+	json_t *v;
+	int proto;
+
+	ck_assert_int_eq(pa_config_parse_ip("192.0.2.1", &a, why, sizeof(why)), 0);
+	ck_assert_int_eq(a.family, AF_INET);
+	ck_assert_int_eq(pa_config_parse_ip("::ffff:1.2.3.4", &a, why, sizeof(why)), 0);
+	ck_assert_int_eq(a.family, AF_INET6);
+	ck_assert_int_eq(pa_config_parse_ip(" 192.0.2.1", &a, why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "invalid IP address ' 192.0.2.1'");
+	ck_assert_int_eq(pa_config_parse_ip("192.0.2.1/32", &a, why, sizeof(why)), -EINVAL);
+
+	ck_assert_int_eq(pa_config_parse_prefix("any", &p, why, sizeof(why)), 0);
+	ck_assert_int_eq(p.addr.family, 0);
+	ck_assert_int_eq(pa_config_parse_prefix("0.0.0.0/0", &p, why, sizeof(why)), 0);
+	ck_assert_uint_eq(p.len, 0);
+	ck_assert_int_eq(pa_config_parse_prefix("2001:db8::/32", &p, why, sizeof(why)), 0);
+	ck_assert_str_eq(pa_config_format_prefix(&p, buf, sizeof(buf)), "2001:db8::/32");
+	ck_assert_int_eq(pa_config_parse_prefix("2001:db8::1/32", &p, why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "invalid prefix '2001:db8::1/32': host bits set (did you mean '2001:db8::/32'?)");
+	ck_assert_int_eq(pa_config_parse_prefix("10.0.0.0/", &p, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_config_parse_prefix("/8", &p, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_config_parse_prefix("10.0.0.0/-1", &p, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_config_parse_prefix("10.0.0.0/99999999999999999999", &p, why, sizeof(why)), -EINVAL);
+
+	ck_assert_int_eq(pa_config_parse_port_range("any", &r, why, sizeof(why)), 0);
+	ck_assert_uint_eq(r.lo, 0);
+	ck_assert_uint_eq(r.hi, 65535);
+	ck_assert_int_eq(pa_config_parse_port_range("80-80", &r, why, sizeof(why)), 0);
+	ck_assert_uint_eq(r.lo, 80);
+	ck_assert_int_eq(pa_config_parse_port_range("80-", &r, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_config_parse_port_range("-80", &r, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_config_parse_port_range(" 80", &r, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_config_parse_port_range("", &r, why, sizeof(why)), -EINVAL);
+
+	v = json_string("udp");
+	ck_assert_int_eq(pa_config_parse_proto(v, &proto, why, sizeof(why)), 0);
+	ck_assert_int_eq(proto, IPPROTO_UDP);
+	json_decref(v);
+	v = json_integer(-1);
+	ck_assert_int_eq(pa_config_parse_proto(v, &proto, why, sizeof(why)), -EINVAL);
+	json_decref(v);
+	v = json_real(6.0);
+	ck_assert_int_eq(pa_config_parse_proto(v, &proto, why, sizeof(why)), -EINVAL);
+	json_decref(v);
+
+	ck_assert_int_eq(pa_config_parse_mac("AA:bb:0c:dd:ee:0F", mac, why, sizeof(why)), 0);
+	ck_assert_str_eq(pa_config_format_mac(mac, buf, sizeof(buf)), "aa:bb:0c:dd:ee:0f");
+	ck_assert_int_eq(pa_config_parse_mac("aa:bb:cc:dd:ee:f", mac, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_config_parse_mac("aa:bb:cc:dd:ee:fg", mac, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_config_parse_mac("aa:bb:cc:dd:ee:ff:", mac, why, sizeof(why)), -EINVAL);
+
+	ck_assert_int_eq(pa_config_check_name("a.b-c_D9", why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_config_check_name("", why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_config_check_name("a\tb", why, sizeof(why)), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_rule_parser_for_rpc_uses_the_given_path)
+{
+	struct pa_config_acl_rule r;
+	json_error_t jerr;
+	json_t *o, *back;
+
+	o = json_loads(J({"id": 5, "src": "10.0.0.1/8", "action": "drop"}), 0, &jerr);
+	ck_assert_int_eq(pa_config_parse_acl_rule(o, NULL, "params", &r, err,
+			sizeof(err)), -EINVAL);
+	assert_err_begins("params.src: invalid prefix");
+	json_decref(o);
+
+	o = json_loads(J({"id": 5, "src": "10.0.0.0/8", "proto": 200, "action": "police",
+			"rate_pps": 9, "burst": 3}), 0, &jerr);
+	ck_assert_int_eq(pa_config_parse_acl_rule(o, NULL, NULL, &r, err,
+			sizeof(err)), 0);
+	back = pa_config_acl_rule_to_json(&r, NULL);
+	ck_assert_int_eq(json_integer_value(json_object_get(back, "proto")), 200);
+	ck_assert_str_eq(json_string_value(json_object_get(back, "src")), "10.0.0.0/8");
+	json_decref(back);
+	json_decref(o);
+}
+END_TEST
+
+START_TEST(test_service_parser_for_rpc_frees_on_error)
+{
+	struct pa_config_service s;
+	struct pa_config_lb lb = { .has_local_addr = true };
+	json_error_t jerr;
+	json_t *o, *back;
+
+	o = json_loads(J({"name": "w", "vip": "192.0.2.1", "port": 80, "proto": "tcp",
+			"backends": [{"addr": "10.0.0.1"}, {"addr": "10.0.0.1"}]}), 0, &jerr);
+	ck_assert_int_eq(pa_config_parse_service(o, &lb, "params", &s, err,
+			sizeof(err)), -EINVAL);
+	assert_err_begins("params.backends[1].addr: duplicate backend");
+	ck_assert_ptr_null(s.backends);
+	json_decref(o);
+
+	o = json_loads(J({"name": "w", "vip": "192.0.2.1", "port": 80, "proto": "tcp",
+			"backends": [{"addr": "10.0.0.1"}, {"addr": "10.0.0.2"}]}), 0, &jerr);
+	ck_assert_int_eq(pa_config_parse_service(o, &lb, "params", &s, err,
+			sizeof(err)), 0);
+	ck_assert_uint_eq(s.n_backends, 2);
+	back = pa_config_service_to_json(&s);
+	ck_assert_uint_eq(json_array_size(json_object_get(back, "backends")), 2);
+	json_decref(back);
+	pa_config_service_clear(&s);
+	ck_assert_ptr_null(s.backends);
+	json_decref(o);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* RPC                                                                 */
+/* ------------------------------------------------------------------ */
+
+static int
+call_config_get(const json_t *params, json_t **result, struct pa_rpc_error *e)
+{
+	const struct pa_rpc_method *m = pa_rpc_find("config_get");
+
+	ck_assert_ptr_nonnull(m);
+	memset(e, 0, sizeof(*e));
+	*result = NULL;
+	return m->handler(params, result, e);
+}
+
+START_TEST(test_config_get_without_running_config_is_internal_error)
+{
+	struct pa_rpc_error e;
+	json_t *res;
+
+	pa_config_rpc_set_running(NULL);
+	ck_assert_int_eq(call_config_get(NULL, &res, &e), -1);
+	ck_assert_int_eq(e.code, PA_RPC_INTERNAL_ERROR);
+	ck_assert_str_eq(e.message, "no configuration loaded");
+	json_decref(e.data);
+}
+END_TEST
+
+START_TEST(test_config_get_returns_running_config_in_file_schema)
+{
+	struct pa_config *cfg = must_load(full_doc, NULL);
+	struct pa_rpc_error e;
+	json_t *res, *expect;
+
+	pa_config_rpc_set_running(cfg);
+	ck_assert_int_eq(call_config_get(NULL, &res, &e), 0);
+	expect = pa_config_to_json(cfg);
+	ck_assert(json_equal(res, expect));
+	json_decref(expect);
+	json_decref(res);
+	pa_config_rpc_set_running(NULL);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_config_get_refuses_params)
+{
+	struct pa_config *cfg = must_load("{}", NULL);
+	struct pa_rpc_error e;
+	json_t *res, *params = json_pack("{s:i}", "x", 1);
+
+	pa_config_rpc_set_running(cfg);
+	ck_assert_int_eq(call_config_get(params, &res, &e), -1);
+	ck_assert_int_eq(e.code, PA_RPC_INVALID_PARAMS);
+	json_decref(e.data);
+	json_decref(params);
+	pa_config_rpc_set_running(NULL);
+	pa_config_free(cfg);
+}
+END_TEST
+
+static Suite *
+config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc;
+
+	tc = tcase_create("valid");
+	tcase_add_test(tc, test_contract_example_loads_into_typed_structs);
+	tcase_add_test(tc, test_empty_document_gives_defaults);
+	tcase_add_test(tc, test_replay_mode_without_ports_has_one_replay0_port);
+	tcase_add_test(tc, test_replay_mode_ignores_a_valid_ports_section);
+	tcase_add_test(tc, test_replay_mode_still_validates_the_ports_section);
+	tcase_add_test(tc, test_replay_port_name_comes_from_options);
+	tcase_add_test(tc, test_replay_in_port_resolves_against_effective_ports_only);
+	tcase_add_test(tc, test_port_addr_keeps_host_bits_as_given);
+	tcase_add_test(tc, test_port_peer_resolves_to_index_and_defaults_to_self);
+	tcase_add_test(tc, test_metrics_null_disables_and_empty_object_uses_default_listen);
+	tcase_add_test(tc, test_rule_ports_accept_integers_and_strings);
+	tcase_add_test(tc, test_rule_proto_accepts_names_numbers_and_digit_strings);
+	tcase_add_test(tc, test_bare_address_in_rule_is_a_host_prefix);
+	tcase_add_test(tc, test_rtc_mode_takes_worker_lcores);
+	tcase_add_test(tc, test_pipeline_mode_without_lcores_is_automatic);
+	tcase_add_test(tc, test_lb_defaults_for_service_and_backend);
+	tcase_add_test(tc, test_nat_and_dsr_services_need_no_local_addr);
+	tcase_add_test(tc, test_same_vip_and_port_with_other_proto_is_another_service);
+	tcase_add_test(tc, test_max_ports_accepted_and_one_more_refused);
+	tcase_add_loop_test(tc, test_every_shipped_profile_loads, 0,
+			(int)(sizeof(shipped_profiles) / sizeof(shipped_profiles[0])));
+	tcase_add_test(tc, test_profile_is_kept_as_loaded_json);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("round_trip");
+	tcase_add_test(tc, test_round_trip_of_contract_example);
+	tcase_add_test(tc, test_round_trip_of_every_field);
+	tcase_add_test(tc, test_round_trip_of_empty_and_replay_documents);
+	tcase_add_test(tc, test_to_json_writes_defaults_explicitly);
+	tcase_add_test(tc, test_to_json_writes_ports_with_promisc_peer_and_addr);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_loop_test(tc, test_invalid_document_is_refused_with_json_path,
+			0, N_ERR_CASES);
+	tcase_add_test(tc, test_error_path_indexes_the_offending_rule);
+	tcase_add_test(tc, test_unknown_keys_are_reported_before_other_errors);
+	tcase_add_test(tc, test_error_buffer_is_truncated_and_may_be_null);
+	tcase_add_test(tc, test_load_json_refuses_null_document);
+	tcase_add_test(tc, test_invalid_replay_port_name_is_refused);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("files");
+	tcase_add_unchecked_fixture(tc, files_setup, files_teardown);
+	tcase_add_loop_test(tc, test_invalid_profile_is_refused_with_profile_path,
+			0, N_PROFILE_CASES);
+	tcase_add_test(tc, test_profile_dir_option_is_used);
+	tcase_add_test(tc, test_load_file_reads_a_valid_file);
+	tcase_add_test(tc, test_load_file_syntax_error_names_file_line_and_column);
+	tcase_add_test(tc, test_load_file_missing_file_names_it);
+	tcase_add_test(tc, test_load_file_validation_error_is_a_json_path);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("parsers");
+	tcase_add_test(tc, test_field_parsers_accept_valid_and_refuse_invalid);
+	tcase_add_test(tc, test_rule_parser_for_rpc_uses_the_given_path);
+	tcase_add_test(tc, test_service_parser_for_rpc_frees_on_error);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rpc");
+	tcase_add_test(tc, test_config_get_without_running_config_is_internal_error);
+	tcase_add_test(tc, test_config_get_returns_running_config_in_file_schema);
+	tcase_add_test(tc, test_config_get_refuses_params);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(config_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

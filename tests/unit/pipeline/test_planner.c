@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Unit tests of the lcore planner (lib/pipeline/planner.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "pa_pipeline.h"
+
+static struct pa_config_pipeline
+pc_default(enum pa_pipeline_mode mode)
+{
+	struct pa_config_pipeline pc;
+
+	memset(&pc, 0, sizeof(pc));
+	pc.mode = mode;
+	pc.ring_size = 1024;
+	pc.burst = 32;
+	pc.tx_drain_us = 100;
+	return pc;
+}
+
+/* lcores 1..n, the first half on socket 0, the rest on socket 1 */
+static unsigned int
+two_sockets(struct pa_plan_lcore *a, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		a[i].lcore_id = i + 1;
+		a[i].socket = i < n / 2 ? 0 : 1;
+	}
+	return n;
+}
+
+START_TEST(rtc_auto_uses_every_lcore_on_the_port_socket)
+{
+	struct pa_config_pipeline pc = pc_default(PA_PIPELINE_RTC);
+	struct pa_plan_lcore avail[8];
+	struct pa_plan plan;
+	int sockets[1] = { 1 };
+	char err[256];
+	unsigned int i;
+
+	two_sockets(avail, 8);
+	ck_assert_int_eq(pa_plan_make(&pc, avail, 8, sockets, 1, &plan, err,
+		sizeof(err)), 0);
+	ck_assert_uint_eq(plan.n[PA_CONFIG_STAGE_WORKER], 4);
+	for (i = 0; i < 4; i++)
+		ck_assert_uint_eq(plan.lcores[PA_CONFIG_STAGE_WORKER][i], 5 + i);
+	ck_assert_uint_eq(plan.n[PA_CONFIG_STAGE_RX], 0);
+}
+END_TEST
+
+START_TEST(rtc_auto_falls_back_to_other_sockets)
+{
+	struct pa_config_pipeline pc = pc_default(PA_PIPELINE_RTC);
+	struct pa_plan_lcore avail[2] = { { 1, 0 }, { 2, 0 } };
+	struct pa_plan plan;
+	int sockets[1] = { 1 };
+	char err[256];
+
+	ck_assert_int_eq(pa_plan_make(&pc, avail, 2, sockets, 1, &plan, err,
+		sizeof(err)), 0);
+	ck_assert_uint_eq(plan.n[PA_CONFIG_STAGE_WORKER], 2);
+}
+END_TEST
+
+START_TEST(pipeline_auto_needs_four_lcores)
+{
+	struct pa_config_pipeline pc = pc_default(PA_PIPELINE_STAGED);
+	struct pa_plan_lcore avail[3];
+	struct pa_plan plan;
+	int sockets[1] = { 0 };
+	char err[256];
+
+	two_sockets(avail, 3);
+	ck_assert_int_eq(pa_plan_make(&pc, avail, 3, sockets, 1, &plan, err,
+		sizeof(err)), -ENODEV);
+	ck_assert_ptr_nonnull(strstr(err, "needs 4"));
+	ck_assert_int_eq(strncmp(err, "$.pipeline.mode", 15), 0);
+}
+END_TEST
+
+START_TEST(pipeline_auto_one_lcore_per_stage_then_classify_lb_rx_tx)
+{
+	struct pa_config_pipeline pc = pc_default(PA_PIPELINE_STAGED);
+	struct pa_plan_lcore avail[7];
+	struct pa_plan plan;
+	char err[256];
+	unsigned int i;
+
+	for (i = 0; i < 7; i++) {
+		avail[i].lcore_id = 10 + i;
+		avail[i].socket = 0;
+	}
+	ck_assert_int_eq(pa_plan_make(&pc, avail, 7, NULL, 0, &plan, err,
+		sizeof(err)), 0);
+	ck_assert_uint_eq(plan.n[PA_CONFIG_STAGE_RX], 2);
+	ck_assert_uint_eq(plan.n[PA_CONFIG_STAGE_CLASSIFY], 2);
+	ck_assert_uint_eq(plan.n[PA_CONFIG_STAGE_LB], 2);
+	ck_assert_uint_eq(plan.n[PA_CONFIG_STAGE_TX], 1);
+	ck_assert_uint_eq(plan.lcores[PA_CONFIG_STAGE_RX][0], 10);
+	ck_assert_uint_eq(plan.lcores[PA_CONFIG_STAGE_CLASSIFY][0], 11);
+	ck_assert_uint_eq(plan.lcores[PA_CONFIG_STAGE_LB][0], 12);
+	ck_assert_uint_eq(plan.lcores[PA_CONFIG_STAGE_TX][0], 13);
+	ck_assert_uint_eq(plan.lcores[PA_CONFIG_STAGE_CLASSIFY][1], 14);
+	ck_assert_uint_eq(plan.lcores[PA_CONFIG_STAGE_LB][1], 15);
+	ck_assert_uint_eq(plan.lcores[PA_CONFIG_STAGE_RX][1], 16);
+	ck_assert_uint_eq(plan.n[PA_CONFIG_STAGE_WORKER], 0);
+}
+END_TEST
+
+START_TEST(pipeline_auto_prefers_port_socket)
+{
+	struct pa_config_pipeline pc = pc_default(PA_PIPELINE_STAGED);
+	struct pa_plan_lcore avail[8];
+	struct pa_plan plan;
+	int sockets[2] = { 1, 1 };
+	char err[256];
+	unsigned int s;
+
+	two_sockets(avail, 8);
+	ck_assert_int_eq(pa_plan_make(&pc, avail, 8, sockets, 2, &plan, err,
+		sizeof(err)), 0);
+	for (s = 0; s < PA_CONFIG_STAGE_WORKER; s++) {
+		ck_assert_uint_eq(plan.n[s], 1);
+		ck_assert_uint_ge(plan.lcores[s][0], 5);
+	}
+}
+END_TEST
+
+START_TEST(explicit_lcores_are_kept)
+{
+	struct pa_config_pipeline pc = pc_default(PA_PIPELINE_STAGED);
+	struct pa_plan_lcore avail[4];
+	struct pa_plan plan;
+	char err[256];
+
+	two_sockets(avail, 4);
+	pc.lcores_set = true;
+	pc.n_lcores[PA_CONFIG_STAGE_RX] = 1;
+	pc.lcores[PA_CONFIG_STAGE_RX][0] = 4;
+	pc.n_lcores[PA_CONFIG_STAGE_CLASSIFY] = 1;
+	pc.lcores[PA_CONFIG_STAGE_CLASSIFY][0] = 3;
+	pc.n_lcores[PA_CONFIG_STAGE_LB] = 1;
+	pc.lcores[PA_CONFIG_STAGE_LB][0] = 2;
+	pc.n_lcores[PA_CONFIG_STAGE_TX] = 1;
+	pc.lcores[PA_CONFIG_STAGE_TX][0] = 1;
+	ck_assert_int_eq(pa_plan_make(&pc, avail, 4, NULL, 0, &plan, err,
+		sizeof(err)), 0);
+	ck_assert_uint_eq(plan.lcores[PA_CONFIG_STAGE_RX][0], 4);
+	ck_assert_uint_eq(plan.lcores[PA_CONFIG_STAGE_TX][0], 1);
+}
+END_TEST
+
+START_TEST(explicit_unavailable_lcore_is_refused_with_its_path)
+{
+	struct pa_config_pipeline pc = pc_default(PA_PIPELINE_RTC);
+	struct pa_plan_lcore avail[2];
+	struct pa_plan plan;
+	char err[256];
+
+	two_sockets(avail, 2);
+	pc.lcores_set = true;
+	pc.n_lcores[PA_CONFIG_STAGE_WORKER] = 2;
+	pc.lcores[PA_CONFIG_STAGE_WORKER][0] = 1;
+	pc.lcores[PA_CONFIG_STAGE_WORKER][1] = 7;
+	ck_assert_int_eq(pa_plan_make(&pc, avail, 2, NULL, 0, &plan, err,
+		sizeof(err)), -ENODEV);
+	ck_assert_int_eq(strncmp(err, "$.pipeline.lcores.worker[1]", 27), 0);
+	ck_assert_ptr_nonnull(strstr(err, "lcore 7"));
+}
+END_TEST
+
+START_TEST(explicit_pipeline_missing_stage_is_refused)
+{
+	struct pa_config_pipeline pc = pc_default(PA_PIPELINE_STAGED);
+	struct pa_plan_lcore avail[4];
+	struct pa_plan plan;
+	char err[256];
+
+	two_sockets(avail, 4);
+	pc.lcores_set = true;
+	pc.n_lcores[PA_CONFIG_STAGE_RX] = 1;
+	pc.lcores[PA_CONFIG_STAGE_RX][0] = 1;
+	ck_assert_int_eq(pa_plan_make(&pc, avail, 4, NULL, 0, &plan, err,
+		sizeof(err)), -EINVAL);
+	ck_assert_int_eq(strncmp(err, "$.pipeline.lcores.classify", 26), 0);
+}
+END_TEST
+
+START_TEST(wanted_lcores_auto_and_explicit)
+{
+	struct pa_config_pipeline pc = pc_default(PA_PIPELINE_RTC);
+	unsigned int ids[16];
+
+	ck_assert_uint_eq(pa_plan_wanted_lcores(&pc, ids, 16), 1);
+	ck_assert_uint_eq(ids[0], 1);
+	pc.mode = PA_PIPELINE_STAGED;
+	ck_assert_uint_eq(pa_plan_wanted_lcores(&pc, ids, 16), 4);
+	ck_assert_uint_eq(ids[3], 4);
+	pc.lcores_set = true;
+	pc.n_lcores[PA_CONFIG_STAGE_RX] = 2;
+	pc.lcores[PA_CONFIG_STAGE_RX][0] = 5;
+	pc.lcores[PA_CONFIG_STAGE_RX][1] = 9;
+	pc.n_lcores[PA_CONFIG_STAGE_TX] = 1;
+	pc.lcores[PA_CONFIG_STAGE_TX][0] = 5;
+	ck_assert_uint_eq(pa_plan_wanted_lcores(&pc, ids, 16), 2);
+	ck_assert_uint_eq(ids[0], 5);
+	ck_assert_uint_eq(ids[1], 9);
+}
+END_TEST
+
+START_TEST(lcores_arg_pins_one_cpu_each_when_enough)
+{
+	unsigned int ids[1] = { 1 }, cpus[2] = { 2, 3 };
+	char buf[64];
+
+	ck_assert_int_eq(pa_plan_lcores_arg(ids, 1, cpus, 2, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "0@2,1@3");
+}
+END_TEST
+
+START_TEST(lcores_arg_floats_when_more_lcores_than_cpus)
+{
+	unsigned int ids[4] = { 1, 2, 3, 4 }, cpus[2] = { 0, 1 };
+	char buf[64];
+
+	ck_assert_int_eq(pa_plan_lcores_arg(ids, 4, cpus, 2, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "(0,1,2,3,4)@(0,1)");
+}
+END_TEST
+
+START_TEST(lcores_arg_reports_short_buffer)
+{
+	unsigned int ids[4] = { 1, 2, 3, 4 }, cpus[2] = { 0, 1 };
+	char buf[8];
+
+	ck_assert_int_eq(pa_plan_lcores_arg(ids, 4, cpus, 2, buf, sizeof(buf)),
+		-ENOSPC);
+}
+END_TEST
+
+static Suite *
+planner_suite(void)
+{
+	Suite *s = suite_create("pipeline");
+	TCase *tc = tcase_create("planner");
+
+	tcase_add_test(tc, rtc_auto_uses_every_lcore_on_the_port_socket);
+	tcase_add_test(tc, rtc_auto_falls_back_to_other_sockets);
+	tcase_add_test(tc, pipeline_auto_needs_four_lcores);
+	tcase_add_test(tc, pipeline_auto_one_lcore_per_stage_then_classify_lb_rx_tx);
+	tcase_add_test(tc, pipeline_auto_prefers_port_socket);
+	tcase_add_test(tc, explicit_lcores_are_kept);
+	tcase_add_test(tc, explicit_unavailable_lcore_is_refused_with_its_path);
+	tcase_add_test(tc, explicit_pipeline_missing_stage_is_refused);
+	tcase_add_test(tc, wanted_lcores_auto_and_explicit);
+	tcase_add_test(tc, lcores_arg_pins_one_cpu_each_when_enough);
+	tcase_add_test(tc, lcores_arg_floats_when_more_lcores_than_cpus);
+	tcase_add_test(tc, lcores_arg_reports_short_buffer);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(planner_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
