@@ -82,12 +82,14 @@ def wait_socket(path, proc, timeout=30):
     raise RuntimeError("pktaccel socket never came up")
 
 
-def bench_pktaccel(pcap, seconds, tmp):
+def bench_pktaccel(pcap, flows, seconds, tmp):
     conf = os.path.join(tmp, "bench.json")
     sock = os.path.join(tmp, "bench.sock")
     with open(conf, "w") as f:
         json.dump({"ports": [{"name": "bench0", "devargs":
-                              "net_pcap_bench0,rx_pcap=%s,infinite_rx=1" % pcap}],
+                              "net_pcap_bench0,rx_pcap=%s,infinite_rx=1" % pcap,
+                              # infinite_rx preloads the whole file
+                              "mbufs": flows + 8192}],
                    "pipeline": {"mode": "rtc", "lcores": {"worker": [1]}}}, f)
     proc = subprocess.Popen([DAEMON] + EAL + ["--", "-c", conf, "-s", sock],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -117,10 +119,10 @@ def bench_pktaccel(pcap, seconds, tmp):
             "tsc_hz": hz}
 
 
-def bench_testpmd(pcap, seconds):
+def bench_testpmd(pcap, flows, seconds):
     cmd = ["dpdk-testpmd"] + EAL + [
         "--vdev", "net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap, "--",
-        "--forward-mode=io", "--total-num-mbufs=16384", "--stats-period", "1"]
+        "--forward-mode=io", "--total-num-mbufs=%d" % (flows + 8192), "--stats-period", "1"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     rates = []
@@ -156,8 +158,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="pa-bench-") as tmp:
         pcap = os.path.join(tmp, "flows.pcap")
         write_flows_pcap(pcap, args.flows)
-        pa = bench_pktaccel(pcap, args.seconds, tmp)
-        tp = bench_testpmd(pcap, args.seconds)
+        pa = bench_pktaccel(pcap, args.flows, args.seconds, tmp)
+        tp = bench_testpmd(pcap, args.flows, args.seconds)
     ratio = pa["mpps"] / tp["mpps"]
     res = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
            "flows": args.flows, "seconds": args.seconds, "frame_bytes": 60,

@@ -13,7 +13,7 @@
 #   INTEGRATION_TIMEOUT=720      seconds for the whole pytest run
 set -uo pipefail
 
-cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." || exit 1
 ROOT=$(pwd)
 PY=/usr/bin/python3
 
@@ -51,6 +51,8 @@ SETUP_ARGS=()
 if [ -n "${SANITIZE:-}" ]; then
 	BUILD=build-san
 	SETUP_ARGS=("-Db_sanitize=$SANITIZE" -Db_lundef=false)
+	# undefined behaviour fails the test that triggers it
+	export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 fi
 section "build ($BUILD)"
 if [ ! -f "$BUILD/build.ninja" ]; then
@@ -94,7 +96,7 @@ while IFS=$'\x1f' read -r name workdir env cmd; do
 	n_unit=$((n_unit + 1))
 	log="$TMP/unit-$n_unit.log"
 	(
-		[ -n "$workdir" ] && cd "$workdir"
+		if [ -n "$workdir" ]; then cd "$workdir" || exit 1; fi
 		eval "exec env CK_VERBOSITY=normal CK_DEFAULT_TIMEOUT=\${CK_DEFAULT_TIMEOUT:-60} $env \
 			timeout -k 10 ${UNIT_TIMEOUT:-300} $cmd"
 	) >"$log" 2>&1 </dev/null

@@ -39,6 +39,7 @@
 #define CFG_MAX_DESC		16384
 #define CFG_MIN_MTU		68
 #define CFG_MAX_MTU		16000
+#define CFG_MAX_MBUFS		(16 * 1024 * 1024)
 
 /* Where an error message goes. */
 struct ctx {
@@ -1011,7 +1012,7 @@ port_parse(struct ctx *c, const json_t *obj, const char *path,
 	static const char *const keys[] = {
 		"name", "devargs", "pci", "profile", "rx_queues", "tx_queues",
 		"rx_desc", "tx_desc", "mtu", "promisc", "peer", "gateway_mac",
-		"gateway", "addr", NULL
+		"gateway", "addr", "mbufs", NULL
 	};
 	char p[CFG_PATH_LEN], why[PA_CONFIG_ERR_MAX / 2];
 	const char *devargs = NULL, *pci = NULL, *profile = NULL;
@@ -1092,6 +1093,10 @@ port_parse(struct ctx *c, const json_t *obj, const char *path,
 		goto out;
 	if (rc > 0)
 		port->mtu = (uint16_t)x;
+	if ((rc = get_int(c, obj, path, "mbufs", 1, CFG_MAX_MBUFS, &x)) < 0)
+		goto out;
+	if (rc > 0)
+		port->mbufs = (uint32_t)x;
 	if ((rc = get_bool(c, obj, path, "promisc", &port->promisc)) < 0)
 		goto out;
 	if ((rc = get_string(c, obj, path, "peer", peer)) < 0)
@@ -2216,6 +2221,9 @@ port_to_json(const struct pa_config *cfg, const struct pa_config_port *port)
 	if (port->tx_desc != 0)
 		rc |= json_object_set_new(o, "tx_desc",
 				json_integer(port->tx_desc));
+	if (port->mbufs != 0)
+		rc |= json_object_set_new(o, "mbufs",
+				json_integer(port->mbufs));
 	if (port->mtu != 0)
 		rc |= json_object_set_new(o, "mtu", json_integer(port->mtu));
 	rc |= json_object_set_new(o, "promisc", json_boolean(port->promisc));

@@ -59,6 +59,10 @@ struct pa_config_port {
 	uint16_t rx_desc;		/**< 0 = profile or driver default */
 	uint16_t tx_desc;		/**< 0 = profile or driver default */
 	uint16_t mtu;			/**< 0 = driver default */
+	/** Least number of mbufs in the port's pool (0 = sized from queues,
+	 * rings and bursts only). For devices that hold many buffers of
+	 * their own, e.g. net_pcap with infinite_rx preloads the whole file. */
+	uint32_t mbufs;
 	bool promisc;			/**< default true */
 	int peer;			/**< index of the peer port; own index by default */
 	bool has_gateway_mac;

@@ -18,6 +18,8 @@
 #include "pipeline_priv.h"
 
 #define PREFETCH_AHEAD	3
+#define REPLAY_IDLE_POLLS	1024
+#define REPLAY_IDLE_NAP_US	100
 
 static __rte_always_inline void
 wait_a_little(const struct pa_worker *w)
@@ -309,7 +311,7 @@ pa_worker_main(void *arg)
 	struct pa_pipeline *pl = w->pl;
 	struct rte_mbuf *pkts[PA_PIPELINE_MAX_BURST];
 	uint64_t now, prev;
-	unsigned int got;
+	unsigned int got, idle_streak = 0;
 	bool busy = false;
 
 	rte_rcu_qsbr_thread_register(pl->rcu, w->lcore_id);
@@ -338,11 +340,17 @@ pa_worker_main(void *arg)
 		}
 		rte_rcu_qsbr_quiescent(pl->rcu, w->lcore_id);
 		busy = got != 0;
-		if (busy)
+		if (busy) {
+			idle_streak = 0;
 			continue;
+		}
 		if (stopping && may_finish(w))
 			break;
-		wait_a_little(w);
+		/* A replay that has run dry (--stay) need not spin: nap. */
+		if (unlikely(w->replay) && ++idle_streak > REPLAY_IDLE_POLLS)
+			rte_delay_us_sleep(REPLAY_IDLE_NAP_US);
+		else
+			wait_a_little(w);
 	}
 	if (w->run_tx)
 		txbuf_flush_all(w);

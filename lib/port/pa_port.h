@@ -46,6 +46,7 @@ struct pa_port {
 	struct rte_ether_addr mac;
 	struct rte_mempool *pool;	/**< mbufs this port receives into */
 	uint32_t pool_size;
+	uint32_t min_mbufs;		/**< configured floor of pool_size */
 	uint16_t mbuf_data_room;
 	/** TX queues used by more lcores than there are queues take this
 	 * lock (VPP's shared TX queue); one entry per queue. */

@@ -194,6 +194,7 @@ pa_port_probe(struct pa_port_set *ps, const struct pa_config *cfg,
 		p->peer = cp->peer < 0 ? i : (uint16_t)cp->peer;
 		p->promisc = cp->promisc;
 		p->mtu = cp->mtu;
+		p->min_mbufs = cp->mbufs;
 		p->rx_desc = cp->rx_desc != 0 ? cp->rx_desc :
 			profile_uint(cp->profile_doc, "rx_desc",
 				info.default_rxportconf.ring_size != 0 ?
@@ -313,7 +314,8 @@ setup_one(struct pa_port_set *ps, unsigned int idx,
 		tx_desc_total += (uint32_t)ps->port[i].tx_desc *
 			RTE_MAX(req->nb_txq[i], 1);
 	cache = req->no_cache ? 0 : MAX_MEMPOOL_CACHE;
-	n = pool_size_for(p, req, cache) + tx_desc_total;
+	n = RTE_MAX(pool_size_for(p, req, cache) + tx_desc_total,
+		p->min_mbufs);
 	/* A mempool is most efficient at 2^k - 1 objects. */
 	n = rte_align32pow2(n + 1) - 1;
 	if (cache > n / 16)

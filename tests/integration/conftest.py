@@ -128,3 +128,21 @@ def module_daemons(tmp_path_factory):
     """Module-scoped variant (for read-only RPC and console tests)."""
     with daemons(tmp_path_factory.mktemp("daemons")) as start:
         yield start
+
+
+@pytest.fixture
+def run_replay(tmp_path):
+    """run_replay(in_pcap, config, drops=False, **kw) -> pautil.Result with
+    .rc, .stdout, .stderr and .summary (the last stdout line, parsed); the
+    output pcap path is in .out_pcap (drops in .drops_pcap)."""
+    n = [0]
+
+    def go(in_pcap, config, drops=False, **kw):
+        n[0] += 1
+        out = str(tmp_path / ("replay%d-out.pcap" % n[0]))
+        dr = str(tmp_path / ("replay%d-drops.pcap" % n[0])) if drops else None
+        res = pautil.replay(in_pcap, out, config, drops=dr, **kw)
+        res.out_pcap = out
+        res.drops_pcap = dr
+        return res
+    return go

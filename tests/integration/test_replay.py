@@ -157,10 +157,9 @@ def test_run_sh_prints_summary(tmp_path):
     assert len(read_pcap(out)) == res.summary["tx_packets"]
 
 
-def test_replay_missing_input_fails(tmp_path):
-    out = str(tmp_path / "out.pcap")
-    res = replay(str(tmp_path / "nope.pcap"), out, {"pipeline": RTC1},
-                 timeout=60)
+def test_replay_missing_input_fails(run_replay, tmp_path):
+    res = run_replay(str(tmp_path / "nope.pcap"), {"pipeline": RTC1},
+                     timeout=60)
     assert res.rc not in (0, None), res
     assert res.stderr.strip(), "no reason on stderr: %r" % res
 

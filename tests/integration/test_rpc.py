@@ -13,7 +13,7 @@ import time
 import pytest
 
 import pautil
-from pautil import (DAEMON, PIPE4, RPC_METHODS_NOW, RpcClient, check_summary,
+from pautil import (DAEMON, PIPE4, RPC_METHODS_NOW, check_summary,
                     json_lines, last_json_line, read_pcap, run)
 
 CONF = {

@@ -190,7 +190,7 @@ static const char full_doc[] = J(
   "ports": [
     {"name": "wan0", "devargs": "net_af_packet0,iface=veth0", "profile": "af_packet",
      "rx_queues": 1, "tx_queues": 2, "rx_desc": 512, "tx_desc": 1024, "mtu": 9000,
-     "promisc": false, "peer": "lan0", "gateway_mac": "02:00:00:00:00:01",
+     "mbufs": 20000, "promisc": false, "peer": "lan0", "gateway_mac": "02:00:00:00:00:01",
      "addr": ["198.51.100.5/24", "2001:db8:1::5/64"]},
     {"name": "lan0", "pci": "3b:00.1", "profile": "mlx5", "peer": "wan0",
      "gateway": "2001:db8:2::1", "addr": []}
@@ -777,6 +777,7 @@ static const struct err_case err_cases[] = {
 	{ "rx_desc not a power of two", "{\"ports\": [" P0 ", \"rx_desc\": 1000}]}", "$.ports[0].rx_desc: 1000 is not a power of two" },
 	{ "tx_desc above 16384", "{\"ports\": [" P0 ", \"tx_desc\": 32768}]}", "$.ports[0].tx_desc: 32768 out of range 64..16384" },
 	{ "mtu below 68", "{\"ports\": [" P0 ", \"mtu\": 67}]}", "$.ports[0].mtu: 67 out of range 68..16000" },
+	{ "mbufs zero", "{\"ports\": [" P0 ", \"mbufs\": 0}]}", "$.ports[0].mbufs: 0 out of range 1..16777216" },
 	{ "mtu given as string", "{\"ports\": [" P0 ", \"mtu\": \"1500\"}]}", "$.ports[0].mtu: expected an integer, got a string" },
 	{ "mtu given as real", "{\"ports\": [" P0 ", \"mtu\": 1500.0}]}", "$.ports[0].mtu: expected an integer, got a real number" },
 	{ "promisc not a boolean", "{\"ports\": [" P0 ", \"promisc\": 1}]}", "$.ports[0].promisc: expected a boolean, got an integer" },
