@@ -17,7 +17,7 @@
 #include "pa_pkt.h"
 #include "pipeline_priv.h"
 
-#define PREFETCH_AHEAD	3
+#define PA_OUT_UNKNOWN		UINT32_MAX
 #define REPLAY_IDLE_POLLS	1024
 #define REPLAY_IDLE_NAP_US	100
 
@@ -76,14 +76,9 @@ stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 
 	w->stats.rx_packets += n;
 	w->stats.stage_packets[PA_STAGE_RX] += n;
-	for (i = 0; i < RTE_MIN(n, PREFETCH_AHEAD); i++)
-		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 
-		if (i + PREFETCH_AHEAD < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD],
-				void *));
 		if (unlikely(pa_pkt_parse_mbuf(m) < 0)) {
 			pa_drop(w, m, PA_DROP_MALFORMED);
 			continue;
@@ -112,46 +107,82 @@ stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	return n;
 }
 
+/* Hand @p n packets to a TX queue; what the queue refuses is waited for
+ * (replay) or dropped and counted (live). */
 static void
-txbuf_flush(struct pa_worker *w, struct pa_txbuf *b)
+tx_send(struct pa_worker *w, const struct pa_txbuf *b, struct rte_mbuf **pkts,
+		uint16_t n)
 {
-	uint16_t sent = 0, n = b->count;
+	uint16_t sent = 0;
 
-	if (n == 0)
-		return;
 	for (;;) {
 		if (unlikely(b->shared))
 			rte_spinlock_lock(b->lock);
-		sent += rte_eth_tx_burst(b->port_id, b->queue, b->pkts + sent,
+		sent += rte_eth_tx_burst(b->port_id, b->queue, pkts + sent,
 			n - sent);
 		if (unlikely(b->shared))
 			rte_spinlock_unlock(b->lock);
 		if (likely(sent == n))
 			break;
-		/* Replay waits for room; live mode drops and counts. */
 		if (!w->replay || w->pl->abort) {
-			drop_bulk(w, b->pkts + sent, n - sent,
+			drop_bulk(w, pkts + sent, n - sent,
 				w->replay ? PA_DROP_SHUTDOWN : PA_DROP_TX_FULL);
 			break;
 		}
 		wait_a_little(w);
 	}
 	w->stats.tx_packets += sent;
+}
+
+static void
+txbuf_flush(struct pa_worker *w, struct pa_txbuf *b)
+{
+	if (b->count == 0)
+		return;
+	tx_send(w, b, b->pkts, b->count);
 	b->count = 0;
 }
 
+/* @p uniform_out: the out port every packet of the burst has, when a
+ * stage before knows it (rx sets the input port's peer on a whole burst),
+ * or PA_OUT_UNKNOWN. */
 static __rte_always_inline void
-stage_tx(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
+stage_tx(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
+		uint32_t uniform_out)
 {
 	const uint16_t *index_of = w->port_index_of;
-	uint16_t i;
+	uint16_t i, out, first;
+	struct pa_txbuf *b;
 
+	if (unlikely(n == 0))
+		return;
 	w->stats.stage_packets[PA_STAGE_TX] += n;
+
+	/* A burst bound for one port with nothing waiting before it there
+	 * goes out as it is (l3fwd's send_packetsx4 does the same); the
+	 * buffers gather mixed or small bursts. */
+	if (uniform_out != PA_OUT_UNKNOWN) {
+		first = (uint16_t)uniform_out;
+		i = n;
+	} else {
+		first = pa_pkt_meta(pkts[0])->out_port;
+		for (i = 1; i < n; i++)
+			if (pa_pkt_meta(pkts[i])->out_port != first)
+				break;
+	}
+	if (likely(i == n && first < RTE_MAX_ETHPORTS &&
+	    index_of[first] < w->n_txb)) {
+		b = &w->txb[index_of[first]];
+		if (likely(b->count == 0)) {
+			tx_send(w, b, pkts, n);
+			return;
+		}
+	}
+
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		uint16_t out = pa_pkt_meta(m)->out_port;
-		struct pa_txbuf *b;
 
+		out = pa_pkt_meta(m)->out_port;
 		if (unlikely(out >= RTE_MAX_ETHPORTS ||
 		    index_of[out] >= w->n_txb)) {
 			pa_drop(w, m, PA_DROP_MALFORMED);
@@ -220,14 +251,15 @@ dispatch(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 
 /* The stages after rx, then the sink: TX or the next ring. */
 static __rte_always_inline void
-process_rest(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
+process_rest(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
+		uint32_t uniform_out)
 {
 	if (w->run_classify)
 		n = stage_classify(w, pkts, n);
 	if (w->run_lb)
 		n = stage_lb(w, pkts, n);
 	if (w->run_tx)
-		stage_tx(w, pkts, n);
+		stage_tx(w, pkts, n, uniform_out);
 	else
 		dispatch(w, pkts, n);
 }
@@ -257,7 +289,7 @@ poll_ports(struct pa_worker *w, struct rte_mbuf **pkts)
 			continue;
 		total += n;
 		n = stage_rx(w, q, pkts, n);
-		process_rest(w, pkts, n);
+		process_rest(w, pkts, n, q->peer_port_id);
 	}
 	return total;
 }
@@ -273,7 +305,7 @@ poll_rings(struct pa_worker *w, struct rte_mbuf **pkts)
 		if (n == 0)
 			continue;
 		total += n;
-		process_rest(w, pkts, (uint16_t)n);
+		process_rest(w, pkts, (uint16_t)n, PA_OUT_UNKNOWN);
 	}
 	return total;
 }

@@ -109,15 +109,26 @@ json_t *pa_rpc_handle_count(const json_t *request, struct pa_rpc_counters *c);
 /** Log type "pa.rpc" (rte_log), for the RPC library and its methods. */
 extern int pa_rpc_logtype;
 
-/** Server limits and location. */
+/**
+ * Server limits and location; 0 in a field means its default.
+ * A request (or batch) longer than max_request gets -32600 and the
+ * connection is closed; so does one nested deeper than max_depth (-32700,
+ * the request object itself is level 1). Connections beyond max_conns are
+ * accepted and closed at once. A connection whose unread responses exceed
+ * 4 MiB is not read from until its client catches up.
+ */
 struct pa_rpc_server_opts {
-	const char *path;		/**< socket path */
+	const char *path;		/**< socket path (< 108 bytes) */
 	size_t max_request;		/**< bytes of one request; default 4 MiB */
 	unsigned int max_conns;		/**< default 64 */
 	unsigned int max_depth;		/**< JSON nesting limit; default 64 */
 	int mode;			/**< socket mode; default 0660 */
 };
 
+/**
+ * The server is not thread-safe: create, poll, flush and destroy it from
+ * one thread (the control thread). Method handlers run in that thread.
+ */
 struct pa_rpc_server;
 
 /**
@@ -156,11 +167,12 @@ void pa_rpc_server_destroy(struct pa_rpc_server *s);
 
 /** Request counters for stats (calls and errors). */
 struct pa_rpc_counters {
-	uint64_t requests;
-	uint64_t errors;
-	uint64_t connections;		/**< accepted over the server's life */
-	uint64_t rejected_connections;	/**< over max_conns */
+	uint64_t requests;		/**< calls, batch elements and parse errors included */
+	uint64_t errors;		/**< calls answered (or due) with an error */
+	uint64_t connections;		/**< served over the server's life */
+	uint64_t rejected_connections;	/**< closed at once: over max_conns */
 };
+/** Copy the counters (same thread as pa_rpc_server_poll()). */
 void pa_rpc_server_counters(const struct pa_rpc_server *s,
 		struct pa_rpc_counters *c);
 

@@ -15,7 +15,7 @@
 RTE_LOG_REGISTER(pa_rpc_logtype, pa.rpc, INFO);
 
 #define RPC_LOG(level, fmt, ...) \
-	rte_log(RTE_LOG_##level, pa_rpc_logtype, "rpc: " fmt "\n", ##__VA_ARGS__)
+	rte_log(RTE_LOG_##level, pa_rpc_logtype, "pa.rpc: " fmt "\n", ##__VA_ARGS__)
 
 /* Registered methods, most recent first. Written at constructor time or by
  * the control thread only. */

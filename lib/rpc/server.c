@@ -44,7 +44,7 @@
 #endif
 
 #define RPC_LOG(level, fmt, ...) \
-	rte_log(RTE_LOG_##level, pa_rpc_logtype, "rpc: " fmt "\n", ##__VA_ARGS__)
+	rte_log(RTE_LOG_##level, pa_rpc_logtype, "pa.rpc: " fmt "\n", ##__VA_ARGS__)
 
 #define DEFAULT_MAX_REQUEST	(4u << 20)
 #define DEFAULT_MAX_CONNS	64u
@@ -112,6 +112,7 @@ struct pa_rpc_server {
 	unsigned int max_depth;
 	unsigned int nconns;
 	uint64_t poll_gen;
+	int64_t accept_err_ms;	/* last accept failure logged */
 	struct conn_list conns;
 	struct pa_rpc_counters counters;
 };
@@ -483,8 +484,14 @@ queue_json(struct conn *c, const json_t *resp)
 	txt = json_dumps(resp, JSON_COMPACT);
 	line = txt != NULL ? txt : oom;
 	len = strlen(line);
-	if (c->out_off == c->out_len)
+	if (c->out_off == c->out_len) {
 		c->out_off = c->out_len = 0;
+	} else if (c->out_off >= c->out_len - c->out_off) {
+		/* move the unsent tail down once as much has been sent */
+		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+		c->out_len -= c->out_off;
+		c->out_off = 0;
+	}
 	if (reserve(&c->out, &c->out_cap, c->out_len + len + 1) != 0) {
 		RPC_LOG(ERR, "out of memory queueing a response, dropping client");
 		c->dead = true;
@@ -802,6 +809,15 @@ conn_update(struct pa_rpc_server *s, struct conn *c)
 	c->events = want;
 }
 
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static int
 accept_conns(struct pa_rpc_server *s)
 {
@@ -826,7 +842,13 @@ accept_conns(struct pa_rpc_server *s)
 			case ENFILE:
 			case ENOBUFS:
 			case ENOMEM:
-				RPC_LOG(WARNING, "accept: %s", strerror(errno));
+				/* transient: retried at the next poll; log
+				 * at most once a second */
+				if (now_ms() - s->accept_err_ms >= 1000) {
+					s->accept_err_ms = now_ms();
+					RPC_LOG(WARNING, "accept on %s: %s",
+						s->path, strerror(errno));
+				}
 				return 0;
 			default:
 				ret = -errno;
@@ -952,15 +974,6 @@ pa_rpc_server_poll(struct pa_rpc_server *s, int timeout_ms)
 			ret = accept_conns(s);
 	wake_update(s);
 	return ret;
-}
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void
