@@ -208,6 +208,7 @@ build_eal_args(int eal_argc, char **eal_argv, const struct options *o,
 	static const char *const mem_opts[] = { "-m", "--socket-mem", NULL };
 	static const char *const tele_opts[] = { "--no-telemetry",
 		"--telemetry", NULL };
+	static const char *const log_opts[] = { "--log-level", NULL };
 	unsigned int ids[PA_PIPELINE_MAX_LCORES];
 	unsigned int cpus[PA_PIPELINE_MAX_LCORES * 2];
 	unsigned int n_ids, n_cpus;
@@ -229,6 +230,9 @@ build_eal_args(int eal_argc, char **eal_argv, const struct options *o,
 		if (!has_arg(eal_argc, eal_argv, tele_opts))
 			out[n++] = (char *)"--no-telemetry";
 	}
+	/* EAL's start-up chatter is INFO; keep stderr to what matters. */
+	if (!has_arg(eal_argc, eal_argv, log_opts))
+		out[n++] = (char *)"--log-level=lib.eal:notice";
 	if (!has_arg(eal_argc, eal_argv, lcore_opts)) {
 		n_ids = pa_plan_wanted_lcores(&cfg->pipeline, ids, RTE_DIM(ids));
 		n_cpus = allowed_cpus(cpus, RTE_DIM(cpus));
