@@ -373,6 +373,14 @@ main(int argc, char **argv)
 
 	rte_openlog_stream(stderr);
 
+	/* From here on a signal means a clean stop, during start-up too. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
 	/* EAL options before "--"; without "--" everything is ours. */
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
@@ -477,13 +485,6 @@ main(int argc, char **argv)
 		if (rpc.server == NULL)
 			goto out;
 	}
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 
 	t0 = now_s();
 	if (pa_pipeline_start(pl) != 0) {
