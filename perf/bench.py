@@ -126,7 +126,7 @@ def bench_testpmd(pcap, flows, seconds):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     rates = []
-    end = time.time() + seconds + 8
+    end = time.time() + seconds + 30
     try:
         for line in proc.stdout:
             m = re.search(r"Rx-pps:\s+(\d+)", line)
