@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <numa.h>
+
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -175,18 +177,58 @@ has_arg(int argc, char **argv, const char *const *names)
 	return false;
 }
 
-/* CPUs this process may run on. */
-static unsigned int
-allowed_cpus(unsigned int *cpus, unsigned int max)
+/* NUMA node of the first PCI port (sysfs), or -1: where the lcores the
+ * daemon maps itself should live. Virtual devices have no node. */
+static int
+ports_numa_node(const struct pa_config *cfg)
 {
+	unsigned int i, colons;
+	char path[PATH_MAX];
+	const char *p;
+	FILE *f;
+	long node;
+	int ret = -1;
+
+	for (i = 0; i < cfg->n_ports && ret < 0; i++) {
+		if (cfg->ports[i].pci == NULL)
+			continue;
+		for (colons = 0, p = cfg->ports[i].pci; *p != '\0'; p++)
+			colons += *p == ':';
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s%s/numa_node",
+			colons == 1 ? "0000:" : "", cfg->ports[i].pci);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fscanf(f, "%ld", &node) == 1 && node >= 0 && node < INT_MAX)
+			ret = (int)node;
+		fclose(f);
+	}
+	return ret;
+}
+
+/* CPUs this process may run on, those of the ports' NUMA node first. */
+static unsigned int
+allowed_cpus(const struct pa_config *cfg, unsigned int *cpus, unsigned int max)
+{
+	int nodes[PA_PLAN_MAX_CPUS];
 	cpu_set_t set;
 	unsigned int c, n = 0;
+	int node;
 
 	if (sched_getaffinity(0, sizeof(set), &set) != 0)
 		return 0;
+	max = RTE_MIN(max, (unsigned int)PA_PLAN_MAX_CPUS);
 	for (c = 0; c < CPU_SETSIZE && n < max; c++)
 		if (CPU_ISSET(c, &set))
 			cpus[n++] = c;
+	if (numa_available() < 0)
+		return n;
+	node = ports_numa_node(cfg);
+	if (node < 0)
+		node = numa_node_of_cpu((int)cpus[0]);
+	for (c = 0; c < n; c++)
+		nodes[c] = numa_node_of_cpu((int)cpus[c]);
+	pa_plan_order_cpus(cpus, nodes, n, node);
 	return n;
 }
 
@@ -210,7 +252,7 @@ build_eal_args(int eal_argc, char **eal_argv, const struct options *o,
 		"--telemetry", NULL };
 	static const char *const log_opts[] = { "--log-level", NULL };
 	unsigned int ids[PA_PIPELINE_MAX_LCORES];
-	unsigned int cpus[PA_PIPELINE_MAX_LCORES * 2];
+	unsigned int cpus[PA_PLAN_MAX_CPUS];
 	unsigned int n_ids, n_cpus;
 	int i, n = 0;
 
@@ -235,7 +277,7 @@ build_eal_args(int eal_argc, char **eal_argv, const struct options *o,
 		out[n++] = (char *)"--log-level=lib.eal:notice";
 	if (!has_arg(eal_argc, eal_argv, lcore_opts)) {
 		n_ids = pa_plan_wanted_lcores(&cfg->pipeline, ids, RTE_DIM(ids));
-		n_cpus = allowed_cpus(cpus, RTE_DIM(cpus));
+		n_cpus = allowed_cpus(cfg, cpus, RTE_DIM(cpus));
 		if (n_cpus == 0 || pa_plan_lcores_arg(ids, n_ids, cpus, n_cpus,
 				lcores_buf, lcores_len) != 0) {
 			snprintf(err, err_len, "cannot map %u lcores onto the CPUs",

@@ -91,6 +91,17 @@ int pa_plan_lcores_arg(const unsigned int *ids, unsigned int n_ids,
 		const unsigned int *cpus, unsigned int n_cpus,
 		char *buf, size_t len);
 
+/** Most CPUs pa_plan_order_cpus() handles. */
+#define PA_PLAN_MAX_CPUS	1024
+
+/**
+ * Put the CPUs of NUMA node @p node first, keeping the order otherwise
+ * (stable), so that the lcores mapped first land next to the ports.
+ * @param cpu_node  node of each CPU (-1 unknown); @p node < 0: no change.
+ */
+void pa_plan_order_cpus(unsigned int *cpus, const int *cpu_node,
+		unsigned int n, int node);
+
 struct pa_pipeline;
 
 struct pa_pipeline_opts {

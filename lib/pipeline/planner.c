@@ -204,3 +204,21 @@ pa_plan_lcores_arg(const unsigned int *ids, unsigned int n_ids,
 	ret |= append(buf, len, &off, "%.0u)", 0);
 	return ret != 0 ? -ENOSPC : 0;
 }
+
+void
+pa_plan_order_cpus(unsigned int *cpus, const int *cpu_node, unsigned int n,
+		int node)
+{
+	unsigned int tmp[PA_PLAN_MAX_CPUS];
+	unsigned int i, k = 0;
+
+	if (node < 0 || n > PA_PLAN_MAX_CPUS)
+		return;
+	for (i = 0; i < n; i++)
+		if (cpu_node[i] == node)
+			tmp[k++] = cpus[i];
+	for (i = 0; i < n; i++)
+		if (cpu_node[i] != node)
+			tmp[k++] = cpus[i];
+	memcpy(cpus, tmp, n * sizeof(*cpus));
+}

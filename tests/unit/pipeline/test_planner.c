@@ -242,6 +242,33 @@ START_TEST(lcores_arg_reports_short_buffer)
 }
 END_TEST
 
+START_TEST(order_cpus_puts_the_ports_node_first_stably)
+{
+	unsigned int cpus[6] = { 0, 1, 2, 3, 4, 5 };
+	int nodes[6] = { 0, 1, 0, 1, 0, 1 };
+
+	pa_plan_order_cpus(cpus, nodes, 6, 1);
+	ck_assert_uint_eq(cpus[0], 1);
+	ck_assert_uint_eq(cpus[1], 3);
+	ck_assert_uint_eq(cpus[2], 5);
+	ck_assert_uint_eq(cpus[3], 0);
+	ck_assert_uint_eq(cpus[4], 2);
+	ck_assert_uint_eq(cpus[5], 4);
+}
+END_TEST
+
+START_TEST(order_cpus_without_a_node_changes_nothing)
+{
+	unsigned int cpus[3] = { 7, 3, 5 };
+	int nodes[3] = { 1, 0, 1 };
+
+	pa_plan_order_cpus(cpus, nodes, 3, -1);
+	ck_assert_uint_eq(cpus[0], 7);
+	ck_assert_uint_eq(cpus[1], 3);
+	ck_assert_uint_eq(cpus[2], 5);
+}
+END_TEST
+
 static Suite *
 planner_suite(void)
 {
@@ -260,6 +287,8 @@ planner_suite(void)
 	tcase_add_test(tc, lcores_arg_pins_one_cpu_each_when_enough);
 	tcase_add_test(tc, lcores_arg_floats_when_more_lcores_than_cpus);
 	tcase_add_test(tc, lcores_arg_reports_short_buffer);
+	tcase_add_test(tc, order_cpus_puts_the_ports_node_first_stably);
+	tcase_add_test(tc, order_cpus_without_a_node_changes_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
