@@ -150,19 +150,27 @@ pa_pipeline_describe_json(const struct pa_pipeline *pl)
 		"lcores", lcores);
 }
 
+/* Both methods: no parameters, a JSON view of the running pipeline. */
 static int
-rpc_stats_get(const json_t *params, json_t **result, struct pa_rpc_error *err)
+reply_view(json_t *(*view)(const struct pa_pipeline *), const json_t *params,
+		json_t **result, struct pa_rpc_error *err)
 {
 	if (pa_rpc_no_params(params, err) != 0)
 		return -1;
 	if (rpc_pipeline == NULL)
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
 			"data path not running");
-	*result = pa_pipeline_stats_json(rpc_pipeline);
+	*result = view(rpc_pipeline);
 	if (*result == NULL)
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
 			"out of memory");
 	return 0;
+}
+
+static int
+rpc_stats_get(const json_t *params, json_t **result, struct pa_rpc_error *err)
+{
+	return reply_view(pa_pipeline_stats_json, params, result, err);
 }
 PA_RPC_REGISTER("stats_get", rpc_stats_get,
 	"packet, drop, port and lcore counters")
@@ -170,16 +178,7 @@ PA_RPC_REGISTER("stats_get", rpc_stats_get,
 static int
 rpc_pipeline_get(const json_t *params, json_t **result, struct pa_rpc_error *err)
 {
-	if (pa_rpc_no_params(params, err) != 0)
-		return -1;
-	if (rpc_pipeline == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"data path not running");
-	*result = pa_pipeline_describe_json(rpc_pipeline);
-	if (*result == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"out of memory");
-	return 0;
+	return reply_view(pa_pipeline_describe_json, params, result, err);
 }
 PA_RPC_REGISTER("pipeline_get", rpc_pipeline_get,
 	"lcores, their stages, NUMA socket, queues and ring fill levels")
