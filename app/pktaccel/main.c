@@ -28,6 +28,7 @@
 #include <rte_ring.h>
 #include <rte_version.h>
 
+#include "pa_acl.h"
 #include "pa_config.h"
 #include "pa_pipeline.h"
 #include "pa_pkt.h"
@@ -404,6 +405,7 @@ main(int argc, char **argv)
 	struct pa_config *cfg = NULL;
 	struct pa_port_set *ports = NULL;
 	struct pa_pipeline *pl = NULL;
+	struct pa_acl *acl = NULL;
 	struct pa_pipeline_opts popts;
 	struct rpc_thread rpc = { 0 };
 	struct replay_input rin = { 0 };
@@ -517,7 +519,22 @@ main(int argc, char **argv)
 	pl = pa_pipeline_create(&popts, err, sizeof(err));
 	if (pl == NULL)
 		goto out;
+	{
+		struct pa_acl_opts ao = {
+			.rcu = pa_pipeline_rcu(pl),
+			.n_lcores = pa_pipeline_lcore_count(pl),
+			.socket = pa_pipeline_classify_socket(pl),
+			.cfg = cfg,
+			.port_index_of = ports->index_of,
+		};
+
+		acl = pa_acl_create(&ao, err, sizeof(err));
+		if (acl == NULL)
+			goto out;
+	}
+	pa_pipeline_set_acl(pl, acl);
 	pa_pipeline_rpc_set(pl);
+	pa_acl_rpc_set(acl, cfg);
 	pa_config_rpc_set_running(cfg);
 
 	if (opt.replay_in == NULL || opt.socket_given) {
@@ -580,6 +597,7 @@ out:
 		pa_rpc_server_destroy(rpc.server);
 	}
 	pa_pipeline_rpc_set(NULL);
+	pa_acl_rpc_set(NULL, NULL);
 	pa_config_rpc_set_running(NULL);
 	if (ports != NULL) {
 		json_t *summary = NULL;
@@ -599,6 +617,7 @@ out:
 				in_use);
 	}
 	pa_pipeline_destroy(pl);
+	pa_acl_destroy(acl);
 	if (ports != NULL) {
 		pa_port_free_pools(ports);
 		free(ports);

@@ -125,6 +125,14 @@ struct pa_pipeline_opts {
 struct pa_pipeline *pa_pipeline_create(const struct pa_pipeline_opts *o,
 		char *err, size_t err_len);
 
+struct pa_acl;
+
+/** Give the classify stage its ACL (before pa_pipeline_start()). */
+void pa_pipeline_set_acl(struct pa_pipeline *pl, struct pa_acl *acl);
+
+/** NUMA socket of the lcores that run the classify stage. */
+int pa_pipeline_classify_socket(const struct pa_pipeline *pl);
+
 /** Launch the lcores. @return 0 or -errno. */
 int pa_pipeline_start(struct pa_pipeline *pl);
 

@@ -71,6 +71,7 @@ worker_new(struct pa_pipeline *pl, unsigned int lcore, enum pa_config_stage role
 	}
 	w->pl = pl;
 	w->lcore_id = lcore;
+	w->widx = pl->n_workers;
 	w->socket = socket;
 	w->role = role;
 	w->rank = rank;
@@ -346,6 +347,28 @@ fail:
 	pa_port_stop_all(ps);
 	pa_pipeline_destroy(pl);
 	return NULL;
+}
+
+void
+pa_pipeline_set_acl(struct pa_pipeline *pl, struct pa_acl *acl)
+{
+	unsigned int i;
+
+	pl->acl = acl;
+	for (i = 0; i < pl->n_workers; i++)
+		if (pl->workers[i]->run_classify)
+			pl->workers[i]->acl = acl;
+}
+
+int
+pa_pipeline_classify_socket(const struct pa_pipeline *pl)
+{
+	unsigned int i;
+
+	for (i = 0; i < pl->n_workers; i++)
+		if (pl->workers[i]->run_classify)
+			return pl->workers[i]->socket;
+	return 0;
 }
 
 int

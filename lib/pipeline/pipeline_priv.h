@@ -9,6 +9,7 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
+#include "pa_acl.h"
 #include "pa_pipeline.h"
 
 #define PA_PIPELINE_MAX_BURST	256
@@ -42,6 +43,8 @@ struct pa_worker {
 	enum pa_config_stage role;	/**< RX..TX, or WORKER (rtc) */
 	unsigned int rank;		/**< position in the chain (0 = rx) */
 	unsigned int index;		/**< index among its stage's lcores */
+	unsigned int widx;		/**< index among all data-path lcores */
+	struct pa_acl *acl;		/**< classify: the ACL, or NULL */
 	uint16_t burst;
 	bool replay;
 	bool shared_cpu;		/**< CPU shared with other lcores: yield when idle */
@@ -79,6 +82,7 @@ struct pa_pipeline {
 	unsigned int n_rings;
 	struct rte_ring *rings[PA_PIPELINE_MAX_STAGE * PA_PIPELINE_MAX_STAGE * 3];
 	struct rte_rcu_qsbr *rcu;
+	struct pa_acl *acl;
 	volatile bool stop;
 	volatile bool abort;
 	unsigned int done[PA_STAGE_MAX];	/**< lcores finished, per rank */

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* stats_get and pipeline_get: JSON views of the running data path. */
 #include <stdio.h>
+#include <string.h>
+#include <netinet/in.h>
+
+#include <rte_byteorder.h>
 
 #include <rte_cycles.h>
 #include <rte_lcore.h>
@@ -57,14 +61,14 @@ pa_pipeline_stats_json(const struct pa_pipeline *pl)
 		json_object_set_new(lcores, key, lcore_stats_json(&one));
 	}
 	pa_pipeline_stats_sum(pl, &sum);
-	o = json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:{}, s:{}, s:I}",
+	o = json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:{}, s:I}",
 		"rx_packets", (json_int_t)sum.rx_packets,
 		"tx_packets", (json_int_t)sum.tx_packets,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(&sum),
 		"drops", pa_stats_drops_json(&sum),
 		"ports", pa_port_stats_json(pl->ports),
 		"lcores", lcores,
-		"acl",
+		"acl", pl->acl != NULL ? pa_acl_stats_json(pl->acl) : json_object(),
 		"lb",
 		"mbufs_in_use", (json_int_t)pa_port_mbufs_in_use(pl->ports));
 	return o;
@@ -138,7 +142,7 @@ pa_pipeline_describe_json(const struct pa_pipeline *pl)
 		return NULL;
 	for (i = 0; i < pl->n_workers; i++)
 		json_array_append_new(lcores, worker_json(pl, pl->workers[i]));
-	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:b, s:I, s:o}",
+	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:b, s:I, s:s, s:o}",
 		"mode", pl->plan.mode == PA_PIPELINE_RTC ? "rtc" : "pipeline",
 		"replay", pl->replay,
 		"burst", (int)pl->burst,
@@ -147,6 +151,8 @@ pa_pipeline_describe_json(const struct pa_pipeline *pl)
 		"main_lcore", (int)rte_get_main_lcore(),
 		"cpu_shared", pl->n_workers > 0 && pl->workers[0]->shared_cpu,
 		"tsc_hz", (json_int_t)rte_get_tsc_hz(),
+		"acl_algorithm", pl->acl != NULL ? pa_acl_algorithm(pl->acl) :
+			"none",
 		"lcores", lcores);
 }
 
@@ -182,3 +188,121 @@ rpc_pipeline_get(const json_t *params, json_t **result, struct pa_rpc_error *err
 }
 PA_RPC_REGISTER("pipeline_get", rpc_pipeline_get,
 	"lcores, their stages, NUMA socket, queues and ring fill levels")
+
+/*
+ * trace_packet: the verdict the data path would give a described packet,
+ * from the live tables and the stages' own lookup code.
+ */
+static int
+trace_port(const json_t *v, const char *name, uint16_t *port,
+		struct pa_rpc_error *err)
+{
+	char why[PA_RPC_MSG_MAX];
+	struct pa_port_range r;
+
+	if (v == NULL) {
+		*port = 0;
+		return 0;
+	}
+	if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+	    json_integer_value(v) <= UINT16_MAX) {
+		*port = (uint16_t)json_integer_value(v);
+		return 0;
+	}
+	if (json_is_string(v) && pa_config_parse_port_range(json_string_value(v),
+			&r, why, sizeof(why)) == 0 && r.lo == r.hi) {
+		*port = r.lo;
+		return 0;
+	}
+	return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+		"params.%s: expected a port number 0..65535", name);
+}
+
+static int
+rpc_trace_packet(const json_t *params, json_t **result,
+		struct pa_rpc_error *err)
+{
+	struct pa_acl *acl = pa_acl_rpc_get();
+	struct pa_ip_addr src, dst;
+	struct pa_flow_key key;
+	enum pa_acl_action action = PA_ACL_PERMIT;
+	char why[PA_RPC_MSG_MAX];
+	const char *k;
+	const json_t *v;
+	uint16_t sport, dport;
+	uint32_t rule = 0;
+	int proto, in_port = -1;
+	bool ports;
+
+	if (rpc_pipeline == NULL)
+		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
+			"data path not running");
+	if (!json_is_object(params))
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+			"params: expected {\"src\", \"dst\", \"sport\", \"dport\", \"proto\", \"in_port\"?}");
+	json_object_foreach((json_t *)params, k, v) {
+		if (strcmp(k, "src") != 0 && strcmp(k, "dst") != 0 &&
+		    strcmp(k, "sport") != 0 && strcmp(k, "dport") != 0 &&
+		    strcmp(k, "proto") != 0 && strcmp(k, "in_port") != 0)
+			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+				"params.%s: unknown key", k);
+	}
+	v = json_object_get(params, "src");
+	if (!json_is_string(v) || pa_config_parse_ip(json_string_value(v),
+			&src, why, sizeof(why)) != 0)
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+			"params.src: expected an IPv4 or IPv6 address");
+	v = json_object_get(params, "dst");
+	if (!json_is_string(v) || pa_config_parse_ip(json_string_value(v),
+			&dst, why, sizeof(why)) != 0)
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+			"params.dst: expected an IPv4 or IPv6 address");
+	if (src.family != dst.family)
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+			"params.dst: address family differs from params.src");
+	v = json_object_get(params, "proto");
+	if (v == NULL || pa_config_parse_proto(v, &proto, why, sizeof(why)) != 0 ||
+	    proto == PA_PROTO_ANY)
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+			"params.proto: expected a protocol name or number 0..255");
+	if (trace_port(json_object_get(params, "sport"), "sport", &sport, err) != 0 ||
+	    trace_port(json_object_get(params, "dport"), "dport", &dport, err) != 0)
+		return -1;
+	v = json_object_get(params, "in_port");
+	if (v != NULL) {
+		in_port = json_is_string(v) ? pa_config_port_index(
+			rpc_pipeline->cfg, json_string_value(v)) : -1;
+		if (in_port < 0)
+			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+				"params.in_port: no such port");
+	}
+
+	memset(&key, 0, sizeof(key));
+	key.family = src.family == AF_INET ? 4 : 6;
+	key.proto = (uint8_t)proto;
+	ports = proto == IPPROTO_TCP || proto == IPPROTO_UDP ||
+		proto == IPPROTO_SCTP;
+	key.sport = ports ? rte_cpu_to_be_16(sport) : 0;
+	key.dport = ports ? rte_cpu_to_be_16(dport) : 0;
+	if (key.family == 4) {
+		key.v4.src = src.v4.s_addr;
+		key.v4.dst = dst.v4.s_addr;
+	} else {
+		memcpy(key.v6.src, src.v6.s6_addr, 16);
+		memcpy(key.v6.dst, dst.v6.s6_addr, 16);
+	}
+	if (acl != NULL && pa_acl_trace(acl, &key, ports, in_port, &rule,
+			&action) != 0)
+		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
+			"cannot classify");
+	*result = json_pack("{s:s, s:o, s:s, s:n, s:n}",
+		"verdict", action == PA_ACL_DROP ? "drop" : "forward",
+		"acl_rule", rule != 0 ? json_integer(rule) : json_null(),
+		"acl_action", action == PA_ACL_DROP ? "drop" :
+			action == PA_ACL_MARK ? "mark" :
+			action == PA_ACL_POLICE ? "police" : "permit",
+		"service", "backend");
+	return 0;
+}
+PA_RPC_REGISTER("trace_packet", rpc_trace_packet,
+	"verdict for a described packet: src dst sport dport proto [in_port]")

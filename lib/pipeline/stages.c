@@ -89,13 +89,29 @@ stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 	return kept;
 }
 
-/* classify: the place of the ACL; everything is permitted for now. */
+/* classify: the ACL decides; drops leave here with their reason. */
 static __rte_always_inline uint16_t
 stage_classify(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
-	RTE_SET_USED(pkts);
+	static const uint8_t reason[] = {
+		[PA_ACL_V_DROP_ACL] = PA_DROP_ACL,
+		[PA_ACL_V_DROP_POLICE] = PA_DROP_POLICE,
+		[PA_ACL_V_DROP_NON_IP] = PA_DROP_NON_IP,
+	};
+	uint8_t verdict[PA_PIPELINE_MAX_BURST];
+	uint16_t i, kept = 0;
+
 	w->stats.stage_packets[PA_STAGE_CLASSIFY] += n;
-	return n;
+	if (w->acl == NULL || n == 0)
+		return n;
+	pa_acl_classify(w->acl, w->widx, pkts, n, verdict);
+	for (i = 0; i < n; i++) {
+		if (likely(verdict[i] == PA_ACL_V_FORWARD))
+			pkts[kept++] = pkts[i];
+		else
+			pa_drop(w, pkts[i], (enum pa_drop_reason)reason[verdict[i]]);
+	}
+	return kept;
 }
 
 /* lb: the place of the load balancer; nothing is balanced for now. */
