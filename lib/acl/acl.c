@@ -33,6 +33,7 @@ RTE_LOG_REGISTER(pa_acl_logtype, pa.acl, INFO);
 #define ACL_MIN_SLOTS		1024
 #define ACL_MAX_BURST		256
 #define ACL_PORT_ANY		0xff
+#define ACL_DELTA_MAX		256	/* rules in the delta tier */
 
 /* rte_acl input layouts (addresses and ports in network order). rte_acl
  * reads the first field, one byte, on its own, then groups of four bytes
@@ -121,6 +122,7 @@ init_defs(void)
 /* What the data path needs of one rule, by slot. */
 struct acl_slot {
 	uint32_t id;			/**< 0: slot unused in this version */
+	int32_t priority;
 	uint8_t action;			/**< enum pa_acl_action */
 	uint8_t tos_mark;		/**< DSCP << 2 */
 	struct rte_meter_srtcm_profile profile;
@@ -144,10 +146,18 @@ struct acl_lcore_extra {
 	uint64_t non_ip;
 } __rte_cache_aligned;
 
-/* One published version: immutable once live. */
+/*
+ * One published version: immutable once live. Two tiers of contexts per
+ * family: the base holds the rules of the last full build, the delta the
+ * rules added since. An add rebuilds only the small delta and hands the
+ * base over to the new version; a packet takes the better of the two
+ * tiers' matches. A full build (replace, deleting a base rule, a delta
+ * grown past ACL_DELTA_MAX) folds everything into a new base.
+ */
+#define ACL_TIERS	2
 struct acl_table {
-	struct rte_acl_ctx *ctx4;
-	struct rte_acl_ctx *ctx6;
+	struct rte_acl_ctx *ctx4[ACL_TIERS];
+	struct rte_acl_ctx *ctx6[ACL_TIERS];
 	enum pa_acl_action def;
 	bool non_ip_drop;
 	uint32_t n_slots;		/**< slots[] entries */
@@ -169,7 +179,9 @@ struct pa_acl {
 	/* Control-side rule set, sorted by id, with each rule's slot. */
 	struct pa_config_acl_rule *rules;
 	uint32_t *rule_slot;
+	uint8_t *rule_tier;			/* 0 base, 1 delta */
 	unsigned int n_rules;
+	unsigned int n_delta;
 	enum pa_acl_action def;
 	bool non_ip_drop;
 	/* Slot allocator: a slot is "in use" while some rule holds it. */
@@ -407,10 +419,14 @@ fail:
 static void
 table_free(struct acl_table *t)
 {
+	unsigned int k;
+
 	if (t == NULL)
 		return;
-	rte_acl_free(t->ctx4);
-	rte_acl_free(t->ctx6);
+	for (k = 0; k < ACL_TIERS; k++) {
+		rte_acl_free(t->ctx4[k]);
+		rte_acl_free(t->ctx6[k]);
+	}
 	rte_free(t->slots);
 	rte_free(t);
 }
@@ -425,22 +441,131 @@ heap_used(int socket)
 	return st.heap_allocsz_bytes;
 }
 
+static int
+fill_slot(struct acl_slot *s, const struct pa_config_acl_rule *r, char *err,
+		size_t err_len)
+{
+	s->id = r->id;
+	s->priority = r->priority;
+	s->action = (uint8_t)r->action;
+	s->tos_mark = (uint8_t)(r->dscp << 2);
+	if (r->action == PA_ACL_POLICE) {
+		struct rte_meter_srtcm_params p = {
+			.cir = r->rate_pps, .cbs = r->burst, .ebs = 0,
+		};
+
+		if (rte_meter_srtcm_profile_config(&s->profile, &p) != 0) {
+			snprintf(err, err_len,
+				"rule %u: police rate_pps %" PRIu64 " burst %" PRIu64 " not accepted by rte_meter",
+				r->id, r->rate_pps, r->burst);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /*
- * Build a version from @p rules (n, with their slots), publish it, wait for
- * the lcores to leave the old one, free the old one. On error nothing
- * changes.
+ * Build the contexts of one tier from the rules whose tier is @p tier
+ * (every rule when @p tiers is NULL).
+ */
+static int
+build_tier(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
+		const uint32_t *slots, const uint8_t *tiers, uint8_t tier,
+		unsigned int n, struct rte_acl_ctx **c4, struct rte_acl_ctx **c6,
+		char *err, size_t err_len)
+{
+	struct rank_item *rank;
+	struct acl_rule4 *e4;
+	struct acl_rule6 *e6;
+	unsigned int i, m = 0, n4 = 0, n6 = 0;
+	int ret = 0;
+
+	*c4 = NULL;
+	*c6 = NULL;
+	rank = calloc(n + 1, sizeof(*rank));
+	e4 = calloc(2 * (size_t)n + 1, sizeof(*e4));
+	e6 = calloc(2 * (size_t)n + 1, sizeof(*e6));
+	if (rank == NULL || e4 == NULL || e6 == NULL) {
+		snprintf(err, err_len, "out of memory building the ACL");
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (tiers == NULL || tiers[i] == tier)
+			rank[m++] = (struct rank_item){ rules[i].priority,
+				rules[i].id, i };
+	qsort(rank, m, sizeof(*rank), rank_cmp);
+	for (i = 0; i < m; i++) {
+		const struct pa_config_acl_rule *r = &rules[rank[i].index];
+		uint32_t ud = slots[rank[i].index] + 1;
+		uint32_t prio = m - i;	/* rank 0 (best) gets the highest */
+		int fam = rule_family(r);
+
+		if (fam == 0 || fam == AF_INET) {
+			fill_common4(&e4[n4], r, prio, ud);
+			if (ports_constrained(r)) {
+				e4[n4].field[F4_PK].value.u8 = 1;
+				e4[n4].field[F4_PK].mask_range.u8 = 0xff;
+				e4[n4].field[F4_SPORT].value.u16 = r->sport.lo;
+				e4[n4].field[F4_SPORT].mask_range.u16 = r->sport.hi;
+				e4[n4].field[F4_DPORT].value.u16 = r->dport.lo;
+				e4[n4].field[F4_DPORT].mask_range.u16 = r->dport.hi;
+				n4++;
+				fill_common4(&e4[n4], r, prio, ud);
+				e4[n4].field[F4_PK].value.u8 = 0;
+				e4[n4].field[F4_PK].mask_range.u8 = 0xff;
+			}
+			n4++;
+		}
+		if (fam == 0 || fam == AF_INET6) {
+			fill_common6(&e6[n6], r, prio, ud);
+			if (ports_constrained(r)) {
+				e6[n6].field[F6_PK].value.u8 = 1;
+				e6[n6].field[F6_PK].mask_range.u8 = 0xff;
+				e6[n6].field[F6_SPORT].value.u16 = r->sport.lo;
+				e6[n6].field[F6_SPORT].mask_range.u16 = r->sport.hi;
+				e6[n6].field[F6_DPORT].value.u16 = r->dport.lo;
+				e6[n6].field[F6_DPORT].mask_range.u16 = r->dport.hi;
+				n6++;
+				fill_common6(&e6[n6], r, prio, ud);
+				e6[n6].field[F6_PK].value.u8 = 0;
+				e6[n6].field[F6_PK].mask_range.u8 = 0xff;
+			}
+			n6++;
+		}
+	}
+	*c4 = ctx_build(acl, AF_INET, e4, n4, err, err_len);
+	if (n4 != 0 && *c4 == NULL) {
+		ret = -rte_errno;
+		goto out;
+	}
+	*c6 = ctx_build(acl, AF_INET6, e6, n6, err, err_len);
+	if (n6 != 0 && *c6 == NULL) {
+		rte_acl_free(*c4);
+		*c4 = NULL;
+		ret = -rte_errno;
+	}
+out:
+	free(rank);
+	free(e4);
+	free(e6);
+	return ret;
+}
+
+/*
+ * Build a version from @p rules (n, with their slots and tiers), publish
+ * it, wait for the lcores to leave the old one, free the old one. With
+ * @p full every rule goes into a new base; otherwise the live base is kept
+ * and only the delta (tier 1) is built. On error nothing changes.
  */
 static int
 commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
-		const uint32_t *slots, unsigned int n, enum pa_acl_action def,
-		bool non_ip_drop, struct acl_store *store, char *err,
-		size_t err_len)
+		const uint32_t *slots, const uint8_t *tiers, unsigned int n,
+		bool full, enum pa_acl_action def, bool non_ip_drop,
+		struct acl_store *store, char *err, size_t err_len)
 {
-	struct rank_item *rank = NULL;
-	struct acl_rule4 *e4 = NULL;
-	struct acl_rule6 *e6 = NULL;
-	struct acl_table *t, *old;
-	unsigned int i, n4 = 0, n6 = 0;
+	struct acl_table *t, *old = acl->live;
+	unsigned int i, l;
 	uint64_t t0, mem0;
 	int ret = -ENOMEM;
 
@@ -455,113 +580,61 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	t->n_slots = store->capacity;
 	t->slots = rte_zmalloc_socket("pa_acl_slots",
 		sizeof(*t->slots) * t->n_slots, RTE_CACHE_LINE_SIZE, acl->socket);
-	rank = calloc(n + 1, sizeof(*rank));
-	e4 = calloc(2 * (size_t)n + 1, sizeof(*e4));
-	e6 = calloc(2 * (size_t)n + 1, sizeof(*e6));
-	if (t->slots == NULL || rank == NULL || e4 == NULL || e6 == NULL)
+	if (t->slots == NULL)
 		goto nomem;
-
-	for (i = 0; i < n; i++)
-		rank[i] = (struct rank_item){ rules[i].priority, rules[i].id, i };
-	qsort(rank, n, sizeof(*rank), rank_cmp);
 	for (i = 0; i < n; i++) {
-		const struct pa_config_acl_rule *r = &rules[rank[i].index];
-		uint32_t slot = slots[rank[i].index];
-		uint32_t prio = n - i;	/* rank 0 (best) gets the highest */
-		int fam = rule_family(r);
-		struct acl_slot *s = &t->slots[slot];
-
-		s->id = r->id;
-		s->action = (uint8_t)r->action;
-		s->tos_mark = (uint8_t)(r->dscp << 2);
-		if (r->action == PA_ACL_POLICE) {
-			struct rte_meter_srtcm_params p = {
-				.cir = r->rate_pps, .cbs = r->burst, .ebs = 0,
-			};
-
-			ret = rte_meter_srtcm_profile_config(&s->profile, &p);
-			if (ret != 0) {
-				snprintf(err, err_len,
-					"rule %u: police rate_pps %" PRIu64 " burst %" PRIu64 " not accepted by rte_meter",
-					r->id, r->rate_pps, r->burst);
-				ret = -EINVAL;
-				goto out;
-			}
-		}
-		if (fam == 0 || fam == AF_INET) {
-			fill_common4(&e4[n4], r, prio, slot + 1);
-			if (ports_constrained(r)) {
-				e4[n4].field[F4_PK].value.u8 = 1;
-				e4[n4].field[F4_PK].mask_range.u8 = 0xff;
-				e4[n4].field[F4_SPORT].value.u16 = r->sport.lo;
-				e4[n4].field[F4_SPORT].mask_range.u16 = r->sport.hi;
-				e4[n4].field[F4_DPORT].value.u16 = r->dport.lo;
-				e4[n4].field[F4_DPORT].mask_range.u16 = r->dport.hi;
-				n4++;
-				fill_common4(&e4[n4], r, prio, slot + 1);
-				e4[n4].field[F4_PK].value.u8 = 0;
-				e4[n4].field[F4_PK].mask_range.u8 = 0xff;
-			}
-			n4++;
-		}
-		if (fam == 0 || fam == AF_INET6) {
-			fill_common6(&e6[n6], r, prio, slot + 1);
-			if (ports_constrained(r)) {
-				e6[n6].field[F6_PK].value.u8 = 1;
-				e6[n6].field[F6_PK].mask_range.u8 = 0xff;
-				e6[n6].field[F6_SPORT].value.u16 = r->sport.lo;
-				e6[n6].field[F6_SPORT].mask_range.u16 = r->sport.hi;
-				e6[n6].field[F6_DPORT].value.u16 = r->dport.lo;
-				e6[n6].field[F6_DPORT].mask_range.u16 = r->dport.hi;
-				n6++;
-				fill_common6(&e6[n6], r, prio, slot + 1);
-				e6[n6].field[F6_PK].value.u8 = 0;
-				e6[n6].field[F6_PK].mask_range.u8 = 0xff;
-			}
-			n6++;
-		}
+		ret = fill_slot(&t->slots[slots[i]], &rules[i], err, err_len);
+		if (ret != 0)
+			goto out;
 	}
-	t->ctx4 = ctx_build(acl, AF_INET, e4, n4, err, err_len);
-	if (n4 != 0 && t->ctx4 == NULL) {
-		ret = -rte_errno;
+	if (full || old == NULL) {
+		ret = build_tier(acl, rules, slots, NULL, 0, n, &t->ctx4[0],
+			&t->ctx6[0], err, err_len);
+	} else {
+		ret = build_tier(acl, rules, slots, tiers, 1, n, &t->ctx4[1],
+			&t->ctx6[1], err, err_len);
+	}
+	if (ret != 0)
 		goto out;
-	}
-	t->ctx6 = ctx_build(acl, AF_INET6, e6, n6, err, err_len);
-	if (n6 != 0 && t->ctx6 == NULL) {
-		ret = -rte_errno;
-		goto out;
-	}
 
 	/* Meters of police rules new in this version start full. Their
 	 * slots are not in the live version, so no lcore touches them. */
 	for (i = 0; i < n; i++) {
 		uint32_t slot = slots[i];
-		unsigned int l;
 
 		if (rules[i].action != PA_ACL_POLICE)
 			continue;
-		if (acl->live != NULL && slot < acl->live->n_slots &&
-		    acl->live->slots[slot].id == rules[i].id &&
-		    acl->live->slots[slot].action == PA_ACL_POLICE)
+		if (old != NULL && slot < old->n_slots &&
+		    old->slots[slot].id == rules[i].id &&
+		    old->slots[slot].action == PA_ACL_POLICE)
 			continue;
 		for (l = 0; l < acl->n_lcores; l++)
 			rte_meter_srtcm_config(&store->meters[l][slot],
 				&t->slots[slot].profile);
 	}
 
-	old = acl->live;
+	/* The new version takes the live base over when it keeps it. */
+	if (!full && old != NULL) {
+		t->ctx4[0] = old->ctx4[0];
+		t->ctx6[0] = old->ctx6[0];
+	}
 	__atomic_store_n(&acl->live, t, __ATOMIC_RELEASE);
 	if (acl->rcu != NULL)
 		rte_rcu_qsbr_synchronize(acl->rcu, RTE_QSBR_THRID_INVALID);
+	if (!full && old != NULL) {
+		old->ctx4[0] = NULL;
+		old->ctx6[0] = NULL;
+	}
 	table_free(old);
 	acl->version++;
-	acl->builds++;
+	acl->builds += full;
 	acl->last_build_ms = (double)(rte_get_tsc_cycles() - t0) * 1000.0 /
 		(double)rte_get_tsc_hz();
-	acl->last_memory = heap_used(acl->socket) - RTE_MIN(mem0,
-		heap_used(acl->socket));
-	ACL_LOG(DEBUG, "version %" PRIu64 ": %u rules (%u IPv4, %u IPv6 entries) in %.2f ms",
-		acl->version, n, n4, n6, acl->last_build_ms);
+	if (full)
+		acl->last_memory = heap_used(acl->socket) -
+			RTE_MIN(mem0, heap_used(acl->socket));
+	ACL_LOG(DEBUG, "version %" PRIu64 ": %u rules, %s build in %.2f ms",
+		acl->version, n, full ? "full" : "delta", acl->last_build_ms);
 	ret = 0;
 	t = NULL;
 	goto out;
@@ -570,9 +643,6 @@ nomem:
 	ret = -ENOMEM;
 out:
 	table_free(t);
-	free(rank);
-	free(e4);
-	free(e6);
 	return ret;
 }
 
@@ -711,19 +781,21 @@ slots_needed(const struct pa_acl *acl, unsigned int extra)
 static int
 apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		unsigned int n, enum pa_acl_action def, bool non_ip_drop,
-		char *err, size_t err_len)
+		bool full, char *err, size_t err_len)
 {
 	struct pa_config_acl_rule *nr = NULL;
 	uint32_t *ns = NULL, need;
-	uint8_t *kept = NULL;
+	uint8_t *kept = NULL, *nt = NULL;
+	unsigned int n_delta = 0;
 	struct acl_store *store;
 	unsigned int i;
 	int pos, ret;
 
 	nr = calloc(n + 1, sizeof(*nr));
 	ns = calloc(n + 1, sizeof(*ns));
+	nt = calloc(n + 1, sizeof(*nt));
 	kept = calloc(acl->n_rules + 1, 1);
-	if (nr == NULL || ns == NULL || kept == NULL) {
+	if (nr == NULL || ns == NULL || nt == NULL || kept == NULL) {
 		snprintf(err, err_len, "out of memory");
 		ret = -ENOMEM;
 		goto out;
@@ -751,12 +823,16 @@ apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		pos = find_rule(acl, nr[i].id);
 		if (pos >= 0) {
 			ns[i] = acl->rule_slot[pos];
+			nt[i] = full ? 0 : acl->rule_tier[pos];
 			kept[pos] = 1;
 		} else {
 			ns[i] = slot_alloc(acl, store->capacity);
+			nt[i] = full ? 0 : 1;
 		}
+		n_delta += nt[i];
 	}
-	ret = commit(acl, nr, ns, n, def, non_ip_drop, store, err, err_len);
+	ret = commit(acl, nr, ns, nt, n, full, def, non_ip_drop, store, err,
+		err_len);
 	if (ret != 0) {
 		for (i = 0; i < n; i++)
 			if (find_rule(acl, nr[i].id) < 0)
@@ -771,16 +847,21 @@ apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 			slot_release(acl, acl->rule_slot[i]);
 	free(acl->rules);
 	free(acl->rule_slot);
+	free(acl->rule_tier);
 	acl->rules = nr;
 	acl->rule_slot = ns;
+	acl->rule_tier = nt;
 	acl->n_rules = n;
+	acl->n_delta = n_delta;
 	acl->def = def;
 	acl->non_ip_drop = non_ip_drop;
 	nr = NULL;
 	ns = NULL;
+	nt = NULL;
 out:
 	free(nr);
 	free(ns);
+	free(nt);
 	free(kept);
 	return ret;
 }
@@ -827,8 +908,10 @@ pa_acl_rule_add(struct pa_acl *acl, const struct pa_config_acl_rule *r,
 	}
 	memcpy(all, acl->rules, sizeof(*all) * acl->n_rules);
 	all[acl->n_rules] = *r;
+	/* A small delta tier takes adds; past ACL_DELTA_MAX all is rebuilt. */
 	ret = apply(acl, all, acl->n_rules + 1, acl->def, acl->non_ip_drop,
-		err, err_len);
+		acl->live == NULL || acl->n_delta + 1 > ACL_DELTA_MAX, err,
+		err_len);
 	free(all);
 	return ret;
 }
@@ -852,8 +935,9 @@ pa_acl_rule_delete(struct pa_acl *acl, uint32_t id, char *err, size_t err_len)
 	memcpy(rest, acl->rules, sizeof(*rest) * (unsigned int)pos);
 	memcpy(rest + pos, acl->rules + pos + 1,
 		sizeof(*rest) * (acl->n_rules - (unsigned int)pos - 1));
+	/* Deleting a delta rule rebuilds the delta only; a base rule, all. */
 	ret = apply(acl, rest, acl->n_rules - 1, acl->def, acl->non_ip_drop,
-		err, err_len);
+		acl->rule_tier[pos] == 0, err, err_len);
 	free(rest);
 	return ret;
 }
@@ -870,8 +954,8 @@ pa_acl_rules_replace(struct pa_acl *acl, const struct pa_config_acl *a,
 		if (ret != 0)
 			return ret;
 	}
-	return apply(acl, a->rules, a->n_rules, a->def, a->non_ip_drop, err,
-		err_len);
+	return apply(acl, a->rules, a->n_rules, a->def, a->non_ip_drop, true,
+		err, err_len);
 }
 
 /* ------------------------------------------------------------------ */
@@ -949,8 +1033,8 @@ pa_acl_create(const struct pa_acl_opts *o, char *err, size_t err_len)
 	}
 	acl->def = a->def;
 	acl->non_ip_drop = a->non_ip_drop;
-	if (apply(acl, a->rules, a->n_rules, a->def, a->non_ip_drop, err,
-			err_len) != 0)
+	if (apply(acl, a->rules, a->n_rules, a->def, a->non_ip_drop, true,
+			err, err_len) != 0)
 		goto fail;
 	ACL_LOG(INFO, "%u rules, default %s, classify algorithm %s",
 		acl->n_rules, acl->def == PA_ACL_DROP ? "drop" : "permit",
@@ -972,6 +1056,7 @@ pa_acl_destroy(struct pa_acl *acl)
 	free(acl->slot_used);
 	free(acl->rules);
 	free(acl->rule_slot);
+	free(acl->rule_tier);
 	rte_free(acl);
 }
 
@@ -1183,6 +1268,44 @@ in_port_of(const struct pa_acl *acl, uint16_t port_id)
 	return idx > UINT8_MAX ? ACL_PORT_ANY : (uint8_t)idx;
 }
 
+/* The better of two matches (slot + 1, 0 = none): higher priority, then
+ * lower id. */
+static __rte_always_inline uint32_t
+better(const struct acl_table *t, uint32_t a, uint32_t b)
+{
+	const struct acl_slot *sa, *sb;
+
+	if (b == 0)
+		return a;
+	if (a == 0)
+		return b;
+	sa = &t->slots[a - 1];
+	sb = &t->slots[b - 1];
+	if (sb->priority > sa->priority ||
+	    (sb->priority == sa->priority && sb->id < sa->id))
+		return b;
+	return a;
+}
+
+/* Look @p n keys up in both tiers of one family. */
+static __rte_always_inline void
+lookup(const struct acl_table *t, struct rte_acl_ctx *const *ctx,
+		const uint8_t **data, uint32_t *res, unsigned int n)
+{
+	uint32_t delta[ACL_MAX_BURST];
+	unsigned int i;
+
+	if (ctx[0] != NULL)
+		rte_acl_classify(ctx[0], data, res, n, 1);
+	else
+		memset(res, 0, sizeof(*res) * n);
+	if (ctx[1] == NULL)
+		return;
+	rte_acl_classify(ctx[1], data, delta, n, 1);
+	for (i = 0; i < n; i++)
+		res[i] = better(t, res[i], delta[i]);
+}
+
 void
 pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		uint16_t n, uint8_t *verdicts)
@@ -1198,6 +1321,26 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 	uint64_t now = 0;
 
 	n = RTE_MIN(n, (uint16_t)ACL_MAX_BURST);
+	if (t->ctx4[0] == NULL && t->ctx4[1] == NULL &&
+	    t->ctx6[0] == NULL && t->ctx6[1] == NULL) {
+		/* No rules: the default for IP, non_ip for the rest. */
+		uint8_t def = t->def == PA_ACL_DROP ? PA_ACL_V_DROP_ACL :
+			PA_ACL_V_FORWARD;
+		uint8_t other = t->non_ip_drop ? PA_ACL_V_DROP_NON_IP :
+			PA_ACL_V_FORWARD;
+		unsigned int non_ip = 0;
+
+		for (i = 0; i < n; i++) {
+			bool ip = (pa_pkt_meta(pkts[i])->flags &
+				(PA_PKT_F_IPV4 | PA_PKT_F_IPV6)) != 0;
+
+			verdicts[i] = ip ? def : other;
+			non_ip += !ip;
+		}
+		acl->extra[lidx].default_hits += n - non_ip;
+		acl->extra[lidx].non_ip += non_ip;
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct pa_pkt_meta *meta = pa_pkt_meta(m);
@@ -1237,18 +1380,10 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			verdicts[i] = PA_ACL_V_FORWARD;
 		}
 	}
-	if (n4 != 0) {
-		if (t->ctx4 != NULL)
-			rte_acl_classify(t->ctx4, d4, r4, n4, 1);
-		else
-			memset(r4, 0, sizeof(r4[0]) * n4);
-	}
-	if (n6 != 0) {
-		if (t->ctx6 != NULL)
-			rte_acl_classify(t->ctx6, d6, r6, n6, 1);
-		else
-			memset(r6, 0, sizeof(r6[0]) * n6);
-	}
+	if (n4 != 0)
+		lookup(t, t->ctx4, d4, r4, n4);
+	if (n6 != 0)
+		lookup(t, t->ctx6, d6, r6, n6);
 	if (n4 + n6 != 0)
 		now = rte_rdtsc();
 	for (i = 0; i < n4; i++)
@@ -1282,8 +1417,7 @@ pa_acl_trace(struct pa_acl *acl, const struct pa_flow_key *key,
 		k4.sport = key->sport;
 		k4.dport = key->dport;
 		data[0] = (const uint8_t *)&k4;
-		if (t->ctx4 != NULL)
-			rte_acl_classify(t->ctx4, data, &res, 1, 1);
+		lookup(t, t->ctx4, data, &res, 1);
 	} else if (key->family == 6) {
 		k6.proto = key->proto;
 		k6.in_port = in_port < 0 || in_port > UINT8_MAX - 1 ?
@@ -1294,8 +1428,7 @@ pa_acl_trace(struct pa_acl *acl, const struct pa_flow_key *key,
 		k6.sport = key->sport;
 		k6.dport = key->dport;
 		data[0] = (const uint8_t *)&k6;
-		if (t->ctx6 != NULL)
-			rte_acl_classify(t->ctx6, data, &res, 1, 1);
+		lookup(t, t->ctx6, data, &res, 1);
 	} else {
 		return -EINVAL;
 	}

@@ -28,6 +28,13 @@
  * never by a half-built one. A failed build returns an error and leaves the
  * old table in force. Counters are per lcore, indexed by a stable slot per
  * rule id, so they survive rebuilds for rules that survive.
+ *
+ * Cost of a change: each family has a base context (the rules of the
+ * last full build) and a small delta context (rules added since, at most
+ * 256). pa_acl_rule_add() and deleting a rule that is in the delta rebuild
+ * the delta only (milliseconds, whatever the table size); a packet takes
+ * the better match of the two. pa_acl_rules_replace(), deleting a base
+ * rule, and the add that would overflow the delta rebuild everything.
  */
 
 #include <stdbool.h>
