@@ -193,8 +193,11 @@ struct pa_acl {
 	uint64_t builds;
 	double last_build_ms;
 	uint64_t last_memory;
-	unsigned int ctx_seq;
 };
+
+/* rte_acl context names are global to the process (rte_acl_create() of a
+ * taken name hands back that context): number them across instances. */
+static unsigned int ctx_seq;
 
 static const struct {
 	enum rte_acl_classify_alg alg;
@@ -375,7 +378,7 @@ ctx_build(struct pa_acl *acl, int family, const void *entries, unsigned int n,
 	if (n == 0)
 		return NULL;
 	snprintf(name, sizeof(name), "pa_acl%d_%u", family == AF_INET ? 4 : 6,
-		acl->ctx_seq++);
+		ctx_seq++);
 	memset(&prm, 0, sizeof(prm));
 	prm.name = name;
 	prm.socket_id = acl->socket;
