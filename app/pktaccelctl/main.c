@@ -673,9 +673,158 @@ print_object(const json_t *obj, int indent)
 		print_member(key, v, indent);
 }
 
+/* ---- per-method formatters ---- */
+
+/*
+ * A formatter turns a method's result into what the generic printer shows
+ * (a new reference), or returns NULL to leave the result as it is (an
+ * answer of another shape, e.g. from a newer daemon). -j never uses them.
+ */
+
+/* Port field of a rule: "any", "N", "LO-HI" (a string, or an integer). */
 static void
-print_result(const struct ctl *ctl, const json_t *r)
+ports_text(const json_t *v, char *buf, size_t len)
 {
+	if (json_is_integer(v))
+		snprintf(buf, len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+	else if (json_is_string(v))
+		snprintf(buf, len, "%s", json_string_value(v));
+	else
+		snprintf(buf, len, "any");
+}
+
+/*
+ * One side of a rule's match: "any" when both address and ports are any,
+ * else ADDR:PORTS with "any" for the part that is. Host prefixes (/32,
+ * /128) lose their length; an IPv6 address before a port is bracketed.
+ */
+static void
+endpoint_text(const json_t *addr, const json_t *ports, char *buf, size_t len)
+{
+	const char *a = json_is_string(addr) ? json_string_value(addr) : "any";
+	bool v6 = strchr(a, ':') != NULL;
+	const char *host = v6 ? "/128" : "/32";
+	size_t alen = strlen(a), hlen = strlen(host);
+	char p[32];
+
+	ports_text(ports, p, sizeof(p));
+	if (alen > hlen && strcmp(a + alen - hlen, host) == 0)
+		alen -= hlen;
+	if (strcmp(a, "any") == 0 && strcmp(p, "any") == 0)
+		snprintf(buf, len, "any");
+	else if (v6)
+		snprintf(buf, len, "[%.*s]:%s", (int)alen, a, p);
+	else
+		snprintf(buf, len, "%.*s:%s", (int)alen, a, p);
+}
+
+/* "udp 10.0.0.0/8:any -> any:53 in wan0": what an ACL rule matches,
+ * leaving out what is "any". */
+static json_t *
+acl_match_text(const json_t *rule)
+{
+	const json_t *proto = json_object_get(rule, "proto");
+	const json_t *in = json_object_get(rule, "in_port");
+	char src[96], dst[96], pr[24], buf[320];
+
+	endpoint_text(json_object_get(rule, "src"),
+		json_object_get(rule, "sport"), src, sizeof(src));
+	endpoint_text(json_object_get(rule, "dst"),
+		json_object_get(rule, "dport"), dst, sizeof(dst));
+	pr[0] = '\0';
+	if (json_is_integer(proto))
+		snprintf(pr, sizeof(pr), "proto %" JSON_INTEGER_FORMAT " ",
+			json_integer_value(proto));
+	else if (json_is_string(proto) &&
+			strcmp(json_string_value(proto), "any") != 0)
+		snprintf(pr, sizeof(pr), "%s ", json_string_value(proto));
+	snprintf(buf, sizeof(buf), "%s%s -> %s%s%s", pr, src, dst,
+		json_is_string(in) ? " in " : "",
+		json_is_string(in) ? json_string_value(in) : "");
+	return json_string(buf);
+}
+
+/* "drop", "mark dscp 46", "police 1000pps/100". */
+static json_t *
+acl_action_text(const json_t *rule)
+{
+	const json_t *a = json_object_get(rule, "action");
+	const char *name = json_is_string(a) ? json_string_value(a) : "?";
+	char buf[96];
+
+	if (strcmp(name, "mark") == 0)
+		snprintf(buf, sizeof(buf), "mark dscp %" JSON_INTEGER_FORMAT,
+			json_integer_value(json_object_get(rule, "dscp")));
+	else if (strcmp(name, "police") == 0)
+		snprintf(buf, sizeof(buf), "police %" JSON_INTEGER_FORMAT
+			"pps/%" JSON_INTEGER_FORMAT,
+			json_integer_value(json_object_get(rule, "rate_pps")),
+			json_integer_value(json_object_get(rule, "burst")));
+	else
+		snprintf(buf, sizeof(buf), "%s", name);
+	return json_string(buf);
+}
+
+/* acl_rule_list: id, priority, match, action, hits, bytes. */
+static json_t *
+format_acl_rule_list(const json_t *r)
+{
+	static const char *const nums[] = { "hits", "bytes" };
+	json_t *out, *row, *rule;
+	size_t i, k;
+
+	if (!all_objects(r))
+		return NULL;
+	out = json_array();
+	if (out == NULL)
+		return NULL;
+	json_array_foreach(r, i, rule) {
+		row = json_object();
+		if (row == NULL || json_array_append_new(out, row) != 0)
+			goto fail;
+		if (json_object_set(row, "id", json_object_get(rule, "id")) != 0 ||
+		    json_object_set(row, "priority",
+				json_object_get(rule, "priority")) != 0 ||
+		    json_object_set_new(row, "match", acl_match_text(rule)) != 0 ||
+		    json_object_set_new(row, "action", acl_action_text(rule)) != 0)
+			goto fail;
+		for (k = 0; k < sizeof(nums) / sizeof(nums[0]); k++)
+			if (json_object_get(rule, nums[k]) != NULL &&
+			    json_object_set(row, nums[k],
+					json_object_get(rule, nums[k])) != 0)
+				goto fail;
+	}
+	return out;
+fail:
+	json_decref(out);
+	return NULL;
+}
+
+static const struct {
+	const char *method;
+	json_t *(*format)(const json_t *result);
+} formatters[] = {
+	{ "acl_rule_list", format_acl_rule_list },
+};
+
+/* The result as the method's formatter shows it (new reference), or NULL. */
+static json_t *
+format_result(const char *method, const json_t *r)
+{
+	size_t i;
+
+	if (method == NULL)
+		return NULL;
+	for (i = 0; i < sizeof(formatters) / sizeof(formatters[0]); i++)
+		if (strcmp(formatters[i].method, method) == 0)
+			return formatters[i].format(r);
+	return NULL;
+}
+
+static void
+print_result(const struct ctl *ctl, const char *method, const json_t *r)
+{
+	json_t *shown = NULL;
 	size_t i;
 	json_t *e;
 	char *t;
@@ -687,6 +836,9 @@ print_result(const struct ctl *ctl, const json_t *r)
 		free(t);
 		return;
 	}
+	shown = format_result(method, r);
+	if (shown != NULL)
+		r = shown;
 	if (json_is_true(r)) {
 		printf("ok\n");
 	} else if (json_is_object(r)) {
@@ -709,18 +861,20 @@ print_result(const struct ctl *ctl, const json_t *r)
 		printf("%s\n", json_is_null(r) ? "null" : t != NULL ? t : "?");
 		free(t);
 	}
+	json_decref(shown);
 }
 
-/* Print the response; return the exit status it means. */
+/* Print the response of @p method (NULL: no formatter); return the exit
+ * status it means. */
 static int
-report(const struct ctl *ctl, const json_t *resp)
+report(const struct ctl *ctl, const char *method, const json_t *resp)
 {
 	const json_t *err = json_object_get(resp, "error"), *data;
 	const char *msg;
 	char *t;
 
 	if (err == NULL) {
-		print_result(ctl, json_object_get(resp, "result"));
+		print_result(ctl, method, json_object_get(resp, "result"));
 		fflush(stdout);
 		return EXIT_OK;
 	}
@@ -750,7 +904,7 @@ run_command(struct ctl *ctl, const char *method, int argc, char *const argv[])
 		return EXIT_USAGE;
 	if (ctl_call_retry(ctl, method, params, &resp) != CALL_OK)
 		return EXIT_UNREACHABLE;
-	status = report(ctl, resp);
+	status = report(ctl, method, resp);
 	json_decref(resp);
 	return status;
 }
@@ -783,7 +937,7 @@ fetch_methods(struct ctl *ctl)
 		return NULL;
 	list = json_object_get(resp, "result");
 	if (!json_is_array(list)) {
-		report(ctl, resp);
+		report(ctl, NULL, resp);
 		json_decref(resp);
 		return NULL;
 	}

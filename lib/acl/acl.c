@@ -1356,6 +1356,7 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			k->proto = meta->l4_proto;
 			k->in_port = in_port_of(acl, m->port);
 			k->ports_known = has_ports(meta);
+			k->pad1 = 0;	/* read by rte_acl with in_port */
 			memcpy(&k->src, l3 + 12, 4);
 			memcpy(&k->dst, l3 + 16, 4);
 			k->sport = rte_cpu_to_be_16(meta->sport);
@@ -1369,6 +1370,7 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			k->proto = meta->l4_proto;
 			k->in_port = in_port_of(acl, m->port);
 			k->ports_known = has_ports(meta);
+			k->pad1 = 0;
 			memcpy(k->src, l3 + 8, 16);
 			memcpy(k->dst, l3 + 24, 16);
 			k->sport = rte_cpu_to_be_16(meta->sport);
