@@ -97,8 +97,10 @@ int pa_acl_rules_replace(struct pa_acl *acl, const struct pa_config_acl *a,
  * "bytes" (sorted by priority, then id). */
 json_t *pa_acl_rules_json(const struct pa_acl *acl);
 
-/** "acl" part of stats_get: rules, default_hits, non_ip_drops, builds,
- * last build time and memory, algorithm, version. */
+/** "acl" part of stats_get: rules, default, non_ip, default_hits,
+ * non_ip_frames (non-IP frames seen, forwarded or dropped), version,
+ * builds (full builds), build_ms (last change), memory_bytes (heap growth
+ * of the last full build), algorithm. */
 json_t *pa_acl_stats_json(const struct pa_acl *acl);
 
 /** Copy the live rule set into @p out (replacing its rules; allocated,
@@ -127,7 +129,8 @@ int pa_acl_trace(struct pa_acl *acl, const struct pa_flow_key *key,
  * packet, count the rule hits, apply mark (rewrites DSCP / traffic class,
  * fixes the IPv4 checksum) and police, and write each packet's verdict.
  * Packets need parsed metadata (pa_pkt_meta()). In-port is m->port mapped
- * to the port index given at creation.
+ * to the port index given at creation. At most 256 packets per call (the
+ * pipeline's largest burst).
  */
 void pa_acl_classify(struct pa_acl *acl, unsigned int lcore_idx,
 		struct rte_mbuf **pkts, uint16_t n, uint8_t *verdicts);
