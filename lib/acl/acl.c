@@ -155,9 +155,24 @@ struct acl_lcore_extra {
  * grown past ACL_DELTA_MAX) folds everything into a new base.
  */
 #define ACL_TIERS	2
+
+/*
+ * The contexts of one tier and family. rte_acl gives up on a context that
+ * would need more than RTE_ACL_MAX_TRIES tries (diverse rule sets of a few
+ * thousand rules); such a set is split into shards of consecutive ranks,
+ * each its own context, looked up in turn.
+ */
+#define ACL_MAX_SHARDS		64
+#define ACL_SHARD_START		4096	/* entries per shard tried first */
+#define ACL_SHARD_MIN		128
+struct acl_set {
+	unsigned int n;
+	struct rte_acl_ctx *ctx[ACL_MAX_SHARDS];
+};
+
 struct acl_table {
-	struct rte_acl_ctx *ctx4[ACL_TIERS];
-	struct rte_acl_ctx *ctx6[ACL_TIERS];
+	struct acl_set v4[ACL_TIERS];
+	struct acl_set v6[ACL_TIERS];
 	enum pa_acl_action def;
 	bool non_ip_drop;
 	uint32_t n_slots;		/**< slots[] entries */
@@ -420,6 +435,53 @@ fail:
 }
 
 static void
+set_free(struct acl_set *set)
+{
+	unsigned int i;
+
+	for (i = 0; i < set->n; i++)
+		rte_acl_free(set->ctx[i]);
+	set->n = 0;
+}
+
+/* Build @p n entries (ranked) into as few contexts as rte_acl accepts. */
+static int
+set_build(struct pa_acl *acl, int family, const void *entries, unsigned int n,
+		struct acl_set *set, char *err, size_t err_len)
+{
+	size_t esz = family == AF_INET ? RTE_ACL_RULE_SZ(F4_NUM) :
+		RTE_ACL_RULE_SZ(F6_NUM);
+	unsigned int per = RTE_MIN(n, (unsigned int)ACL_SHARD_START), k;
+
+	set->n = 0;
+	if (n == 0)
+		return 0;
+	for (;;) {
+		unsigned int shards = (n + per - 1) / per;
+
+		if (shards > ACL_MAX_SHARDS)
+			return -ERANGE;
+		for (k = 0; k < shards; k++) {
+			struct rte_acl_ctx *c = ctx_build(acl, family,
+				(const uint8_t *)entries + (size_t)k * per * esz,
+				RTE_MIN(per, n - k * per), err, err_len);
+
+			if (c == NULL)
+				break;
+			set->ctx[set->n++] = c;
+		}
+		if (k == shards)
+			return 0;
+		set_free(set);
+		if (per <= ACL_SHARD_MIN)
+			return -rte_errno;
+		per = (per + 1) / 2;
+		ACL_LOG(DEBUG, "IPv%d table of %u entries: retrying in shards of %u",
+			family == AF_INET ? 4 : 6, n, per);
+	}
+}
+
+static void
 table_free(struct acl_table *t)
 {
 	unsigned int k;
@@ -427,8 +489,8 @@ table_free(struct acl_table *t)
 	if (t == NULL)
 		return;
 	for (k = 0; k < ACL_TIERS; k++) {
-		rte_acl_free(t->ctx4[k]);
-		rte_acl_free(t->ctx6[k]);
+		set_free(&t->v4[k]);
+		set_free(&t->v6[k]);
 	}
 	rte_free(t->slots);
 	rte_free(t);
@@ -474,7 +536,7 @@ fill_slot(struct acl_slot *s, const struct pa_config_acl_rule *r, char *err,
 static int
 build_tier(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		const uint32_t *slots, const uint8_t *tiers, uint8_t tier,
-		unsigned int n, struct rte_acl_ctx **c4, struct rte_acl_ctx **c6,
+		unsigned int n, struct acl_set *s4, struct acl_set *s6,
 		char *err, size_t err_len)
 {
 	struct rank_item *rank;
@@ -483,8 +545,8 @@ build_tier(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	unsigned int i, m = 0, n4 = 0, n6 = 0;
 	int ret = 0;
 
-	*c4 = NULL;
-	*c6 = NULL;
+	s4->n = 0;
+	s6->n = 0;
 	rank = calloc(n + 1, sizeof(*rank));
 	e4 = calloc(2 * (size_t)n + 1, sizeof(*e4));
 	e6 = calloc(2 * (size_t)n + 1, sizeof(*e6));
@@ -537,16 +599,12 @@ build_tier(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 			n6++;
 		}
 	}
-	*c4 = ctx_build(acl, AF_INET, e4, n4, err, err_len);
-	if (n4 != 0 && *c4 == NULL) {
-		ret = -rte_errno;
-		goto out;
-	}
-	*c6 = ctx_build(acl, AF_INET6, e6, n6, err, err_len);
-	if (n6 != 0 && *c6 == NULL) {
-		rte_acl_free(*c4);
-		*c4 = NULL;
-		ret = -rte_errno;
+	ret = set_build(acl, AF_INET, e4, n4, s4, err, err_len);
+	if (ret == 0)
+		ret = set_build(acl, AF_INET6, e6, n6, s6, err, err_len);
+	if (ret != 0) {
+		set_free(s4);
+		set_free(s6);
 	}
 out:
 	free(rank);
@@ -591,11 +649,11 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 			goto out;
 	}
 	if (full || old == NULL) {
-		ret = build_tier(acl, rules, slots, NULL, 0, n, &t->ctx4[0],
-			&t->ctx6[0], err, err_len);
+		ret = build_tier(acl, rules, slots, NULL, 0, n, &t->v4[0],
+			&t->v6[0], err, err_len);
 	} else {
-		ret = build_tier(acl, rules, slots, tiers, 1, n, &t->ctx4[1],
-			&t->ctx6[1], err, err_len);
+		ret = build_tier(acl, rules, slots, tiers, 1, n, &t->v4[1],
+			&t->v6[1], err, err_len);
 	}
 	if (ret != 0)
 		goto out;
@@ -618,15 +676,15 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 
 	/* The new version takes the live base over when it keeps it. */
 	if (!full && old != NULL) {
-		t->ctx4[0] = old->ctx4[0];
-		t->ctx6[0] = old->ctx6[0];
+		t->v4[0] = old->v4[0];
+		t->v6[0] = old->v6[0];
 	}
 	__atomic_store_n(&acl->live, t, __ATOMIC_RELEASE);
 	if (acl->rcu != NULL)
 		rte_rcu_qsbr_synchronize(acl->rcu, RTE_QSBR_THRID_INVALID);
 	if (!full && old != NULL) {
-		old->ctx4[0] = NULL;
-		old->ctx6[0] = NULL;
+		old->v4[0].n = 0;
+		old->v6[0].n = 0;
 	}
 	table_free(old);
 	acl->version++;
@@ -1290,23 +1348,29 @@ better(const struct acl_table *t, uint32_t a, uint32_t b)
 	return a;
 }
 
-/* Look @p n keys up in both tiers of one family. */
+/* Look @p n keys up in every context of both tiers of one family. */
 static __rte_always_inline void
-lookup(const struct acl_table *t, struct rte_acl_ctx *const *ctx,
+lookup(const struct acl_table *t, const struct acl_set *sets,
 		const uint8_t **data, uint32_t *res, unsigned int n)
 {
-	uint32_t delta[ACL_MAX_BURST];
-	unsigned int i;
+	uint32_t more[ACL_MAX_BURST];
+	unsigned int k, c, i;
+	bool first = true;
 
-	if (ctx[0] != NULL)
-		rte_acl_classify(ctx[0], data, res, n, 1);
-	else
+	for (k = 0; k < ACL_TIERS; k++) {
+		for (c = 0; c < sets[k].n; c++) {
+			if (first) {
+				rte_acl_classify(sets[k].ctx[c], data, res, n, 1);
+				first = false;
+				continue;
+			}
+			rte_acl_classify(sets[k].ctx[c], data, more, n, 1);
+			for (i = 0; i < n; i++)
+				res[i] = better(t, res[i], more[i]);
+		}
+	}
+	if (first)
 		memset(res, 0, sizeof(*res) * n);
-	if (ctx[1] == NULL)
-		return;
-	rte_acl_classify(ctx[1], data, delta, n, 1);
-	for (i = 0; i < n; i++)
-		res[i] = better(t, res[i], delta[i]);
 }
 
 void
@@ -1324,8 +1388,7 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 	uint64_t now = 0;
 
 	n = RTE_MIN(n, (uint16_t)ACL_MAX_BURST);
-	if (t->ctx4[0] == NULL && t->ctx4[1] == NULL &&
-	    t->ctx6[0] == NULL && t->ctx6[1] == NULL) {
+	if (t->v4[0].n + t->v4[1].n + t->v6[0].n + t->v6[1].n == 0) {
 		/* No rules: the default for IP, non_ip for the rest. */
 		uint8_t def = t->def == PA_ACL_DROP ? PA_ACL_V_DROP_ACL :
 			PA_ACL_V_FORWARD;
@@ -1386,9 +1449,9 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		}
 	}
 	if (n4 != 0)
-		lookup(t, t->ctx4, d4, r4, n4);
+		lookup(t, t->v4, d4, r4, n4);
 	if (n6 != 0)
-		lookup(t, t->ctx6, d6, r6, n6);
+		lookup(t, t->v6, d6, r6, n6);
 	if (n4 + n6 != 0)
 		now = rte_rdtsc();
 	for (i = 0; i < n4; i++)
@@ -1422,7 +1485,7 @@ pa_acl_trace(struct pa_acl *acl, const struct pa_flow_key *key,
 		k4.sport = key->sport;
 		k4.dport = key->dport;
 		data[0] = (const uint8_t *)&k4;
-		lookup(t, t->ctx4, data, &res, 1);
+		lookup(t, t->v4, data, &res, 1);
 	} else if (key->family == 6) {
 		k6.proto = key->proto;
 		k6.in_port = in_port < 0 || in_port > UINT8_MAX - 1 ?
@@ -1433,7 +1496,7 @@ pa_acl_trace(struct pa_acl *acl, const struct pa_flow_key *key,
 		k6.sport = key->sport;
 		k6.dport = key->dport;
 		data[0] = (const uint8_t *)&k6;
-		lookup(t, t->ctx6, data, &res, 1);
+		lookup(t, t->v6, data, &res, 1);
 	} else {
 		return -EINVAL;
 	}
