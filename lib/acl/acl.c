@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_ip.h>
+#include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
@@ -204,6 +206,16 @@ struct pa_acl {
 	uint32_t slot_hint;
 
 	struct acl_store *store;
+	/* The folder: a control thread that rebuilds base + delta into a new
+	 * base in the background, so that the delta (and every add) stays
+	 * small. lock serialises every control-plane call with it. */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t folder;
+	bool folder_running;
+	bool folder_stop;
+	uint64_t gen;				/* bumped by removals, full builds */
+	uint64_t folds;
 	uint64_t version;
 	uint64_t builds;
 	double last_build_ms;
@@ -213,6 +225,9 @@ struct pa_acl {
 /* rte_acl context names are global to the process (rte_acl_create() of a
  * taken name hands back that context): number them across instances. */
 static unsigned int ctx_seq;
+
+static void folder_start(struct pa_acl *acl);
+static void folder_stop(struct pa_acl *acl);
 
 static const struct {
 	enum rte_acl_classify_alg alg;
@@ -393,7 +408,7 @@ ctx_build(struct pa_acl *acl, int family, const void *entries, unsigned int n,
 	if (n == 0)
 		return NULL;
 	snprintf(name, sizeof(name), "pa_acl%d_%u", family == AF_INET ? 4 : 6,
-		ctx_seq++);
+		__atomic_fetch_add(&ctx_seq, 1, __ATOMIC_RELAXED));
 	memset(&prm, 0, sizeof(prm));
 	prm.name = name;
 	prm.socket_id = acl->socket;
@@ -622,7 +637,8 @@ out:
 static int
 commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		const uint32_t *slots, const uint8_t *tiers, unsigned int n,
-		bool full, enum pa_acl_action def, bool non_ip_drop,
+		bool full, struct acl_set *base4, struct acl_set *base6,
+		enum pa_acl_action def, bool non_ip_drop,
 		struct acl_store *store, char *err, size_t err_len)
 {
 	struct acl_table *t, *old = acl->live;
@@ -674,15 +690,20 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 				&t->slots[slot].profile);
 	}
 
-	/* The new version takes the live base over when it keeps it. */
-	if (!full && old != NULL) {
+	/* The new version takes a folded base, or the live base over. */
+	if (base4 != NULL) {
+		t->v4[0] = *base4;
+		t->v6[0] = *base6;
+		base4->n = 0;
+		base6->n = 0;
+	} else if (!full && old != NULL) {
 		t->v4[0] = old->v4[0];
 		t->v6[0] = old->v6[0];
 	}
 	__atomic_store_n(&acl->live, t, __ATOMIC_RELEASE);
 	if (acl->rcu != NULL)
 		rte_rcu_qsbr_synchronize(acl->rcu, RTE_QSBR_THRID_INVALID);
-	if (!full && old != NULL) {
+	if (base4 == NULL && !full && old != NULL) {
 		old->v4[0].n = 0;
 		old->v6[0].n = 0;
 	}
@@ -892,8 +913,8 @@ apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		}
 		n_delta += nt[i];
 	}
-	ret = commit(acl, nr, ns, nt, n, full, def, non_ip_drop, store, err,
-		err_len);
+	ret = commit(acl, nr, ns, nt, n, full, NULL, NULL, def, non_ip_drop,
+		store, err, err_len);
 	if (ret != 0) {
 		for (i = 0; i < n; i++)
 			if (find_rule(acl, nr[i].id) < 0)
@@ -903,9 +924,14 @@ apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		goto out;
 	}
 	store_switch(acl, store);
-	for (i = 0; i < acl->n_rules; i++)
-		if (!kept[i])
+	for (i = 0; i < acl->n_rules; i++) {
+		if (!kept[i]) {
 			slot_release(acl, acl->rule_slot[i]);
+			full = true;	/* a fold in progress may hold it */
+		}
+	}
+	if (full)
+		acl->gen++;
 	free(acl->rules);
 	free(acl->rule_slot);
 	free(acl->rule_tier);
@@ -948,8 +974,8 @@ check_rule(const struct pa_config_acl_rule *r, char *err, size_t err_len)
 	return 0;
 }
 
-int
-pa_acl_rule_add(struct pa_acl *acl, const struct pa_config_acl_rule *r,
+static int
+rule_add_locked(struct pa_acl *acl, const struct pa_config_acl_rule *r,
 		char *err, size_t err_len)
 {
 	struct pa_config_acl_rule *all;
@@ -977,8 +1003,9 @@ pa_acl_rule_add(struct pa_acl *acl, const struct pa_config_acl_rule *r,
 	return ret;
 }
 
-int
-pa_acl_rule_delete(struct pa_acl *acl, uint32_t id, char *err, size_t err_len)
+static int
+rule_delete_locked(struct pa_acl *acl, uint32_t id, char *err,
+		size_t err_len)
 {
 	struct pa_config_acl_rule *rest;
 	int pos, ret;
@@ -1003,8 +1030,8 @@ pa_acl_rule_delete(struct pa_acl *acl, uint32_t id, char *err, size_t err_len)
 	return ret;
 }
 
-int
-pa_acl_rules_replace(struct pa_acl *acl, const struct pa_config_acl *a,
+static int
+rules_replace_locked(struct pa_acl *acl, const struct pa_config_acl *a,
 		char *err, size_t err_len)
 {
 	unsigned int i;
@@ -1076,6 +1103,8 @@ pa_acl_create(const struct pa_acl_opts *o, char *err, size_t err_len)
 		snprintf(err, err_len, "out of memory for the ACL");
 		return NULL;
 	}
+	pthread_mutex_init(&acl->lock, NULL);
+	pthread_cond_init(&acl->wake, NULL);
 	acl->rcu = o->rcu;
 	acl->n_lcores = RTE_MAX(o->n_lcores, 1u);
 	acl->socket = o->socket;
@@ -1097,6 +1126,8 @@ pa_acl_create(const struct pa_acl_opts *o, char *err, size_t err_len)
 	if (apply(acl, a->rules, a->n_rules, a->def, a->non_ip_drop, true,
 			err, err_len) != 0)
 		goto fail;
+	if (!o->no_folder)
+		folder_start(acl);
 	ACL_LOG(INFO, "%u rules, default %s, classify algorithm %s",
 		acl->n_rules, acl->def == PA_ACL_DROP ? "drop" : "permit",
 		pa_acl_algorithm(acl));
@@ -1111,6 +1142,7 @@ pa_acl_destroy(struct pa_acl *acl)
 {
 	if (acl == NULL)
 		return;
+	folder_stop(acl);
 	table_free(acl->live);
 	store_free(acl->store, acl->n_lcores);
 	rte_free(acl->extra);
@@ -1118,6 +1150,8 @@ pa_acl_destroy(struct pa_acl *acl)
 	free(acl->rules);
 	free(acl->rule_slot);
 	free(acl->rule_tier);
+	pthread_mutex_destroy(&acl->lock);
+	pthread_cond_destroy(&acl->wake);
 	rte_free(acl);
 }
 
@@ -1141,8 +1175,8 @@ slot_hits(const struct pa_acl *acl, uint32_t slot, uint64_t *pkts,
 	}
 }
 
-json_t *
-pa_acl_rules_json(const struct pa_acl *acl)
+static json_t *
+rules_json_locked(const struct pa_acl *acl)
 {
 	struct rank_item *rank;
 	json_t *arr = json_array();
@@ -1177,8 +1211,8 @@ pa_acl_rules_json(const struct pa_acl *acl)
 	return arr;
 }
 
-json_t *
-pa_acl_stats_json(const struct pa_acl *acl)
+static json_t *
+stats_json_locked(const struct pa_acl *acl)
 {
 	uint64_t def = 0, non_ip = 0;
 	unsigned int l;
@@ -1187,21 +1221,23 @@ pa_acl_stats_json(const struct pa_acl *acl)
 		def += __atomic_load_n(&acl->extra[l].default_hits, __ATOMIC_RELAXED);
 		non_ip += __atomic_load_n(&acl->extra[l].non_ip, __ATOMIC_RELAXED);
 	}
-	return json_pack("{s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:I, s:s}",
+	return json_pack("{s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:s}",
 		"rules", (int)acl->n_rules,
 		"default", acl->def == PA_ACL_DROP ? "drop" : "permit",
 		"non_ip", acl->non_ip_drop ? "drop" : "forward",
 		"default_hits", (json_int_t)def,
 		"non_ip_frames", (json_int_t)non_ip,
 		"version", (json_int_t)acl->version,
+		"folds", (json_int_t)acl->folds,
+		"delta_rules", (json_int_t)acl->n_delta,
 		"builds", (json_int_t)acl->builds,
 		"build_ms", acl->last_build_ms,
 		"memory_bytes", (json_int_t)acl->last_memory,
 		"algorithm", pa_acl_algorithm(acl));
 }
 
-int
-pa_acl_export(const struct pa_acl *acl, struct pa_config_acl *out)
+static int
+export_locked(const struct pa_acl *acl, struct pa_config_acl *out)
 {
 	struct pa_config_acl_rule *r = NULL;
 
@@ -1462,8 +1498,8 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			pa_pkt_meta(pkts[i6[i]]), r6[i], now);
 }
 
-int
-pa_acl_trace(struct pa_acl *acl, const struct pa_flow_key *key,
+static int
+trace_locked(struct pa_acl *acl, const struct pa_flow_key *key,
 		bool ports, int in_port, uint32_t *rule_id,
 		enum pa_acl_action *action)
 {
@@ -1508,4 +1544,204 @@ pa_acl_trace(struct pa_acl *acl, const struct pa_flow_key *key,
 		*action = (enum pa_acl_action)t->slots[res - 1].action;
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The folder and the locked entry points                              */
+/* ------------------------------------------------------------------ */
+
+static int
+id_in(const struct pa_config_acl_rule *sorted, unsigned int n, uint32_t id)
+{
+	unsigned int lo = 0, hi = n;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (sorted[mid].id == id)
+			return 1;
+		if (sorted[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/*
+ * Fold once: snapshot the rules, build them all into a new base without
+ * the lock, then — if nothing was removed meanwhile — publish that base
+ * with a delta of the rules added since the snapshot. Called and returns
+ * with the lock held.
+ */
+static void
+fold(struct pa_acl *acl)
+{
+	struct pa_config_acl_rule *snap;
+	struct acl_set b4 = { 0 }, b6 = { 0 };
+	uint32_t *snap_slots;
+	uint8_t *tiers = NULL;
+	char err[256];
+	unsigned int n = acl->n_rules, i, n_delta = 0;
+	uint64_t gen = acl->gen;
+	int ret;
+
+	snap = calloc(n + 1, sizeof(*snap));
+	snap_slots = calloc(n + 1, sizeof(*snap_slots));
+	if (snap == NULL || snap_slots == NULL)
+		goto out;
+	memcpy(snap, acl->rules, sizeof(*snap) * n);
+	memcpy(snap_slots, acl->rule_slot, sizeof(*snap_slots) * n);
+
+	pthread_mutex_unlock(&acl->lock);
+	ret = build_tier(acl, snap, snap_slots, NULL, 0, n, &b4, &b6, err,
+		sizeof(err));
+	pthread_mutex_lock(&acl->lock);
+	if (ret != 0) {
+		ACL_LOG(WARNING, "background fold of %u rules failed: %s", n, err);
+		goto out;
+	}
+	if (acl->folder_stop || acl->gen != gen)
+		goto out;	/* a removal or full build made the snapshot stale */
+
+	tiers = calloc(acl->n_rules + 1, 1);
+	if (tiers == NULL)
+		goto out;
+	for (i = 0; i < acl->n_rules; i++) {
+		tiers[i] = !id_in(snap, n, acl->rules[i].id);
+		n_delta += tiers[i];
+	}
+	ret = commit(acl, acl->rules, acl->rule_slot, tiers, acl->n_rules,
+		false, &b4, &b6, acl->def, acl->non_ip_drop, acl->store, err,
+		sizeof(err));
+	if (ret != 0) {
+		ACL_LOG(WARNING, "publishing a fold failed: %s", err);
+		goto out;
+	}
+	free(acl->rule_tier);
+	acl->rule_tier = tiers;
+	acl->n_delta = n_delta;
+	acl->folds++;
+	tiers = NULL;
+out:
+	set_free(&b4);
+	set_free(&b6);
+	free(tiers);
+	free(snap);
+	free(snap_slots);
+}
+
+static void *
+folder_main(void *arg)
+{
+	struct pa_acl *acl = arg;
+	uint64_t failed_at = UINT64_MAX;
+
+	pthread_mutex_lock(&acl->lock);
+	while (!acl->folder_stop) {
+		/* Fold when the delta holds rules; after a failed fold, wait
+		 * for the next change rather than spin. */
+		if (acl->n_delta == 0 || failed_at == acl->version) {
+			pthread_cond_wait(&acl->wake, &acl->lock);
+			continue;
+		}
+		failed_at = acl->version;
+		fold(acl);
+		if (acl->n_delta == 0)
+			failed_at = UINT64_MAX;
+	}
+	pthread_mutex_unlock(&acl->lock);
+	return NULL;
+}
+
+static void
+folder_start(struct pa_acl *acl)
+{
+	int ret;
+
+	ret = rte_ctrl_thread_create(&acl->folder, "pa-acl-fold", NULL,
+		folder_main, acl);
+	if (ret != 0) {
+		ACL_LOG(WARNING, "no background folding (%s): adds past %u rules rebuild the whole table",
+			strerror(ret), ACL_DELTA_MAX);
+		return;
+	}
+	acl->folder_running = true;
+}
+
+static void
+folder_stop(struct pa_acl *acl)
+{
+	if (!acl->folder_running)
+		return;
+	pthread_mutex_lock(&acl->lock);
+	acl->folder_stop = true;
+	pthread_cond_signal(&acl->wake);
+	pthread_mutex_unlock(&acl->lock);
+	pthread_join(acl->folder, NULL);
+	acl->folder_running = false;
+}
+
+#define LOCKED(acl, expr) ({						\
+	__typeof__(expr) _r;						\
+	pthread_mutex_lock((pthread_mutex_t *)&(acl)->lock);		\
+	_r = (expr);							\
+	pthread_mutex_unlock((pthread_mutex_t *)&(acl)->lock);	\
+	_r;								\
+})
+
+/* Changes wake the folder, which folds the delta into the base. */
+static int
+changed(struct pa_acl *acl, int ret)
+{
+	if (ret == 0 && acl->n_delta != 0)
+		pthread_cond_signal(&acl->wake);
+	return ret;
+}
+
+int
+pa_acl_rule_add(struct pa_acl *acl, const struct pa_config_acl_rule *r,
+		char *err, size_t err_len)
+{
+	return LOCKED(acl, changed(acl, rule_add_locked(acl, r, err, err_len)));
+}
+
+int
+pa_acl_rule_delete(struct pa_acl *acl, uint32_t id, char *err, size_t err_len)
+{
+	return LOCKED(acl, changed(acl, rule_delete_locked(acl, id, err,
+		err_len)));
+}
+
+int
+pa_acl_rules_replace(struct pa_acl *acl, const struct pa_config_acl *a,
+		char *err, size_t err_len)
+{
+	return LOCKED(acl, rules_replace_locked(acl, a, err, err_len));
+}
+
+json_t *
+pa_acl_rules_json(const struct pa_acl *acl)
+{
+	return LOCKED(acl, rules_json_locked(acl));
+}
+
+json_t *
+pa_acl_stats_json(const struct pa_acl *acl)
+{
+	return LOCKED(acl, stats_json_locked(acl));
+}
+
+int
+pa_acl_export(const struct pa_acl *acl, struct pa_config_acl *out)
+{
+	return LOCKED(acl, export_locked(acl, out));
+}
+
+int
+pa_acl_trace(struct pa_acl *acl, const struct pa_flow_key *key, bool ports,
+		int in_port, uint32_t *rule_id, enum pa_acl_action *action)
+{
+	return LOCKED(acl, trace_locked(acl, key, ports, in_port, rule_id,
+		action));
 }

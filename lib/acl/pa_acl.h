@@ -33,8 +33,11 @@
  * last full build) and a small delta context (rules added since, at most
  * 256). pa_acl_rule_add() and deleting a rule that is in the delta rebuild
  * the delta only (milliseconds, whatever the table size); a packet takes
- * the better match of the two. pa_acl_rules_replace(), deleting a base
- * rule, and the add that would overflow the delta rebuild everything.
+ * the better match of the two. A control thread ("pa-acl-fold") folds
+ * the delta into a new base in the background, off the RPC path, and
+ * publishes it the same way, so the delta stays small. pa_acl_rules_replace()
+ * and deleting a base rule rebuild everything (and make a fold in progress
+ * start again).
  */
 
 #include <stdbool.h>
@@ -68,6 +71,9 @@ struct pa_acl_opts {
 	/** ethdev port id -> port index (RTE_MAX_ETHPORTS entries, 0xffff
 	 * for none), to match in_port against m->port. */
 	const uint16_t *port_index_of;
+	/** No background folding: the delta tier is folded into the base
+	 * only by the add that would overflow it (deterministic; tests). */
+	bool no_folder;
 };
 
 /**

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <netinet/in.h>
 
@@ -94,6 +95,7 @@ setup_acl(const char *acl_json, const uint16_t *map)
 	o.socket = SOCKET_ID_ANY;
 	o.cfg = cfg;
 	o.port_index_of = map;
+	o.no_folder = true;	/* tiers move only when a test says so */
 	acl = pa_acl_create(&o, err, sizeof(err));
 	ck_assert_msg(acl != NULL, "pa_acl_create: %s", err);
 	acl_port_map = map;
@@ -1998,7 +2000,7 @@ START_TEST(test_stats_json_has_every_field)
 	ck_assert_int_eq(json_integer_value(json_object_get(s, "rules")), 4);
 	ck_assert_int_eq(json_integer_value(json_object_get(s, "version")), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(s, "builds")), 1);
-	ck_assert_uint_eq(json_object_size(s), 10);
+	ck_assert_uint_eq(json_object_size(s), 12);
 	json_decref(s);
 
 	/* counters and versions move; "builds" counts full builds only */
@@ -2038,6 +2040,80 @@ START_TEST(test_algorithm_is_a_known_rte_acl_name)
 			break;
 	ck_assert_msg(i < RTE_DIM(names), "algorithm %s", a);
 	ck_assert_str_ne(a, "default");
+}
+END_TEST
+
+static json_int_t
+stats_of(struct pa_acl *a, const char *key)
+{
+	json_t *s = pa_acl_stats_json(a);
+	json_int_t v;
+
+	ck_assert_ptr_nonnull(s);
+	v = json_integer_value(json_object_get(s, key));
+	json_decref(s);
+	return v;
+}
+
+START_TEST(test_background_folder_empties_the_delta_and_keeps_verdicts)
+{
+	struct pa_config_acl_rule r;
+	struct pa_acl_opts o;
+	struct pa_acl *f;
+	struct pa_config *c;
+	struct pa_flow_key k;
+	enum pa_acl_action act;
+	char err[PA_CONFIG_ERR_MAX];
+	uint32_t id, i;
+	int tries;
+
+	c = pa_config_load_string("{" DOC_PORTS ", \"acl\": {\"default\": \"permit\", \"rules\": [{\"id\": 1, \"priority\": 1, \"src\": \"10.0.0.0/8\", \"action\": \"drop\"}]}}",
+		NULL, err, sizeof(err));
+	ck_assert_ptr_nonnull(c);
+	memset(&o, 0, sizeof(o));
+	o.n_lcores = 1;
+	o.socket = SOCKET_ID_ANY;
+	o.cfg = c;
+	f = pa_acl_create(&o, err, sizeof(err));
+	ck_assert_msg(f != NULL, "%s", err);
+	/* 40 host rules 10.1.0.i/32 permit at priority 5: above rule 1 */
+	for (i = 0; i < 40; i++) {
+		memset(&r, 0, sizeof(r));
+		r.id = 100 + i;
+		r.priority = 5;
+		r.src.addr.family = AF_INET;
+		r.src.addr.v4.s_addr = htonl(0x0a010000 | i);
+		r.src.len = 32;
+		r.sport.hi = UINT16_MAX;
+		r.dport.hi = UINT16_MAX;
+		r.proto = PA_PROTO_ANY;
+		r.in_port = -1;
+		r.action = PA_ACL_PERMIT;
+		ck_assert_int_eq(pa_acl_rule_add(f, &r, err, sizeof(err)), 0);
+	}
+	for (tries = 0; tries < 500 && stats_of(f, "delta_rules") != 0; tries++)
+		usleep(10000);
+	ck_assert_int_eq(stats_of(f, "delta_rules"), 0);
+	ck_assert_int_ge(stats_of(f, "folds"), 1);
+	ck_assert_int_eq(stats_of(f, "builds"), 1);	/* folds are not full builds */
+	memset(&k, 0, sizeof(k));
+	k.family = 4;
+	k.proto = IPPROTO_UDP;
+	for (i = 0; i < 40; i += 13) {
+		k.v4.src = htonl(0x0a010000 | i);
+		ck_assert_int_eq(pa_acl_trace(f, &k, true, -1, &id, &act), 0);
+		ck_assert_uint_eq(id, 100 + i);
+	}
+	k.v4.src = htonl(0x0a020000);
+	ck_assert_int_eq(pa_acl_trace(f, &k, true, -1, &id, &act), 0);
+	ck_assert_uint_eq(id, 1);
+	/* deleting a folded rule is a full build and still correct */
+	ck_assert_int_eq(pa_acl_rule_delete(f, 100, err, sizeof(err)), 0);
+	k.v4.src = htonl(0x0a010000);
+	ck_assert_int_eq(pa_acl_trace(f, &k, true, -1, &id, &act), 0);
+	ck_assert_uint_eq(id, 1);
+	pa_acl_destroy(f);
+	pa_config_free(c);
 }
 END_TEST
 
@@ -2409,6 +2485,7 @@ acl_suite(void)
 	tcase_add_test(tc, test_stats_json_has_every_field);
 	tcase_add_test(tc, test_algorithm_is_a_known_rte_acl_name);
 	tcase_add_test(tc, test_two_acls_can_live_side_by_side);
+	tcase_add_test(tc, test_background_folder_empties_the_delta_and_keeps_verdicts);
 	tcase_add_test(tc, test_destroy_gives_back_all_dpdk_heap_memory);
 	suite_add_tcase(s, tc);
 	return s;
