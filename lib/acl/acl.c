@@ -162,10 +162,10 @@ struct acl_lcore_extra {
  * The contexts of one tier and family. rte_acl gives up on a context that
  * would need more than RTE_ACL_MAX_TRIES tries (diverse rule sets of a few
  * thousand rules); such a set is split into shards of consecutive ranks,
- * each its own context, looked up in turn.
+ * halving the shard size until each builds, each shard its own context,
+ * looked up in turn.
  */
 #define ACL_MAX_SHARDS		64
-#define ACL_SHARD_START		4096	/* entries per shard tried first */
 #define ACL_SHARD_MIN		128
 struct acl_set {
 	unsigned int n;
@@ -466,7 +466,7 @@ set_build(struct pa_acl *acl, int family, const void *entries, unsigned int n,
 {
 	size_t esz = family == AF_INET ? RTE_ACL_RULE_SZ(F4_NUM) :
 		RTE_ACL_RULE_SZ(F6_NUM);
-	unsigned int per = RTE_MIN(n, (unsigned int)ACL_SHARD_START), k;
+	unsigned int per = n, k;	/* one context if rte_acl can */
 
 	set->n = 0;
 	if (n == 0)
