@@ -219,6 +219,7 @@ struct pa_acl {
 	uint64_t version;
 	uint64_t builds;
 	double last_build_ms;
+	double last_update_ms;
 	uint64_t last_memory;
 };
 
@@ -643,7 +644,7 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 {
 	struct acl_table *t, *old = acl->live;
 	unsigned int i, l;
-	uint64_t t0, mem0;
+	uint64_t t0, t1, mem0, mem1;
 	int ret = -ENOMEM;
 
 	t0 = rte_get_tsc_cycles();
@@ -673,6 +674,9 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	}
 	if (ret != 0)
 		goto out;
+	/* What the build took, before the old version is freed. */
+	t1 = rte_get_tsc_cycles();
+	mem1 = heap_used(acl->socket);
 
 	/* Meters of police rules new in this version start full. Their
 	 * slots are not in the live version, so no lcore touches them. */
@@ -710,11 +714,12 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	table_free(old);
 	acl->version++;
 	acl->builds += full;
-	acl->last_build_ms = (double)(rte_get_tsc_cycles() - t0) * 1000.0 /
+	acl->last_build_ms = (double)(t1 - t0) * 1000.0 /
 		(double)rte_get_tsc_hz();
-	if (full)
-		acl->last_memory = heap_used(acl->socket) -
-			RTE_MIN(mem0, heap_used(acl->socket));
+	acl->last_update_ms = (double)(rte_get_tsc_cycles() - t0) * 1000.0 /
+		(double)rte_get_tsc_hz();
+	if (full || base4 != NULL)
+		acl->last_memory = mem1 - RTE_MIN(mem0, mem1);
 	ACL_LOG(DEBUG, "version %" PRIu64 ": %u rules, %s build in %.2f ms",
 		acl->version, n, full ? "full" : "delta", acl->last_build_ms);
 	ret = 0;
@@ -1221,7 +1226,7 @@ stats_json_locked(const struct pa_acl *acl)
 		def += __atomic_load_n(&acl->extra[l].default_hits, __ATOMIC_RELAXED);
 		non_ip += __atomic_load_n(&acl->extra[l].non_ip, __ATOMIC_RELAXED);
 	}
-	return json_pack("{s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:s}",
+	return json_pack("{s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:s}",
 		"rules", (int)acl->n_rules,
 		"default", acl->def == PA_ACL_DROP ? "drop" : "permit",
 		"non_ip", acl->non_ip_drop ? "drop" : "forward",
@@ -1232,6 +1237,7 @@ stats_json_locked(const struct pa_acl *acl)
 		"delta_rules", (json_int_t)acl->n_delta,
 		"builds", (json_int_t)acl->builds,
 		"build_ms", acl->last_build_ms,
+		"update_ms", acl->last_update_ms,
 		"memory_bytes", (json_int_t)acl->last_memory,
 		"algorithm", pa_acl_algorithm(acl));
 }

@@ -119,7 +119,8 @@ extern int pa_rpc_logtype;
  */
 struct pa_rpc_server_opts {
 	const char *path;		/**< socket path (< 108 bytes) */
-	size_t max_request;		/**< bytes of one request; default 4 MiB */
+	size_t max_request;		/**< bytes of one request; default 32 MiB
+					 * (a 100k-rule acl_rules_replace is ~12 MB) */
 	unsigned int max_conns;		/**< default 64 */
 	unsigned int max_depth;		/**< JSON nesting limit; default 64 */
 	int mode;			/**< socket mode; default 0660 */

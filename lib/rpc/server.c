@@ -46,7 +46,7 @@
 #define RPC_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_##level, pa_rpc_logtype, "pa.rpc: " fmt "\n", ##__VA_ARGS__)
 
-#define DEFAULT_MAX_REQUEST	(4u << 20)
+#define DEFAULT_MAX_REQUEST	(32u * 1024 * 1024)	/* a 100k-rule ACL is ~12 MB */
 #define DEFAULT_MAX_CONNS	64u
 #define DEFAULT_MAX_DEPTH	64u
 #define DEFAULT_MODE		0660

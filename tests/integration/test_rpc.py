@@ -231,7 +231,7 @@ def test_large_request_under_limit_is_processed(shared):
 
 def test_oversized_request_rejected_and_connection_closed(shared):
     big = (b'{"jsonrpc":"2.0","method":"stats_get","id":1,"params":{"pad":"'
-           + b"a" * (5 * 1024 * 1024) + b'"}}\n')
+           + b"a" * (33 * 1024 * 1024) + b'"}}\n')
     c = shared.client(timeout=30)
     errors = []
 
