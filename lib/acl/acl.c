@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The ACL on rte_acl. One context per address family. Each rule becomes
- * one rte_acl rule per family it applies to — two when it constrains
- * ports: one that needs the packet's ports, one for packets without ports
- * (those match the port fields as "any"). The rte_acl priority is the
- * rule's rank by (priority desc, id asc); the userdata its slot + 1.
+ * The ACL on rte_acl. Per address family and tier, a set of contexts with
+ * one entry per rule for packets with ports, and — when some rule
+ * constrains ports — a second set with the port ranges widened for
+ * packets without ports (they match port fields as "any"). The rte_acl
+ * priority is the rule's rank by (priority desc, id asc); the userdata
+ * its slot + 1.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -168,8 +169,14 @@ struct acl_lcore_extra {
 #define ACL_MAX_SHARDS		64
 #define ACL_SHARD_MIN		128
 struct acl_set {
-	unsigned int n;
+	unsigned int n;				/* packets with L4 ports */
 	struct rte_acl_ctx *ctx[ACL_MAX_SHARDS];
+	/* Packets without ports match port fields as "any": they are
+	 * looked up in a copy of the rules with the port ranges widened,
+	 * built only when some rule of the set constrains ports (else the
+	 * contexts above serve them too). */
+	unsigned int n_np;
+	struct rte_acl_ctx *np[ACL_MAX_SHARDS];
 };
 
 struct acl_table {
@@ -457,19 +464,33 @@ set_free(struct acl_set *set)
 
 	for (i = 0; i < set->n; i++)
 		rte_acl_free(set->ctx[i]);
+	for (i = 0; i < set->n_np; i++)
+		rte_acl_free(set->np[i]);
 	set->n = 0;
+	set->n_np = 0;
+}
+
+static void
+ctxs_free(struct rte_acl_ctx **ctx, unsigned int *n)
+{
+	unsigned int i;
+
+	for (i = 0; i < *n; i++)
+		rte_acl_free(ctx[i]);
+	*n = 0;
 }
 
 /* Build @p n entries (ranked) into as few contexts as rte_acl accepts. */
 static int
-set_build(struct pa_acl *acl, int family, const void *entries, unsigned int n,
-		struct acl_set *set, char *err, size_t err_len)
+ctxs_build(struct pa_acl *acl, int family, const void *entries, unsigned int n,
+		struct rte_acl_ctx **ctx, unsigned int *n_ctx, char *err,
+		size_t err_len)
 {
 	size_t esz = family == AF_INET ? RTE_ACL_RULE_SZ(F4_NUM) :
 		RTE_ACL_RULE_SZ(F6_NUM);
 	unsigned int per = n, k;	/* one context if rte_acl can */
 
-	set->n = 0;
+	*n_ctx = 0;
 	if (n == 0)
 		return 0;
 	for (;;) {
@@ -484,11 +505,11 @@ set_build(struct pa_acl *acl, int family, const void *entries, unsigned int n,
 
 			if (c == NULL)
 				break;
-			set->ctx[set->n++] = c;
+			ctx[(*n_ctx)++] = c;
 		}
 		if (k == shards)
 			return 0;
-		set_free(set);
+		ctxs_free(ctx, n_ctx);
 		if (per <= ACL_SHARD_MIN)
 			return -rte_errno;
 		per = (per + 1) / 2;
@@ -559,11 +580,13 @@ build_tier(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	struct acl_rule4 *e4;
 	struct acl_rule6 *e6;
 	unsigned int i, m = 0, n4 = 0, n6 = 0;
+	bool ports = false;
 	int ret = 0;
 
-	s4->n = 0;
-	s6->n = 0;
+	memset(s4, 0, sizeof(*s4));
+	memset(s6, 0, sizeof(*s6));
 	rank = calloc(n + 1, sizeof(*rank));
+	/* [0, n): the rules as they are; [n, 2n): ports widened */
 	e4 = calloc(2 * (size_t)n + 1, sizeof(*e4));
 	e6 = calloc(2 * (size_t)n + 1, sizeof(*e6));
 	if (rank == NULL || e4 == NULL || e6 == NULL) {
@@ -582,42 +605,36 @@ build_tier(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		uint32_t prio = m - i;	/* rank 0 (best) gets the highest */
 		int fam = rule_family(r);
 
+		ports |= ports_constrained(r);
 		if (fam == 0 || fam == AF_INET) {
+			fill_common4(&e4[n + n4], r, prio, ud);
 			fill_common4(&e4[n4], r, prio, ud);
-			if (ports_constrained(r)) {
-				e4[n4].field[F4_PK].value.u8 = 1;
-				e4[n4].field[F4_PK].mask_range.u8 = 0xff;
-				e4[n4].field[F4_SPORT].value.u16 = r->sport.lo;
-				e4[n4].field[F4_SPORT].mask_range.u16 = r->sport.hi;
-				e4[n4].field[F4_DPORT].value.u16 = r->dport.lo;
-				e4[n4].field[F4_DPORT].mask_range.u16 = r->dport.hi;
-				n4++;
-				fill_common4(&e4[n4], r, prio, ud);
-				e4[n4].field[F4_PK].value.u8 = 0;
-				e4[n4].field[F4_PK].mask_range.u8 = 0xff;
-			}
+			e4[n4].field[F4_SPORT].value.u16 = r->sport.lo;
+			e4[n4].field[F4_SPORT].mask_range.u16 = r->sport.hi;
+			e4[n4].field[F4_DPORT].value.u16 = r->dport.lo;
+			e4[n4].field[F4_DPORT].mask_range.u16 = r->dport.hi;
 			n4++;
 		}
 		if (fam == 0 || fam == AF_INET6) {
+			fill_common6(&e6[n + n6], r, prio, ud);
 			fill_common6(&e6[n6], r, prio, ud);
-			if (ports_constrained(r)) {
-				e6[n6].field[F6_PK].value.u8 = 1;
-				e6[n6].field[F6_PK].mask_range.u8 = 0xff;
-				e6[n6].field[F6_SPORT].value.u16 = r->sport.lo;
-				e6[n6].field[F6_SPORT].mask_range.u16 = r->sport.hi;
-				e6[n6].field[F6_DPORT].value.u16 = r->dport.lo;
-				e6[n6].field[F6_DPORT].mask_range.u16 = r->dport.hi;
-				n6++;
-				fill_common6(&e6[n6], r, prio, ud);
-				e6[n6].field[F6_PK].value.u8 = 0;
-				e6[n6].field[F6_PK].mask_range.u8 = 0xff;
-			}
+			e6[n6].field[F6_SPORT].value.u16 = r->sport.lo;
+			e6[n6].field[F6_SPORT].mask_range.u16 = r->sport.hi;
+			e6[n6].field[F6_DPORT].value.u16 = r->dport.lo;
+			e6[n6].field[F6_DPORT].mask_range.u16 = r->dport.hi;
 			n6++;
 		}
 	}
-	ret = set_build(acl, AF_INET, e4, n4, s4, err, err_len);
+	ret = ctxs_build(acl, AF_INET, e4, n4, s4->ctx, &s4->n, err, err_len);
 	if (ret == 0)
-		ret = set_build(acl, AF_INET6, e6, n6, s6, err, err_len);
+		ret = ctxs_build(acl, AF_INET6, e6, n6, s6->ctx, &s6->n, err,
+			err_len);
+	if (ret == 0 && ports)
+		ret = ctxs_build(acl, AF_INET, e4 + n, n4, s4->np, &s4->n_np,
+			err, err_len);
+	if (ret == 0 && ports)
+		ret = ctxs_build(acl, AF_INET6, e6 + n, n6, s6->np, &s6->n_np,
+			err, err_len);
 	if (ret != 0) {
 		set_free(s4);
 		set_free(s6);
@@ -698,8 +715,8 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	if (base4 != NULL) {
 		t->v4[0] = *base4;
 		t->v6[0] = *base6;
-		base4->n = 0;
-		base6->n = 0;
+		memset(base4, 0, sizeof(*base4));
+		memset(base6, 0, sizeof(*base6));
 	} else if (!full && old != NULL) {
 		t->v4[0] = old->v4[0];
 		t->v6[0] = old->v6[0];
@@ -708,8 +725,8 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	if (acl->rcu != NULL)
 		rte_rcu_qsbr_synchronize(acl->rcu, RTE_QSBR_THRID_INVALID);
 	if (base4 == NULL && !full && old != NULL) {
-		old->v4[0].n = 0;
-		old->v6[0].n = 0;
+		memset(&old->v4[0], 0, sizeof(old->v4[0]));
+		memset(&old->v6[0], 0, sizeof(old->v6[0]));
 	}
 	table_free(old);
 	acl->version++;
@@ -1390,23 +1407,31 @@ better(const struct acl_table *t, uint32_t a, uint32_t b)
 	return a;
 }
 
-/* Look @p n keys up in every context of both tiers of one family. */
+/* Look @p n keys up in every context of both tiers of one family; @p np:
+ * the keys are of packets without ports. */
 static __rte_always_inline void
-lookup(const struct acl_table *t, const struct acl_set *sets,
+lookup(const struct acl_table *t, const struct acl_set *sets, bool np,
 		const uint8_t **data, uint32_t *res, unsigned int n)
 {
 	uint32_t more[ACL_MAX_BURST];
-	unsigned int k, c, i;
+	unsigned int k, c, i, cnt;
 	bool first = true;
 
 	for (k = 0; k < ACL_TIERS; k++) {
-		for (c = 0; c < sets[k].n; c++) {
+		struct rte_acl_ctx *const *ctx = sets[k].ctx;
+
+		cnt = sets[k].n;
+		if (np && sets[k].n_np != 0) {
+			ctx = sets[k].np;
+			cnt = sets[k].n_np;
+		}
+		for (c = 0; c < cnt; c++) {
 			if (first) {
-				rte_acl_classify(sets[k].ctx[c], data, res, n, 1);
+				rte_acl_classify(ctx[c], data, res, n, 1);
 				first = false;
 				continue;
 			}
-			rte_acl_classify(sets[k].ctx[c], data, more, n, 1);
+			rte_acl_classify(ctx[c], data, more, n, 1);
 			for (i = 0; i < n; i++)
 				res[i] = better(t, res[i], more[i]);
 		}
@@ -1423,14 +1448,18 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 	struct acl_key4 k4[ACL_MAX_BURST];
 	struct acl_key6 k6[ACL_MAX_BURST];
 	const uint8_t *d4[ACL_MAX_BURST], *d6[ACL_MAX_BURST];
+	const uint8_t *d4n[ACL_MAX_BURST], *d6n[ACL_MAX_BURST];
 	uint32_t r4[ACL_MAX_BURST], r6[ACL_MAX_BURST];
+	uint32_t r4n[ACL_MAX_BURST], r6n[ACL_MAX_BURST];
 	uint16_t i4[ACL_MAX_BURST], i6[ACL_MAX_BURST];
+	uint16_t i4n[ACL_MAX_BURST], i6n[ACL_MAX_BURST];
 	uint8_t buf[40];
-	unsigned int i, n4 = 0, n6 = 0;
+	unsigned int i, n4 = 0, n6 = 0, n4n = 0, n6n = 0;
 	uint64_t now = 0;
 
 	n = RTE_MIN(n, (uint16_t)ACL_MAX_BURST);
 	if (t->v4[0].n + t->v4[1].n + t->v6[0].n + t->v6[1].n == 0) {
+		/* (a set with port-less contexts has the main ones too) */
 		/* No rules: the default for IP, non_ip for the rest. */
 		uint8_t def = t->def == PA_ACL_DROP ? PA_ACL_V_DROP_ACL :
 			PA_ACL_V_FORWARD;
@@ -1452,36 +1481,47 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct pa_pkt_meta *meta = pa_pkt_meta(m);
+		bool ports = has_ports(meta);
 		const uint8_t *l3;
 
 		if (meta->flags & PA_PKT_F_IPV4) {
-			struct acl_key4 *k = &k4[n4];
+			struct acl_key4 *k = &k4[i];
 
 			l3 = l3_bytes(m, meta, 20, buf);
 			k->proto = meta->l4_proto;
 			k->in_port = in_port_of(acl, m->port);
-			k->ports_known = has_ports(meta);
+			k->ports_known = ports;
 			k->pad1 = 0;	/* read by rte_acl with in_port */
 			memcpy(&k->src, l3 + 12, 4);
 			memcpy(&k->dst, l3 + 16, 4);
 			k->sport = rte_cpu_to_be_16(meta->sport);
 			k->dport = rte_cpu_to_be_16(meta->dport);
-			d4[n4] = (const uint8_t *)k;
-			i4[n4++] = (uint16_t)i;
+			if (likely(ports)) {
+				d4[n4] = (const uint8_t *)k;
+				i4[n4++] = (uint16_t)i;
+			} else {
+				d4n[n4n] = (const uint8_t *)k;
+				i4n[n4n++] = (uint16_t)i;
+			}
 		} else if (meta->flags & PA_PKT_F_IPV6) {
-			struct acl_key6 *k = &k6[n6];
+			struct acl_key6 *k = &k6[i];
 
 			l3 = l3_bytes(m, meta, 40, buf);
 			k->proto = meta->l4_proto;
 			k->in_port = in_port_of(acl, m->port);
-			k->ports_known = has_ports(meta);
+			k->ports_known = ports;
 			k->pad1 = 0;
 			memcpy(k->src, l3 + 8, 16);
 			memcpy(k->dst, l3 + 24, 16);
 			k->sport = rte_cpu_to_be_16(meta->sport);
 			k->dport = rte_cpu_to_be_16(meta->dport);
-			d6[n6] = (const uint8_t *)k;
-			i6[n6++] = (uint16_t)i;
+			if (likely(ports)) {
+				d6[n6] = (const uint8_t *)k;
+				i6[n6++] = (uint16_t)i;
+			} else {
+				d6n[n6n] = (const uint8_t *)k;
+				i6n[n6n++] = (uint16_t)i;
+			}
 		} else if (t->non_ip_drop) {
 			acl->extra[lidx].non_ip++;
 			verdicts[i] = PA_ACL_V_DROP_NON_IP;
@@ -1491,17 +1531,27 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		}
 	}
 	if (n4 != 0)
-		lookup(t, t->v4, d4, r4, n4);
+		lookup(t, t->v4, false, d4, r4, n4);
+	if (n4n != 0)
+		lookup(t, t->v4, true, d4n, r4n, n4n);
 	if (n6 != 0)
-		lookup(t, t->v6, d6, r6, n6);
-	if (n4 + n6 != 0)
+		lookup(t, t->v6, false, d6, r6, n6);
+	if (n6n != 0)
+		lookup(t, t->v6, true, d6n, r6n, n6n);
+	if (n4 + n6 + n4n + n6n != 0)
 		now = rte_rdtsc();
 	for (i = 0; i < n4; i++)
 		verdicts[i4[i]] = act(acl, t, lidx, pkts[i4[i]],
 			pa_pkt_meta(pkts[i4[i]]), r4[i], now);
+	for (i = 0; i < n4n; i++)
+		verdicts[i4n[i]] = act(acl, t, lidx, pkts[i4n[i]],
+			pa_pkt_meta(pkts[i4n[i]]), r4n[i], now);
 	for (i = 0; i < n6; i++)
 		verdicts[i6[i]] = act(acl, t, lidx, pkts[i6[i]],
 			pa_pkt_meta(pkts[i6[i]]), r6[i], now);
+	for (i = 0; i < n6n; i++)
+		verdicts[i6n[i]] = act(acl, t, lidx, pkts[i6n[i]],
+			pa_pkt_meta(pkts[i6n[i]]), r6n[i], now);
 }
 
 static int
@@ -1527,7 +1577,7 @@ trace_locked(struct pa_acl *acl, const struct pa_flow_key *key,
 		k4.sport = key->sport;
 		k4.dport = key->dport;
 		data[0] = (const uint8_t *)&k4;
-		lookup(t, t->v4, data, &res, 1);
+		lookup(t, t->v4, !ports, data, &res, 1);
 	} else if (key->family == 6) {
 		k6.proto = key->proto;
 		k6.in_port = in_port < 0 || in_port > UINT8_MAX - 1 ?
@@ -1538,7 +1588,7 @@ trace_locked(struct pa_acl *acl, const struct pa_flow_key *key,
 		k6.sport = key->sport;
 		k6.dport = key->dport;
 		data[0] = (const uint8_t *)&k6;
-		lookup(t, t->v6, data, &res, 1);
+		lookup(t, t->v6, !ports, data, &res, 1);
 	} else {
 		return -EINVAL;
 	}
