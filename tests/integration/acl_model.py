@@ -42,11 +42,17 @@ Run as a script it runs its own self-checks (python3 acl_model.py).
 
 import collections
 import ipaddress
+import os
 import random
 import struct
+import sys
 
-MARK_FMT = b"IDX%08d"
-MARK_LEN = 11
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "data"))
+# The index marker every test frame carries, shared with the sample pcap.
+from gen_sample import MARK_FMT, MARK_LEN  # noqa: E402
+from gen_sample import find_marker as find_index  # noqa: E402
+
 REPLAY_PORT = "replay0"
 
 PROTO_NAMES = {"tcp": 6, "udp": 17, "icmp": 1, "icmpv6": 58}
@@ -68,17 +74,6 @@ class Verdict(collections.namedtuple("Verdict", "verdict rule_id action")):
 
 class GenPkt(collections.namedtuple("GenPkt", "data desc kind flow")):
     malformed = False
-
-
-def find_index(data):
-    """The index a frame carries (b'IDX%08d'), or None."""
-    pos = data.find(b"IDX")
-    while pos >= 0:
-        digits = data[pos + 3:pos + MARK_LEN]
-        if len(digits) == 8 and digits.isdigit():
-            return int(digits)
-        pos = data.find(b"IDX", pos + 1)
-    return None
 
 
 # --------------------------------------------------------------------------
