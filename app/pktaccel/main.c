@@ -183,9 +183,8 @@ has_arg(int argc, char **argv, const char *const *names)
 static int
 ports_numa_node(const struct pa_config *cfg)
 {
-	unsigned int i, colons;
-	char path[PATH_MAX];
-	const char *p;
+	char path[PATH_MAX], name[64];
+	unsigned int i;
 	FILE *f;
 	long node;
 	int ret = -1;
@@ -193,10 +192,9 @@ ports_numa_node(const struct pa_config *cfg)
 	for (i = 0; i < cfg->n_ports && ret < 0; i++) {
 		if (cfg->ports[i].pci == NULL)
 			continue;
-		for (colons = 0, p = cfg->ports[i].pci; *p != '\0'; p++)
-			colons += *p == ':';
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s%s/numa_node",
-			colons == 1 ? "0000:" : "", cfg->ports[i].pci);
+		pa_port_pci_name(cfg->ports[i].pci, name, sizeof(name));
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node",
+			name);
 		f = fopen(path, "r");
 		if (f == NULL)
 			continue;

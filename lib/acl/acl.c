@@ -871,13 +871,6 @@ slot_release(struct pa_acl *acl, uint32_t slot)
 	acl->slot_used[slot] = 0;
 }
 
-static uint32_t
-slots_needed(const struct pa_acl *acl, unsigned int extra)
-{
-	return RTE_MAX((uint32_t)ACL_MIN_SLOTS,
-		rte_align32pow2(acl->n_rules + extra));
-}
-
 /*
  * Replace the rule set with @p rules (n, any order; copied). Rules whose id
  * stays keep their slot (and so their counters).
@@ -913,8 +906,9 @@ apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 			goto out;
 		}
 	}
-	need = RTE_MAX(slots_needed(acl, 0), (uint32_t)rte_align32pow2(
-		acl->n_rules + n));
+	/* Old rules hold their slots until the new version is live. */
+	need = RTE_MAX((uint32_t)ACL_MIN_SLOTS,
+		rte_align32pow2(acl->n_rules + n));
 	store = store_for(acl, need);
 	if (store == NULL) {
 		snprintf(err, err_len, "out of memory for %u rule counters", need);

@@ -102,6 +102,10 @@ unsigned int pa_port_mbufs_in_use(const struct pa_port_set *ps);
 /** Free the pools. Call after pa_port_close_all(). */
 void pa_port_free_pools(struct pa_port_set *ps);
 
+/** The full PCI name ("0000:3b:00.0") of a configured address that may
+ * omit the domain ("3b:00.0"): the name ethdev and sysfs use. */
+void pa_port_pci_name(const char *pci, char *buf, size_t len);
+
 /** Index of a port by ethdev id, or -1. */
 static inline int
 pa_port_index(const struct pa_port_set *ps, uint16_t port_id)

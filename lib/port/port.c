@@ -76,9 +76,8 @@ profile_uint(const json_t *profile, const char *key, unsigned int def)
 	return (unsigned int)json_integer_value(v);
 }
 
-/* "0000:3b:00.0" for "3b:00.0": the name ethdev gives PCI ports. */
-static void
-pci_full_name(const char *pci, char *buf, size_t len)
+void
+pa_port_pci_name(const char *pci, char *buf, size_t len)
 {
 	unsigned int colons = 0;
 	const char *p;
@@ -120,7 +119,7 @@ probe_one(struct pa_port *p, const struct pa_config_port *cp, char *err,
 		snprintf(devargs, sizeof(devargs), "%s%s%s", cp->devargs,
 			extra != NULL ? "," : "", extra != NULL ? extra : "");
 	} else {
-		pci_full_name(cp->pci, name, sizeof(name));
+		pa_port_pci_name(cp->pci, name, sizeof(name));
 		snprintf(devargs, sizeof(devargs), "%s%s%s", name,
 			extra != NULL ? "," : "", extra != NULL ? extra : "");
 	}
