@@ -897,7 +897,8 @@ apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		ret = -ENOMEM;
 		goto out;
 	}
-	memcpy(nr, rules, sizeof(*nr) * n);
+	if (n != 0)
+		memcpy(nr, rules, sizeof(*nr) * n);
 	qsort(nr, n, sizeof(*nr), id_cmp);
 	for (i = 1; i < n; i++) {
 		if (nr[i].id == nr[i - 1].id) {
@@ -1009,7 +1010,8 @@ rule_add_locked(struct pa_acl *acl, const struct pa_config_acl_rule *r,
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	memcpy(all, acl->rules, sizeof(*all) * acl->n_rules);
+	if (acl->n_rules != 0)
+		memcpy(all, acl->rules, sizeof(*all) * acl->n_rules);
 	all[acl->n_rules] = *r;
 	/* A small delta tier takes adds; past ACL_DELTA_MAX all is rebuilt. */
 	ret = apply(acl, all, acl->n_rules + 1, acl->def, acl->non_ip_drop,
