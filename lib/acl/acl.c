@@ -126,6 +126,7 @@ init_defs(void)
 struct acl_slot {
 	uint32_t id;			/**< 0: slot unused in this version */
 	int32_t priority;
+	uint8_t dead;			/**< deleted, still in the base contexts */
 	uint8_t action;			/**< enum pa_acl_action */
 	uint8_t tos_mark;		/**< DSCP << 2 */
 	struct rte_meter_srtcm_profile profile;
@@ -184,6 +185,7 @@ struct acl_table {
 	struct acl_set v6[ACL_TIERS];
 	enum pa_acl_action def;
 	bool non_ip_drop;
+	uint32_t n_dead;		/**< dead slots (their matches are void) */
 	uint32_t n_slots;		/**< slots[] entries */
 	struct acl_slot *slots;
 	struct acl_store *store;
@@ -203,7 +205,11 @@ struct pa_acl {
 	/* Control-side rule set, sorted by id, with each rule's slot. */
 	struct pa_config_acl_rule *rules;
 	uint32_t *rule_slot;
-	uint8_t *rule_tier;			/* 0 base, 1 delta */
+	uint8_t *rule_tier;			/* 0 base, 1 delta, 2 both */
+	/* Slots of deleted rules that the base contexts still return: dead
+	 * in every version until a full build or a fold drops them. */
+	uint32_t *zombie;
+	unsigned int n_zombie;
 	unsigned int n_rules;
 	unsigned int n_delta;
 	enum pa_acl_action def;
@@ -595,7 +601,7 @@ build_tier(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		goto out;
 	}
 	for (i = 0; i < n; i++)
-		if (tiers == NULL || tiers[i] == tier)
+		if (tiers == NULL || (tier == 0 ? tiers[i] == 0 : tiers[i] != 0))
 			rank[m++] = (struct rank_item){ rules[i].priority,
 				rules[i].id, i };
 	qsort(rank, m, sizeof(*rank), rank_cmp);
@@ -681,6 +687,11 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		ret = fill_slot(&t->slots[slots[i]], &rules[i], err, err_len);
 		if (ret != 0)
 			goto out;
+	}
+	if (!full && base4 == NULL) {
+		for (i = 0; i < acl->n_zombie; i++)
+			t->slots[acl->zombie[i]].dead = 1;
+		t->n_dead = acl->n_zombie;
 	}
 	if (full || old == NULL) {
 		ret = build_tier(acl, rules, slots, NULL, 0, n, &t->v4[0],
@@ -871,6 +882,17 @@ slot_release(struct pa_acl *acl, uint32_t slot)
 	acl->slot_used[slot] = 0;
 }
 
+/* After a version whose base no longer holds them went live. */
+static void
+zombies_release(struct pa_acl *acl)
+{
+	unsigned int i;
+
+	for (i = 0; i < acl->n_zombie; i++)
+		slot_release(acl, acl->zombie[i]);
+	acl->n_zombie = 0;
+}
+
 /*
  * Replace the rule set with @p rules (n, any order; copied). Rules whose id
  * stays keep their slot (and so their counters).
@@ -884,6 +906,7 @@ apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	uint32_t *ns = NULL, need;
 	uint8_t *kept = NULL, *nt = NULL;
 	unsigned int n_delta = 0;
+	bool removed;
 	struct acl_store *store;
 	unsigned int i;
 	int pos, ret;
@@ -941,13 +964,16 @@ apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		goto out;
 	}
 	store_switch(acl, store);
+	if (full)
+		zombies_release(acl);
+	removed = false;
 	for (i = 0; i < acl->n_rules; i++) {
 		if (!kept[i]) {
 			slot_release(acl, acl->rule_slot[i]);
-			full = true;	/* a fold in progress may hold it */
+			removed = true;	/* a fold in progress may hold it */
 		}
 	}
-	if (full)
+	if (full || removed)
 		acl->gen++;
 	free(acl->rules);
 	free(acl->rule_slot);
@@ -1021,6 +1047,117 @@ rule_add_locked(struct pa_acl *acl, const struct pa_config_acl_rule *r,
 	return ret;
 }
 
+static bool
+prefix_overlap(const struct pa_ip_prefix *a, const struct pa_ip_prefix *b)
+{
+	const uint8_t *x, *y;
+	unsigned int len, bytes, rem;
+
+	if (a->addr.family == 0 || b->addr.family == 0)
+		return true;
+	if (a->addr.family != b->addr.family)
+		return false;
+	len = RTE_MIN(a->len, b->len);
+	x = a->addr.family == AF_INET ? (const uint8_t *)&a->addr.v4 :
+		a->addr.v6.s6_addr;
+	y = b->addr.family == AF_INET ? (const uint8_t *)&b->addr.v4 :
+		b->addr.v6.s6_addr;
+	bytes = len / 8;
+	rem = len % 8;
+	if (memcmp(x, y, bytes) != 0)
+		return false;
+	return rem == 0 || ((x[bytes] ^ y[bytes]) & (uint8_t)(0xff << (8 - rem))) == 0;
+}
+
+/* Could a packet match both rules? Ports are left out: packets without
+ * ports ignore them, so the answer may be yes when it is no. */
+static bool
+rules_overlap(const struct pa_config_acl_rule *a,
+		const struct pa_config_acl_rule *b)
+{
+	int fa = rule_family(a), fb = rule_family(b);
+
+	return (fa == 0 || fb == 0 || fa == fb) &&
+		prefix_overlap(&a->src, &b->src) &&
+		prefix_overlap(&a->dst, &b->dst) &&
+		(a->proto == PA_PROTO_ANY || b->proto == PA_PROTO_ANY ||
+		 a->proto == b->proto) &&
+		(a->in_port < 0 || b->in_port < 0 || a->in_port == b->in_port);
+}
+
+/*
+ * Delete a rule the base contexts hold without rebuilding them: its slot
+ * becomes dead (its matches count as none), and every base rule that ranks
+ * below it and overlaps it is copied into the delta, so a packet that
+ * matched it finds its next best rule there. -E2BIG when the delta would
+ * grow past ACL_DELTA_MAX (the caller then rebuilds everything).
+ */
+static int
+delete_from_base(struct pa_acl *acl, int pos, char *err, size_t err_len)
+{
+	const struct pa_config_acl_rule *r = &acl->rules[pos];
+	struct pa_config_acl_rule *nr = NULL;
+	uint32_t *ns = NULL, *nz;
+	uint8_t *nt = NULL;
+	unsigned int i, k = 0, n = acl->n_rules - 1, n_delta = 0;
+	int ret = -ENOMEM;
+
+	nr = calloc(n + 1, sizeof(*nr));
+	ns = calloc(n + 1, sizeof(*ns));
+	nt = calloc(n + 1, sizeof(*nt));
+	nz = realloc(acl->zombie, sizeof(*nz) * (acl->n_zombie + 1));
+	if (nr == NULL || ns == NULL || nt == NULL || nz == NULL) {
+		if (nz != NULL)
+			acl->zombie = nz;
+		snprintf(err, err_len, "out of memory");
+		goto out;
+	}
+	acl->zombie = nz;
+	for (i = 0; i < acl->n_rules; i++) {
+		const struct pa_config_acl_rule *x = &acl->rules[i];
+
+		if ((int)i == pos)
+			continue;
+		nr[k] = *x;
+		ns[k] = acl->rule_slot[i];
+		nt[k] = acl->rule_tier[i];
+		if (nt[k] == 0 && (x->priority < r->priority ||
+		    (x->priority == r->priority && x->id > r->id)) &&
+		    rules_overlap(x, r))
+			nt[k] = 2;
+		n_delta += nt[k] != 0;
+		k++;
+	}
+	if (n_delta > ACL_DELTA_MAX) {
+		ret = -E2BIG;
+		goto out;
+	}
+	acl->zombie[acl->n_zombie++] = acl->rule_slot[pos];
+	ret = commit(acl, nr, ns, nt, n, false, NULL, NULL, acl->def,
+		acl->non_ip_drop, acl->store, err, err_len);
+	if (ret != 0) {
+		acl->n_zombie--;
+		goto out;
+	}
+	free(acl->rules);
+	free(acl->rule_slot);
+	free(acl->rule_tier);
+	acl->rules = nr;
+	acl->rule_slot = ns;
+	acl->rule_tier = nt;
+	acl->n_rules = n;
+	acl->n_delta = n_delta;
+	acl->gen++;		/* a fold in progress holds the deleted rule */
+	nr = NULL;
+	ns = NULL;
+	nt = NULL;
+out:
+	free(nr);
+	free(ns);
+	free(nt);
+	return ret;
+}
+
 static int
 rule_delete_locked(struct pa_acl *acl, uint32_t id, char *err,
 		size_t err_len)
@@ -1033,6 +1170,12 @@ rule_delete_locked(struct pa_acl *acl, uint32_t id, char *err,
 		snprintf(err, err_len, "no rule with id %u", id);
 		return -ENOENT;
 	}
+	/* A rule of the base: void it and let the delta answer for it. */
+	if (acl->rule_tier[pos] != 1 && acl->live != NULL) {
+		ret = delete_from_base(acl, pos, err, err_len);
+		if (ret != -E2BIG)
+			return ret;
+	}
 	rest = calloc(acl->n_rules + 1, sizeof(*rest));
 	if (rest == NULL) {
 		snprintf(err, err_len, "out of memory");
@@ -1041,9 +1184,9 @@ rule_delete_locked(struct pa_acl *acl, uint32_t id, char *err,
 	memcpy(rest, acl->rules, sizeof(*rest) * (unsigned int)pos);
 	memcpy(rest + pos, acl->rules + pos + 1,
 		sizeof(*rest) * (acl->n_rules - (unsigned int)pos - 1));
-	/* Deleting a delta rule rebuilds the delta only; a base rule, all. */
+	/* A delta rule: the delta is rebuilt; otherwise everything is. */
 	ret = apply(acl, rest, acl->n_rules - 1, acl->def, acl->non_ip_drop,
-		acl->rule_tier[pos] == 0, err, err_len);
+		acl->rule_tier[pos] != 1, err, err_len);
 	free(rest);
 	return ret;
 }
@@ -1403,6 +1546,17 @@ better(const struct acl_table *t, uint32_t a, uint32_t b)
 	return a;
 }
 
+/* Matches of deleted rules that the base still holds count as none. */
+static __rte_always_inline void
+void_dead(const struct acl_table *t, uint32_t *res, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (res[i] != 0 && t->slots[res[i] - 1].dead)
+			res[i] = 0;
+}
+
 /* Look @p n keys up in every context of both tiers of one family; @p np:
  * the keys are of packets without ports. */
 static __rte_always_inline void
@@ -1424,10 +1578,14 @@ lookup(const struct acl_table *t, const struct acl_set *sets, bool np,
 		for (c = 0; c < cnt; c++) {
 			if (first) {
 				rte_acl_classify(ctx[c], data, res, n, 1);
+				if (unlikely(t->n_dead != 0))
+					void_dead(t, res, n);
 				first = false;
 				continue;
 			}
 			rte_acl_classify(ctx[c], data, more, n, 1);
+			if (unlikely(t->n_dead != 0))
+				void_dead(t, more, n);
 			for (i = 0; i < n; i++)
 				res[i] = better(t, res[i], more[i]);
 		}
@@ -1674,6 +1832,7 @@ fold(struct pa_acl *acl)
 	acl->rule_tier = tiers;
 	acl->n_delta = n_delta;
 	acl->folds++;
+	zombies_release(acl);
 	tiers = NULL;
 out:
 	set_free(&b4);
