@@ -10,6 +10,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +40,7 @@ RTE_LOG_REGISTER(pa_acl_logtype, pa.acl, INFO);
 #define ACL_MAX_BURST		256
 #define ACL_PORT_ANY		0xff
 #define ACL_DELTA_MAX		256	/* rules in the delta tier */
+#define ACL_FOLD_NICE		10	/* the folder's nice while not urgent */
 
 /* rte_acl input layouts (addresses and ports in network order). rte_acl
  * reads the first field, one byte, on its own, then groups of four bytes
@@ -225,6 +229,8 @@ struct pa_acl {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	pthread_t folder;
+	pid_t folder_tid;
+	int folder_nice;
 	bool folder_running;
 	bool folder_stop;
 	uint64_t gen;				/* bumped by removals, full builds */
@@ -1842,6 +1848,26 @@ out:
 	free(snap_slots);
 }
 
+/*
+ * Folding is background work: on a CPU shared with the RPC thread the
+ * calls that wait for an answer go first (the folder runs at nice
+ * ACL_FOLD_NICE) — until the delta is half full, when an
+ * unfinished fold would soon force a full rebuild onto an add: then the
+ * folder runs at normal priority. Linux nice is per thread. Lock held.
+ */
+static void
+folder_urgency(struct pa_acl *acl)
+{
+	int want = acl->n_delta >= ACL_DELTA_MAX / 2 ? 0 : ACL_FOLD_NICE;
+
+	if (acl->folder_tid == 0 || want == acl->folder_nice)
+		return;
+	if (setpriority(PRIO_PROCESS, (id_t)acl->folder_tid, want) == 0)
+		acl->folder_nice = want;
+	else
+		ACL_LOG(DEBUG, "folder priority unchanged: %s", strerror(errno));
+}
+
 static void *
 folder_main(void *arg)
 {
@@ -1849,6 +1875,7 @@ folder_main(void *arg)
 	uint64_t failed_at = UINT64_MAX;
 
 	pthread_mutex_lock(&acl->lock);
+	acl->folder_tid = (pid_t)syscall(SYS_gettid);
 	while (!acl->folder_stop) {
 		/* Fold when the delta holds rules; after a failed fold, wait
 		 * for the next change rather than spin. */
@@ -1857,6 +1884,7 @@ folder_main(void *arg)
 			continue;
 		}
 		failed_at = acl->version;
+		folder_urgency(acl);
 		fold(acl);
 		if (acl->n_delta == 0)
 			failed_at = UINT64_MAX;
@@ -1905,8 +1933,10 @@ folder_stop(struct pa_acl *acl)
 static int
 changed(struct pa_acl *acl, int ret)
 {
-	if (ret == 0 && acl->n_delta != 0)
+	if (ret == 0 && acl->n_delta != 0) {
+		folder_urgency(acl);
 		pthread_cond_signal(&acl->wake);
+	}
 	return ret;
 }
 
