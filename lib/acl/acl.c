@@ -1317,6 +1317,7 @@ pa_acl_destroy(struct pa_acl *acl)
 	free(acl->rules);
 	free(acl->rule_slot);
 	free(acl->rule_tier);
+	free(acl->zombie);
 	pthread_mutex_destroy(&acl->lock);
 	pthread_cond_destroy(&acl->wake);
 	rte_free(acl);
