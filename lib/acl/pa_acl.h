@@ -29,15 +29,16 @@
  * old table in force. Counters are per lcore, indexed by a stable slot per
  * rule id, so they survive rebuilds for rules that survive.
  *
- * Cost of a change: each family has a base context (the rules of the
- * last full build) and a small delta context (rules added since, at most
- * 256). pa_acl_rule_add() and deleting a rule that is in the delta rebuild
- * the delta only (milliseconds, whatever the table size); a packet takes
- * the better match of the two. A control thread ("pa-acl-fold") folds
- * the delta into a new base in the background, off the RPC path, and
- * publishes it the same way, so the delta stays small. pa_acl_rules_replace()
- * and deleting a base rule rebuild everything (and make a fold in progress
- * start again).
+ * Cost of a change: each family has base contexts (the rules of the
+ * last full build or fold) and small delta contexts (rules added since, at
+ * most 256). pa_acl_rule_add() and pa_acl_rule_delete() rebuild the delta
+ * only (milliseconds, whatever the table size): a deleted base rule is
+ * voided and the base rules below it that overlap it are copied into the
+ * delta. A packet takes the better match of the tiers. A control thread
+ * ("pa-acl-fold") folds the delta into a new base in the background, off
+ * the RPC path, and publishes it the same way, so the delta stays small.
+ * pa_acl_rules_replace(), and a change that would overflow the delta,
+ * rebuild everything (and make a fold in progress start again).
  */
 
 #include <stdbool.h>
