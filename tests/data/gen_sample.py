@@ -118,7 +118,7 @@ def read_pcap(path):
 # --------------------------------------------------------------------------
 # fast bulk traffic (plain Ethernet/IPv4/UDP, built with struct)
 
-def _csum16(data):
+def csum16(data):
     if len(data) % 2:
         data += b"\0"
     s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
@@ -148,7 +148,7 @@ def build_bulk(count, flows=64, payload_len=32, seed=7):
         tot = 20 + len(udp)
         ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, tot, i & 0xFFFF, 0, 64,
                          17, 0, src, dst)
-        ip = ip[:10] + struct.pack("!H", _csum16(ip)) + ip[12:]
+        ip = ip[:10] + struct.pack("!H", csum16(ip)) + ip[12:]
         frame = eth + ip + udp
         if len(frame) < 60:
             frame += b"\0" * (60 - len(frame))
@@ -442,7 +442,7 @@ def _malformed(s, i, rng, which):
         cut = bytearray(full[:14 + 20 + 10])     # 10 of 20 TCP bytes
         struct.pack_into("!H", cut, 16, 30)      # IP total length 30
         struct.pack_into("!H", cut, 24, 0)
-        struct.pack_into("!H", cut, 24, _csum16(bytes(cut[14:34])))
+        struct.pack_into("!H", cut, 24, csum16(bytes(cut[14:34])))
         return bytes(cut), "trunc_tcp"          # not padded: no doubt
     if which == 3:                      # IPv4 total length beyond frame
         b = bytearray(bytes(e / ip4("198.51.100.3", "203.0.113.3")

@@ -52,6 +52,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 # The index marker every test frame carries, shared with the sample pcap.
 from gen_sample import MARK_FMT, MARK_LEN  # noqa: E402
 from gen_sample import find_marker as find_index  # noqa: E402
+from gen_sample import csum16  # noqa: E402
 
 REPLAY_PORT = "replay0"
 
@@ -445,15 +446,6 @@ def gen_rules(seed, n=400, actions=("permit", "drop"), family_mix=(0.45, 0.4),
 # Frames (struct, no scapy)
 
 ETH_DST = bytes.fromhex("0200000000fe")
-
-
-def csum16(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
 
 
 def _filler(rng, lo, hi):
