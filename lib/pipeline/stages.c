@@ -10,7 +10,6 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
-#include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
