@@ -331,22 +331,48 @@ rule_family(const struct pa_config_acl_rule *r)
 	return r->dst.addr.family;	/* 0: both */
 }
 
+/* What both families' entries share: rule data, protocol, input port, and
+ * ports left free (f[sport], f[sport + 1] are sport and dport). */
+static void
+fill_common(struct rte_acl_rule_data *d, struct rte_acl_field *f,
+		unsigned int sport, const struct pa_config_acl_rule *r,
+		uint32_t prio, uint32_t userdata)
+{
+	RTE_BUILD_BUG_ON((int)F4_PROTO != (int)F6_PROTO ||
+		(int)F4_INPORT != (int)F6_INPORT ||
+		F4_DPORT != F4_SPORT + 1 || F6_DPORT != F6_SPORT + 1);
+	d->category_mask = 1;
+	d->priority = (int32_t)prio;
+	d->userdata = userdata;
+	if (r->proto != PA_PROTO_ANY) {
+		f[F4_PROTO].value.u8 = (uint8_t)r->proto;
+		f[F4_PROTO].mask_range.u8 = 0xff;
+	}
+	if (r->in_port >= 0) {
+		f[F4_INPORT].value.u8 = (uint8_t)r->in_port;
+		f[F4_INPORT].mask_range.u8 = 0xff;
+	}
+	f[sport].mask_range.u16 = UINT16_MAX;
+	f[sport + 1].mask_range.u16 = UINT16_MAX;
+}
+
+/* The rule's port ranges, for the entries of packets with ports. */
+static void
+set_ports(struct rte_acl_field *f, unsigned int sport,
+		const struct pa_config_acl_rule *r)
+{
+	f[sport].value.u16 = r->sport.lo;
+	f[sport].mask_range.u16 = r->sport.hi;
+	f[sport + 1].value.u16 = r->dport.lo;
+	f[sport + 1].mask_range.u16 = r->dport.hi;
+}
+
 static void
 fill_common4(struct acl_rule4 *e, const struct pa_config_acl_rule *r,
 		uint32_t prio, uint32_t userdata)
 {
 	memset(e, 0, sizeof(*e));
-	e->data.category_mask = 1;
-	e->data.priority = (int32_t)prio;
-	e->data.userdata = userdata;
-	if (r->proto != PA_PROTO_ANY) {
-		e->field[F4_PROTO].value.u8 = (uint8_t)r->proto;
-		e->field[F4_PROTO].mask_range.u8 = 0xff;
-	}
-	if (r->in_port >= 0) {
-		e->field[F4_INPORT].value.u8 = (uint8_t)r->in_port;
-		e->field[F4_INPORT].mask_range.u8 = 0xff;
-	}
+	fill_common(&e->data, e->field, F4_SPORT, r, prio, userdata);
 	if (r->src.addr.family == AF_INET) {
 		e->field[F4_SRC].value.u32 = rte_be_to_cpu_32(r->src.addr.v4.s_addr);
 		e->field[F4_SRC].mask_range.u32 = r->src.len;
@@ -355,8 +381,6 @@ fill_common4(struct acl_rule4 *e, const struct pa_config_acl_rule *r,
 		e->field[F4_DST].value.u32 = rte_be_to_cpu_32(r->dst.addr.v4.s_addr);
 		e->field[F4_DST].mask_range.u32 = r->dst.len;
 	}
-	e->field[F4_SPORT].mask_range.u16 = UINT16_MAX;
-	e->field[F4_DPORT].mask_range.u16 = UINT16_MAX;
 }
 
 static void
@@ -380,23 +404,11 @@ fill_common6(struct acl_rule6 *e, const struct pa_config_acl_rule *r,
 		uint32_t prio, uint32_t userdata)
 {
 	memset(e, 0, sizeof(*e));
-	e->data.category_mask = 1;
-	e->data.priority = (int32_t)prio;
-	e->data.userdata = userdata;
-	if (r->proto != PA_PROTO_ANY) {
-		e->field[F6_PROTO].value.u8 = (uint8_t)r->proto;
-		e->field[F6_PROTO].mask_range.u8 = 0xff;
-	}
-	if (r->in_port >= 0) {
-		e->field[F6_INPORT].value.u8 = (uint8_t)r->in_port;
-		e->field[F6_INPORT].mask_range.u8 = 0xff;
-	}
+	fill_common(&e->data, e->field, F6_SPORT, r, prio, userdata);
 	if (r->src.addr.family == AF_INET6)
 		prefix6_fields(&e->field[F6_SRC0], &r->src);
 	if (r->dst.addr.family == AF_INET6)
 		prefix6_fields(&e->field[F6_DST0], &r->dst);
-	e->field[F6_SPORT].mask_range.u16 = UINT16_MAX;
-	e->field[F6_DPORT].mask_range.u16 = UINT16_MAX;
 }
 
 struct rank_item {
@@ -621,19 +633,13 @@ build_tier(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		if (fam == 0 || fam == AF_INET) {
 			fill_common4(&e4[n + n4], r, prio, ud);
 			fill_common4(&e4[n4], r, prio, ud);
-			e4[n4].field[F4_SPORT].value.u16 = r->sport.lo;
-			e4[n4].field[F4_SPORT].mask_range.u16 = r->sport.hi;
-			e4[n4].field[F4_DPORT].value.u16 = r->dport.lo;
-			e4[n4].field[F4_DPORT].mask_range.u16 = r->dport.hi;
+			set_ports(e4[n4].field, F4_SPORT, r);
 			n4++;
 		}
 		if (fam == 0 || fam == AF_INET6) {
 			fill_common6(&e6[n + n6], r, prio, ud);
 			fill_common6(&e6[n6], r, prio, ud);
-			e6[n6].field[F6_SPORT].value.u16 = r->sport.lo;
-			e6[n6].field[F6_SPORT].mask_range.u16 = r->sport.hi;
-			e6[n6].field[F6_DPORT].value.u16 = r->dport.lo;
-			e6[n6].field[F6_DPORT].mask_range.u16 = r->dport.hi;
+			set_ports(e6[n6].field, F6_SPORT, r);
 			n6++;
 		}
 	}
