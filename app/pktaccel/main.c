@@ -29,6 +29,7 @@
 #include <rte_version.h>
 
 #include "pa_acl.h"
+#include "pa_lb.h"
 #include "pa_config.h"
 #include "pa_pipeline.h"
 #include "pa_pkt.h"
@@ -404,6 +405,7 @@ main(int argc, char **argv)
 	struct pa_port_set *ports = NULL;
 	struct pa_pipeline *pl = NULL;
 	struct pa_acl *acl = NULL;
+	struct pa_lb *lb = NULL;
 	struct pa_pipeline_opts popts;
 	struct rpc_thread rpc = { 0 };
 	struct replay_input rin = { 0 };
@@ -531,6 +533,24 @@ main(int argc, char **argv)
 			goto out;
 	}
 	pa_pipeline_set_acl(pl, acl);
+	{
+		bool runs_lb[PA_PIPELINE_MAX_LCORES] = { false };
+		struct pa_lb_opts lo = {
+			.rcu = pa_pipeline_rcu(pl),
+			.n_lcores = pa_pipeline_lcore_count(pl),
+			.runs_lb = runs_lb,
+			.socket = pa_pipeline_classify_socket(pl),
+			.cfg = cfg,
+			.ports = ports,
+		};
+
+		pa_pipeline_lb_lcores(pl, runs_lb);
+		lb = pa_lb_create(&lo, err, sizeof(err));
+		if (lb == NULL)
+			goto out;
+	}
+	pa_pipeline_set_lb(pl, lb);
+	pa_lb_rpc_set(lb, cfg);
 	pa_pipeline_rpc_set(pl);
 	pa_acl_rpc_set(acl, cfg);
 	pa_config_rpc_set_running(cfg);
@@ -596,6 +616,7 @@ out:
 	}
 	pa_pipeline_rpc_set(NULL);
 	pa_acl_rpc_set(NULL, NULL);
+	pa_lb_rpc_set(NULL, NULL);
 	pa_config_rpc_set_running(NULL);
 	if (ports != NULL) {
 		json_t *summary = NULL;
@@ -616,6 +637,7 @@ out:
 	}
 	pa_pipeline_destroy(pl);
 	pa_acl_destroy(acl);
+	pa_lb_destroy(lb);
 	if (ports != NULL) {
 		pa_port_free_pools(ports);
 		free(ports);

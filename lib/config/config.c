@@ -34,6 +34,13 @@
 #define CFG_MIN_TABLE_SIZE	1021
 #define CFG_MAX_TABLE_SIZE	1048573
 #define CFG_MAX_RULE_ID		2147483648LL
+#define CFG_DEFAULT_FLOWS	1048576
+#define CFG_MIN_FLOWS		1024
+#define CFG_MAX_FLOWS		67108864
+#define CFG_DEFAULT_TCP_TIMEOUT	300
+#define CFG_DEFAULT_TCP_FIN_TIMEOUT	10
+#define CFG_DEFAULT_UDP_TIMEOUT	30
+#define CFG_MAX_TIMEOUT		86400
 #define CFG_MAX_QUEUES		64
 #define CFG_MIN_DESC		64
 #define CFG_MAX_DESC		16384
@@ -1853,11 +1860,56 @@ proto_name(int proto)
 	return "?";
 }
 
+static void
+flow_table_defaults(struct pa_config_flow_table *ft)
+{
+	ft->size = CFG_DEFAULT_FLOWS;
+	ft->tcp_timeout = CFG_DEFAULT_TCP_TIMEOUT;
+	ft->tcp_fin_timeout = CFG_DEFAULT_TCP_FIN_TIMEOUT;
+	ft->udp_timeout = CFG_DEFAULT_UDP_TIMEOUT;
+}
+
+static int
+flow_table_parse(struct ctx *c, const json_t *obj,
+		struct pa_config_flow_table *ft)
+{
+	static const char *const keys[] = {
+		"size", "tcp_timeout", "tcp_fin_timeout", "udp_timeout", NULL
+	};
+	static const char *const path = "$.lb.flow_table";
+	const struct {
+		const char *key;
+		long long min;
+		long long max;
+		uint32_t *out;
+	} fields[] = {
+		{ "size", CFG_MIN_FLOWS, CFG_MAX_FLOWS, &ft->size },
+		{ "tcp_timeout", 1, CFG_MAX_TIMEOUT, &ft->tcp_timeout },
+		{ "tcp_fin_timeout", 1, CFG_MAX_TIMEOUT, &ft->tcp_fin_timeout },
+		{ "udp_timeout", 1, CFG_MAX_TIMEOUT, &ft->udp_timeout },
+	};
+	long long x;
+	size_t i;
+	int rc;
+
+	if (want_object(c, obj, path) < 0 || check_keys(c, obj, path, keys) < 0)
+		return -EINVAL;
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		rc = get_int(c, obj, path, fields[i].key, fields[i].min,
+				fields[i].max, &x);
+		if (rc < 0)
+			return rc;
+		if (rc > 0)
+			*fields[i].out = (uint32_t)x;
+	}
+	return 0;
+}
+
 static int
 lb_parse(struct ctx *c, const json_t *obj, struct pa_config *cfg)
 {
 	static const char *const keys[] = {
-		"local_addr", "local_addr6", "services", NULL
+		"local_addr", "local_addr6", "flow_table", "services", NULL
 	};
 	static const char *const path = "$.lb";
 	struct pa_config_lb *lb = &cfg->lb;
@@ -1885,6 +1937,9 @@ lb_parse(struct ctx *c, const json_t *obj, struct pa_config *cfg)
 		return fail(c, "$.lb.local_addr6: expected an IPv6 address, got '%s' (IPv4 goes in local_addr)",
 				json_string_value(json_object_get(obj, "local_addr6")));
 	lb->has_local_addr6 = rc > 0;
+	v = json_object_get(obj, "flow_table");
+	if (v != NULL && (rc = flow_table_parse(c, v, &lb->flow_table)) < 0)
+		return rc;
 
 	arr = json_object_get(obj, "services");
 	if (arr == NULL)
@@ -2036,6 +2091,7 @@ config_parse(struct ctx *c, const json_t *doc, const struct pa_config_opts *opts
 	cfg->pipeline.burst = CFG_DEFAULT_BURST;
 	cfg->pipeline.tx_drain_us = CFG_DEFAULT_TX_DRAIN_US;
 	cfg->acl.def = PA_ACL_PERMIT;
+	flow_table_defaults(&cfg->lb.flow_table);
 
 	if (doc == NULL)
 		return fail(c, "$: no document");
@@ -2423,6 +2479,16 @@ fail:
 }
 
 static json_t *
+flow_table_to_json(const struct pa_config_flow_table *ft)
+{
+	return json_pack("{s:I, s:I, s:I, s:I}",
+			"size", (json_int_t)ft->size,
+			"tcp_timeout", (json_int_t)ft->tcp_timeout,
+			"tcp_fin_timeout", (json_int_t)ft->tcp_fin_timeout,
+			"udp_timeout", (json_int_t)ft->udp_timeout);
+}
+
+static json_t *
 lb_to_json(const struct pa_config_lb *lb)
 {
 	json_t *o, *arr;
@@ -2439,6 +2505,8 @@ lb_to_json(const struct pa_config_lb *lb)
 	if (lb->has_local_addr6)
 		rc |= json_object_set_new(o, "local_addr6",
 				ip_json(&lb->local_addr6));
+	rc |= json_object_set_new(o, "flow_table",
+			flow_table_to_json(&lb->flow_table));
 	for (i = 0; i < lb->n_services; i++)
 		rc |= json_array_append_new(arr,
 				pa_config_service_to_json(&lb->services[i]));

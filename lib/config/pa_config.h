@@ -156,8 +156,17 @@ struct pa_config_service {
 	struct pa_config_backend *backends;
 };
 
+/** "lb.flow_table": the sticky flow table (all optional). */
+struct pa_config_flow_table {
+	uint32_t size;			/**< flows in all, default 1048576 */
+	uint32_t tcp_timeout;		/**< idle seconds, TCP, default 300 */
+	uint32_t tcp_fin_timeout;	/**< after FIN or RST, default 10 */
+	uint32_t udp_timeout;		/**< idle seconds, UDP, default 30 */
+};
+
 struct pa_config_lb {
 	bool present;
+	struct pa_config_flow_table flow_table;	/**< defaults when absent */
 	bool has_local_addr;
 	struct pa_ip_addr local_addr;	/**< IPv4 */
 	bool has_local_addr6;

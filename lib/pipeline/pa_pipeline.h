@@ -130,6 +130,17 @@ struct pa_acl;
 /** Give the classify stage its ACL (before pa_pipeline_start()). */
 void pa_pipeline_set_acl(struct pa_pipeline *pl, struct pa_acl *acl);
 
+struct pa_lb;
+
+/** Give the lb stage its load balancer (before pa_pipeline_start()). */
+void pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb);
+
+/**
+ * Which data-path lcores (by index, 0..pa_pipeline_lcore_count() - 1)
+ * run the lb stage: @p runs_lb receives one flag per lcore.
+ */
+void pa_pipeline_lb_lcores(const struct pa_pipeline *pl, bool *runs_lb);
+
 /** NUMA socket of the lcores that run the classify stage. */
 int pa_pipeline_classify_socket(const struct pa_pipeline *pl);
 

@@ -360,6 +360,26 @@ pa_pipeline_set_acl(struct pa_pipeline *pl, struct pa_acl *acl)
 			pl->workers[i]->acl = acl;
 }
 
+void
+pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb)
+{
+	unsigned int i;
+
+	pl->lb = lb;
+	for (i = 0; i < pl->n_workers; i++)
+		if (pl->workers[i]->run_lb)
+			pl->workers[i]->lb = lb;
+}
+
+void
+pa_pipeline_lb_lcores(const struct pa_pipeline *pl, bool *runs_lb)
+{
+	unsigned int i;
+
+	for (i = 0; i < pl->n_workers; i++)
+		runs_lb[pl->workers[i]->widx] = pl->workers[i]->run_lb;
+}
+
 int
 pa_pipeline_classify_socket(const struct pa_pipeline *pl)
 {

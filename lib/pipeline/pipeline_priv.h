@@ -10,6 +10,7 @@
 #include <rte_ring.h>
 
 #include "pa_acl.h"
+#include "pa_lb.h"
 #include "pa_pipeline.h"
 
 #define PA_PIPELINE_MAX_BURST	256
@@ -45,6 +46,7 @@ struct pa_worker {
 	unsigned int index;		/**< index among its stage's lcores */
 	unsigned int widx;		/**< index among all data-path lcores */
 	struct pa_acl *acl;		/**< classify: the ACL, or NULL */
+	struct pa_lb *lb;		/**< lb: the load balancer, or NULL */
 	uint16_t burst;
 	bool replay;
 	bool shared_cpu;		/**< CPU shared with other lcores: yield when idle */
@@ -83,6 +85,7 @@ struct pa_pipeline {
 	struct rte_ring *rings[PA_PIPELINE_MAX_STAGE * PA_PIPELINE_MAX_STAGE * 3];
 	struct rte_rcu_qsbr *rcu;
 	struct pa_acl *acl;
+	struct pa_lb *lb;
 	volatile bool stop;
 	volatile bool abort;
 	unsigned int done[PA_STAGE_MAX];	/**< lcores finished, per rank */

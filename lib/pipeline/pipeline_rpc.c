@@ -61,7 +61,7 @@ pa_pipeline_stats_json(const struct pa_pipeline *pl)
 		json_object_set_new(lcores, key, lcore_stats_json(&one));
 	}
 	pa_pipeline_stats_sum(pl, &sum);
-	o = json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:{}, s:I}",
+	o = json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:I}",
 		"rx_packets", (json_int_t)sum.rx_packets,
 		"tx_packets", (json_int_t)sum.tx_packets,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(&sum),
@@ -69,7 +69,7 @@ pa_pipeline_stats_json(const struct pa_pipeline *pl)
 		"ports", pa_port_stats_json(pl->ports),
 		"lcores", lcores,
 		"acl", pl->acl != NULL ? pa_acl_stats_json(pl->acl) : json_object(),
-		"lb",
+		"lb", pl->lb != NULL ? pa_lb_stats_json(pl->lb) : json_object(),
 		"mbufs_in_use", (json_int_t)pa_port_mbufs_in_use(pl->ports));
 	return o;
 }
@@ -223,6 +223,11 @@ rpc_trace_packet(const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
 	struct pa_acl *acl = pa_acl_rpc_get();
+	struct pa_lb *lb = pa_lb_rpc_get();
+	struct pa_lb_trace_result lbr;
+	char buf[INET6_ADDRSTRLEN];
+	const char *verdict = "forward";
+	bool fragment = false;
 	struct pa_ip_addr src, dst;
 	struct pa_flow_key key;
 	enum pa_acl_action action = PA_ACL_PERMIT;
@@ -243,7 +248,8 @@ rpc_trace_packet(const json_t *params, json_t **result,
 	json_object_foreach((json_t *)params, k, v) {
 		if (strcmp(k, "src") != 0 && strcmp(k, "dst") != 0 &&
 		    strcmp(k, "sport") != 0 && strcmp(k, "dport") != 0 &&
-		    strcmp(k, "proto") != 0 && strcmp(k, "in_port") != 0)
+		    strcmp(k, "proto") != 0 && strcmp(k, "in_port") != 0 &&
+		    strcmp(k, "fragment") != 0)
 			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 				"params.%s: unknown key", k);
 	}
@@ -268,6 +274,13 @@ rpc_trace_packet(const json_t *params, json_t **result,
 	if (trace_port(json_object_get(params, "sport"), "sport", &sport, err) != 0 ||
 	    trace_port(json_object_get(params, "dport"), "dport", &dport, err) != 0)
 		return -1;
+	v = json_object_get(params, "fragment");
+	if (v != NULL) {
+		if (!json_is_boolean(v))
+			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+				"params.fragment: expected true or false");
+		fragment = json_is_true(v);
+	}
 	v = json_object_get(params, "in_port");
 	if (v != NULL) {
 		in_port = json_is_string(v) ? pa_config_port_index(
@@ -295,13 +308,30 @@ rpc_trace_packet(const json_t *params, json_t **result,
 			&action) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
 			"cannot classify");
-	*result = json_pack("{s:s, s:o, s:s, s:n, s:n}",
-		"verdict", action == PA_ACL_DROP ? "drop" : "forward",
+	memset(&lbr, 0, sizeof(lbr));
+	if (action != PA_ACL_DROP && lb != NULL &&
+	    pa_lb_trace(lb, &key, fragment, &lbr) != 0)
+		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
+			"cannot trace the load balancer");
+	if (lbr.service_found && !lbr.backend_found && lbr.reason != NULL &&
+	    strcmp(lbr.reason, "no_backend") == 0)
+		verdict = "drop";
+	else if (action == PA_ACL_DROP)
+		verdict = "drop";
+	*result = json_pack("{s:s, s:o, s:s, s:o, s:o, s:b, s:o}",
+		"verdict", verdict,
 		"acl_rule", rule != 0 ? json_integer(rule) : json_null(),
 		"acl_action", action == PA_ACL_DROP ? "drop" :
 			action == PA_ACL_MARK ? "mark" :
 			action == PA_ACL_POLICE ? "police" : "permit",
-		"service", "backend");
+		"service", lbr.service_found ? json_string(lbr.service) :
+			json_null(),
+		"backend", lbr.backend_found ? json_string(
+			pa_config_format_ip(&lbr.backend, buf, sizeof(buf))) :
+			json_null(),
+		"existing_flow", lbr.existing_flow,
+		"lb_note", lbr.reason != NULL ? json_string(lbr.reason) :
+			json_null());
 	return 0;
 }
 PA_RPC_REGISTER("trace_packet", rpc_trace_packet,

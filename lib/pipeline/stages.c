@@ -113,13 +113,30 @@ stage_classify(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	return kept;
 }
 
-/* lb: the place of the load balancer; nothing is balanced for now. */
+/* lb: packets to a service go to a backend; the rest pass unchanged. */
 static __rte_always_inline uint16_t
-stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
+stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
+		uint64_t now)
 {
-	RTE_SET_USED(pkts);
+	static const uint8_t reason[] = {
+		[PA_LB_V_NO_BACKEND] = PA_DROP_NO_BACKEND,
+		[PA_LB_V_MTU] = PA_DROP_MTU,
+		[PA_LB_V_NO_ROOM] = PA_DROP_MALFORMED,
+	};
+	uint8_t verdict[PA_PIPELINE_MAX_BURST];
+	uint16_t i, kept = 0;
+
 	w->stats.stage_packets[PA_STAGE_LB] += n;
-	return n;
+	if (w->lb == NULL || n == 0 || !pa_lb_active(w->lb))
+		return n;
+	pa_lb_process(w->lb, w->widx, pkts, n, now, verdict);
+	for (i = 0; i < n; i++) {
+		if (likely(verdict[i] == PA_LB_V_FORWARD))
+			pkts[kept++] = pkts[i];
+		else
+			pa_drop(w, pkts[i], (enum pa_drop_reason)reason[verdict[i]]);
+	}
+	return kept;
 }
 
 /* Hand @p n packets to a TX queue; what the queue refuses is waited for
@@ -267,12 +284,12 @@ dispatch(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 /* The stages after rx, then the sink: TX or the next ring. */
 static __rte_always_inline void
 process_rest(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
-		uint32_t uniform_out)
+		uint32_t uniform_out, uint64_t now)
 {
 	if (w->run_classify)
 		n = stage_classify(w, pkts, n);
 	if (w->run_lb)
-		n = stage_lb(w, pkts, n);
+		n = stage_lb(w, pkts, n, now);
 	if (w->run_tx)
 		stage_tx(w, pkts, n, uniform_out);
 	else
@@ -289,7 +306,7 @@ replay_room(const struct pa_worker *w, const struct pa_rxq *q)
 }
 
 static __rte_always_inline unsigned int
-poll_ports(struct pa_worker *w, struct rte_mbuf **pkts)
+poll_ports(struct pa_worker *w, struct rte_mbuf **pkts, uint64_t now)
 {
 	unsigned int i, total = 0;
 	uint16_t n;
@@ -304,13 +321,13 @@ poll_ports(struct pa_worker *w, struct rte_mbuf **pkts)
 			continue;
 		total += n;
 		n = stage_rx(w, q, pkts, n);
-		process_rest(w, pkts, n, q->peer_port_id);
+		process_rest(w, pkts, n, q->peer_port_id, now);
 	}
 	return total;
 }
 
 static __rte_always_inline unsigned int
-poll_rings(struct pa_worker *w, struct rte_mbuf **pkts)
+poll_rings(struct pa_worker *w, struct rte_mbuf **pkts, uint64_t now)
 {
 	unsigned int i, n, total = 0;
 
@@ -320,7 +337,7 @@ poll_rings(struct pa_worker *w, struct rte_mbuf **pkts)
 		if (n == 0)
 			continue;
 		total += n;
-		process_rest(w, pkts, (uint16_t)n, PA_OUT_UNKNOWN);
+		process_rest(w, pkts, (uint16_t)n, PA_OUT_UNKNOWN, now);
 	}
 	return total;
 }
@@ -379,14 +396,16 @@ pa_worker_main(void *arg)
 
 		got = 0;
 		if (likely(!stopping))
-			got += poll_ports(w, pkts);
-		got += poll_rings(w, pkts);
+			got += poll_ports(w, pkts, now);
+		got += poll_rings(w, pkts, now);
 		if (w->run_tx && now - w->last_drain >= w->drain_tsc) {
 			txbuf_flush_all(w);
 			w->last_drain = now;
 		}
 		rte_rcu_qsbr_quiescent(pl->rcu, w->lcore_id);
 		busy = got != 0;
+		if (w->lb != NULL)
+			pa_lb_poll(w->lb, w->widx, now, !busy);
 		if (busy) {
 			idle_streak = 0;
 			continue;
@@ -401,6 +420,7 @@ pa_worker_main(void *arg)
 	}
 	if (w->run_tx)
 		txbuf_flush_all(w);
+	pa_lb_lcore_exit(w->lb, w->widx);
 	rte_rcu_qsbr_thread_offline(pl->rcu, w->lcore_id);
 	rte_rcu_qsbr_thread_unregister(pl->rcu, w->lcore_id);
 	__atomic_fetch_add(&pl->done[w->rank], 1, __ATOMIC_RELEASE);

@@ -63,6 +63,17 @@ ip4(const struct pa_ip_addr *a)
 	return pa_config_format_ip(a, buf, sizeof(buf));
 }
 
+static void
+assert_flow_table(const struct pa_config *cfg, uint32_t size,
+		uint32_t tcp_timeout, uint32_t tcp_fin_timeout,
+		uint32_t udp_timeout)
+{
+	ck_assert_uint_eq(cfg->lb.flow_table.size, size);
+	ck_assert_uint_eq(cfg->lb.flow_table.tcp_timeout, tcp_timeout);
+	ck_assert_uint_eq(cfg->lb.flow_table.tcp_fin_timeout, tcp_fin_timeout);
+	ck_assert_uint_eq(cfg->lb.flow_table.udp_timeout, udp_timeout);
+}
+
 /* ------------------------------------------------------------------ */
 /* Structural equality of two configs                                  */
 /* ------------------------------------------------------------------ */
@@ -120,6 +131,8 @@ assert_config_equal(const struct pa_config *a, const struct pa_config *b)
 			sizeof(a->lb.local_addr)) == 0);
 	ck_assert(memcmp(&a->lb.local_addr6, &b->lb.local_addr6,
 			sizeof(a->lb.local_addr6)) == 0);
+	ck_assert(memcmp(&a->lb.flow_table, &b->lb.flow_table,
+			sizeof(a->lb.flow_table)) == 0);
 	ck_assert_uint_eq(a->lb.n_services, b->lb.n_services);
 	for (i = 0; i < a->lb.n_services; i++) {
 		memcpy(&sa, &a->lb.services[i], sizeof(sa));
@@ -212,6 +225,8 @@ static const char full_doc[] = J(
   },
   "lb": {
     "local_addr": "192.0.2.254", "local_addr6": "2001:db8::fe",
+    "flow_table": {"size": 67108864, "tcp_timeout": 86400, "tcp_fin_timeout": 1,
+                   "udp_timeout": 45},
     "services": [
       {"name": "web", "vip": "192.0.2.10", "port": 80, "proto": "tcp",
        "backends": [ {"addr": "10.1.0.1"},
@@ -330,6 +345,7 @@ START_TEST(test_empty_document_gives_defaults)
 	ck_assert_uint_eq(cfg->acl.n_rules, 0);
 	ck_assert(!cfg->lb.present);
 	ck_assert_uint_eq(cfg->lb.n_services, 0);
+	assert_flow_table(cfg, 1048576, 300, 10, 30);
 	ck_assert(!cfg->metrics.present);
 	ck_assert(cfg->metrics.enabled);
 	ck_assert_str_eq(cfg->metrics.listen, "127.0.0.1:9469");
@@ -573,6 +589,66 @@ START_TEST(test_same_vip_and_port_with_other_proto_is_another_service)
 }
 END_TEST
 
+START_TEST(test_lb_flow_table_defaults_without_flow_table_key)
+{
+	struct pa_config *cfg;
+
+	cfg = must_load(J({"lb": {}}), NULL);
+	ck_assert(cfg->lb.present);
+	assert_flow_table(cfg, 1048576, 300, 10, 30);
+	pa_config_free(cfg);
+	cfg = must_load(J({"lb": {"flow_table": {}}}), NULL);
+	assert_flow_table(cfg, 1048576, 300, 10, 30);
+	pa_config_free(cfg);
+	cfg = must_load(J({"acl": {}}), NULL);
+	ck_assert(!cfg->lb.present);
+	assert_flow_table(cfg, 1048576, 300, 10, 30);
+	pa_config_free(cfg);
+	cfg = must_load(contract_example, NULL);
+	assert_flow_table(cfg, 1048576, 300, 10, 30);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_lb_flow_table_each_key_sets_only_its_field)
+{
+	struct pa_config *cfg;
+
+	cfg = must_load(J({"lb": {"flow_table": {"size": 2048}}}), NULL);
+	assert_flow_table(cfg, 2048, 300, 10, 30);
+	pa_config_free(cfg);
+	cfg = must_load(J({"lb": {"flow_table": {"tcp_timeout": 600}}}), NULL);
+	assert_flow_table(cfg, 1048576, 600, 10, 30);
+	pa_config_free(cfg);
+	cfg = must_load(J({"lb": {"flow_table": {"tcp_fin_timeout": 5}}}), NULL);
+	assert_flow_table(cfg, 1048576, 300, 5, 30);
+	pa_config_free(cfg);
+	cfg = must_load(J({"lb": {"flow_table": {"udp_timeout": 120}}}), NULL);
+	assert_flow_table(cfg, 1048576, 300, 10, 120);
+	pa_config_free(cfg);
+	cfg = must_load(J({"lb": {"flow_table": {"size": 4096, "tcp_timeout": 7,
+			"tcp_fin_timeout": 3, "udp_timeout": 9}}}), NULL);
+	assert_flow_table(cfg, 4096, 7, 3, 9);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_lb_flow_table_accepts_range_bounds)
+{
+	struct pa_config *cfg;
+
+	cfg = must_load(J({"lb": {"flow_table": {"size": 1024, "tcp_timeout": 1,
+			"tcp_fin_timeout": 1, "udp_timeout": 1}}}), NULL);
+	assert_flow_table(cfg, 1024, 1, 1, 1);
+	pa_config_free(cfg);
+	cfg = must_load(J({"lb": {"flow_table": {"size": 67108864,
+			"tcp_timeout": 86400, "tcp_fin_timeout": 86400,
+			"udp_timeout": 86400}}}), NULL);
+	assert_flow_table(cfg, 67108864, 86400, 86400, 86400);
+	pa_config_free(cfg);
+}
+END_TEST
+
 START_TEST(test_max_ports_accepted_and_one_more_refused)
 {
 	char *doc;
@@ -673,6 +749,10 @@ START_TEST(test_round_trip_of_every_field)
 	ck_assert_str_eq(cfg->lb.services[1].name, "dns.v6");
 	ck_assert_uint_eq(cfg->lb.services[1].port, 53);
 	ck_assert_uint_eq(cfg->lb.services[3].backends[0].mac[0], 0xaa);
+	ck_assert_uint_eq(cfg->lb.flow_table.size, 67108864);
+	ck_assert_uint_eq(cfg->lb.flow_table.tcp_timeout, 86400);
+	ck_assert_uint_eq(cfg->lb.flow_table.tcp_fin_timeout, 1);
+	ck_assert_uint_eq(cfg->lb.flow_table.udp_timeout, 45);
 	ck_assert_str_eq(cfg->metrics.listen, "[::1]:9100");
 
 	assert_round_trip(cfg, NULL);
@@ -708,7 +788,10 @@ START_TEST(test_to_json_writes_defaults_explicitly)
 		"acl": {"default": "permit", "non_ip": "forward", "rules": [
 			{"id": 7, "priority": 0, "src": "any", "dst": "any", "sport": "any",
 			 "dport": "any", "proto": "any", "action": "permit"}]},
-		"lb": {"local_addr": "192.0.2.1", "services": [{"name": "s", "vip": "192.0.2.2",
+		"lb": {"local_addr": "192.0.2.1",
+			"flow_table": {"size": 1048576, "tcp_timeout": 300,
+				"tcp_fin_timeout": 10, "udp_timeout": 30},
+			"services": [{"name": "s", "vip": "192.0.2.2",
 			"port": 80, "proto": "tcp", "scheduler": "maglev", "forward": "ipip",
 			"table_size": 65537, "backends": [{"addr": "10.0.0.1", "port": 0,
 			"weight": 1, "state": "up"}]}]}}), 0, &jerr);
@@ -717,6 +800,41 @@ START_TEST(test_to_json_writes_defaults_explicitly)
 			json_dumps(j, JSON_COMPACT));
 	json_decref(expect);
 	json_decref(j);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_round_trip_keeps_flow_table_and_writes_it_explicitly)
+{
+	struct pa_config *cfg;
+	json_t *j, *ft;
+
+	cfg = must_load(J({"lb": {"flow_table": {"size": 65536,
+			"udp_timeout": 5}}}), NULL);
+	j = pa_config_to_json(cfg);
+	ft = json_object_get(json_object_get(j, "lb"), "flow_table");
+	ck_assert_ptr_nonnull(ft);
+	ck_assert_uint_eq(json_object_size(ft), 4);
+	ck_assert_int_eq(json_integer_value(json_object_get(ft, "size")), 65536);
+	ck_assert_int_eq(json_integer_value(json_object_get(ft, "tcp_timeout")),
+			300);
+	ck_assert_int_eq(json_integer_value(json_object_get(ft,
+			"tcp_fin_timeout")), 10);
+	ck_assert_int_eq(json_integer_value(json_object_get(ft, "udp_timeout")),
+			5);
+	json_decref(j);
+	assert_round_trip(cfg, NULL);
+	pa_config_free(cfg);
+
+	/* an lb section without flow_table gets the defaults written out */
+	cfg = must_load(J({"lb": {}}), NULL);
+	j = pa_config_to_json(cfg);
+	ft = json_object_get(json_object_get(j, "lb"), "flow_table");
+	ck_assert_ptr_nonnull(ft);
+	ck_assert_int_eq(json_integer_value(json_object_get(ft, "size")),
+			1048576);
+	json_decref(j);
+	assert_round_trip(cfg, NULL);
 	pa_config_free(cfg);
 }
 END_TEST
@@ -857,6 +975,18 @@ static const struct err_case err_cases[] = {
 	{ "local_addr must be IPv4", J({"lb": {"local_addr": "2001:db8::1"}}), "$.lb.local_addr: expected an IPv4 address" },
 	{ "local_addr6 must be IPv6", J({"lb": {"local_addr6": "192.0.2.1"}}), "$.lb.local_addr6: expected an IPv6 address" },
 	{ "malformed local_addr", J({"lb": {"local_addr": "192.0.2.300"}}), "$.lb.local_addr: invalid IP address '192.0.2.300'" },
+	{ "flow_table must be an object", J({"lb": {"flow_table": 1048576}}), "$.lb.flow_table: expected an object, got an integer" },
+	{ "unknown flow_table key", J({"lb": {"flow_table": {"size": 1024, "icmp_timeout": 5}}}), "$.lb.flow_table.icmp_timeout: unknown key" },
+	{ "flow_table size below 1024", J({"lb": {"flow_table": {"size": 12}}}), "$.lb.flow_table.size: 12 out of range 1024..67108864" },
+	{ "flow_table size above 67108864", J({"lb": {"flow_table": {"size": 67108865}}}), "$.lb.flow_table.size: 67108865 out of range 1024..67108864" },
+	{ "flow_table size as a string", J({"lb": {"flow_table": {"size": "1048576"}}}), "$.lb.flow_table.size: expected an integer, got a string" },
+	{ "flow_table size as a real", J({"lb": {"flow_table": {"size": 1048576.0}}}), "$.lb.flow_table.size: expected an integer, got a real number" },
+	{ "tcp_timeout zero", J({"lb": {"flow_table": {"tcp_timeout": 0}}}), "$.lb.flow_table.tcp_timeout: 0 out of range 1..86400" },
+	{ "tcp_timeout negative", J({"lb": {"flow_table": {"tcp_timeout": -1}}}), "$.lb.flow_table.tcp_timeout: -1 out of range 1..86400" },
+	{ "tcp_fin_timeout above a day", J({"lb": {"flow_table": {"tcp_fin_timeout": 86401}}}), "$.lb.flow_table.tcp_fin_timeout: 86401 out of range 1..86400" },
+	{ "tcp_fin_timeout as a boolean", J({"lb": {"flow_table": {"tcp_fin_timeout": true}}}), "$.lb.flow_table.tcp_fin_timeout: expected an integer, got a boolean" },
+	{ "udp_timeout zero", J({"lb": {"flow_table": {"udp_timeout": 0}}}), "$.lb.flow_table.udp_timeout: 0 out of range 1..86400" },
+	{ "udp_timeout null", J({"lb": {"flow_table": {"udp_timeout": null}}}), "$.lb.flow_table.udp_timeout: expected an integer, got null" },
 	{ "services must be an array", J({"lb": {"services": {}}}), "$.lb.services: expected an array" },
 	{ "unknown service key", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"weight\": 1}]}}", "$.lb.services[0].weight: unknown key" },
 	{ "service name required", J({"lb": {"services": [{"vip": "192.0.2.10", "port": 80, "proto": "tcp"}]}}), "$.lb.services[0].name: required key missing" },
@@ -1323,6 +1453,9 @@ config_suite(void)
 	tcase_add_test(tc, test_lb_defaults_for_service_and_backend);
 	tcase_add_test(tc, test_nat_and_dsr_services_need_no_local_addr);
 	tcase_add_test(tc, test_same_vip_and_port_with_other_proto_is_another_service);
+	tcase_add_test(tc, test_lb_flow_table_defaults_without_flow_table_key);
+	tcase_add_test(tc, test_lb_flow_table_each_key_sets_only_its_field);
+	tcase_add_test(tc, test_lb_flow_table_accepts_range_bounds);
 	tcase_add_test(tc, test_max_ports_accepted_and_one_more_refused);
 	tcase_add_loop_test(tc, test_every_shipped_profile_loads, 0,
 			(int)(sizeof(shipped_profiles) / sizeof(shipped_profiles[0])));
@@ -1334,6 +1467,7 @@ config_suite(void)
 	tcase_add_test(tc, test_round_trip_of_every_field);
 	tcase_add_test(tc, test_round_trip_of_empty_and_replay_documents);
 	tcase_add_test(tc, test_to_json_writes_defaults_explicitly);
+	tcase_add_test(tc, test_round_trip_keeps_flow_table_and_writes_it_explicitly);
 	tcase_add_test(tc, test_to_json_writes_ports_with_promisc_peer_and_addr);
 	suite_add_tcase(s, tc);
 

@@ -1,0 +1,1313 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The load balancer's control side: services and backends, the published
+ * table and its RCU updates, per-lcore flow tables, counters, trace.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_hash_crc.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_pause.h>
+#include <rte_rcu_qsbr.h>
+
+#include "lb_priv.h"
+
+RTE_LOG_REGISTER(pa_lb_logtype, pa.lb, INFO);
+#define LB_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, pa_lb_logtype, "pa.lb: " fmt "\n", ##__VA_ARGS__)
+
+#define TRACE_WAIT_NS	200000000ULL	/* an lcore answers in microseconds */
+
+static unsigned int hash_seq;
+
+static double
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void
+seterr(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+seterr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || len == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static const uint8_t *
+ip_bytes(const struct pa_ip_addr *a)
+{
+	return a->family == AF_INET ? (const uint8_t *)&a->v4 :
+		(const uint8_t *)&a->v6;
+}
+
+static bool
+ip_eq(const struct pa_ip_addr *a, const struct pa_ip_addr *b)
+{
+	if (a->family != b->family)
+		return false;
+	return memcmp(ip_bytes(a), ip_bytes(b),
+		a->family == AF_INET ? 4 : 16) == 0;
+}
+
+void
+lb_svc_key_make(struct lb_svc_key *k, uint8_t family, uint8_t proto,
+		uint16_t port_be, const uint8_t *addr)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = family;
+	k->proto = proto;
+	k->port = port_be;
+	memcpy(k->addr, addr, family == 4 ? 4 : 16);
+}
+
+void
+lb_flow_key_from(struct lb_flow_key *k, const struct pa_flow_key *fk)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = fk->family;
+	k->proto = fk->proto;
+	k->sport = fk->sport;
+	k->dport = fk->dport;
+	if (fk->family == 4) {
+		memcpy(k->src, &fk->v4.src, 4);
+		memcpy(k->dst, &fk->v4.dst, 4);
+	} else {
+		memcpy(k->src, fk->v6.src, 16);
+		memcpy(k->dst, fk->v6.dst, 16);
+	}
+}
+
+int
+lb_flow_backend(const struct lb_svc *s, const struct lb_flow *f)
+{
+	const struct lb_backend *b;
+
+	if (f->svc_uid != s->uid || f->be_idx >= s->n_be)
+		return -1;
+	b = &s->be[f->be_idx];
+	if (b->uid != f->be_uid || b->state == PA_LB_DOWN)
+		return -1;
+	return f->be_idx;
+}
+
+/* ------------------------------------------------------------------ */
+/* Building published objects                                          */
+/* ------------------------------------------------------------------ */
+
+static void
+svc_free(struct lb_svc *s)
+{
+	if (s == NULL)
+		return;
+	rte_free(s->maglev);
+	rte_free(s->up);
+	rte_free(s);
+}
+
+static bool
+be_usable(const struct pa_config_backend *b, uint32_t uid)
+{
+	return uid != 0 && b->state == PA_LB_UP && b->weight > 0;
+}
+
+/* A new read-only service from its control record. */
+static struct lb_svc *
+svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
+		char *err, size_t err_len)
+{
+	const struct pa_config_service *cfg = &c->cfg;
+	struct pa_lb_maglev_backend *mb = NULL;
+	void *scratch = NULL;
+	struct lb_svc *s;
+	unsigned int i, n_up = 0;
+	double t0;
+
+	s = rte_zmalloc_socket("pa_lb_svc", sizeof(*s) +
+		(size_t)c->n_slots * sizeof(s->be[0]), 0, lb->socket);
+	if (s == NULL)
+		goto nomem;
+	s->uid = c->uid;
+	s->slot = (uint16_t)slot;
+	s->family = cfg->vip.family == AF_INET ? 4 : 6;
+	s->proto = cfg->proto;
+	s->port = rte_cpu_to_be_16(cfg->port);
+	s->forward = (uint8_t)cfg->forward;
+	s->sched = (uint8_t)cfg->scheduler;
+	s->ops = lb_sched_table[cfg->scheduler];
+	s->vip = cfg->vip;
+	snprintf(s->name, sizeof(s->name), "%s", cfg->name);
+	s->m = cfg->table_size;
+	s->n_be = c->n_slots;
+	for (i = 0; i < c->n_slots; i++) {
+		const struct pa_config_backend *b = &cfg->backends[i];
+		struct lb_backend *d = &s->be[i];
+
+		d->uid = c->be_uid[i];
+		d->cslot = c->be_cslot[i];
+		if (d->uid == 0)
+			continue;
+		d->state = (uint8_t)b->state;
+		d->has_mac = b->has_mac;
+		d->port = rte_cpu_to_be_16(b->port != 0 ? b->port : cfg->port);
+		d->weight = b->weight;
+		memcpy(d->mac.addr_bytes, b->mac, RTE_ETHER_ADDR_LEN);
+		d->addr = b->addr;
+		if (be_usable(b, d->uid))
+			n_up++;
+	}
+	s->n_up = n_up;
+	if (n_up == 0)
+		return s;
+
+	s->up = rte_malloc_socket("pa_lb_up", n_up * sizeof(*s->up), 0,
+		lb->socket);
+	s->maglev = rte_malloc_socket("pa_lb_maglev",
+		(size_t)s->m * sizeof(*s->maglev), RTE_CACHE_LINE_SIZE,
+		lb->socket);
+	mb = calloc(n_up, sizeof(*mb));
+	scratch = malloc(pa_lb_maglev_scratch_size(n_up));
+	if (s->up == NULL || s->maglev == NULL || mb == NULL || scratch == NULL)
+		goto nomem;
+	n_up = 0;
+	for (i = 0; i < c->n_slots; i++) {
+		if (!be_usable(&cfg->backends[i], c->be_uid[i]))
+			continue;
+		s->up[n_up] = (uint16_t)i;
+		mb[n_up].key = ip_bytes(&s->be[i].addr);
+		mb[n_up].key_len = s->family == 4 ? 4 : 16;
+		mb[n_up].weight = s->be[i].weight;
+		n_up++;
+	}
+	t0 = mono_ms();
+	if (pa_lb_maglev_build(mb, n_up, s->m, s->maglev, scratch) != 0) {
+		seterr(err, err_len, "service '%s': %u usable backends do not fit a table of %u",
+			cfg->name, n_up, s->m);
+		free(mb);
+		free(scratch);
+		svc_free(s);
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	/* the table holds indexes into up[]; make them indexes into be[] */
+	for (i = 0; i < s->m; i++)
+		s->maglev[i] = s->up[s->maglev[i]];
+	s->build_ms = mono_ms() - t0;
+	lb->builds++;
+	lb->last_build_ms = s->build_ms;
+	if (s->build_ms > lb->max_build_ms)
+		lb->max_build_ms = s->build_ms;
+	free(mb);
+	free(scratch);
+	return s;
+nomem:
+	free(mb);
+	free(scratch);
+	svc_free(s);
+	seterr(err, err_len, "out of memory building service '%s'", cfg->name);
+	rte_errno = ENOMEM;
+	return NULL;
+}
+
+static void
+bit_set(uint8_t *map, uint16_t bit)
+{
+	map[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+}
+
+/* The key -> slot hash for a set of services, fragments' entries
+ * included (the lowest port of each VIP and protocol). */
+static struct rte_hash *
+svc_hash_build(struct pa_lb *lb, struct lb_svc *const *svc, char *err,
+		size_t err_len)
+{
+	struct rte_hash_parameters hp = { 0 };
+	char name[RTE_HASH_NAMESIZE];
+	struct lb_svc_key k;
+	struct rte_hash *h;
+	unsigned int i, n = 0;
+	void *data;
+	int ret;
+
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++)
+		if (svc[i] != NULL)
+			n++;
+	snprintf(name, sizeof(name), "pa_lbsvc_%u",
+		__atomic_fetch_add(&hash_seq, 1, __ATOMIC_RELAXED));
+	hp.name = name;
+	hp.entries = RTE_MAX(64u, rte_align32pow2(4 * n));
+	hp.key_len = sizeof(struct lb_svc_key);
+	hp.hash_func = rte_hash_crc;
+	hp.socket_id = lb->socket;
+	h = rte_hash_create(&hp);
+	if (h == NULL) {
+		seterr(err, err_len, "cannot create the service table: %s",
+			rte_strerror(rte_errno));
+		return NULL;
+	}
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
+		const struct lb_svc *s = svc[i];
+
+		if (s == NULL)
+			continue;
+		lb_svc_key_make(&k, s->family, s->proto, s->port,
+			ip_bytes(&s->vip));
+		ret = rte_hash_add_key_data(h, &k, (void *)(uintptr_t)i);
+		if (ret < 0)
+			goto fail;
+		k.port = 0;
+		if (rte_hash_lookup_data(h, &k, &data) >= 0 &&
+		    rte_be_to_cpu_16(svc[(uintptr_t)data]->port) <
+		    rte_be_to_cpu_16(s->port))
+			continue;
+		ret = rte_hash_add_key_data(h, &k, (void *)(uintptr_t)i);
+		if (ret < 0)
+			goto fail;
+	}
+	return h;
+fail:
+	seterr(err, err_len, "cannot fill the service table: %s",
+		strerror(-ret));
+	rte_hash_free(h);
+	return NULL;
+}
+
+static void
+table_maps(struct lb_table *t)
+{
+	unsigned int i, j;
+
+	memset(t->dport_map, 0, sizeof(t->dport_map));
+	memset(t->reply_map, 0, sizeof(t->reply_map));
+	t->has_nat = false;
+	t->n_services = 0;
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
+		const struct lb_svc *s = t->svc[i];
+
+		if (s == NULL)
+			continue;
+		t->n_services++;
+		bit_set(t->dport_map, rte_be_to_cpu_16(s->port));
+		if (s->forward != PA_LB_NAT)
+			continue;
+		t->has_nat = true;
+		for (j = 0; j < s->n_be; j++)
+			if (s->be[j].uid != 0)
+				bit_set(t->reply_map,
+					rte_be_to_cpu_16(s->be[j].port));
+	}
+}
+
+/*
+ * Publish a table where slot @p slot holds @p s (NULL: removed), wait
+ * until no lcore can see the old one, free what only the old one used.
+ */
+static int
+commit(struct pa_lb *lb, unsigned int slot, struct lb_svc *s,
+		bool set_changed, char *err, size_t err_len)
+{
+	struct lb_table *old = lb->live, *t;
+	struct lb_svc *prev;
+
+	t = rte_zmalloc_socket("pa_lb_table", sizeof(*t), RTE_CACHE_LINE_SIZE,
+		lb->socket);
+	if (t == NULL) {
+		seterr(err, err_len, "out of memory for the LB table");
+		return -ENOMEM;
+	}
+	if (old != NULL)
+		memcpy(t->svc, old->svc, sizeof(t->svc));
+	prev = t->svc[slot];
+	t->svc[slot] = s;
+	if (set_changed || old == NULL) {
+		t->svc_hash = svc_hash_build(lb, t->svc, err, err_len);
+		if (t->svc_hash == NULL) {
+			rte_free(t);
+			return -ENOMEM;
+		}
+	} else {
+		t->svc_hash = old->svc_hash;
+	}
+	table_maps(t);
+
+	__atomic_store_n(&lb->live, t, __ATOMIC_RELEASE);
+	if (lb->rcu != NULL)
+		rte_rcu_qsbr_synchronize(lb->rcu, RTE_QSBR_THRID_INVALID);
+	lb->version++;
+	if (old != NULL) {
+		if (old->svc_hash != t->svc_hash)
+			rte_hash_free(old->svc_hash);
+		rte_free(old);
+	}
+	if (prev != s)
+		svc_free(prev);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Control records                                                     */
+/* ------------------------------------------------------------------ */
+
+static int
+find_service(const struct pa_lb *lb, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++)
+		if (lb->ctl[i].used && strcmp(lb->ctl[i].cfg.name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int
+find_backend(const struct lb_svc_ctl *c, const struct pa_ip_addr *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->n_slots; i++)
+		if (c->be_uid[i] != 0 && ip_eq(&c->cfg.backends[i].addr, a))
+			return (int)i;
+	return -1;
+}
+
+static uint32_t
+new_uid(struct pa_lb *lb)
+{
+	if (++lb->next_uid == 0)
+		lb->next_uid = 1;
+	return lb->next_uid;
+}
+
+static void
+ctl_clear(struct pa_lb *lb, struct lb_svc_ctl *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->n_slots; i++)
+		if (c->be_uid[i] != 0)
+			lb->cslot_free[lb->n_cslot_free++] = c->be_cslot[i];
+	pa_config_service_clear(&c->cfg);
+	free(c->be_uid);
+	free(c->be_cslot);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Room for one more backend slot. */
+static int
+ctl_grow(struct lb_svc_ctl *c)
+{
+	unsigned int cap = c->cap_slots != 0 ? c->cap_slots * 2 : 8;
+	struct pa_config_backend *b;
+	uint32_t *u, *cs;
+
+	if (c->n_slots < c->cap_slots)
+		return 0;
+	b = realloc(c->cfg.backends, cap * sizeof(*b));
+	if (b == NULL)
+		return -ENOMEM;
+	c->cfg.backends = b;
+	u = realloc(c->be_uid, cap * sizeof(*u));
+	if (u == NULL)
+		return -ENOMEM;
+	c->be_uid = u;
+	cs = realloc(c->be_cslot, cap * sizeof(*cs));
+	if (cs == NULL)
+		return -ENOMEM;
+	c->be_cslot = cs;
+	c->cap_slots = cap;
+	return 0;
+}
+
+static unsigned int
+live_backends(const struct lb_svc_ctl *c)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < c->n_slots; i++)
+		if (c->be_uid[i] != 0)
+			n++;
+	return n;
+}
+
+/* Checks of a backend against its service beyond the loader's. */
+static int
+backend_check(const struct lb_svc_ctl *c, const struct pa_config_backend *be,
+		char *err, size_t err_len)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	if (be->addr.family != c->cfg.vip.family) {
+		seterr(err, err_len, "backend %s: address family differs from the service's",
+			pa_config_format_ip(&be->addr, buf, sizeof(buf)));
+		return -EINVAL;
+	}
+	if (c->cfg.forward != PA_LB_NAT && be->port != 0 &&
+	    be->port != c->cfg.port) {
+		seterr(err, err_len, "backend %s: only \"nat\" can change the destination port",
+			pa_config_format_ip(&be->addr, buf, sizeof(buf)));
+		return -EINVAL;
+	}
+	if (c->cfg.forward == PA_LB_DSR && !be->has_mac) {
+		seterr(err, err_len, "backend %s: \"dsr\" needs the backend's \"mac\"",
+			pa_config_format_ip(&be->addr, buf, sizeof(buf)));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Append @p be to @p c in a fresh slot (or a hole). */
+static int
+ctl_add_backend(struct pa_lb *lb, struct lb_svc_ctl *c,
+		const struct pa_config_backend *be, char *err, size_t err_len)
+{
+	char buf[INET6_ADDRSTRLEN];
+	unsigned int i;
+
+	if (find_backend(c, &be->addr) >= 0) {
+		seterr(err, err_len, "service '%s' already has backend %s",
+			c->cfg.name, pa_config_format_ip(&be->addr, buf,
+				sizeof(buf)));
+		return -EEXIST;
+	}
+	if (live_backends(c) >= PA_LB_MAX_SVC_BACKENDS ||
+	    live_backends(c) + 1 >= c->cfg.table_size) {
+		seterr(err, err_len, "service '%s' is full (%u backends at most with table_size %u)",
+			c->cfg.name, RTE_MIN((unsigned int)PA_LB_MAX_SVC_BACKENDS,
+				c->cfg.table_size - 1), c->cfg.table_size);
+		return -ENOSPC;
+	}
+	if (lb->n_cslot_free == 0) {
+		seterr(err, err_len, "too many backends (%u in all at most)",
+			PA_LB_MAX_BACKENDS);
+		return -ENOSPC;
+	}
+	for (i = 0; i < c->n_slots; i++)
+		if (c->be_uid[i] == 0)
+			break;
+	if (i == c->n_slots) {
+		if (ctl_grow(c) != 0) {
+			seterr(err, err_len, "out of memory");
+			return -ENOMEM;
+		}
+		c->n_slots++;
+		c->cfg.n_backends = c->n_slots;
+	}
+	c->cfg.backends[i] = *be;
+	c->be_uid[i] = new_uid(lb);
+	c->be_cslot[i] = lb->cslot_free[--lb->n_cslot_free];
+	return (int)i;
+}
+
+/* Undo ctl_add_backend() of slot @p i (the add was never published). */
+static void
+ctl_drop_backend(struct pa_lb *lb, struct lb_svc_ctl *c, unsigned int i)
+{
+	lb->cslot_free[lb->n_cslot_free++] = c->be_cslot[i];
+	c->be_uid[i] = 0;
+	memset(&c->cfg.backends[i], 0, sizeof(c->cfg.backends[i]));
+	while (c->n_slots > 0 && c->be_uid[c->n_slots - 1] == 0)
+		c->n_slots--;
+	c->cfg.n_backends = c->n_slots;
+}
+
+static int
+rebuild_publish(struct pa_lb *lb, unsigned int slot, bool set_changed,
+		char *err, size_t err_len)
+{
+	struct lb_svc *s;
+	int ret;
+
+	s = svc_build(lb, &lb->ctl[slot], slot, err, err_len);
+	if (s == NULL)
+		return -rte_errno;
+	ret = commit(lb, slot, s, set_changed, err, err_len);
+	if (ret != 0)
+		svc_free(s);
+	return ret;
+}
+
+static int
+service_add_locked(struct pa_lb *lb, const struct pa_config_service *svc,
+		char *err, size_t err_len)
+{
+	char buf[INET6_ADDRSTRLEN];
+	struct lb_svc_ctl *c;
+	unsigned int i, slot;
+	int ret;
+
+	if (find_service(lb, svc->name) >= 0) {
+		seterr(err, err_len, "service '%s' exists", svc->name);
+		return -EEXIST;
+	}
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
+		const struct pa_config_service *o = &lb->ctl[i].cfg;
+
+		if (lb->ctl[i].used && ip_eq(&o->vip, &svc->vip) &&
+		    o->port == svc->port && o->proto == svc->proto) {
+			seterr(err, err_len, "%s port %u %s is already service '%s'",
+				pa_config_format_ip(&svc->vip, buf, sizeof(buf)),
+				svc->port, svc->proto == IPPROTO_TCP ? "tcp" :
+				"udp", o->name);
+			return -EEXIST;
+		}
+	}
+	if (svc->forward == PA_LB_IPIP &&
+	    ((svc->vip.family == AF_INET && !lb->has_local4) ||
+	     (svc->vip.family == AF_INET6 && !lb->has_local6))) {
+		seterr(err, err_len, "forward \"ipip\" for an %s service needs lb.%s (the outer source address)",
+			svc->vip.family == AF_INET ? "IPv4" : "IPv6",
+			svc->vip.family == AF_INET ? "local_addr" :
+			"local_addr6");
+		return -EINVAL;
+	}
+	for (slot = 0; slot < PA_LB_MAX_SERVICES; slot++)
+		if (!lb->ctl[slot].used)
+			break;
+	if (slot == PA_LB_MAX_SERVICES) {
+		seterr(err, err_len, "too many services (%u at most)",
+			PA_LB_MAX_SERVICES);
+		return -ENOSPC;
+	}
+	if (svc->forward == PA_LB_NAT && lb->nat == NULL) {
+		struct rte_hash_parameters hp = { 0 };
+		char name[RTE_HASH_NAMESIZE];
+		struct rte_hash *h;
+
+		snprintf(name, sizeof(name), "pa_lbnat_%u",
+			__atomic_fetch_add(&hash_seq, 1, __ATOMIC_RELAXED));
+		hp.name = name;
+		hp.entries = lb->nat_size;
+		hp.key_len = sizeof(struct lb_flow_key);
+		hp.hash_func = rte_hash_crc;
+		hp.socket_id = lb->socket;
+		hp.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF |
+			RTE_HASH_EXTRA_FLAGS_MULTI_WRITER_ADD |
+			RTE_HASH_EXTRA_FLAGS_NO_FREE_ON_DEL;
+		h = rte_hash_create(&hp);
+		if (h == NULL) {
+			seterr(err, err_len, "cannot create the NAT reply table (%u entries): %s",
+				lb->nat_size, rte_strerror(rte_errno));
+			return -ENOMEM;
+		}
+		__atomic_store_n(&lb->nat, h, __ATOMIC_RELEASE);
+	}
+
+	c = &lb->ctl[slot];
+	memset(c, 0, sizeof(*c));
+	c->used = true;
+	c->cfg = *svc;
+	c->cfg.backends = NULL;
+	c->cfg.n_backends = 0;
+	c->uid = new_uid(lb);
+	for (i = 0; i < svc->n_backends; i++) {
+		ret = backend_check(c, &svc->backends[i], err, err_len);
+		if (ret >= 0)
+			ret = ctl_add_backend(lb, c, &svc->backends[i], err,
+				err_len);
+		if (ret < 0)
+			goto fail;
+	}
+	ret = rebuild_publish(lb, slot, true, err, err_len);
+	if (ret != 0)
+		goto fail;
+	lb->n_services++;
+	return 0;
+fail:
+	ctl_clear(lb, c);
+	return ret;
+}
+
+int
+pa_lb_service_add(struct pa_lb *lb, const struct pa_config_service *svc,
+		char *err, size_t err_len)
+{
+	int ret;
+
+	pthread_mutex_lock(&lb->lock);
+	ret = service_add_locked(lb, svc, err, err_len);
+	pthread_mutex_unlock(&lb->lock);
+	if (ret == 0)
+		LB_LOG(INFO, "service '%s' added (%u backends)", svc->name,
+			svc->n_backends);
+	return ret;
+}
+
+int
+pa_lb_service_delete(struct pa_lb *lb, const char *name, char *err,
+		size_t err_len)
+{
+	int slot, ret;
+
+	pthread_mutex_lock(&lb->lock);
+	slot = find_service(lb, name);
+	if (slot < 0) {
+		seterr(err, err_len, "no service '%s'", name);
+		ret = -ENOENT;
+		goto out;
+	}
+	ret = commit(lb, (unsigned int)slot, NULL, true, err, err_len);
+	if (ret != 0)
+		goto out;
+	ctl_clear(lb, &lb->ctl[slot]);
+	lb->n_services--;
+out:
+	pthread_mutex_unlock(&lb->lock);
+	return ret;
+}
+
+int
+pa_lb_backend_add(struct pa_lb *lb, const char *service,
+		const struct pa_config_backend *be, char *err, size_t err_len)
+{
+	struct lb_svc_ctl *c;
+	int slot, i, ret;
+
+	pthread_mutex_lock(&lb->lock);
+	slot = find_service(lb, service);
+	if (slot < 0) {
+		seterr(err, err_len, "no service '%s'", service);
+		ret = -ENOENT;
+		goto out;
+	}
+	c = &lb->ctl[slot];
+	ret = backend_check(c, be, err, err_len);
+	if (ret != 0)
+		goto out;
+	i = ctl_add_backend(lb, c, be, err, err_len);
+	if (i < 0) {
+		ret = i;
+		goto out;
+	}
+	ret = rebuild_publish(lb, (unsigned int)slot, false, err, err_len);
+	if (ret != 0)
+		ctl_drop_backend(lb, c, (unsigned int)i);
+out:
+	pthread_mutex_unlock(&lb->lock);
+	return ret;
+}
+
+int
+pa_lb_backend_delete(struct pa_lb *lb, const char *service,
+		const struct pa_ip_addr *addr, char *err, size_t err_len)
+{
+	char buf[INET6_ADDRSTRLEN];
+	struct pa_config_backend saved;
+	struct lb_svc_ctl *c;
+	uint32_t uid, cslot;
+	int slot, i, ret;
+
+	pthread_mutex_lock(&lb->lock);
+	slot = find_service(lb, service);
+	if (slot < 0) {
+		seterr(err, err_len, "no service '%s'", service);
+		ret = -ENOENT;
+		goto out;
+	}
+	c = &lb->ctl[slot];
+	i = find_backend(c, addr);
+	if (i < 0) {
+		seterr(err, err_len, "service '%s' has no backend %s", service,
+			pa_config_format_ip(addr, buf, sizeof(buf)));
+		ret = -ENOENT;
+		goto out;
+	}
+	saved = c->cfg.backends[i];
+	uid = c->be_uid[i];
+	cslot = c->be_cslot[i];
+	c->be_uid[i] = 0;
+	memset(&c->cfg.backends[i], 0, sizeof(c->cfg.backends[i]));
+	ret = rebuild_publish(lb, (unsigned int)slot, false, err, err_len);
+	if (ret != 0) {
+		c->be_uid[i] = uid;
+		c->cfg.backends[i] = saved;
+		goto out;
+	}
+	/* after the publish: no lcore counts on this slot any more */
+	lb->cslot_free[lb->n_cslot_free++] = cslot;
+	while (c->n_slots > 0 && c->be_uid[c->n_slots - 1] == 0)
+		c->n_slots--;
+	c->cfg.n_backends = c->n_slots;
+out:
+	pthread_mutex_unlock(&lb->lock);
+	return ret;
+}
+
+int
+pa_lb_backend_set(struct pa_lb *lb, const char *service,
+		const struct pa_ip_addr *addr, const uint32_t *weight,
+		const enum pa_lb_state *state, char *err, size_t err_len)
+{
+	char buf[INET6_ADDRSTRLEN];
+	struct pa_config_backend saved;
+	struct lb_svc_ctl *c;
+	int slot, i, ret;
+
+	pthread_mutex_lock(&lb->lock);
+	slot = find_service(lb, service);
+	if (slot < 0) {
+		seterr(err, err_len, "no service '%s'", service);
+		ret = -ENOENT;
+		goto out;
+	}
+	c = &lb->ctl[slot];
+	i = find_backend(c, addr);
+	if (i < 0) {
+		seterr(err, err_len, "service '%s' has no backend %s", service,
+			pa_config_format_ip(addr, buf, sizeof(buf)));
+		ret = -ENOENT;
+		goto out;
+	}
+	saved = c->cfg.backends[i];
+	if (weight != NULL)
+		c->cfg.backends[i].weight = *weight;
+	if (state != NULL)
+		c->cfg.backends[i].state = *state;
+	ret = rebuild_publish(lb, (unsigned int)slot, false, err, err_len);
+	if (ret != 0)
+		c->cfg.backends[i] = saved;
+out:
+	pthread_mutex_unlock(&lb->lock);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Views                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Copy a service's configuration without its holes. */
+static int
+ctl_export(const struct lb_svc_ctl *c, struct pa_config_service *out)
+{
+	unsigned int i, n = 0;
+
+	*out = c->cfg;
+	out->backends = NULL;
+	out->n_backends = 0;
+	if (live_backends(c) == 0)
+		return 0;
+	out->backends = calloc(live_backends(c), sizeof(*out->backends));
+	if (out->backends == NULL)
+		return -ENOMEM;
+	for (i = 0; i < c->n_slots; i++)
+		if (c->be_uid[i] != 0)
+			out->backends[n++] = c->cfg.backends[i];
+	out->n_backends = n;
+	return 0;
+}
+
+int
+pa_lb_service_get(const struct pa_lb *lb, const char *name,
+		struct pa_config_service *out)
+{
+	struct pa_lb *l = (struct pa_lb *)(uintptr_t)lb;
+	int slot, ret;
+
+	pthread_mutex_lock(&l->lock);
+	slot = find_service(lb, name);
+	ret = slot < 0 ? -ENOENT : ctl_export(&lb->ctl[slot], out);
+	pthread_mutex_unlock(&l->lock);
+	return ret;
+}
+
+int
+pa_lb_export(const struct pa_lb *lb, struct pa_config_lb *out)
+{
+	struct pa_lb *l = (struct pa_lb *)(uintptr_t)lb;
+	struct pa_config_service *svcs = NULL;
+	unsigned int i, n = 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&l->lock);
+	if (lb->n_services > 0) {
+		svcs = calloc(lb->n_services, sizeof(*svcs));
+		if (svcs == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	for (i = 0; i < PA_LB_MAX_SERVICES && n < lb->n_services; i++) {
+		if (!lb->ctl[i].used)
+			continue;
+		ret = ctl_export(&lb->ctl[i], &svcs[n]);
+		if (ret != 0)
+			goto out;
+		n++;
+	}
+	for (i = 0; i < out->n_services; i++)
+		pa_config_service_clear(&out->services[i]);
+	free(out->services);
+	out->services = svcs;
+	out->n_services = n;
+	svcs = NULL;
+out:
+	if (svcs != NULL) {
+		for (i = 0; i < n; i++)
+			pa_config_service_clear(&svcs[i]);
+		free(svcs);
+	}
+	pthread_mutex_unlock(&l->lock);
+	return ret;
+}
+
+/* Sum of the lcores' counters of one backend. */
+static void
+backend_counts(const struct pa_lb *lb, uint32_t uid, uint32_t cslot,
+		uint64_t *flows, uint64_t *packets, uint64_t *bytes)
+{
+	unsigned int l;
+
+	*flows = *packets = *bytes = 0;
+	for (l = 0; l < lb->n_lcores; l++) {
+		const struct lb_ctr *c;
+
+		if (lb->w[l] == NULL)
+			continue;
+		c = &lb->w[l]->ctr[cslot];
+		if (__atomic_load_n(&c->uid, __ATOMIC_RELAXED) != uid)
+			continue;
+		*flows += c->flows;
+		*packets += c->packets;
+		*bytes += c->bytes;
+	}
+}
+
+json_t *
+pa_lb_services_json(struct pa_lb *lb)
+{
+	json_t *arr = json_array(), *o, *bes, *b;
+	uint64_t flows, packets, bytes, sflows;
+	unsigned int i, j;
+
+	if (arr == NULL)
+		return NULL;
+	pthread_mutex_lock(&lb->lock);
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
+		const struct lb_svc_ctl *c = &lb->ctl[i];
+		const struct lb_svc *s = lb->live != NULL ? lb->live->svc[i] :
+			NULL;
+
+		if (!c->used)
+			continue;
+		o = pa_config_service_to_json(&c->cfg);
+		bes = json_array();
+		if (o == NULL || bes == NULL)
+			goto nomem;
+		sflows = 0;
+		for (j = 0; j < c->n_slots; j++) {
+			if (c->be_uid[j] == 0)
+				continue;
+			b = pa_config_backend_to_json(&c->cfg.backends[j]);
+			if (b == NULL)
+				goto nomem;
+			backend_counts(lb, c->be_uid[j], c->be_cslot[j],
+				&flows, &packets, &bytes);
+			sflows += flows;
+			json_object_set_new(b, "flows", json_integer(
+				(json_int_t)flows));
+			json_object_set_new(b, "packets", json_integer(
+				(json_int_t)packets));
+			json_object_set_new(b, "bytes", json_integer(
+				(json_int_t)bytes));
+			json_array_append_new(bes, b);
+		}
+		json_object_set_new(o, "backends", bes);
+		json_object_set_new(o, "flows", json_integer((json_int_t)sflows));
+		json_object_set_new(o, "usable_backends", json_integer(
+			s != NULL ? (json_int_t)s->n_up : 0));
+		json_object_set_new(o, "build_ms", json_real(
+			s != NULL ? s->build_ms : 0.0));
+		json_array_append_new(arr, o);
+		o = NULL;
+	}
+	pthread_mutex_unlock(&lb->lock);
+	return arr;
+nomem:
+	pthread_mutex_unlock(&lb->lock);
+	json_decref(o);
+	json_decref(arr);
+	return NULL;
+}
+
+json_t *
+pa_lb_stats_json(struct pa_lb *lb)
+{
+	struct lb_lcore_stats sum;
+	unsigned int l, i, n_be = 0;
+	uint64_t *d;
+	uint64_t flows = 0, cap = 0;
+
+	memset(&sum, 0, sizeof(sum));
+	pthread_mutex_lock(&lb->lock);
+	for (l = 0; l < lb->n_lcores; l++) {
+		const struct lb_worker *w = lb->w[l];
+		const uint64_t *s;
+
+		if (w == NULL)
+			continue;
+		s = (const uint64_t *)&w->st;
+		d = (uint64_t *)&sum;
+		for (i = 0; i < sizeof(sum) / sizeof(uint64_t); i++)
+			d[i] += s[i];
+		cap += w->n_pos;
+	}
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++)
+		if (lb->ctl[i].used)
+			n_be += live_backends(&lb->ctl[i]);
+	flows = sum.flows_created - sum.flows_expired -
+		sum.flows_backend_gone - sum.flows_rescheduled;
+	pthread_mutex_unlock(&lb->lock);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
+		"services", (json_int_t)lb->n_services,
+		"backends", (json_int_t)n_be,
+		"flows", (json_int_t)flows,
+		"flow_table_capacity", (json_int_t)cap,
+		"balanced", (json_int_t)sum.balanced,
+		"flows_created", (json_int_t)sum.flows_created,
+		"flows_expired", (json_int_t)sum.flows_expired,
+		"flows_rescheduled", (json_int_t)sum.flows_rescheduled,
+		"flows_backend_gone", (json_int_t)sum.flows_backend_gone,
+		"flow_table_full", (json_int_t)sum.flow_table_full,
+		"fragments", (json_int_t)sum.fragments,
+		"nat_replies", (json_int_t)sum.nat_replies,
+		"nat_table_full", (json_int_t)sum.nat_table_full,
+		"no_backend", (json_int_t)sum.no_backend,
+		"mtu", (json_int_t)sum.mtu,
+		"version", (json_int_t)lb->version,
+		"builds", (json_int_t)lb->builds,
+		"no_room", (json_int_t)sum.no_room,
+		"build_ms", lb->last_build_ms,
+		"build_ms_max", lb->max_build_ms);
+}
+
+/* ------------------------------------------------------------------ */
+/* Trace                                                               */
+/* ------------------------------------------------------------------ */
+
+uint32_t
+lb_trace_hash(const struct pa_flow_key *fk, bool fragment)
+{
+	uint32_t ports = fragment ? 0 :
+		(uint32_t)rte_be_to_cpu_16(fk->sport) << 16 |
+		rte_be_to_cpu_16(fk->dport);
+
+	if (fk->family == 4)
+		return pa_pkt_hash_v4(fk->v4.src, fk->v4.dst, ports, fk->proto);
+	return pa_pkt_hash_v6(fk->v6.src, fk->v6.dst, ports, fk->proto);
+}
+
+/* Ask lcore @p w for its entry of @p k (read-only). */
+static bool
+trace_ask(struct lb_worker *w, const struct lb_flow_key *k,
+		struct lb_flow *out)
+{
+	uint64_t deadline;
+	uint32_t req;
+	int32_t pos;
+
+	if (__atomic_load_n(&w->running, __ATOMIC_ACQUIRE)) {
+		w->trace_key = *k;
+		req = w->trace_req + 1;
+		__atomic_store_n(&w->trace_req, req, __ATOMIC_RELEASE);
+		deadline = rte_get_timer_cycles() + rte_get_timer_hz() *
+			TRACE_WAIT_NS / 1000000000ULL;
+		while (__atomic_load_n(&w->trace_done, __ATOMIC_ACQUIRE) != req) {
+			if (!__atomic_load_n(&w->running, __ATOMIC_ACQUIRE) ||
+			    rte_get_timer_cycles() > deadline)
+				goto direct;
+			rte_pause();
+		}
+		*out = w->trace_flow;
+		return w->trace_hit;
+	}
+direct:
+	/* the lcore has left the data path: nobody writes its table */
+	if (__atomic_load_n(&w->running, __ATOMIC_ACQUIRE))
+		return false;
+	pos = rte_hash_lookup(w->flows, k);
+	if (pos < 0)
+		return false;
+	*out = w->ent[pos];
+	return true;
+}
+
+int
+pa_lb_trace(struct pa_lb *lb, const struct pa_flow_key *key, bool fragment,
+		struct pa_lb_trace_result *res)
+{
+	struct lb_svc_key sk;
+	struct lb_flow_key fk;
+	struct lb_flow f;
+	const struct lb_table *t;
+	const struct lb_svc *s;
+	unsigned int l;
+	void *data;
+	int bi = -1;
+
+	memset(res, 0, sizeof(*res));
+	if (key->family != 4 && key->family != 6)
+		return -EINVAL;
+	pthread_mutex_lock(&lb->lock);
+	t = lb->live;
+	if (t == NULL || t->n_services == 0 ||
+	    (key->proto != IPPROTO_TCP && key->proto != IPPROTO_UDP))
+		goto out;
+	lb_svc_key_make(&sk, key->family, key->proto, fragment ? 0 : key->dport,
+		key->family == 4 ? (const uint8_t *)&key->v4.dst : key->v6.dst);
+	if (rte_hash_lookup_data(t->svc_hash, &sk, &data) < 0)
+		goto out;
+	s = t->svc[(uintptr_t)data];
+	res->service_found = true;
+	snprintf(res->service, sizeof(res->service), "%s", s->name);
+	if (!fragment) {
+		lb_flow_key_from(&fk, key);
+		for (l = 0; l < lb->n_lcores && bi < 0; l++) {
+			if (lb->w[l] == NULL || !trace_ask(lb->w[l], &fk, &f))
+				continue;
+			bi = lb_flow_backend(s, &f);
+			if (bi >= 0)
+				res->existing_flow = true;
+		}
+	}
+	if (bi < 0) {
+		if (fragment || s->sched == PA_LB_MAGLEV)
+			bi = lb_maglev_pick(s, lb_trace_hash(key, fragment));
+		else if (s->n_up > 0)
+			res->reason = "new flow: the scheduler chooses at its first packet";
+		if (bi < 0 && s->n_up == 0)
+			res->reason = "no_backend";
+	}
+	if (bi >= 0) {
+		res->backend_found = true;
+		res->backend = s->be[bi].addr;
+	}
+out:
+	pthread_mutex_unlock(&lb->lock);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Life cycle                                                          */
+/* ------------------------------------------------------------------ */
+
+static struct lb_worker *
+worker_create(struct pa_lb *lb, unsigned int idx, uint32_t size, char *err,
+		size_t err_len)
+{
+	struct rte_hash_parameters hp = { 0 };
+	char name[RTE_HASH_NAMESIZE];
+	struct lb_worker *w;
+
+	w = rte_zmalloc_socket("pa_lb_worker", sizeof(*w), RTE_CACHE_LINE_SIZE,
+		lb->socket);
+	if (w == NULL)
+		goto nomem;
+	snprintf(name, sizeof(name), "pa_lbflow_%u_%u", idx,
+		__atomic_fetch_add(&hash_seq, 1, __ATOMIC_RELAXED));
+	hp.name = name;
+	hp.entries = size;
+	hp.key_len = sizeof(struct lb_flow_key);
+	hp.hash_func = rte_hash_crc;
+	hp.socket_id = lb->socket;
+	w->flows = rte_hash_create(&hp);
+	if (w->flows == NULL) {
+		seterr(err, err_len, "cannot create a flow table of %u entries: %s",
+			size, rte_strerror(rte_errno));
+		rte_free(w);
+		return NULL;
+	}
+	w->n_pos = (uint32_t)rte_hash_max_key_id(w->flows) + 1;
+	w->ent = rte_zmalloc_socket("pa_lb_flows", (size_t)w->n_pos *
+		sizeof(*w->ent), RTE_CACHE_LINE_SIZE, lb->socket);
+	w->cursor = rte_zmalloc_socket("pa_lb_cursor", PA_LB_MAX_SERVICES *
+		sizeof(*w->cursor), RTE_CACHE_LINE_SIZE, lb->socket);
+	w->ctr = rte_zmalloc_socket("pa_lb_ctr", PA_LB_MAX_BACKENDS *
+		sizeof(*w->ctr), RTE_CACHE_LINE_SIZE, lb->socket);
+	if (w->ent == NULL || w->cursor == NULL || w->ctr == NULL) {
+		rte_hash_free(w->flows);
+		rte_free(w->ent);
+		rte_free(w->cursor);
+		rte_free(w->ctr);
+		rte_free(w);
+		goto nomem;
+	}
+	return w;
+nomem:
+	seterr(err, err_len, "out of memory for the flow table of lcore %u (%u flows)",
+		idx, size);
+	return NULL;
+}
+
+static void
+worker_free(struct lb_worker *w)
+{
+	if (w == NULL)
+		return;
+	rte_hash_free(w->flows);
+	rte_free(w->ent);
+	rte_free(w->cursor);
+	rte_free(w->ctr);
+	rte_free(w);
+}
+
+struct pa_lb *
+pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
+{
+	const struct pa_config_lb *lc = &o->cfg->lb;
+	unsigned int i, n_lb = 0;
+	uint32_t per;
+	struct pa_lb *lb;
+
+	if (o->n_lcores > PA_LB_MAX_LCORES) {
+		seterr(err, err_len, "too many lcores for the LB (%u at most)",
+			PA_LB_MAX_LCORES);
+		return NULL;
+	}
+	lb = calloc(1, sizeof(*lb));
+	if (lb == NULL) {
+		seterr(err, err_len, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&lb->lock, NULL);
+	lb->rcu = o->rcu;
+	lb->socket = o->socket;
+	lb->n_lcores = o->n_lcores;
+	lb->tsc_hz = rte_get_tsc_hz();
+	lb->ft = lc->flow_table;
+	if (lb->ft.size == 0) {
+		/* a config made in code, not by the loader */
+		lb->ft.size = 1048576;
+		lb->ft.tcp_timeout = 300;
+		lb->ft.tcp_fin_timeout = 10;
+		lb->ft.udp_timeout = 30;
+	}
+	lb->tmo_tsc[LB_TMO_TCP] = lb->ft.tcp_timeout * lb->tsc_hz;
+	lb->tmo_tsc[LB_TMO_TCP_FIN] = lb->ft.tcp_fin_timeout * lb->tsc_hz;
+	lb->tmo_tsc[LB_TMO_UDP] = lb->ft.udp_timeout * lb->tsc_hz;
+	lb->nat_size = lb->ft.size;
+	lb->has_local4 = lc->has_local_addr;
+	lb->local4 = lc->local_addr;
+	lb->has_local6 = lc->has_local_addr6;
+	lb->local6 = lc->local_addr6;
+
+	lb->cslot_free = malloc(PA_LB_MAX_BACKENDS * sizeof(*lb->cslot_free));
+	if (lb->cslot_free == NULL) {
+		seterr(err, err_len, "out of memory");
+		goto fail;
+	}
+	for (i = 0; i < PA_LB_MAX_BACKENDS; i++)
+		lb->cslot_free[i] = PA_LB_MAX_BACKENDS - 1 - i;
+	lb->n_cslot_free = PA_LB_MAX_BACKENDS;
+
+	if (o->ports != NULL) {
+		for (i = 0; i < o->ports->n; i++) {
+			const struct pa_port *p = &o->ports->port[i];
+			const struct pa_config_port *cp = &o->cfg->ports[i];
+			struct lb_port *lp = &lb->port[p->port_id];
+
+			lp->known = true;
+			lp->mac = p->mac;
+			lp->mtu = p->mtu;
+			lp->has_gw = cp->has_gateway_mac;
+			memcpy(lp->gw.addr_bytes, cp->gateway_mac,
+				RTE_ETHER_ADDR_LEN);
+		}
+	}
+
+	for (i = 0; i < o->n_lcores; i++)
+		if (o->runs_lb == NULL || o->runs_lb[i])
+			n_lb++;
+	per = n_lb > 0 ? lb->ft.size / n_lb : 0;
+	if (per < PA_LB_MIN_LCORE_FLOWS)
+		per = PA_LB_MIN_LCORE_FLOWS;
+	for (i = 0; i < o->n_lcores; i++) {
+		if (o->runs_lb != NULL && !o->runs_lb[i])
+			continue;
+		lb->w[i] = worker_create(lb, i, per, err, err_len);
+		if (lb->w[i] == NULL)
+			goto fail;
+	}
+	/* an empty table, so the data path always has one */
+	if (commit(lb, 0, NULL, true, err, err_len) != 0)
+		goto fail;
+	lb->version = 0;
+	for (i = 0; i < lc->n_services; i++) {
+		char why[PA_CONFIG_ERR_MAX];
+
+		if (pa_lb_service_add(lb, &lc->services[i], why,
+				sizeof(why)) != 0) {
+			seterr(err, err_len, "$.lb.services[%u]: %s", i, why);
+			goto fail;
+		}
+	}
+	LB_LOG(INFO, "%u services, flow tables of %u flows on %u lcores",
+		lb->n_services, per, n_lb);
+	return lb;
+fail:
+	pa_lb_destroy(lb);
+	return NULL;
+}
+
+void
+pa_lb_destroy(struct pa_lb *lb)
+{
+	unsigned int i;
+
+	if (lb == NULL)
+		return;
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++)
+		if (lb->ctl[i].used)
+			ctl_clear(lb, &lb->ctl[i]);
+	if (lb->live != NULL) {
+		for (i = 0; i < PA_LB_MAX_SERVICES; i++)
+			svc_free(lb->live->svc[i]);
+		rte_hash_free(lb->live->svc_hash);
+		rte_free(lb->live);
+	}
+	for (i = 0; i < PA_LB_MAX_LCORES; i++)
+		worker_free(lb->w[i]);
+	rte_hash_free(lb->nat);
+	free(lb->cslot_free);
+	pthread_mutex_destroy(&lb->lock);
+	free(lb);
+}
+
+bool
+pa_lb_active(const struct pa_lb *lb)
+{
+	const struct lb_table *t;
+
+	if (lb == NULL)
+		return false;
+	t = __atomic_load_n(&lb->live, __ATOMIC_RELAXED);
+	return t != NULL && t->n_services > 0;
+}
+
+void
+pa_lb_lcore_exit(struct pa_lb *lb, unsigned int lcore_idx)
+{
+	struct lb_worker *w;
+
+	if (lb == NULL || lcore_idx >= lb->n_lcores)
+		return;
+	w = lb->w[lcore_idx];
+	if (w != NULL)
+		__atomic_store_n(&w->running, false, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The lb stage's data path: service lookup, flow table, schedulers'
+ * choices, and the rewrites of the three forwarding modes. A burst goes
+ * through in passes: find the service candidates, look their keys up in
+ * bulk, look their flows up in bulk, then decide and rewrite.
+ */
+#include <rte_branch_prediction.h>
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_hash.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_tcp.h>
+#include <rte_udp.h>
+
+#include "lb_priv.h"
+
+#define BULK		RTE_HASH_LOOKUP_BULK_MAX	/* 64 */
+#define SWEEP_BUSY	16	/* flow entries aged per busy loop */
+#define SWEEP_IDLE	1024	/* ... per idle loop */
+#define OUTER_TTL	64
+
+#define TCP_FIN		0x01
+#define TCP_SYN		0x02
+#define TCP_RST		0x04
+#define TCP_ACK		0x10
+
+/* ------------------------------------------------------------------ */
+/* Checksums (RFC 1624: HC' = ~(~HC + ~m + m'))                        */
+/* ------------------------------------------------------------------ */
+
+static __rte_always_inline uint32_t
+csum_add_diff(uint32_t s, const void *oldp, const void *newp, unsigned int len)
+{
+	const uint16_t *o = oldp, *n = newp;
+	unsigned int i;
+
+	for (i = 0; i < len / 2; i++) {
+		s += (uint16_t)~o[i];
+		s += n[i];
+	}
+	return s;
+}
+
+static __rte_always_inline uint16_t
+csum_finish(uint16_t old_sum, uint32_t diff)
+{
+	uint32_t s = (uint16_t)~old_sum + diff;
+
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/*
+ * Rewrite an address (@p alen bytes at @p addr) and, when @p l4 is set,
+ * a port (at @p port) of a packet, fixing the IPv4 header checksum
+ * (@p ip4) and the TCP/UDP checksum (covering the pseudo-header).
+ */
+static __rte_always_inline void
+rewrite_addr_port(struct rte_ipv4_hdr *ip4, uint8_t *addr,
+		const uint8_t *new_addr, unsigned int alen, uint8_t *l4,
+		uint8_t proto, uint16_t *port, uint16_t new_port)
+{
+	uint32_t d = csum_add_diff(0, addr, new_addr, alen);
+	uint16_t *sum;
+
+	if (ip4 != NULL)
+		ip4->hdr_checksum = csum_finish(ip4->hdr_checksum, d);
+	if (l4 != NULL) {
+		d = csum_add_diff(d, port, &new_port, 2);
+		if (proto == IPPROTO_TCP) {
+			sum = (uint16_t *)(l4 + 16);
+			*sum = csum_finish(*sum, d);
+		} else {
+			sum = (uint16_t *)(l4 + 6);
+			/* IPv4 UDP without checksum stays without */
+			if (*sum != 0 || ip4 == NULL) {
+				*sum = csum_finish(*sum, d);
+				if (*sum == 0)
+					*sum = 0xffff;
+			}
+		}
+		*port = new_port;
+	}
+	memcpy(addr, new_addr, alen);
+}
+
+/* ------------------------------------------------------------------ */
+/* L2                                                                  */
+/* ------------------------------------------------------------------ */
+
+/* Address a frame to its next hop: the backend's MAC, else the output
+ * port's gateway, else the neighbour it came from. */
+static __rte_always_inline void
+set_macs(const struct pa_lb *lb, struct rte_ether_hdr *eth, uint16_t out,
+		const struct lb_backend *b)
+{
+	const struct lb_port *p = &lb->port[out];
+
+	if (b != NULL && b->has_mac)
+		eth->dst_addr = b->mac;
+	else if (p->has_gw)
+		eth->dst_addr = p->gw;
+	else
+		eth->dst_addr = eth->src_addr;
+	if (p->known)
+		eth->src_addr = p->mac;
+}
+
+/* ------------------------------------------------------------------ */
+/* Forwarding modes                                                    */
+/* ------------------------------------------------------------------ */
+
+static __rte_always_inline uint8_t
+fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
+		const struct lb_backend *b, struct rte_mbuf *m,
+		struct pa_pkt_meta *meta)
+{
+	const uint16_t l3 = meta->l3_off;
+	const unsigned int hlen = s->family == 4 ? sizeof(struct rte_ipv4_hdr) :
+		sizeof(struct rte_ipv6_hdr);
+	uint8_t *inner = rte_pktmbuf_mtod_offset(m, uint8_t *, l3);
+	uint32_t ilen, mtu = lb->port[meta->out_port].mtu;
+	uint8_t *frame;
+
+	if (s->family == 4)
+		ilen = rte_be_to_cpu_16(((struct rte_ipv4_hdr *)inner)->total_length);
+	else
+		ilen = sizeof(struct rte_ipv6_hdr) + rte_be_to_cpu_16(
+			((struct rte_ipv6_hdr *)inner)->payload_len);
+	if (unlikely(mtu != 0 && ilen + hlen > mtu)) {
+		w->st.mtu++;
+		return PA_LB_V_MTU;
+	}
+	/* Ethernet padding after the inner packet would end up inside the
+	 * tunnel: cut it. */
+	if (rte_pktmbuf_pkt_len(m) > l3 + ilen)
+		rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - (l3 + ilen));
+	frame = (uint8_t *)rte_pktmbuf_prepend(m, (uint16_t)hlen);
+	if (unlikely(frame == NULL)) {
+		w->st.no_room++;
+		return PA_LB_V_NO_ROOM;
+	}
+	/* the L2 header (VLAN tags included) moves to the new front */
+	memmove(frame, frame + hlen, l3);
+	if (s->family == 4) {
+		const struct rte_ipv4_hdr *in = (const void *)(frame + l3 + hlen);
+		struct rte_ipv4_hdr *out = (void *)(frame + l3);
+		uint16_t df = in->fragment_offset &
+			rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+
+		out->version_ihl = 0x45;
+		out->type_of_service = in->type_of_service;
+		out->total_length = rte_cpu_to_be_16((uint16_t)(ilen + hlen));
+		out->packet_id = df != 0 ? 0 : rte_cpu_to_be_16(w->ip_id++);
+		out->fragment_offset = df;
+		out->time_to_live = OUTER_TTL;
+		out->next_proto_id = IPPROTO_IPIP;
+		out->hdr_checksum = 0;
+		out->src_addr = lb->local4.v4.s_addr;
+		out->dst_addr = b->addr.v4.s_addr;
+		out->hdr_checksum = rte_ipv4_cksum(out);
+	} else {
+		const struct rte_ipv6_hdr *in = (const void *)(frame + l3 + hlen);
+		struct rte_ipv6_hdr *out = (void *)(frame + l3);
+		uint32_t tc = (rte_be_to_cpu_32(in->vtc_flow) >> 20) & 0xff;
+
+		/* flow label from the flow hash (RFC 6438) */
+		out->vtc_flow = rte_cpu_to_be_32(6u << 28 | tc << 20 |
+			(meta->hash & 0xfffff));
+		out->payload_len = rte_cpu_to_be_16((uint16_t)ilen);
+		out->proto = IPPROTO_IPV6;
+		out->hop_limits = OUTER_TTL;
+		memcpy(out->src_addr, lb->local6.v6.s6_addr, 16);
+		memcpy(out->dst_addr, b->addr.v6.s6_addr, 16);
+	}
+	set_macs(lb, (struct rte_ether_hdr *)frame, meta->out_port, b);
+	meta->l4_off += (uint16_t)hlen;
+	return PA_LB_V_FORWARD;
+}
+
+/* Are the IP and L4 headers in the first segment? (They are, except in
+ * chains built oddly; the parser gathered them to read them.) */
+static __rte_always_inline bool
+headers_in_first_seg(const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
+{
+	uint32_t need = (meta->flags & PA_PKT_F_L4) ?
+		(uint32_t)meta->l4_off + (meta->l4_proto == IPPROTO_TCP ?
+			20 : 8) :
+		(uint32_t)meta->l3_off + ((meta->flags & PA_PKT_F_IPV4) ?
+			20 : 40);
+
+	return rte_pktmbuf_data_len(m) >= need;
+}
+
+static __rte_always_inline uint8_t
+fwd_nat(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
+		const struct lb_backend *b, struct rte_mbuf *m,
+		struct pa_pkt_meta *meta)
+{
+	uint8_t *l3 = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l3_off);
+	uint8_t *l4 = (meta->flags & PA_PKT_F_L4) ?
+		rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l4_off) : NULL;
+
+	if (unlikely(!headers_in_first_seg(m, meta))) {
+		w->st.no_room++;
+		return PA_LB_V_NO_ROOM;
+	}
+	if (s->family == 4) {
+		struct rte_ipv4_hdr *ip = (void *)l3;
+
+		rewrite_addr_port(ip, (uint8_t *)&ip->dst_addr,
+			(const uint8_t *)&b->addr.v4, 4, l4, meta->l4_proto,
+			l4 != NULL ? (uint16_t *)(l4 + 2) : NULL, b->port);
+	} else {
+		struct rte_ipv6_hdr *ip = (void *)l3;
+
+		rewrite_addr_port(NULL, ip->dst_addr, b->addr.v6.s6_addr, 16,
+			l4, meta->l4_proto,
+			l4 != NULL ? (uint16_t *)(l4 + 2) : NULL, b->port);
+	}
+	if (l4 != NULL)
+		meta->dport = rte_be_to_cpu_16(b->port);
+	set_macs(lb, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
+		meta->out_port, b);
+	return PA_LB_V_FORWARD;
+}
+
+static __rte_always_inline uint8_t
+forward(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
+		unsigned int bi, struct rte_mbuf *m, struct pa_pkt_meta *meta)
+{
+	const struct lb_backend *b = &s->be[bi];
+	struct lb_ctr *c = &w->ctr[b->cslot];
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	uint8_t v;
+
+	switch (s->forward) {
+	case PA_LB_IPIP:
+		v = fwd_ipip(lb, w, s, b, m, meta);
+		break;
+	case PA_LB_NAT:
+		v = fwd_nat(lb, w, s, b, m, meta);
+		break;
+	default:
+		set_macs(lb, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
+			meta->out_port, b);
+		v = PA_LB_V_FORWARD;
+		break;
+	}
+	if (likely(v == PA_LB_V_FORWARD)) {
+		if (unlikely(c->uid != b->uid)) {
+			c->uid = b->uid;
+			c->flows = 0;
+			c->packets = 0;
+			c->bytes = 0;
+		}
+		c->packets++;
+		c->bytes += len;
+		w->st.balanced++;
+	}
+	return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* Flows                                                               */
+/* ------------------------------------------------------------------ */
+
+static __rte_always_inline const uint8_t *
+pkt_src(const uint8_t *l3, uint8_t family)
+{
+	return family == 4 ? l3 + offsetof(struct rte_ipv4_hdr, src_addr) :
+		l3 + offsetof(struct rte_ipv6_hdr, src_addr);
+}
+
+static __rte_always_inline const uint8_t *
+pkt_dst(const uint8_t *l3, uint8_t family)
+{
+	return family == 4 ? l3 + offsetof(struct rte_ipv4_hdr, dst_addr) :
+		l3 + offsetof(struct rte_ipv6_hdr, dst_addr);
+}
+
+static __rte_always_inline void
+flow_key_of(struct lb_flow_key *k, const uint8_t *l3,
+		const struct pa_pkt_meta *meta, uint8_t family)
+{
+	const unsigned int alen = family == 4 ? 4 : 16;
+
+	memset(k, 0, sizeof(*k));
+	k->family = family;
+	k->proto = meta->l4_proto;
+	k->sport = rte_cpu_to_be_16(meta->sport);
+	k->dport = rte_cpu_to_be_16(meta->dport);
+	memcpy(k->src, pkt_src(l3, family), alen);
+	memcpy(k->dst, pkt_dst(l3, family), alen);
+}
+
+/* The NAT reply key of a flow: backend to client. */
+static void
+reply_key_of(struct lb_flow_key *r, const struct lb_flow_key *k,
+		const struct lb_backend *b)
+{
+	memset(r, 0, sizeof(*r));
+	r->family = k->family;
+	r->proto = k->proto;
+	r->sport = b->port;
+	r->dport = k->sport;
+	memcpy(r->src, k->family == 4 ? (const uint8_t *)&b->addr.v4 :
+		b->addr.v6.s6_addr, k->family == 4 ? 4 : 16);
+	memcpy(r->dst, k->src, 16);
+}
+
+static void
+defer_free(struct pa_lb *lb, struct lb_worker *w, int32_t pos)
+{
+	struct lb_deferred *d;
+
+	if (w->defer_tail - w->defer_head >= LB_DEFER_MAX) {
+		w->st.nat_stale++;
+		return;
+	}
+	d = &w->defer[w->defer_tail % LB_DEFER_MAX];
+	d->pos = pos;
+	d->token = lb->rcu != NULL ? rte_rcu_qsbr_start(lb->rcu) : 0;
+	w->defer_tail++;
+}
+
+void
+lb_worker_reclaim(struct pa_lb *lb, struct lb_worker *w)
+{
+	struct rte_hash *nat = lb->nat;
+
+	while (w->defer_head != w->defer_tail) {
+		struct lb_deferred *d = &w->defer[w->defer_head % LB_DEFER_MAX];
+
+		if (lb->rcu != NULL &&
+		    rte_rcu_qsbr_check(lb->rcu, d->token, false) != 1)
+			break;
+		rte_hash_free_key_with_position(nat, d->pos);
+		w->defer_head++;
+	}
+}
+
+void
+lb_flow_forget(struct pa_lb *lb, struct lb_worker *w, int32_t pos)
+{
+	struct lb_flow *f = &w->ent[pos];
+	struct lb_ctr *c = &w->ctr[f->cslot];
+	const void *key;
+	int32_t p;
+
+	if (c->uid == f->be_uid && c->flows > 0)
+		c->flows--;
+	if (f->nat_pos >= 0 && lb->nat != NULL &&
+	    rte_hash_get_key_with_position(lb->nat, f->nat_pos,
+		    (void **)(uintptr_t)&key) == 0) {
+		struct lb_flow_key rk = *(const struct lb_flow_key *)key;
+
+		p = rte_hash_del_key(lb->nat, &rk);
+		if (p >= 0)
+			defer_free(lb, w, p);
+	}
+	if (rte_hash_get_key_with_position(w->flows, pos,
+			(void **)(uintptr_t)&key) == 0) {
+		struct lb_flow_key k = *(const struct lb_flow_key *)key;
+
+		rte_hash_del_key(w->flows, &k);
+	}
+	f->in_use = 0;
+}
+
+static __rte_always_inline uint8_t
+tcp_tmo(const struct rte_mbuf *m, const struct pa_pkt_meta *meta,
+		uint8_t cur)
+{
+	uint8_t fl;
+
+	if (meta->l4_proto != IPPROTO_TCP || !(meta->flags & PA_PKT_F_L4))
+		return LB_TMO_UDP;
+	fl = *rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off + 13);
+	if (fl & (TCP_FIN | TCP_RST))
+		return LB_TMO_TCP_FIN;
+	if ((fl & (TCP_SYN | TCP_ACK)) == TCP_SYN)
+		return LB_TMO_TCP;
+	return cur;
+}
+
+/* A new flow: the scheduler's choice, remembered when there is room. */
+static __rte_always_inline int
+flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
+		const struct lb_flow_key *k, struct rte_mbuf *m,
+		const struct pa_pkt_meta *meta, uint64_t now)
+{
+	const struct lb_backend *b;
+	struct lb_flow *f;
+	struct lb_ctr *c;
+	int bi;
+	int32_t pos;
+
+	bi = s->ops->pick(s, w, meta->hash);
+	if (unlikely(bi < 0))
+		return -1;
+	pos = rte_hash_add_key(w->flows, k);
+	if (unlikely(pos < 0)) {
+		/* full: the stateless choice, so the flow still sticks */
+		w->st.flow_table_full++;
+		return lb_maglev_pick(s, meta->hash);
+	}
+	b = &s->be[bi];
+	f = &w->ent[pos];
+	f->last = now;
+	f->svc_uid = s->uid;
+	f->be_uid = b->uid;
+	f->cslot = b->cslot;
+	f->svc_slot = s->slot;
+	f->be_idx = (uint16_t)bi;
+	f->in_use = 1;
+	f->nat_pos = -1;
+	f->tmo = tcp_tmo(m, meta, LB_TMO_TCP);
+	c = &w->ctr[b->cslot];
+	if (unlikely(c->uid != b->uid)) {
+		c->uid = b->uid;
+		c->flows = 0;
+		c->packets = 0;
+		c->bytes = 0;
+	}
+	c->flows++;
+	w->st.flows_created++;
+	if (s->forward == PA_LB_NAT) {
+		struct lb_flow_key rk;
+		uint64_t data = (uint64_t)s->uid << 16 | s->slot;
+
+		reply_key_of(&rk, k, b);
+		if (rte_hash_add_key_data(lb->nat, &rk, (void *)(uintptr_t)data) == 0)
+			f->nat_pos = rte_hash_lookup(lb->nat, &rk);
+		else
+			w->st.nat_table_full++;
+	}
+	return bi;
+}
+
+/* ------------------------------------------------------------------ */
+/* The burst                                                           */
+/* ------------------------------------------------------------------ */
+
+/* A NAT reply: source back to the VIP and service port. */
+static __rte_always_inline void
+nat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
+		struct rte_mbuf *m, struct pa_pkt_meta *meta)
+{
+	uint8_t *l3 = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l3_off);
+	uint8_t *l4 = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l4_off);
+	uint8_t family = (meta->flags & PA_PKT_F_IPV4) ? 4 : 6;
+	struct rte_hash *nat = __atomic_load_n(&lb->nat, __ATOMIC_ACQUIRE);
+	const struct lb_svc *s;
+	struct lb_flow_key k;
+	void *data;
+	uint64_t d;
+
+	if (nat == NULL || !headers_in_first_seg(m, meta))
+		return;
+	flow_key_of(&k, l3, meta, family);
+	if (rte_hash_lookup_data(nat, &k, &data) < 0)
+		return;
+	d = (uint64_t)(uintptr_t)data;
+	s = t->svc[d & 0xffff];
+	if (s == NULL || s->uid != (uint32_t)(d >> 16))
+		return;
+	if (family == 4) {
+		struct rte_ipv4_hdr *ip = (void *)l3;
+
+		rewrite_addr_port(ip, (uint8_t *)&ip->src_addr,
+			(const uint8_t *)&s->vip.v4, 4, l4, meta->l4_proto,
+			(uint16_t *)l4, s->port);
+	} else {
+		struct rte_ipv6_hdr *ip = (void *)l3;
+
+		rewrite_addr_port(NULL, ip->src_addr, s->vip.v6.s6_addr, 16, l4,
+			meta->l4_proto, (uint16_t *)l4, s->port);
+	}
+	meta->sport = rte_be_to_cpu_16(s->port);
+	set_macs(lb, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
+		meta->out_port, NULL);
+	w->st.nat_replies++;
+}
+
+/* One chunk of at most BULK packets. */
+static void
+process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
+		struct rte_mbuf **pkts, uint16_t n, uint64_t now,
+		uint8_t *verdicts)
+{
+	struct lb_svc_key skey[BULK];
+	const void *skp[BULK];
+	struct lb_flow_key fkey[BULK];
+	const void *fkp[BULK];
+	void *sdata[BULK];
+	int32_t fpos[BULK];
+	uint16_t cand[BULK], fl[BULK], reply[BULK];
+	unsigned int nc = 0, nf = 0, nr = 0, i, j;
+	uint64_t hits = 0;
+	bool dirty = false;
+
+	for (i = 0; i < n; i++) {
+		struct pa_pkt_meta *meta = pa_pkt_meta(pkts[i]);
+		const uint8_t *l3;
+		uint8_t family;
+		uint16_t port;
+
+		if (!(meta->flags & (PA_PKT_F_IPV4 | PA_PKT_F_IPV6)) ||
+		    (meta->l4_proto != IPPROTO_TCP &&
+		     meta->l4_proto != IPPROTO_UDP))
+			continue;
+		if (unlikely(meta->flags & PA_PKT_F_FRAG)) {
+			port = 0;
+		} else if (meta->flags & PA_PKT_F_L4) {
+			if (!lb_bit(t->dport_map, meta->dport)) {
+				if (t->has_nat && lb_bit(t->reply_map,
+						meta->sport))
+					reply[nr++] = (uint16_t)i;
+				continue;
+			}
+			port = rte_cpu_to_be_16(meta->dport);
+		} else {
+			continue;
+		}
+		family = (meta->flags & PA_PKT_F_IPV4) ? 4 : 6;
+		l3 = rte_pktmbuf_mtod_offset(pkts[i], const uint8_t *,
+			meta->l3_off);
+		lb_svc_key_make(&skey[nc], family, meta->l4_proto, port,
+			pkt_dst(l3, family));
+		skp[nc] = &skey[nc];
+		cand[nc++] = (uint16_t)i;
+	}
+	if (nc > 0)
+		rte_hash_lookup_bulk_data(t->svc_hash, skp, nc, &hits, sdata);
+
+	/* flows of the hits (not fragments: they are stateless) */
+	for (j = 0; j < nc; j++) {
+		struct rte_mbuf *m = pkts[cand[j]];
+		struct pa_pkt_meta *meta = pa_pkt_meta(m);
+
+		if (!(hits & (1ULL << j))) {
+			if (t->has_nat && (meta->flags & PA_PKT_F_L4) &&
+			    !(meta->flags & PA_PKT_F_FRAG) &&
+			    lb_bit(t->reply_map, meta->sport))
+				reply[nr++] = cand[j];
+			continue;
+		}
+		if (meta->flags & PA_PKT_F_FRAG)
+			continue;
+		flow_key_of(&fkey[nf], rte_pktmbuf_mtod_offset(m,
+			const uint8_t *, meta->l3_off), meta,
+			(meta->flags & PA_PKT_F_IPV4) ? 4 : 6);
+		fkp[nf] = &fkey[nf];
+		fl[nf++] = (uint16_t)j;
+	}
+	if (nf > 0)
+		rte_hash_lookup_bulk(w->flows, fkp, nf, fpos);
+
+	/* decide and rewrite, in packet order within each class */
+	for (j = 0, i = 0; j < nc; j++) {
+		struct rte_mbuf *m = pkts[cand[j]];
+		struct pa_pkt_meta *meta = pa_pkt_meta(m);
+		const struct lb_svc *s;
+		struct lb_flow *f;
+		int bi;
+		int32_t pos;
+
+		if (!(hits & (1ULL << j)))
+			continue;
+		s = t->svc[(uintptr_t)sdata[j]];
+		if (meta->flags & PA_PKT_F_FRAG) {
+			w->st.fragments++;
+			bi = lb_maglev_pick(s, meta->hash);
+			goto send;
+		}
+		/* fl[] lists the non-fragment hits in order */
+		while (fl[i] != j)
+			i++;
+		/* once this chunk has changed the table, positions from the
+		 * bulk lookup may be stale: look again */
+		pos = dirty ? rte_hash_lookup(w->flows, &fkey[i]) : fpos[i];
+		if (pos >= 0) {
+			f = &w->ent[pos];
+			bi = lb_flow_backend(s, f);
+			if (likely(bi >= 0 &&
+			    now - f->last <= lb->tmo_tsc[f->tmo])) {
+				f->last = now;
+				if (meta->l4_proto == IPPROTO_TCP)
+					f->tmo = tcp_tmo(m, meta, f->tmo);
+				goto send;
+			}
+			if (bi >= 0)
+				w->st.flows_expired++;
+			else
+				w->st.flows_rescheduled++;
+			lb_flow_forget(lb, w, pos);
+		}
+		dirty = true;
+		bi = flow_new(lb, w, s, &fkey[i], m, meta, now);
+send:
+		if (unlikely(bi < 0)) {
+			w->st.no_backend++;
+			verdicts[cand[j]] = PA_LB_V_NO_BACKEND;
+			continue;
+		}
+		verdicts[cand[j]] = forward(lb, w, s, (unsigned int)bi, m, meta);
+	}
+
+	for (j = 0; j < nr; j++)
+		nat_reply(lb, w, t, pkts[reply[j]], pa_pkt_meta(pkts[reply[j]]));
+}
+
+void
+pa_lb_process(struct pa_lb *lb, unsigned int lcore_idx,
+		struct rte_mbuf **pkts, uint16_t n, uint64_t now,
+		uint8_t *verdicts)
+{
+	const struct lb_table *t = __atomic_load_n(&lb->live, __ATOMIC_ACQUIRE);
+	struct lb_worker *w = lb->w[lcore_idx];
+	uint16_t off, c;
+
+	memset(verdicts, PA_LB_V_FORWARD, n);
+	if (t == NULL || t->n_services == 0 || w == NULL)
+		return;
+	for (off = 0; off < n; off += c) {
+		c = RTE_MIN((uint16_t)(n - off), (uint16_t)BULK);
+		process_chunk(lb, w, t, pkts + off, c, now, verdicts + off);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Housekeeping                                                        */
+/* ------------------------------------------------------------------ */
+
+void
+pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
+{
+	struct lb_worker *w = lb->w[lcore_idx];
+	const struct lb_table *t;
+	unsigned int k, budget;
+	uint32_t pos;
+
+	if (w == NULL)
+		return;
+	if (unlikely(!w->running))
+		__atomic_store_n(&w->running, true, __ATOMIC_RELEASE);
+	if (unlikely(w->trace_req != w->trace_done)) {
+		uint32_t req = __atomic_load_n(&w->trace_req, __ATOMIC_ACQUIRE);
+		int32_t p = rte_hash_lookup(w->flows, &w->trace_key);
+
+		w->trace_hit = p >= 0 && now - w->ent[p].last <=
+			lb->tmo_tsc[w->ent[p].tmo];
+		if (p >= 0)
+			w->trace_flow = w->ent[p];
+		__atomic_store_n(&w->trace_done, req, __ATOMIC_RELEASE);
+	}
+	if (w->defer_head != w->defer_tail)
+		lb_worker_reclaim(lb, w);
+
+	t = __atomic_load_n(&lb->live, __ATOMIC_ACQUIRE);
+	budget = idle ? SWEEP_IDLE : SWEEP_BUSY;
+	pos = w->sweep;
+	for (k = 0; k < budget; k++) {
+		struct lb_flow *f = &w->ent[pos];
+
+		if (f->in_use) {
+			const struct lb_svc *s = t->svc[f->svc_slot];
+
+			if (s == NULL || lb_flow_backend(s, f) < 0) {
+				w->st.flows_backend_gone++;
+				lb_flow_forget(lb, w, (int32_t)pos);
+			} else if (now - f->last > lb->tmo_tsc[f->tmo]) {
+				w->st.flows_expired++;
+				lb_flow_forget(lb, w, (int32_t)pos);
+			}
+		}
+		if (++pos == w->n_pos)
+			pos = 0;
+	}
+	w->sweep = pos;
+}

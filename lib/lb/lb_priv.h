@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef PA_LB_PRIV_H
+#define PA_LB_PRIV_H
+
+/* Internal structures of lib/lb, shared by lb.c (control), lb_data.c
+ * (data path) and lb_sched.c. */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_hash.h>
+
+#include "pa_lb.h"
+
+/** A flow: the 5-tuple as it arrives (client to VIP), padded to a fixed
+ * size, padding zero. Also the key of the NAT reply table (backend to
+ * client). */
+struct lb_flow_key {
+	uint8_t family;			/* 4 or 6 */
+	uint8_t proto;
+	uint16_t sport;			/* network order */
+	uint16_t dport;			/* network order */
+	uint16_t pad;
+	uint8_t src[16];
+	uint8_t dst[16];
+};
+
+/** Key of the service table: (VIP, port, protocol). Port 0 is the entry
+ * that fragments to (VIP, protocol) use. */
+struct lb_svc_key {
+	uint8_t family;			/* 4 or 6 */
+	uint8_t proto;
+	uint16_t port;			/* network order; 0 = fragments */
+	uint8_t addr[16];
+};
+
+/** A backend as the data path sees it (read-only, per table version). */
+struct lb_backend {
+	uint32_t uid;			/* 0: hole (deleted slot) */
+	uint32_t cslot;			/* its counters' index */
+	uint8_t state;			/* enum pa_lb_state */
+	bool has_mac;
+	uint16_t port;			/* network order; service port if 0 */
+	uint32_t weight;
+	struct rte_ether_addr mac;
+	struct pa_ip_addr addr;
+};
+
+struct lb_sched_ops;
+
+/** A service, read-only once published. A change of any of its backends
+ * publishes a new one. */
+struct lb_svc {
+	uint32_t uid;			/* unique over the process's life */
+	uint16_t slot;			/* index in lb_table.svc[] */
+	uint8_t family;			/* 4 or 6 */
+	uint8_t proto;
+	uint16_t port;			/* network order */
+	uint8_t forward;		/* enum pa_lb_forward */
+	uint8_t sched;			/* enum pa_lb_sched */
+	const struct lb_sched_ops *ops;
+	struct pa_ip_addr vip;
+	char name[PA_CONFIG_NAME_MAX];
+	uint32_t m;			/* Maglev table size */
+	uint16_t *maglev;		/* NULL when no backend is usable */
+	unsigned int n_up;		/* usable for new flows */
+	uint16_t *up;			/* their indexes in be[] */
+	double build_ms;		/* Maglev build time */
+	unsigned int n_be;		/* slots in be[], holes included */
+	struct lb_backend be[];
+};
+
+#define LB_BITMAP_BYTES	(65536 / 8)
+
+/** The published table: services by slot and the key -> slot hash. */
+struct lb_table {
+	struct rte_hash *svc_hash;	/* lb_svc_key -> slot (data) */
+	uint32_t n_services;
+	bool has_nat;			/* some service forwards by nat */
+	uint8_t dport_map[LB_BITMAP_BYTES];	/* service ports (host order) */
+	uint8_t reply_map[LB_BITMAP_BYTES];	/* nat backend ports */
+	struct lb_svc *svc[PA_LB_MAX_SERVICES];
+};
+
+static inline bool
+lb_bit(const uint8_t *map, uint16_t bit)
+{
+	return (map[bit >> 3] >> (bit & 7)) & 1;
+}
+
+/** One flow table entry, indexed by the rte_hash position of its key. */
+struct lb_flow {
+	uint64_t last;			/* TSC of its last packet */
+	uint32_t svc_uid;
+	uint32_t be_uid;
+	uint32_t cslot;
+	int32_t nat_pos;		/* its NAT reply entry, or -1 */
+	uint16_t svc_slot;
+	uint16_t be_idx;
+	uint8_t in_use;
+	uint8_t tmo;			/* enum lb_timeout */
+	uint8_t pad[2];
+};
+
+enum lb_timeout { LB_TMO_TCP = 0, LB_TMO_TCP_FIN, LB_TMO_UDP, LB_TMO_MAX };
+
+/** Per-backend counters of one lcore. An lcore that meets a counter slot
+ * with another backend's uid starts it afresh: slots are reused. */
+struct lb_ctr {
+	uint32_t uid;
+	uint32_t pad;
+	uint64_t flows;			/* active flows of this lcore */
+	uint64_t packets;
+	uint64_t bytes;
+};
+
+/** Counters of one lcore's lb stage. */
+struct lb_lcore_stats {
+	uint64_t balanced;		/* packets sent to a backend */
+	uint64_t flows_created;
+	uint64_t flows_expired;
+	uint64_t flows_rescheduled;	/* backend down or gone */
+	uint64_t flow_table_full;
+	uint64_t fragments;
+	uint64_t nat_replies;
+	uint64_t nat_table_full;
+	uint64_t no_backend;
+	uint64_t mtu;
+	uint64_t no_room;
+	uint64_t flows_backend_gone;	/* reaped: backend down or deleted */
+	uint64_t nat_stale;		/* reply entries left for lack of room
+					 * in the deferred-free queue */
+};
+
+/** A NAT reply entry waiting for quiescence before its slot is freed. */
+struct lb_deferred {
+	uint64_t token;
+	int32_t pos;
+};
+
+#define LB_DEFER_MAX	4096
+
+/** The lb context of one data-path lcore (owned and written by it). */
+struct lb_worker {
+	struct lb_lcore_stats st;
+	struct rte_hash *flows;		/* lb_flow_key -> position */
+	struct lb_flow *ent;		/* by position */
+	uint32_t n_pos;			/* positions */
+	uint32_t sweep;			/* aging cursor */
+	uint16_t ip_id;			/* outer IPv4 ids */
+	uint32_t *cursor;		/* rr / wrr position per service slot */
+	struct lb_ctr *ctr;		/* PA_LB_MAX_BACKENDS */
+	/* NAT reply slots to free once the data path is quiescent */
+	uint32_t defer_head, defer_tail;
+	struct lb_deferred defer[LB_DEFER_MAX];
+
+	/* trace_packet mailbox: the control thread writes the key and
+	 * bumps req; the lcore answers and sets done = req. */
+	volatile bool running;
+	volatile uint32_t trace_req;
+	volatile uint32_t trace_done;
+	struct lb_flow_key trace_key;
+	bool trace_hit;
+	struct lb_flow trace_flow;
+} __rte_cache_aligned;
+
+/** What the data path needs of an output port. */
+struct lb_port {
+	bool known;
+	bool has_gw;
+	struct rte_ether_addr mac;
+	struct rte_ether_addr gw;
+	uint16_t mtu;			/* 0: no check */
+};
+
+/* Control-side record of a service (the configuration, and the slots its
+ * backends hold). */
+struct lb_svc_ctl {
+	bool used;
+	uint32_t uid;
+	struct pa_config_service cfg;	/* backends in slot order, holes
+					 * have weight 0 and family 0 */
+	uint32_t *be_uid;		/* per slot; 0 = hole */
+	uint32_t *be_cslot;		/* per slot */
+	unsigned int n_slots, cap_slots;
+};
+
+struct pa_lb {
+	pthread_mutex_t lock;
+	struct rte_rcu_qsbr *rcu;
+	int socket;
+	unsigned int n_lcores;
+	uint64_t tsc_hz;
+	uint64_t tmo_tsc[LB_TMO_MAX];
+	struct pa_config_flow_table ft;
+	bool has_local4, has_local6;
+	struct pa_ip_addr local4, local6;
+
+	struct lb_table *live;		/* published (RCU) */
+	struct rte_hash *nat;		/* reply key -> (svc uid, slot); shared */
+	uint32_t nat_size;
+
+	struct lb_worker *w[PA_LB_MAX_LCORES];
+	struct lb_port port[RTE_MAX_ETHPORTS];
+
+	/* control state */
+	struct lb_svc_ctl ctl[PA_LB_MAX_SERVICES];
+	unsigned int n_services;
+	uint32_t next_uid;
+	uint32_t *cslot_free;		/* stack of free counter slots */
+	unsigned int n_cslot_free;
+	uint64_t builds;
+	double last_build_ms, max_build_ms;
+	uint64_t version;
+	unsigned int seq;		/* rte_hash names */
+};
+
+/* lb_sched.c */
+struct lb_sched_ops {
+	const char *name;
+	/** Backend index for a new flow, or -1 when none is usable. */
+	int (*pick)(const struct lb_svc *s, struct lb_worker *w,
+			uint32_t hash);
+};
+
+extern const struct lb_sched_ops *const lb_sched_table[];
+
+/** Maglev choice (the stateless one every scheduler falls back to). */
+static inline int
+lb_maglev_pick(const struct lb_svc *s, uint32_t hash)
+{
+	if (s->maglev == NULL)
+		return -1;
+	return s->maglev[hash % s->m];
+}
+
+/* lb.c helpers for the data path and trace */
+void lb_flow_key_from(struct lb_flow_key *k, const struct pa_flow_key *fk);
+void lb_svc_key_make(struct lb_svc_key *k, uint8_t family, uint8_t proto,
+		uint16_t port_be, const uint8_t *addr);
+/** Is the flow's backend still its backend? @return its index or -1. */
+int lb_flow_backend(const struct lb_svc *s, const struct lb_flow *f);
+/** Forget a flow (counters, NAT reply entry, the table entry). */
+void lb_flow_forget(struct pa_lb *lb, struct lb_worker *w, int32_t pos);
+void lb_worker_reclaim(struct pa_lb *lb, struct lb_worker *w);
+uint32_t lb_trace_hash(const struct pa_flow_key *fk, bool fragment);
+
+#endif /* PA_LB_PRIV_H */

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef PA_LB_H
+#define PA_LB_H
+
+/**
+ * @file
+ * The load balancer: L4 services (VIP, port, protocol) over weighted
+ * backends, the sticky flow table and the forwarding modes.
+ *
+ * A permitted packet whose (destination address, destination port,
+ * protocol) is a service's is load-balanced: its flow (the 5-tuple, in the
+ * direction client to VIP) is looked up in the flow table of the lcore
+ * that runs it (flows are dispatched by hash, so each lcore owns its table
+ * and takes no lock); a new flow gets a backend from the service's
+ * scheduler and is remembered. The packet is then sent to the backend by
+ * the service's forwarding mode:
+ *
+ *  - ipip: an outer IPv4 header (source lb.local_addr) or, for an IPv6
+ *    service, an outer IPv6 header (source lb.local_addr6) is put in front
+ *    of the packet, which is otherwise left byte for byte as it came;
+ *  - nat: destination address and port become the backend's, checksums
+ *    are updated incrementally; the backend's replies that come back
+ *    through the appliance are found in a shared reply table and get the
+ *    VIP and service port back as their source;
+ *  - dsr: only the destination MAC changes, to the backend's.
+ *
+ * Every forwarded packet leaves through its input port's peer (the input
+ * port itself when the port has no peer: one-armed). Packets the
+ * appliance addresses to an IP next hop (ipip, nat both ways) and dsr
+ * packets get the output port's MAC as source; their destination MAC is
+ * the backend's "mac", else the output port's gateway_mac, else the
+ * source MAC the packet arrived with (the neighbour that handed it over:
+ * the natural next hop of a one-armed appliance).
+ *
+ * Fragments (PA_PKT_F_FRAG) carry ports in their first fragment only, so
+ * they are balanced without state on addresses and protocol: every
+ * fragment to a VIP and protocol goes to the service of that VIP and
+ * protocol with the lowest port, to the backend its Maglev table gives
+ * for the fragment's flow hash (addresses and protocol only).
+ *
+ * Schedulers (a table of function pointers): maglev (NSDI'16, weighted;
+ * the table is a pure function of the set of usable backends, so
+ * appliances with the same configuration choose alike), rr, wrr (walks
+ * the Maglev table, whose shares follow the weights) and lc (weighted
+ * least connections over the flows of the choosing lcore's table). When
+ * the flow table is full a new flow gets the Maglev choice and is counted
+ * (flow_table_full), never dropped.
+ *
+ * A flow keeps its backend while that backend is up or draining; a
+ * backend set down or deleted loses its flows to a new choice at their
+ * next packet. A draining backend gets no new flows.
+ *
+ * Concurrency: the control thread mutates (pa_lb_service_add() and
+ * friends, which hold an internal mutex). Each change builds new
+ * read-only service objects, publishes them, waits for the data path's
+ * quiescence (rte_rcu_qsbr) and frees the old ones; a call returns once
+ * its change is live. The data path (pa_lb_process(), pa_lb_poll()) takes
+ * no lock.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+
+#include <jansson.h>
+
+#include "pa_config.h"
+#include "pa_pkt.h"
+#include "pa_port.h"
+
+#define PA_LB_MAX_SERVICES	1024	/**< services at once */
+#define PA_LB_MAX_BACKENDS	16384	/**< backends of all services */
+#define PA_LB_MAX_SVC_BACKENDS	4096	/**< backends of one service */
+#define PA_LB_MIN_LCORE_FLOWS	1024	/**< least flow table per lcore */
+#define PA_LB_MAX_LCORES	64	/**< data-path lcores */
+
+/** Per-packet outcome of pa_lb_process(). */
+enum pa_lb_verdict {
+	PA_LB_V_FORWARD = 0,	/**< send (meta out_port set) */
+	PA_LB_V_NO_BACKEND,	/**< service without a usable backend */
+	PA_LB_V_MTU,		/**< encapsulated packet over the port MTU */
+	PA_LB_V_NO_ROOM,	/**< no headroom for the outer header */
+};
+
+struct pa_lb;
+
+struct pa_lb_opts {
+	struct rte_rcu_qsbr *rcu;	/**< the data path's QSBR variable */
+	unsigned int n_lcores;		/**< data-path lcores (lcore_idx range) */
+	/** Which of them run the lb stage (n_lcores entries; NULL: all):
+	 * each gets a flow table, an equal share of flow_table.size. */
+	const bool *runs_lb;
+	int socket;			/**< NUMA socket for the tables */
+	/** The running configuration: services are loaded from its lb
+	 * section, flow_table sizes the flow tables. Borrowed. */
+	const struct pa_config *cfg;
+	/** The ports (MAC, MTU, peer); NULL in unit tests (then no port
+	 * MAC or MTU: MACs are left alone and no MTU check is made). */
+	const struct pa_port_set *ports;
+};
+
+/**
+ * Create the load balancer and load the services of @p o->cfg.
+ * @return the LB, or NULL with the reason in @p err.
+ */
+struct pa_lb *pa_lb_create(const struct pa_lb_opts *o, char *err,
+		size_t err_len);
+
+/** Free everything (data path stopped). NULL is fine. */
+void pa_lb_destroy(struct pa_lb *lb);
+
+/* Control functions: control thread; 0 or -errno with the reason in
+ * @p err (-EEXIST, -ENOENT, -EINVAL, -ENOSPC, -ENOMEM). Each returns once
+ * the change is live. */
+
+/** Add a service (backends included). */
+int pa_lb_service_add(struct pa_lb *lb, const struct pa_config_service *svc,
+		char *err, size_t err_len);
+
+/** Delete a service by name; its flows are forgotten. */
+int pa_lb_service_delete(struct pa_lb *lb, const char *name, char *err,
+		size_t err_len);
+
+/** Add a backend to a service (checked as the loader checks one). */
+int pa_lb_backend_add(struct pa_lb *lb, const char *service,
+		const struct pa_config_backend *be, char *err, size_t err_len);
+
+/** Delete a backend; its flows move to new choices. */
+int pa_lb_backend_delete(struct pa_lb *lb, const char *service,
+		const struct pa_ip_addr *addr, char *err, size_t err_len);
+
+/** Change a backend's weight and/or state (NULL: keep). */
+int pa_lb_backend_set(struct pa_lb *lb, const char *service,
+		const struct pa_ip_addr *addr, const uint32_t *weight,
+		const enum pa_lb_state *state, char *err, size_t err_len);
+
+/** A service's configuration (a deep copy into @p out; release with
+ * pa_config_service_clear()). @return 0 or -ENOENT / -ENOMEM. */
+int pa_lb_service_get(const struct pa_lb *lb, const char *name,
+		struct pa_config_service *out);
+
+/**
+ * lb_service_list: every service in the file's schema, each backend with
+ * "flows" (active flows in the flow tables), "packets" and "bytes"
+ * (balanced to it since it was added).
+ */
+json_t *pa_lb_services_json(struct pa_lb *lb);
+
+/** The "lb" object of stats_get. */
+json_t *pa_lb_stats_json(struct pa_lb *lb);
+
+/** Copy the running services into @p out (replacing what it held), so
+ * that config_get and config_save follow runtime changes. */
+int pa_lb_export(const struct pa_lb *lb, struct pa_config_lb *out);
+
+/** Result of pa_lb_trace(). */
+struct pa_lb_trace_result {
+	bool service_found;
+	char service[PA_CONFIG_NAME_MAX];
+	bool backend_found;
+	struct pa_ip_addr backend;
+	bool existing_flow;		/**< from a flow table entry */
+	const char *reason;		/**< why no backend ("no_backend"...) */
+};
+
+/**
+ * What the lb stage would do with a packet of this 5-tuple: the service,
+ * and the backend of its existing flow (asked of the lcores that own the
+ * flow tables, read-only) or else the scheduler's choice for a new flow
+ * (the Maglev choice for the stateless cases and for rr/wrr/lc, whose
+ * next choice depends on the lcore). @p fragment: as a fragment.
+ * @return 0, or -errno.
+ */
+int pa_lb_trace(struct pa_lb *lb, const struct pa_flow_key *key,
+		bool fragment, struct pa_lb_trace_result *res);
+
+/**
+ * Data path: balance a burst of permitted packets. Writes a verdict per
+ * packet; forwarded packets may have been rewritten or encapsulated and
+ * have their out_port set. @p now is the lcore's TSC.
+ */
+void pa_lb_process(struct pa_lb *lb, unsigned int lcore_idx,
+		struct rte_mbuf **pkts, uint16_t n, uint64_t now,
+		uint8_t *verdicts);
+
+/**
+ * Data path housekeeping, once per loop of each lcore that runs the lb
+ * stage: ages out a few flow table entries (more when @p idle) and
+ * answers pa_lb_trace()'s questions about its table.
+ */
+void pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now,
+		bool idle);
+
+/** The lcore leaves the data path: its table is no longer answered by
+ * it (pa_lb_trace() reads it directly). */
+void pa_lb_lcore_exit(struct pa_lb *lb, unsigned int lcore_idx);
+
+/** True when the LB has at least one service (the stage can be skipped
+ * otherwise; one relaxed load). */
+bool pa_lb_active(const struct pa_lb *lb);
+
+/* ---- Maglev (pure functions, exported for tests and tools) ---- */
+
+/** One backend as the Maglev table sees it. */
+struct pa_lb_maglev_backend {
+	const uint8_t *key;		/**< the backend's address bytes */
+	uint8_t key_len;		/**< 4 or 16 */
+	uint32_t weight;		/**< > 0 */
+};
+
+/** The two permutation hashes of a backend key (offset: seed 0, skip:
+ * seed 1); a 64-bit FNV-1a folded by the splitmix64 finaliser. */
+uint64_t pa_lb_maglev_hash(const uint8_t *key, unsigned int len,
+		unsigned int seed);
+
+/**
+ * Fill a Maglev lookup table of @p m entries (a prime) with indexes into
+ * @p be (NSDI'16 section 3.4; weights as in Katran: each round backend i
+ * takes weight_i / max_weight turns, carrying the remainder). The result
+ * depends only on the backends as a set: they are taken in the order of
+ * their keys, whatever order @p be has.
+ * @param scratch  at least pa_lb_maglev_scratch_size(n) bytes
+ * @return 0, or -EINVAL (n == 0, n > m, or a zero weight).
+ */
+int pa_lb_maglev_build(const struct pa_lb_maglev_backend *be, unsigned int n,
+		uint32_t m, uint16_t *table, void *scratch);
+
+size_t pa_lb_maglev_scratch_size(unsigned int n);
+
+/* ---- RPC ---- */
+
+/** Make @p lb the LB that the lb_* methods and trace_packet use, and
+ * @p running the configuration they keep in step (NULL: detach). */
+void pa_lb_rpc_set(struct pa_lb *lb, struct pa_config *running);
+
+/** The LB set with pa_lb_rpc_set(), or NULL. */
+struct pa_lb *pa_lb_rpc_get(void);
+
+extern int pa_lb_logtype;
+
+#endif /* PA_LB_H */
