@@ -1653,6 +1653,33 @@ is_prime(unsigned long n)
 	return true;
 }
 
+/* Why @p a cannot be a VIP or a backend (NULL: it can): the unspecified
+ * address, multicast, IPv4 broadcast and loopback reach no host. */
+static const char *
+unicast_problem(const struct pa_ip_addr *a)
+{
+	if (a->family == AF_INET) {
+		uint32_t x = ntohl(a->v4.s_addr);
+
+		if (x == 0)
+			return "the unspecified address";
+		if ((x >> 28) == 0xe)
+			return "a multicast address";
+		if (x == 0xffffffffu)
+			return "the broadcast address";
+		if ((x >> 24) == 127)
+			return "a loopback address";
+		return NULL;
+	}
+	if (IN6_IS_ADDR_UNSPECIFIED(&a->v6))
+		return "the unspecified address";
+	if (IN6_IS_ADDR_MULTICAST(&a->v6))
+		return "a multicast address";
+	if (IN6_IS_ADDR_LOOPBACK(&a->v6))
+		return "a loopback address";
+	return NULL;
+}
+
 static int
 backend_parse(struct ctx *c, const json_t *obj, const char *path,
 		const struct pa_config_service *svc, struct pa_config_backend *be)
@@ -1680,6 +1707,13 @@ backend_parse(struct ctx *c, const json_t *obj, const char *path,
 				path, family_name(be->addr.family),
 				pa_config_format_ip(&be->addr, buf, sizeof(buf)),
 				family_name(svc->vip.family));
+	if (unicast_problem(&be->addr) != NULL)
+		return fail(c, "%s.addr: '%s' is %s, not a backend", path,
+				pa_config_format_ip(&be->addr, buf, sizeof(buf)),
+				unicast_problem(&be->addr));
+	if (ip_equal(&be->addr, &svc->vip))
+		return fail(c, "%s.addr: '%s' is the service's own VIP", path,
+				pa_config_format_ip(&be->addr, buf, sizeof(buf)));
 	v = json_object_get(obj, "port");
 	if (v != NULL) {
 		kpath(p, sizeof(p), path, "port");
@@ -1758,6 +1792,10 @@ service_parse(struct ctx *c, const json_t *obj, const char *path,
 		return rc;
 	if (rc == 0)
 		return missing(c, path, "vip");
+	if (unicast_problem(&svc->vip) != NULL)
+		return fail(c, "%s.vip: '%s' is %s, not a VIP", path,
+				pa_config_format_ip(&svc->vip, buf, sizeof(buf)),
+				unicast_problem(&svc->vip));
 	v = json_object_get(obj, "port");
 	if (v == NULL)
 		return missing(c, path, "port");
