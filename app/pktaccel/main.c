@@ -591,7 +591,7 @@ main(int argc, char **argv)
 			replay_done = true;
 			if (!opt.stay)
 				break;
-			print_summary(replay_summary(pl, ports,
+			print_summary(replay_summary(pl, ports, lb,
 				pa_port_mbufs_in_use(ports), now_s() - t0));
 		}
 		nanosleep(&nap, NULL);
@@ -623,7 +623,7 @@ out:
 		unsigned int in_use;
 
 		if (pl != NULL && opt.replay_in != NULL && status == EXIT_SUCCESS)
-			summary = replay_summary(pl, ports, 0, now_s() - t0);
+			summary = replay_summary(pl, ports, lb, 0, now_s() - t0);
 		pa_port_close_all(ports);
 		in_use = pa_port_mbufs_in_use(ports);
 		if (summary != NULL) {

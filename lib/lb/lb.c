@@ -1013,10 +1013,11 @@ lb_trace_hash(const struct pa_flow_key *fk, bool fragment)
 	return pa_pkt_hash_v6(fk->v6.src, fk->v6.dst, ports, fk->proto);
 }
 
-/* Ask lcore @p w for its entry of @p k (read-only). */
-static bool
-trace_ask(struct lb_worker *w, const struct lb_flow_key *k,
-		struct lb_flow *out)
+/* Ask lcore @p w for its entry of @p k (read-only).
+ * @return 1 (found, in @p out), 0 (none) or -EBUSY (no answer). */
+static int
+trace_ask(const struct pa_lb *lb, struct lb_worker *w,
+		const struct lb_flow_key *k, hash_sig_t sig, struct lb_flow *out)
 {
 	uint64_t deadline;
 	uint32_t req;
@@ -1024,28 +1025,32 @@ trace_ask(struct lb_worker *w, const struct lb_flow_key *k,
 
 	if (__atomic_load_n(&w->running, __ATOMIC_ACQUIRE)) {
 		w->trace_key = *k;
+		w->trace_sig = sig;
 		req = w->trace_req + 1;
 		__atomic_store_n(&w->trace_req, req, __ATOMIC_RELEASE);
 		deadline = rte_get_timer_cycles() + rte_get_timer_hz() *
 			TRACE_WAIT_NS / 1000000000ULL;
 		while (__atomic_load_n(&w->trace_done, __ATOMIC_ACQUIRE) != req) {
-			if (!__atomic_load_n(&w->running, __ATOMIC_ACQUIRE) ||
-			    rte_get_timer_cycles() > deadline)
+			if (!__atomic_load_n(&w->running, __ATOMIC_ACQUIRE))
 				goto direct;
+			if (rte_get_timer_cycles() > deadline)
+				return -EBUSY;
 			rte_pause();
 		}
 		*out = w->trace_flow;
-		return w->trace_hit;
+		return w->trace_hit ? 1 : 0;
 	}
 direct:
-	/* the lcore has left the data path: nobody writes its table */
+	/* the lcore has left the data path: nobody writes its table, and
+	 * its flows age by its clock, which stopped with it */
 	if (__atomic_load_n(&w->running, __ATOMIC_ACQUIRE))
-		return false;
-	pos = rte_hash_lookup(w->flows, k);
-	if (pos < 0)
-		return false;
+		return -EBUSY;
+	pos = rte_hash_lookup_with_hash(w->flows, k, sig);
+	if (pos < 0 || !w->ent[pos].in_use ||
+	    w->now - w->ent[pos].last > lb->tmo_tsc[w->ent[pos].tmo])
+		return 0;
 	*out = w->ent[pos];
-	return true;
+	return 1;
 }
 
 int
@@ -1059,7 +1064,7 @@ pa_lb_trace(struct pa_lb *lb, const struct pa_flow_key *key, bool fragment,
 	const struct lb_svc *s;
 	unsigned int l;
 	void *data;
-	int bi = -1;
+	int bi = -1, ret = 0, r;
 
 	memset(res, 0, sizeof(*res));
 	if (key->family != 4 && key->family != 6)
@@ -1079,7 +1084,15 @@ pa_lb_trace(struct pa_lb *lb, const struct pa_flow_key *key, bool fragment,
 	if (!fragment) {
 		lb_flow_key_from(&fk, key);
 		for (l = 0; l < lb->n_lcores && bi < 0; l++) {
-			if (lb->w[l] == NULL || !trace_ask(lb->w[l], &fk, &f))
+			if (lb->w[l] == NULL)
+				continue;
+			r = trace_ask(lb, lb->w[l], &fk,
+				lb_trace_hash(key, false), &f);
+			if (r < 0) {
+				ret = r;
+				goto out;
+			}
+			if (r == 0)
 				continue;
 			bi = lb_flow_backend(s, &f);
 			if (bi >= 0)
@@ -1100,12 +1113,35 @@ pa_lb_trace(struct pa_lb *lb, const struct pa_flow_key *key, bool fragment,
 	}
 out:
 	pthread_mutex_unlock(&lb->lock);
-	return 0;
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
 /* Life cycle                                                          */
 /* ------------------------------------------------------------------ */
+
+/*
+ * The flow table's hash function: the rx parser's flow hash of the
+ * 5-tuple, so that the data path can pass the packets' own hash as the
+ * signature and every other call (deletes by position, trace) agrees.
+ */
+static uint32_t
+flow_key_hash(const void *key, uint32_t len, uint32_t init)
+{
+	const struct lb_flow_key *k = key;
+	uint32_t ports = (uint32_t)rte_be_to_cpu_16(k->sport) << 16 |
+		rte_be_to_cpu_16(k->dport);
+	uint32_t s, d;
+
+	RTE_SET_USED(len);
+	RTE_SET_USED(init);
+	if (k->family == 4) {
+		memcpy(&s, k->src, 4);
+		memcpy(&d, k->dst, 4);
+		return pa_pkt_hash_v4(s, d, ports, k->proto);
+	}
+	return pa_pkt_hash_v6(k->src, k->dst, ports, k->proto);
+}
 
 static struct lb_worker *
 worker_create(struct pa_lb *lb, unsigned int idx, uint32_t size, char *err,
@@ -1124,7 +1160,7 @@ worker_create(struct pa_lb *lb, unsigned int idx, uint32_t size, char *err,
 	hp.name = name;
 	hp.entries = size;
 	hp.key_len = sizeof(struct lb_flow_key);
-	hp.hash_func = rte_hash_crc;
+	hp.hash_func = flow_key_hash;
 	hp.socket_id = lb->socket;
 	w->flows = rte_hash_create(&hp);
 	if (w->flows == NULL) {

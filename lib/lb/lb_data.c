@@ -19,7 +19,7 @@
 #include "lb_priv.h"
 
 #define BULK		RTE_HASH_LOOKUP_BULK_MAX	/* 64 */
-#define SWEEP_BUSY	16	/* flow entries aged per busy loop */
+#define SWEEP_BUSY	8	/* flow entries aged per busy loop */
 #define SWEEP_IDLE	1024	/* ... per idle loop */
 #define OUTER_TTL	64
 
@@ -368,9 +368,10 @@ lb_flow_forget(struct pa_lb *lb, struct lb_worker *w, int32_t pos)
 			(void **)(uintptr_t)&key) == 0) {
 		struct lb_flow_key k = *(const struct lb_flow_key *)key;
 
-		rte_hash_del_key(w->flows, &k);
+		rte_hash_del_key_with_hash(w->flows, &k, f->hash);
 	}
 	f->in_use = 0;
+	w->n_flows--;
 }
 
 static __rte_always_inline uint8_t
@@ -381,6 +382,8 @@ tcp_tmo(const struct rte_mbuf *m, const struct pa_pkt_meta *meta,
 
 	if (meta->l4_proto != IPPROTO_TCP || !(meta->flags & PA_PKT_F_L4))
 		return LB_TMO_UDP;
+	if (unlikely(rte_pktmbuf_data_len(m) < meta->l4_off + 14u))
+		return cur;
 	fl = *rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off + 13);
 	if (fl & (TCP_FIN | TCP_RST))
 		return LB_TMO_TCP_FIN;
@@ -404,7 +407,7 @@ flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	bi = s->ops->pick(s, w, meta->hash);
 	if (unlikely(bi < 0))
 		return -1;
-	pos = rte_hash_add_key(w->flows, k);
+	pos = rte_hash_add_key_with_hash(w->flows, k, meta->hash);
 	if (unlikely(pos < 0)) {
 		/* full: the stateless choice, so the flow still sticks */
 		w->st.flow_table_full++;
@@ -413,12 +416,14 @@ flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	b = &s->be[bi];
 	f = &w->ent[pos];
 	f->last = now;
+	f->hash = meta->hash;
 	f->svc_uid = s->uid;
 	f->be_uid = b->uid;
-	f->cslot = b->cslot;
+	f->cslot = (uint16_t)b->cslot;
 	f->svc_slot = s->slot;
 	f->be_idx = (uint16_t)bi;
 	f->in_use = 1;
+	w->n_flows++;
 	f->nat_pos = -1;
 	f->tmo = tcp_tmo(m, meta, LB_TMO_TCP);
 	c = &w->ctr[b->cslot];
@@ -500,6 +505,7 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	const void *fkp[BULK];
 	void *sdata[BULK];
 	int32_t fpos[BULK];
+	hash_sig_t fsig[BULK];
 	uint16_t cand[BULK], fl[BULK], reply[BULK];
 	unsigned int nc = 0, nf = 0, nr = 0, i, j;
 	uint64_t hits = 0;
@@ -531,6 +537,10 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		family = (meta->flags & PA_PKT_F_IPV4) ? 4 : 6;
 		l3 = rte_pktmbuf_mtod_offset(pkts[i], const uint8_t *,
 			meta->l3_off);
+		/* ipip writes its outer header into the headroom: a line the
+		 * PMD never touched */
+		rte_prefetch0_write(rte_pktmbuf_mtod(pkts[i], uint8_t *) -
+			RTE_CACHE_LINE_SIZE);
 		lb_svc_key_make(&skey[nc], family, meta->l4_proto, port,
 			pkt_dst(l3, family));
 		skp[nc] = &skey[nc];
@@ -557,10 +567,11 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 			const uint8_t *, meta->l3_off), meta,
 			(meta->flags & PA_PKT_F_IPV4) ? 4 : 6);
 		fkp[nf] = &fkey[nf];
+		fsig[nf] = meta->hash;
 		fl[nf++] = (uint16_t)j;
 	}
 	if (nf > 0)
-		rte_hash_lookup_bulk(w->flows, fkp, nf, fpos);
+		rte_hash_lookup_with_hash_bulk(w->flows, fkp, fsig, nf, fpos);
 
 	/* decide and rewrite, in packet order within each class */
 	for (j = 0, i = 0; j < nc; j++) {
@@ -584,7 +595,8 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 			i++;
 		/* once this chunk has changed the table, positions from the
 		 * bulk lookup may be stale: look again */
-		pos = dirty ? rte_hash_lookup(w->flows, &fkey[i]) : fpos[i];
+		pos = dirty ? rte_hash_lookup_with_hash(w->flows, &fkey[i],
+			fsig[i]) : fpos[i];
 		if (pos >= 0) {
 			f = &w->ent[pos];
 			bi = lb_flow_backend(s, f);
@@ -628,6 +640,7 @@ pa_lb_process(struct pa_lb *lb, unsigned int lcore_idx,
 	memset(verdicts, PA_LB_V_FORWARD, n);
 	if (t == NULL || t->n_services == 0 || w == NULL)
 		return;
+	w->now = now;
 	for (off = 0; off < n; off += c) {
 		c = RTE_MIN((uint16_t)(n - off), (uint16_t)BULK);
 		process_chunk(lb, w, t, pkts + off, c, now, verdicts + off);
@@ -652,7 +665,8 @@ pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 		__atomic_store_n(&w->running, true, __ATOMIC_RELEASE);
 	if (unlikely(w->trace_req != w->trace_done)) {
 		uint32_t req = __atomic_load_n(&w->trace_req, __ATOMIC_ACQUIRE);
-		int32_t p = rte_hash_lookup(w->flows, &w->trace_key);
+		int32_t p = rte_hash_lookup_with_hash(w->flows, &w->trace_key,
+			w->trace_sig);
 
 		w->trace_hit = p >= 0 && now - w->ent[p].last <=
 			lb->tmo_tsc[w->ent[p].tmo];
@@ -663,6 +677,8 @@ pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 	if (w->defer_head != w->defer_tail)
 		lb_worker_reclaim(lb, w);
 
+	if (w->n_flows == 0)
+		return;
 	t = __atomic_load_n(&lb->live, __ATOMIC_ACQUIRE);
 	budget = idle ? SWEEP_IDLE : SWEEP_BUSY;
 	pos = w->sweep;

@@ -14,9 +14,10 @@
 
 #include "pa_lb.h"
 
-/** A flow: the 5-tuple as it arrives (client to VIP), padded to a fixed
- * size, padding zero. Also the key of the NAT reply table (backend to
- * client). */
+/** A flow: the 5-tuple as it arrives (client to VIP), padded to 48
+ * bytes (rte_hash compares 16/32/48/64-byte keys with SIMD, other sizes
+ * with memcmp), padding zero. Also the key of the NAT reply table
+ * (backend to client). */
 struct lb_flow_key {
 	uint8_t family;			/* 4 or 6 */
 	uint8_t proto;
@@ -25,6 +26,7 @@ struct lb_flow_key {
 	uint16_t pad;
 	uint8_t src[16];
 	uint8_t dst[16];
+	uint8_t pad2[8];
 };
 
 /** Key of the service table: (VIP, port, protocol). Port 0 is the entry
@@ -34,6 +36,7 @@ struct lb_svc_key {
 	uint8_t proto;
 	uint16_t port;			/* network order; 0 = fragments */
 	uint8_t addr[16];
+	uint8_t pad[12];		/* to 32 bytes, zero */
 };
 
 /** A backend as the data path sees it (read-only, per table version). */
@@ -90,18 +93,20 @@ lb_bit(const uint8_t *map, uint16_t bit)
 	return (map[bit >> 3] >> (bit & 7)) & 1;
 }
 
-/** One flow table entry, indexed by the rte_hash position of its key. */
+/** One flow table entry, indexed by the rte_hash position of its key.
+ * The table is keyed with the packets' own flow hash (pa_pkt_meta.hash)
+ * as signature, kept here for deletes. */
 struct lb_flow {
 	uint64_t last;			/* TSC of its last packet */
 	uint32_t svc_uid;
 	uint32_t be_uid;
-	uint32_t cslot;
+	uint32_t hash;			/* the key's signature */
 	int32_t nat_pos;		/* its NAT reply entry, or -1 */
+	uint16_t cslot;
 	uint16_t svc_slot;
 	uint16_t be_idx;
 	uint8_t in_use;
 	uint8_t tmo;			/* enum lb_timeout */
-	uint8_t pad[2];
 };
 
 enum lb_timeout { LB_TMO_TCP = 0, LB_TMO_TCP_FIN, LB_TMO_UDP, LB_TMO_MAX };
@@ -149,6 +154,8 @@ struct lb_worker {
 	struct lb_flow *ent;		/* by position */
 	uint32_t n_pos;			/* positions */
 	uint32_t sweep;			/* aging cursor */
+	uint32_t n_flows;		/* entries in use */
+	uint64_t now;			/* TSC of its last burst */
 	uint16_t ip_id;			/* outer IPv4 ids */
 	uint32_t *cursor;		/* rr / wrr position per service slot */
 	struct lb_ctr *ctr;		/* PA_LB_MAX_BACKENDS */
@@ -162,6 +169,7 @@ struct lb_worker {
 	volatile uint32_t trace_req;
 	volatile uint32_t trace_done;
 	struct lb_flow_key trace_key;
+	hash_sig_t trace_sig;
 	bool trace_hit;
 	struct lb_flow trace_flow;
 } __rte_cache_aligned;

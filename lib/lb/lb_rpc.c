@@ -42,7 +42,8 @@ core_error(int ret, const char *why, struct pa_rpc_error *err)
 		return pa_rpc_error_set(err, PA_RPC_ERR_NOT_FOUND, "%s", why);
 	case -EINVAL:
 	case -ENOSPC:
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+			"params: %s", why);
 	default:
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR, "%s", why);
 	}

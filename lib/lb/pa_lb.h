@@ -171,7 +171,8 @@ struct pa_lb_trace_result {
  * flow tables, read-only) or else the scheduler's choice for a new flow
  * (the Maglev choice for the stateless cases and for rr/wrr/lc, whose
  * next choice depends on the lcore). @p fragment: as a fragment.
- * @return 0, or -errno.
+ * @return 0, -EBUSY when an lcore did not answer within 200 ms, or
+ *         -EINVAL.
  */
 int pa_lb_trace(struct pa_lb *lb, const struct pa_flow_key *key,
 		bool fragment, struct pa_lb_trace_result *res);

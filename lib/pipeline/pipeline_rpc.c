@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* stats_get and pipeline_get: JSON views of the running data path. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -309,10 +310,16 @@ rpc_trace_packet(const json_t *params, json_t **result,
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
 			"cannot classify");
 	memset(&lbr, 0, sizeof(lbr));
-	if (action != PA_ACL_DROP && lb != NULL &&
-	    pa_lb_trace(lb, &key, fragment, &lbr) != 0)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"cannot trace the load balancer");
+	if (action != PA_ACL_DROP && lb != NULL) {
+		int r = pa_lb_trace(lb, &key, fragment, &lbr);
+
+		if (r == -EBUSY)
+			return pa_rpc_error_set(err, PA_RPC_ERR_BUSY,
+				"an lcore did not answer about its flow table in time; try again");
+		if (r != 0)
+			return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
+				"cannot trace the load balancer");
+	}
 	if (lbr.service_found && !lbr.backend_found && lbr.reason != NULL &&
 	    strcmp(lbr.reason, "no_backend") == 0)
 		verdict = "drop";

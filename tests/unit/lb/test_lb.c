@@ -1,0 +1,2737 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of lib/lb: the Maglev table against a reference written here
+ * from the NSDI'16 paper (and its balance, disruption and build time),
+ * then the load balancer's data path without a pipeline: frames built
+ * from bytes, parsed by lib/pkt, balanced by pa_lb_process() and checked
+ * byte for byte (outer headers, rewrites, checksums against a full
+ * recomputation), the sticky flow table (backend changes, aging, a full
+ * table, fragments), the schedulers, the counters and the control
+ * functions' errors, export and trace.
+ *
+ * One EAL (--no-huge) is started in main() and the suite runs without
+ * fork (CK_NOFORK); each test gets a fresh LB from setup_lb() and the
+ * checked fixture frees it, so a failing test leaves nothing behind.
+ * The LB runs with one data-path lcore (index 0), no RCU and no ports:
+ * no MTU check, source MACs are left alone and the destination MAC is the
+ * backend's "mac", else the frame's own source MAC.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <netinet/in.h>
+
+#include <check.h>
+#include <jansson.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "pa_config.h"
+#include "pa_lb.h"
+#include "pa_pkt.h"
+
+#define FRAME_MAX	512
+#define T0		1000000000ULL	/* the lcore's TSC at the first packet */
+
+#define TCP_FIN		0x01
+#define TCP_SYN		0x02
+#define TCP_ACK		0x10
+
+#define IP4_DF		0x4000
+#define IP4_MF		0x2000
+
+/*
+ * Checks in helpers that run per packet. check's ck_assert*() records
+ * its location with a write at every call (even when it holds), which
+ * costs more than the packet; this only acts when the check fails.
+ */
+#define REQUIRE(cond) do { \
+	if (!(cond)) \
+		ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #cond); \
+} while (0)
+
+static struct rte_mempool *pool;
+static struct pa_config *cfg;
+static struct pa_lb *lb;
+static uint64_t hz;
+
+static const uint8_t mac_me[6] = { 0x02, 0, 0, 0, 0, 0x01 };	/* appliance */
+static const uint8_t mac_peer[6] = { 0x02, 0, 0, 0, 0, 0xaa };	/* router */
+static const uint8_t mac_srv[6] = { 0x02, 0, 0, 0, 0, 0xbb };	/* server side */
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static uint16_t
+get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t
+rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state >> 16);
+}
+
+/* Network-order IPv4 address of a dotted quad. */
+static uint32_t
+ip4(const char *s)
+{
+	struct in_addr a;
+
+	REQUIRE(inet_pton(AF_INET, s, &a) == 1);
+	return a.s_addr;
+}
+
+static struct pa_ip_addr
+addr_of(const char *s)
+{
+	char why[PA_CONFIG_ERR_MAX];
+	struct pa_ip_addr a;
+
+	ck_assert_msg(pa_config_parse_ip(s, &a, why, sizeof(why)) == 0,
+		"%s: %s", s, why);
+	return a;
+}
+
+/* A copy of @p s with ' made into " (JSON without escapes in C). */
+static char *
+dq(const char *s)
+{
+	char *d = strdup(s), *p;
+
+	ck_assert_ptr_nonnull(d);
+	for (p = d; *p != '\0'; p++)
+		if (*p == '\'')
+			*p = '"';
+	return d;
+}
+
+/* ------------------------------------------------------------------ */
+/* Checksums, the long way                                             */
+/* ------------------------------------------------------------------ */
+
+static uint32_t
+sum16(const uint8_t *p, size_t n, uint32_t s)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		s += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (n & 1)
+		s += (uint32_t)p[n - 1] << 8;
+	return s;
+}
+
+static uint16_t
+fold(uint32_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/* The folded ones' complement sum (not complemented). */
+static uint16_t
+fold_sum(uint32_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+/* The IPv4 header checksum of the header at @p l3, computed afresh. */
+static uint16_t
+ip4_csum_full(const uint8_t *l3)
+{
+	uint8_t h[60];
+	unsigned int hl = (l3[0] & 0xf) * 4u;
+
+	memcpy(h, l3, hl);
+	h[10] = h[11] = 0;
+	return fold(sum16(h, hl, 0));
+}
+
+/* The TCP/UDP checksum of the packet at @p l3 (no extension headers),
+ * computed afresh over the pseudo-header and the whole segment. */
+static uint16_t
+l4_csum_full(const uint8_t *l3)
+{
+	uint8_t seg[FRAME_MAX];
+	const uint8_t *l4;
+	uint32_t s, len;
+	uint8_t proto;
+	uint16_t c;
+
+	if ((l3[0] >> 4) == 4) {
+		unsigned int hl = (l3[0] & 0xf) * 4u;
+
+		proto = l3[9];
+		len = get16(l3 + 2) - hl;
+		l4 = l3 + hl;
+		s = sum16(l3 + 12, 8, 0);
+	} else {
+		proto = l3[6];
+		len = get16(l3 + 4);
+		l4 = l3 + 40;
+		s = sum16(l3 + 8, 32, 0);
+	}
+	s += proto;
+	s += len >> 16;
+	s += len & 0xffff;
+	REQUIRE(len <= sizeof(seg));
+	memcpy(seg, l4, len);
+	if (proto == IPPROTO_TCP)
+		seg[16] = seg[17] = 0;
+	else
+		seg[6] = seg[7] = 0;
+	c = fold(sum16(seg, len, s));
+	if (proto == IPPROTO_UDP && c == 0)
+		c = 0xffff;
+	return c;
+}
+
+/* Write the L4 checksum of the packet at @p l3, computed afresh. */
+static void
+set_l4_csum(uint8_t *l3)
+{
+	bool v4 = (l3[0] >> 4) == 4;
+	uint8_t proto = v4 ? l3[9] : l3[6];
+	uint8_t *l4 = v4 ? l3 + (l3[0] & 0xf) * 4u : l3 + 40;
+
+	put16(l4 + (proto == IPPROTO_TCP ? 16 : 6), l4_csum_full(l3));
+}
+
+/* Make the packet at @p l3 carry correct checksums (IPv4 header; L4
+ * unless it is an IPv4 UDP datagram without one). */
+static void
+fix_csums(uint8_t *l3)
+{
+	uint8_t *l4;
+	unsigned int off;
+
+	if ((l3[0] >> 4) == 4) {
+		l4 = l3 + (l3[0] & 0xf) * 4u;
+		off = l3[9] == IPPROTO_TCP ? 16 : 6;
+		if (!(l3[9] == IPPROTO_UDP && get16(l4 + 6) == 0))
+			put16(l4 + off, l4_csum_full(l3));
+		put16(l3 + 10, ip4_csum_full(l3));
+	} else {
+		l4 = l3 + 40;
+		off = l3[6] == IPPROTO_TCP ? 16 : 6;
+		put16(l4 + off, l4_csum_full(l3));
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Frames                                                              */
+/* ------------------------------------------------------------------ */
+
+struct frame {
+	uint8_t b[FRAME_MAX];
+	uint32_t len;
+	int l3;			/* offset of the IP header */
+	int l4;			/* offset of the TCP/UDP header, -1: none */
+	int ver;		/* 4 or 6 */
+	bool frag;		/* a fragment: lengths and checksums by hand */
+	bool udp_no_csum;	/* IPv4 UDP with checksum 0 */
+};
+
+static uint8_t *
+grow(struct frame *f, unsigned int n)
+{
+	uint8_t *p;
+
+	REQUIRE(f->len + n <= FRAME_MAX);
+	p = f->b + f->len;
+	memset(p, 0, n);
+	f->len += n;
+	return p;
+}
+
+/* Ethernet (router -> appliance), optionally one 802.1Q tag. */
+static void
+frame_eth(struct frame *f, uint16_t vlan, uint16_t etype)
+{
+	uint8_t *p;
+
+	memset(f, 0, sizeof(*f));
+	f->l3 = -1;
+	f->l4 = -1;
+	p = grow(f, 14);
+	memcpy(p, mac_me, 6);
+	memcpy(p + 6, mac_peer, 6);
+	if (vlan != 0) {
+		put16(p + 12, RTE_ETHER_TYPE_VLAN);
+		p = grow(f, 4);
+		put16(p, vlan);
+		put16(p + 2, etype);
+	} else {
+		put16(p + 12, etype);
+	}
+}
+
+static void
+frame_ipv4(struct frame *f, const char *src, const char *dst, uint8_t proto,
+		uint8_t tos, uint16_t frag, uint16_t id)
+{
+	uint8_t *p = grow(f, 20);
+
+	f->l3 = (int)(p - f->b);
+	f->ver = 4;
+	p[0] = 0x45;
+	p[1] = tos;
+	put16(p + 4, id);
+	put16(p + 6, frag);
+	p[8] = 50;
+	p[9] = proto;
+	REQUIRE(inet_pton(AF_INET, src, p + 12) == 1);
+	REQUIRE(inet_pton(AF_INET, dst, p + 16) == 1);
+	f->frag = (frag & 0x3fff) != 0;
+}
+
+static void
+frame_ipv6(struct frame *f, const char *src, const char *dst, uint8_t nh,
+		uint8_t tc)
+{
+	uint8_t *p = grow(f, 40);
+
+	f->l3 = (int)(p - f->b);
+	f->ver = 6;
+	put32(p, 6u << 28 | (uint32_t)tc << 20 | 0x12345);
+	p[6] = nh;
+	p[7] = 50;
+	REQUIRE(inet_pton(AF_INET6, src, p + 8) == 1);
+	REQUIRE(inet_pton(AF_INET6, dst, p + 24) == 1);
+}
+
+/* IPv6 fragment header; @p off in 8-byte units. */
+static void
+frame_frag6(struct frame *f, uint8_t nh, uint16_t off, bool more,
+		uint32_t ident)
+{
+	uint8_t *p = grow(f, 8);
+
+	p[0] = nh;
+	put16(p + 2, (uint16_t)(off << 3 | (more ? 1 : 0)));
+	put32(p + 4, ident);
+	f->frag = true;
+}
+
+static void
+frame_tcp(struct frame *f, uint16_t sport, uint16_t dport, uint8_t flags)
+{
+	uint8_t *p = grow(f, 20);
+
+	f->l4 = (int)(p - f->b);
+	put16(p, sport);
+	put16(p + 2, dport);
+	put32(p + 4, 0x01020304u + sport);
+	p[12] = 5 << 4;
+	p[13] = flags;
+	put16(p + 14, 8192);
+}
+
+static void
+frame_udp(struct frame *f, uint16_t sport, uint16_t dport)
+{
+	uint8_t *p = grow(f, 8);
+
+	f->l4 = (int)(p - f->b);
+	put16(p, sport);
+	put16(p + 2, dport);
+}
+
+static void
+frame_icmp(struct frame *f)
+{
+	uint8_t *p = grow(f, 8);
+
+	p[0] = 8;	/* echo request */
+	put16(p + 4, 0x1234);
+}
+
+static void
+frame_payload(struct frame *f, unsigned int n, uint8_t seed)
+{
+	uint8_t *p = grow(f, n);
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed + i * 7);
+}
+
+/* IP and UDP lengths and the checksums (not for fragments). */
+static void
+frame_fix(struct frame *f)
+{
+	uint8_t *l3 = f->b + f->l3;
+
+	if (f->ver == 4)
+		put16(l3 + 2, (uint16_t)(f->len - (uint32_t)f->l3));
+	else
+		put16(l3 + 4, (uint16_t)(f->len - (uint32_t)f->l3 - 40));
+	if (!f->frag && f->l4 >= 0) {
+		if (l3[f->ver == 4 ? 9 : 6] == IPPROTO_UDP)
+			put16(f->b + f->l4 + 4,
+				(uint16_t)(f->len - (uint32_t)f->l4));
+		if (!(f->ver == 4 && f->udp_no_csum))
+			set_l4_csum(l3);
+	}
+	if (f->ver == 4)
+		put16(l3 + 10, ip4_csum_full(l3));
+}
+
+/* Ethernet padding up to @p total bytes (after frame_fix()). */
+static void
+frame_pad(struct frame *f, uint32_t total)
+{
+	if (f->len < total)
+		grow(f, total - f->len);
+}
+
+/* A TCP or UDP packet client -> server, ready. */
+static void
+frame_l4(struct frame *f, const char *src, const char *dst, uint8_t proto,
+		uint16_t sport, uint16_t dport, uint8_t flags,
+		unsigned int payload)
+{
+	bool v6 = strchr(src, ':') != NULL;
+
+	frame_eth(f, 0, v6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
+	if (v6)
+		frame_ipv6(f, src, dst, proto, 0);
+	else
+		frame_ipv4(f, src, dst, proto, 0, IP4_DF, 0);
+	if (proto == IPPROTO_TCP)
+		frame_tcp(f, sport, dport, flags);
+	else
+		frame_udp(f, sport, dport);
+	frame_payload(f, payload, (uint8_t)sport);
+	frame_fix(f);
+}
+
+/* An mbuf holding @p f, parsed, to leave on port 0. */
+static struct rte_mbuf *
+mbuf_of(const struct frame *f)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	char *p;
+
+	REQUIRE(m != NULL);
+	p = rte_pktmbuf_append(m, (uint16_t)f->len);
+	REQUIRE(p != NULL);
+	memcpy(p, f->b, f->len);
+	REQUIRE(pa_pkt_parse_mbuf(m) == PA_PKT_OK);
+	pa_pkt_meta(m)->out_port = 0;
+	return m;
+}
+
+static uint8_t
+process1(struct rte_mbuf *m, uint64_t now)
+{
+	uint8_t v = 0xee;
+
+	pa_lb_process(lb, 0, &m, 1, now, &v);
+	return v;
+}
+
+/* The 5-tuple of @p f, as trace_packet would be asked. */
+static struct pa_flow_key
+key_of(const struct frame *f)
+{
+	struct rte_mbuf *m = mbuf_of(f);
+	struct pa_flow_key k;
+
+	REQUIRE(pa_pkt_flow_key(m, pa_pkt_meta(m), &k) == 0);
+	rte_pktmbuf_free(m);
+	return k;
+}
+
+/* Send @p f through an IPv4 ipip service; @return the outer destination
+ * (network order). */
+static uint32_t
+send_ipip4(const struct frame *f, uint64_t now)
+{
+	struct rte_mbuf *m = mbuf_of(f);
+	const uint8_t *o;
+	uint32_t dst;
+	uint8_t v;
+
+	v = process1(m, now);
+	REQUIRE(v == PA_LB_V_FORWARD);
+	o = rte_pktmbuf_mtod(m, const uint8_t *);
+	REQUIRE(rte_pktmbuf_pkt_len(m) == f->len + 20);
+	REQUIRE(o[14 + 9] == IPPROTO_IPIP);
+	memcpy(&dst, o + 14 + 16, 4);
+	rte_pktmbuf_free(m);
+	return dst;
+}
+
+/* A TCP packet of flow @p i (client 198.51.100.x:port) to web4, sent;
+ * @return its backend. */
+static uint32_t
+web4_flow(unsigned int i, uint8_t flags, uint64_t now)
+{
+	char src[32];
+	struct frame f;
+
+	snprintf(src, sizeof(src), "198.51.%u.%u", 100 + i / 200, 1 + i % 200);
+	frame_l4(&f, src, "10.0.0.10", IPPROTO_TCP, (uint16_t)(20000 + i),
+		80, flags, 10);
+	return send_ipip4(&f, now);
+}
+
+/* ------------------------------------------------------------------ */
+/* LB fixture                                                          */
+/* ------------------------------------------------------------------ */
+
+#define DOC_PORTS \
+	"'ports': [{'name': 'wan0', 'devargs': 'net_null0'}]"
+
+#define TCP_TMO		300
+#define TCP_FIN_TMO	10
+#define UDP_TMO		30
+
+/* ipip, maglev, three backends without a MAC. */
+#define SVC_WEB4 \
+	"{'name': 'web4', 'vip': '10.0.0.10', 'port': 80, 'proto': 'tcp'," \
+	" 'forward': 'ipip', 'backends': [{'addr': '10.1.0.1'}," \
+	" {'addr': '10.1.0.2'}, {'addr': '10.1.0.3'}]}"
+
+#define SVC_WEB6 \
+	"{'name': 'web6', 'vip': '2001:db8:10::10', 'port': 443, 'proto': 'tcp'," \
+	" 'forward': 'ipip', 'backends': [{'addr': '2001:db8:1::1'}," \
+	" {'addr': '2001:db8:1::2'}]}"
+
+#define SVC_NAT4 \
+	"{'name': 'nat4', 'vip': '10.0.0.20', 'port': 80, 'proto': 'tcp'," \
+	" 'forward': 'nat', 'backends': [{'addr': '10.2.0.1', 'port': 8080}," \
+	" {'addr': '10.2.0.2', 'port': 8080}]}," \
+	"{'name': 'nat4u', 'vip': '10.0.0.20', 'port': 53, 'proto': 'udp'," \
+	" 'forward': 'nat', 'backends': [{'addr': '10.2.0.1', 'port': 5353}," \
+	" {'addr': '10.2.0.2', 'port': 5353}]}"
+
+#define SVC_NAT6 \
+	"{'name': 'nat6', 'vip': '2001:db8:20::20', 'port': 80, 'proto': 'tcp'," \
+	" 'forward': 'nat', 'backends': [{'addr': '2001:db8:2::1', 'port': 8080}," \
+	" {'addr': '2001:db8:2::2', 'port': 8080}]}," \
+	"{'name': 'nat6u', 'vip': '2001:db8:20::20', 'port': 53, 'proto': 'udp'," \
+	" 'forward': 'nat', 'backends': [{'addr': '2001:db8:2::1', 'port': 5353}," \
+	" {'addr': '2001:db8:2::2', 'port': 5353}]}"
+
+static void
+teardown_lb(void)
+{
+	pa_lb_destroy(lb);
+	lb = NULL;
+	pa_config_free(cfg);
+	cfg = NULL;
+}
+
+/* A fresh LB with the services @p services (JSON objects, ' for ") and
+ * a flow table of @p flows entries. */
+static void
+setup_lb_flows(const char *services, unsigned int flows,
+		unsigned int n_lcores)
+{
+	char err[PA_CONFIG_ERR_MAX];
+	struct pa_lb_opts o;
+	size_t len = strlen(services) + 1024;
+	char *doc = malloc(len), *text;
+
+	teardown_lb();
+	ck_assert_ptr_nonnull(doc);
+	snprintf(doc, len, "{" DOC_PORTS ", 'lb': {'local_addr': '192.0.2.1',"
+		" 'local_addr6': '2001:db8::1', 'flow_table': {'size': %u,"
+		" 'tcp_timeout': %u, 'tcp_fin_timeout': %u, 'udp_timeout': %u},"
+		" 'services': [%s]}}", flows, TCP_TMO, TCP_FIN_TMO, UDP_TMO,
+		services);
+	text = dq(doc);
+	free(doc);
+	cfg = pa_config_load_string(text, NULL, err, sizeof(err));
+	ck_assert_msg(cfg != NULL, "config: %s\n%s", err, text);
+	free(text);
+	memset(&o, 0, sizeof(o));
+	o.rcu = NULL;
+	o.n_lcores = n_lcores;
+	o.runs_lb = NULL;
+	o.socket = 0;
+	o.cfg = cfg;
+	o.ports = NULL;
+	lb = pa_lb_create(&o, err, sizeof(err));
+	ck_assert_msg(lb != NULL, "pa_lb_create: %s", err);
+}
+
+static void
+setup_lb(const char *services)
+{
+	setup_lb_flows(services, 1024, 1);
+}
+
+static json_int_t
+lb_stat(const char *name)
+{
+	json_t *o = pa_lb_stats_json(lb), *v;
+	json_int_t x;
+
+	ck_assert_ptr_nonnull(o);
+	v = json_object_get(o, name);
+	ck_assert_msg(json_is_integer(v), "stats has no integer '%s'", name);
+	x = json_integer_value(v);
+	json_decref(o);
+	return x;
+}
+
+/* One backend's counters from lb_service_list. */
+struct be_count {
+	json_int_t flows, packets, bytes;
+	char state[16];
+};
+
+static struct be_count
+be_count(const char *service, const char *addr)
+{
+	json_t *arr = pa_lb_services_json(lb), *s, *b;
+	struct be_count c;
+	size_t i, j;
+	bool found = false;
+
+	memset(&c, 0, sizeof(c));
+	ck_assert_ptr_nonnull(arr);
+	json_array_foreach(arr, i, s) {
+		if (strcmp(json_string_value(json_object_get(s, "name")),
+				service) != 0)
+			continue;
+		json_array_foreach(json_object_get(s, "backends"), j, b) {
+			if (strcmp(json_string_value(json_object_get(b,
+					"addr")), addr) != 0)
+				continue;
+			c.flows = json_integer_value(json_object_get(b, "flows"));
+			c.packets = json_integer_value(json_object_get(b,
+				"packets"));
+			c.bytes = json_integer_value(json_object_get(b, "bytes"));
+			snprintf(c.state, sizeof(c.state), "%s",
+				json_string_value(json_object_get(b, "state")));
+			found = true;
+		}
+	}
+	json_decref(arr);
+	ck_assert_msg(found, "no backend %s in service %s", addr, service);
+	return c;
+}
+
+/* Age: enough idle polls to sweep the whole table once. */
+static void
+sweep(uint64_t now)
+{
+	unsigned int i;
+
+	for (i = 0; i < 4; i++)
+		pa_lb_poll(lb, 0, now, true);
+}
+
+/* A service from its JSON text (' for "). */
+static void
+service_of(const char *text, struct pa_config_service *svc)
+{
+	char err[PA_CONFIG_ERR_MAX], *t = dq(text);
+	json_error_t je;
+	json_t *o = json_loads(t, 0, &je);
+
+	ck_assert_msg(o != NULL, "%s: %s", t, je.text);
+	ck_assert_msg(pa_config_parse_service(o, &cfg->lb, "$", svc, err,
+		sizeof(err)) == 0, "%s", err);
+	json_decref(o);
+	free(t);
+}
+
+/* A backend of service @p name from its JSON text. */
+static void
+backend_of(const char *name, const char *text, struct pa_config_backend *be)
+{
+	char err[PA_CONFIG_ERR_MAX], *t = dq(text);
+	struct pa_config_service svc;
+	json_error_t je;
+	json_t *o = json_loads(t, 0, &je);
+
+	ck_assert_msg(o != NULL, "%s: %s", t, je.text);
+	memset(&svc, 0, sizeof(svc));
+	ck_assert_int_eq(pa_lb_service_get(lb, name, &svc), 0);
+	ck_assert_msg(pa_config_parse_backend(o, &svc, "$", be, err,
+		sizeof(err)) == 0, "%s", err);
+	pa_config_service_clear(&svc);
+	json_decref(o);
+	free(t);
+}
+
+static int
+add_backend(const char *name, const char *text)
+{
+	char err[PA_CONFIG_ERR_MAX];
+	struct pa_config_backend be;
+
+	backend_of(name, text, &be);
+	return pa_lb_backend_add(lb, name, &be, err, sizeof(err));
+}
+
+static int
+set_state(const char *name, const char *addr, enum pa_lb_state st)
+{
+	char err[PA_CONFIG_ERR_MAX];
+	struct pa_ip_addr a = addr_of(addr);
+
+	return pa_lb_backend_set(lb, name, &a, NULL, &st, err, sizeof(err));
+}
+
+static int
+set_weight(const char *name, const char *addr, uint32_t w)
+{
+	char err[PA_CONFIG_ERR_MAX];
+	struct pa_ip_addr a = addr_of(addr);
+
+	return pa_lb_backend_set(lb, name, &a, &w, NULL, err, sizeof(err));
+}
+
+static int
+delete_backend(const char *name, const char *addr)
+{
+	char err[PA_CONFIG_ERR_MAX];
+	struct pa_ip_addr a = addr_of(addr);
+
+	return pa_lb_backend_delete(lb, name, &a, err, sizeof(err));
+}
+
+/* ------------------------------------------------------------------ */
+/* Maglev: the reference                                               */
+/* ------------------------------------------------------------------ */
+
+static const struct pa_lb_maglev_backend *ref_base;
+
+static int
+ref_cmp(const void *a, const void *b)
+{
+	const struct pa_lb_maglev_backend *x = &ref_base[*(const unsigned int *)a];
+	const struct pa_lb_maglev_backend *y = &ref_base[*(const unsigned int *)b];
+	int c;
+
+	if (x->key_len != y->key_len)
+		return x->key_len < y->key_len ? -1 : 1;
+	c = memcmp(x->key, y->key, x->key_len);
+	if (c != 0)
+		return c;
+	return *(const unsigned int *)a < *(const unsigned int *)b ? -1 : 1;
+}
+
+/*
+ * NSDI'16 section 3.4, Figure 3's population loop, written plainly:
+ * permutation[i][j] = (offset_i + j * skip_i) mod M; each round, backend
+ * i (in the order of its key) adds weight_i to its credit and, for every
+ * whole max_weight in it, takes the next free entry of its permutation.
+ */
+static void
+ref_maglev(const struct pa_lb_maglev_backend *be, unsigned int n, uint32_t m,
+		uint16_t *table)
+{
+	unsigned int *order = calloc(n, sizeof(*order));
+	uint64_t *offset = calloc(n, sizeof(*offset));
+	uint64_t *skip = calloc(n, sizeof(*skip));
+	uint64_t *next = calloc(n, sizeof(*next));
+	uint64_t *acc = calloc(n, sizeof(*acc));
+	uint32_t wmax = 0, filled = 0, r;
+	uint64_t c;
+	unsigned int i, k;
+
+	ck_assert(order && offset && skip && next && acc);
+	for (i = 0; i < n; i++) {
+		order[i] = i;
+		offset[i] = pa_lb_maglev_hash(be[i].key, be[i].key_len, 0) % m;
+		skip[i] = pa_lb_maglev_hash(be[i].key, be[i].key_len, 1) %
+			(m - 1) + 1;
+		if (be[i].weight > wmax)
+			wmax = be[i].weight;
+	}
+	ref_base = be;
+	qsort(order, n, sizeof(*order), ref_cmp);
+	for (r = 0; r < m; r++)
+		table[r] = UINT16_MAX;
+	for (;;) {
+		for (k = 0; k < n; k++) {
+			i = order[k];
+			acc[i] += be[i].weight;
+			while (acc[i] >= wmax) {
+				acc[i] -= wmax;
+				do {
+					c = (offset[i] + next[i] * skip[i]) % m;
+					next[i]++;
+				} while (table[c] != UINT16_MAX);
+				table[c] = (uint16_t)i;
+				if (++filled == m)
+					goto out;
+			}
+		}
+	}
+out:
+	free(order);
+	free(offset);
+	free(skip);
+	free(next);
+	free(acc);
+}
+
+/* A set of Maglev backends with their own key storage. */
+struct mg_set {
+	unsigned int n;
+	uint8_t keys[1000][16];
+	struct pa_lb_maglev_backend be[1000];
+};
+
+/* n IPv4 (10.<i>) or IPv6 (2001:db8::<i>) backends, weights from @p w
+ * (NULL: all 1). */
+static struct mg_set *
+mg_set_make(unsigned int n, bool v6, const uint32_t *w)
+{
+	struct mg_set *s = calloc(1, sizeof(*s));
+	unsigned int i;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_le(n, RTE_DIM(s->be));
+	s->n = n;
+	for (i = 0; i < n; i++) {
+		if (v6) {
+			s->keys[i][0] = 0x20;
+			s->keys[i][1] = 0x01;
+			s->keys[i][2] = 0x0d;
+			s->keys[i][3] = 0xb8;
+			s->keys[i][14] = (uint8_t)(i >> 8);
+			s->keys[i][15] = (uint8_t)(i + 1);
+		} else {
+			s->keys[i][0] = 10;
+			s->keys[i][1] = (uint8_t)(i >> 16);
+			s->keys[i][2] = (uint8_t)(i >> 8);
+			s->keys[i][3] = (uint8_t)(i + 1);
+		}
+		s->be[i].key = s->keys[i];
+		s->be[i].key_len = v6 ? 16 : 4;
+		s->be[i].weight = w != NULL ? w[i] : 1;
+	}
+	return s;
+}
+
+static uint16_t *
+mg_build(const struct pa_lb_maglev_backend *be, unsigned int n, uint32_t m)
+{
+	uint16_t *t = malloc((size_t)m * sizeof(*t));
+	void *scratch = malloc(pa_lb_maglev_scratch_size(n));
+
+	ck_assert(t != NULL && scratch != NULL);
+	ck_assert_int_eq(pa_lb_maglev_build(be, n, m, t, scratch), 0);
+	free(scratch);
+	return t;
+}
+
+static void
+mg_assert_matches_reference(const struct mg_set *s, uint32_t m)
+{
+	uint16_t *t = mg_build(s->be, s->n, m);
+	uint16_t *r = malloc((size_t)m * sizeof(*r));
+	uint32_t i;
+
+	ck_assert_ptr_nonnull(r);
+	ref_maglev(s->be, s->n, m, r);
+	for (i = 0; i < m; i++)
+		if (t[i] != r[i])
+			ck_abort_msg("N=%u M=%u: entry %u is backend %u, the reference says %u",
+				s->n, m, i, t[i], r[i]);
+	free(t);
+	free(r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Maglev tests                                                        */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_maglev_equal_weights_match_the_nsdi_reference)
+{
+	static const unsigned int ns[] = { 1, 3, 10, 100 };
+	static const uint32_t ms[] = { 1021, 65537 };
+	unsigned int i, j;
+
+	for (i = 0; i < RTE_DIM(ns); i++)
+		for (j = 0; j < RTE_DIM(ms); j++) {
+			struct mg_set *s = mg_set_make(ns[i], false, NULL);
+
+			mg_assert_matches_reference(s, ms[j]);
+			free(s);
+		}
+}
+END_TEST
+
+START_TEST(test_maglev_mixed_weights_match_the_katran_style_reference)
+{
+	uint32_t w[100];
+	unsigned int i;
+	struct mg_set *s;
+
+	for (i = 0; i < RTE_DIM(w); i++)
+		w[i] = 1 + rng() % 100;
+	s = mg_set_make(3, false, (const uint32_t[]){ 1, 5, 2 });
+	mg_assert_matches_reference(s, 1021);
+	mg_assert_matches_reference(s, 65537);
+	free(s);
+	s = mg_set_make(100, false, w);
+	mg_assert_matches_reference(s, 1021);
+	mg_assert_matches_reference(s, 65537);
+	free(s);
+	s = mg_set_make(1, false, (const uint32_t[]){ 7 });
+	mg_assert_matches_reference(s, 1021);
+	free(s);
+}
+END_TEST
+
+START_TEST(test_maglev_ipv6_keys_match_the_reference)
+{
+	uint32_t w[100];
+	unsigned int i;
+	struct mg_set *s;
+
+	for (i = 0; i < RTE_DIM(w); i++)
+		w[i] = 1 + i % 4;
+	s = mg_set_make(3, true, NULL);
+	mg_assert_matches_reference(s, 65537);
+	free(s);
+	s = mg_set_make(100, true, w);
+	mg_assert_matches_reference(s, 65537);
+	mg_assert_matches_reference(s, 1021);
+	free(s);
+}
+END_TEST
+
+START_TEST(test_maglev_table_does_not_depend_on_input_order)
+{
+	struct mg_set *s = mg_set_make(100, false, NULL), *sh;
+	unsigned int perm[100], i, j, round;
+	uint16_t *a, *b;
+	const uint32_t m = 65537;
+
+	for (i = 0; i < s->n; i++)
+		s->be[i].weight = 1 + i % 7;
+	a = mg_build(s->be, s->n, m);
+	for (round = 0; round < 3; round++) {
+		sh = calloc(1, sizeof(*sh));
+		ck_assert_ptr_nonnull(sh);
+		for (i = 0; i < s->n; i++)
+			perm[i] = i;
+		for (i = s->n - 1; i > 0; i--) {
+			unsigned int t, k = rng() % (i + 1);
+
+			t = perm[i];
+			perm[i] = perm[k];
+			perm[k] = t;
+		}
+		sh->n = s->n;
+		for (i = 0; i < s->n; i++)
+			sh->be[i] = s->be[perm[i]];	/* keys stay in s */
+		b = mg_build(sh->be, sh->n, m);
+		for (j = 0; j < m; j++)
+			ck_assert_msg(perm[b[j]] == a[j],
+				"entry %u: backend %u shuffled, %u in order",
+				j, perm[b[j]], a[j]);
+		free(b);
+		free(sh);
+	}
+	free(a);
+	free(s);
+}
+END_TEST
+
+/* Worst |share - expected| / expected over the backends. */
+static double
+mg_balance(const struct mg_set *s, uint32_t m)
+{
+	uint16_t *t = mg_build(s->be, s->n, m);
+	uint64_t cnt[1000] = { 0 }, wsum = 0;
+	double worst = 0, exp, dev;
+	unsigned int i;
+
+	for (i = 0; i < m; i++)
+		cnt[t[i]]++;
+	for (i = 0; i < s->n; i++)
+		wsum += s->be[i].weight;
+	for (i = 0; i < s->n; i++) {
+		exp = (double)m * s->be[i].weight / (double)wsum;
+		dev = (double)cnt[i] > exp ? (double)cnt[i] - exp :
+			exp - (double)cnt[i];
+		ck_assert_msg(dev <= 0.01 * exp + 1.0,
+			"backend %u weight %u: %" PRIu64 " entries, %.1f expected",
+			i, s->be[i].weight, cnt[i], exp);
+		if (dev / exp > worst)
+			worst = dev / exp;
+	}
+	free(t);
+	return worst;
+}
+
+START_TEST(test_maglev_shares_follow_weights_within_one_percent)
+{
+	uint32_t w[10];
+	unsigned int i;
+	struct mg_set *s;
+	double d1, d2, d3;
+
+	for (i = 0; i < 10; i++)
+		w[i] = i + 1;
+	s = mg_set_make(10, false, w);
+	d1 = mg_balance(s, 65537);
+	free(s);
+	s = mg_set_make(100, false, NULL);
+	d2 = mg_balance(s, 65537);
+	free(s);
+	s = mg_set_make(100, true, NULL);
+	d3 = mg_balance(s, 65537);
+	free(s);
+	printf("maglev balance M=65537: worst deviation %.3f%% (weights 1..10, N=10), %.3f%% (N=100 equal), %.3f%% (N=100 IPv6)\n",
+		d1 * 100, d2 * 100, d3 * 100);
+}
+END_TEST
+
+/* Share of the entries of the backends that stay which move when
+ * backend @p gone of @p n is removed. */
+static double
+mg_disruption(unsigned int n, unsigned int gone)
+{
+	struct mg_set *s = mg_set_make(n, false, NULL), *r;
+	const uint32_t m = 65537;
+	uint16_t *a, *b;
+	unsigned int i, k = 0;
+	uint64_t others = 0, moved = 0;
+	unsigned int map[1000];
+
+	r = calloc(1, sizeof(*r));
+	ck_assert_ptr_nonnull(r);
+	for (i = 0; i < n; i++) {
+		if (i == gone)
+			continue;
+		r->be[k] = s->be[i];
+		map[k++] = i;
+	}
+	r->n = k;
+	a = mg_build(s->be, n, m);
+	b = mg_build(r->be, r->n, m);
+	for (i = 0; i < m; i++) {
+		if (a[i] == gone)
+			continue;
+		others++;
+		if (map[b[i]] != a[i])
+			moved++;
+	}
+	free(a);
+	free(b);
+	free(r);
+	free(s);
+	return (double)moved / (double)others;
+}
+
+START_TEST(test_maglev_removing_one_backend_moves_under_two_percent_of_the_others)
+{
+	double d10 = 0, d100 = 0, x;
+	unsigned int g;
+
+	for (g = 0; g < 10; g += 3) {
+		x = mg_disruption(10, g);
+		ck_assert_msg(x < 0.02, "N=10 without %u: %.3f%% moved", g,
+			x * 100);
+		d10 = RTE_MAX(d10, x);
+	}
+	for (g = 0; g < 100; g += 33) {
+		x = mg_disruption(100, g);
+		ck_assert_msg(x < 0.02, "N=100 without %u: %.3f%% moved", g,
+			x * 100);
+		d100 = RTE_MAX(d100, x);
+	}
+	printf("maglev disruption M=65537, one backend removed: %.3f%% of the other backends' entries moved (N=10), %.3f%% (N=100) (worst of 4 choices)\n",
+		d10 * 100, d100 * 100);
+}
+END_TEST
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+START_TEST(test_maglev_build_time_is_measured_for_10_100_1000_backends)
+{
+	static const unsigned int ns[] = { 10, 100, 1000 };
+	const uint32_t m = 65537;
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(ns); i++) {
+		struct mg_set *s = mg_set_make(ns[i], false, NULL);
+		uint16_t *t = malloc(m * sizeof(*t));
+		void *scratch = malloc(pa_lb_maglev_scratch_size(ns[i]));
+		double t0, t1;
+
+		ck_assert(t != NULL && scratch != NULL);
+		t0 = now_ms();
+		ck_assert_int_eq(pa_lb_maglev_build(s->be, s->n, m, t,
+			scratch), 0);
+		t1 = now_ms();
+		printf("maglev build N=%u M=%u: %.2f ms\n", ns[i], m, t1 - t0);
+		free(t);
+		free(scratch);
+		free(s);
+	}
+}
+END_TEST
+
+START_TEST(test_maglev_build_rejects_no_backends_too_many_and_zero_weight)
+{
+	struct mg_set *s = mg_set_make(5, false, NULL);
+	uint16_t t[1021];
+	uint8_t scratch[4096];
+
+	ck_assert_uint_le(pa_lb_maglev_scratch_size(5), sizeof(scratch));
+	ck_assert_int_eq(pa_lb_maglev_build(s->be, 0, 1021, t, scratch),
+		-EINVAL);
+	ck_assert_int_eq(pa_lb_maglev_build(s->be, 5, 3, t, scratch), -EINVAL);
+	s->be[2].weight = 0;
+	ck_assert_int_eq(pa_lb_maglev_build(s->be, 5, 1021, t, scratch),
+		-EINVAL);
+	s->be[2].weight = 1;
+	ck_assert_int_eq(pa_lb_maglev_build(s->be, 5, 5, t, scratch), 0);
+	free(s);
+}
+END_TEST
+
+START_TEST(test_maglev_hash_seeds_differ_and_are_stable)
+{
+	const uint8_t k[4] = { 10, 0, 0, 1 };
+
+	ck_assert(pa_lb_maglev_hash(k, 4, 0) != pa_lb_maglev_hash(k, 4, 1));
+	ck_assert(pa_lb_maglev_hash(k, 4, 0) == pa_lb_maglev_hash(k, 4, 0));
+	ck_assert(pa_lb_maglev_hash(k, 4, 0) != pa_lb_maglev_hash(k, 3, 0));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* ipip                                                                */
+/* ------------------------------------------------------------------ */
+
+static bool
+is_web4_backend(uint32_t a)
+{
+	return a == ip4("10.1.0.1") || a == ip4("10.1.0.2") ||
+		a == ip4("10.1.0.3");
+}
+
+/* Check an outer IPv4 header at @p o for inner packet @p in_len bytes. */
+static void
+check_outer4(const uint8_t *o, const uint8_t *inner, uint32_t in_len)
+{
+	uint32_t src, dst;
+
+	ck_assert_uint_eq(o[0], 0x45);
+	ck_assert_uint_eq(o[1], inner[1]);			/* tos */
+	ck_assert_uint_eq(get16(o + 2), in_len + 20);
+	ck_assert_uint_eq(get16(o + 6) & IP4_DF, get16(inner + 6) & IP4_DF);
+	ck_assert_uint_eq(get16(o + 6) & 0xbfff, 0);		/* MF, offset */
+	if (get16(inner + 6) & IP4_DF)
+		ck_assert_uint_eq(get16(o + 4), 0);
+	ck_assert_uint_eq(o[8], 64);
+	ck_assert_uint_eq(o[9], IPPROTO_IPIP);
+	ck_assert_uint_eq(get16(o + 10), ip4_csum_full(o));
+	memcpy(&src, o + 12, 4);
+	memcpy(&dst, o + 16, 4);
+	ck_assert_uint_eq(src, ip4("192.0.2.1"));
+	ck_assert_msg(is_web4_backend(dst), "outer dst is no backend");
+}
+
+START_TEST(test_ipip4_prepends_outer_ipv4_and_keeps_the_inner_packet_byte_identical)
+{
+	static const uint16_t frags[] = { IP4_DF, 0 };
+	unsigned int i;
+
+	setup_lb(SVC_WEB4);
+	for (i = 0; i < RTE_DIM(frags); i++) {
+		struct rte_mbuf *m;
+		struct frame f;
+		const uint8_t *o;
+
+		frame_eth(&f, 0, RTE_ETHER_TYPE_IPV4);
+		frame_ipv4(&f, "198.51.100.7", "10.0.0.10", IPPROTO_TCP, 0xb9,
+			frags[i], 0x1234);
+		frame_tcp(&f, (uint16_t)(40000 + i), 80, TCP_SYN);
+		frame_payload(&f, 33, 1);
+		frame_fix(&f);
+		m = mbuf_of(&f);
+		ck_assert_uint_eq(process1(m, T0), PA_LB_V_FORWARD);
+		o = rte_pktmbuf_mtod(m, const uint8_t *);
+		ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), f.len + 20);
+		ck_assert_uint_eq(rte_pktmbuf_data_len(m), f.len + 20);
+		/* next hop: the router it came from; our MAC left alone */
+		ck_assert(memcmp(o, mac_peer, 6) == 0);
+		ck_assert(memcmp(o + 6, mac_peer, 6) == 0);
+		ck_assert_uint_eq(get16(o + 12), RTE_ETHER_TYPE_IPV4);
+		check_outer4(o + 14, f.b + 14, f.len - 14);
+		ck_assert(memcmp(o + 34, f.b + 14, f.len - 14) == 0);
+		rte_pktmbuf_free(m);
+	}
+}
+END_TEST
+
+START_TEST(test_ipip4_addresses_the_frame_to_the_backend_mac_when_it_has_one)
+{
+	static const uint8_t be_mac[6] = { 0x02, 0, 0, 0, 0xbe, 0x01 };
+	struct rte_mbuf *m;
+	struct frame f;
+	const uint8_t *o;
+
+	setup_lb("{'name': 'm4', 'vip': '10.0.0.11', 'port': 80, 'proto': 'tcp',"
+		" 'forward': 'ipip', 'backends': [{'addr': '10.1.0.1',"
+		" 'mac': '02:00:00:00:be:01'}]}");
+	frame_l4(&f, "198.51.100.7", "10.0.0.11", IPPROTO_TCP, 1234, 80,
+		TCP_SYN, 0);
+	m = mbuf_of(&f);
+	ck_assert_uint_eq(process1(m, T0), PA_LB_V_FORWARD);
+	o = rte_pktmbuf_mtod(m, const uint8_t *);
+	ck_assert(memcmp(o, be_mac, 6) == 0);
+	ck_assert(memcmp(o + 6, mac_peer, 6) == 0);
+	ck_assert(memcmp(o + 34, f.b + 14, f.len - 14) == 0);
+	rte_pktmbuf_free(m);
+}
+END_TEST
+
+START_TEST(test_ipip4_trims_ethernet_padding_after_the_inner_packet)
+{
+	struct rte_mbuf *m;
+	struct frame f;
+	const uint8_t *o;
+	uint32_t ilen;
+
+	setup_lb("{'name': 'dns4', 'vip': '10.0.0.40', 'port': 53, 'proto': 'udp',"
+		" 'forward': 'ipip', 'backends': [{'addr': '10.1.0.1'}]}");
+	frame_l4(&f, "198.51.100.7", "10.0.0.40", IPPROTO_UDP, 1234, 53, 0, 2);
+	ilen = f.len - 14;			/* 30 bytes of IP */
+	frame_pad(&f, 60);
+	m = mbuf_of(&f);
+	ck_assert_uint_eq(process1(m, T0), PA_LB_V_FORWARD);
+	o = rte_pktmbuf_mtod(m, const uint8_t *);
+	ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), 14 + 20 + ilen);
+	ck_assert_uint_eq(get16(o + 14 + 2), 20 + ilen);
+	ck_assert(memcmp(o + 34, f.b + 14, ilen) == 0);
+	rte_pktmbuf_free(m);
+}
+END_TEST
+
+START_TEST(test_ipip4_keeps_the_vlan_tag_in_front_of_the_outer_header)
+{
+	struct rte_mbuf *m;
+	struct frame f;
+	const uint8_t *o;
+
+	setup_lb(SVC_WEB4);
+	frame_eth(&f, 100, RTE_ETHER_TYPE_IPV4);
+	frame_ipv4(&f, "198.51.100.7", "10.0.0.10", IPPROTO_TCP, 0x10, IP4_DF,
+		0);
+	frame_tcp(&f, 4321, 80, TCP_SYN);
+	frame_payload(&f, 12, 9);
+	frame_fix(&f);
+	m = mbuf_of(&f);
+	ck_assert_uint_eq(pa_pkt_meta(m)->l3_off, 18);
+	ck_assert_uint_eq(process1(m, T0), PA_LB_V_FORWARD);
+	o = rte_pktmbuf_mtod(m, const uint8_t *);
+	ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), f.len + 20);
+	ck_assert(memcmp(o, mac_peer, 6) == 0);
+	ck_assert(memcmp(o + 12, f.b + 12, 6) == 0);	/* tag, ethertype */
+	check_outer4(o + 18, f.b + 18, f.len - 18);
+	ck_assert(memcmp(o + 38, f.b + 18, f.len - 18) == 0);
+	rte_pktmbuf_free(m);
+}
+END_TEST
+
+START_TEST(test_ipip6_prepends_outer_ipv6_with_next_header_41_and_keeps_the_inner_packet)
+{
+	struct in6_addr local, b1, b2;
+	struct rte_mbuf *m;
+	struct frame f;
+	const uint8_t *o;
+	uint32_t w;
+
+	setup_lb(SVC_WEB6);
+	inet_pton(AF_INET6, "2001:db8::1", &local);
+	inet_pton(AF_INET6, "2001:db8:1::1", &b1);
+	inet_pton(AF_INET6, "2001:db8:1::2", &b2);
+	frame_eth(&f, 0, RTE_ETHER_TYPE_IPV6);
+	frame_ipv6(&f, "2001:db8:99::7", "2001:db8:10::10", IPPROTO_TCP, 0xb8);
+	frame_tcp(&f, 5555, 443, TCP_SYN);
+	frame_payload(&f, 21, 3);
+	frame_fix(&f);
+	m = mbuf_of(&f);
+	ck_assert_uint_eq(process1(m, T0), PA_LB_V_FORWARD);
+	o = rte_pktmbuf_mtod(m, const uint8_t *);
+	ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), f.len + 40);
+	ck_assert(memcmp(o, mac_peer, 6) == 0);
+	ck_assert(memcmp(o + 6, mac_peer, 6) == 0);
+	ck_assert_uint_eq(get16(o + 12), RTE_ETHER_TYPE_IPV6);
+	w = (uint32_t)get16(o + 14) << 16 | get16(o + 16);
+	ck_assert_uint_eq(w >> 28, 6);
+	ck_assert_uint_eq((w >> 20) & 0xff, 0xb8);
+	ck_assert_uint_eq(get16(o + 18), f.len - 14);
+	ck_assert_uint_eq(o[20], IPPROTO_IPV6);
+	ck_assert_uint_eq(o[21], 64);
+	ck_assert(memcmp(o + 22, &local, 16) == 0);
+	ck_assert(memcmp(o + 38, &b1, 16) == 0 || memcmp(o + 38, &b2, 16) == 0);
+	ck_assert(memcmp(o + 54, f.b + 14, f.len - 14) == 0);
+	rte_pktmbuf_free(m);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* nat                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* What nat should make of client packet @p f going to backend address
+ * @p be (4 or 16 bytes as in the header) port @p bport: the destination
+ * rewritten, checksums recomputed in full, the frame addressed back to
+ * the router. */
+static void
+nat_expect(const struct frame *f, const uint8_t *be, uint16_t bport,
+		uint8_t *out)
+{
+	uint8_t *l3 = out + f->l3, *l4 = out + f->l4;
+
+	memcpy(out, f->b, f->len);
+	memcpy(out, mac_peer, 6);
+	if (f->ver == 4)
+		memcpy(l3 + 16, be, 4);
+	else
+		memcpy(l3 + 24, be, 16);
+	put16(l4 + 2, bport);
+	fix_csums(l3);
+}
+
+/* Send client packet @p f to a nat service; the output must be
+ * nat_expect() of it for one of its backends (@p bes, @p n_be); @return
+ * which. */
+static unsigned int
+check_nat(const struct frame *f, const char *const *bes, unsigned int n_be,
+		uint16_t bport)
+{
+	uint8_t exp[FRAME_MAX], a[16];
+	struct rte_mbuf *m = mbuf_of(f);
+	const uint8_t *o;
+	unsigned int i;
+	int fam = f->ver == 4 ? AF_INET : AF_INET6;
+
+	REQUIRE(process1(m, T0) == PA_LB_V_FORWARD);
+	o = rte_pktmbuf_mtod(m, const uint8_t *);
+	REQUIRE(rte_pktmbuf_pkt_len(m) == f->len);
+	for (i = 0; i < n_be; i++) {
+		REQUIRE(inet_pton(fam, bes[i], a) == 1);
+		if (memcmp(o + f->l3 + (f->ver == 4 ? 16 : 24), a,
+				f->ver == 4 ? 4 : 16) == 0)
+			break;
+	}
+	if (i == n_be)
+		ck_abort_msg("destination is no backend");
+	nat_expect(f, a, bport, exp);
+	if (memcmp(o, exp, f->len) != 0) {
+		unsigned int k;
+
+		for (k = 0; k < f->len && o[k] == exp[k]; k++)
+			;
+		ck_abort_msg("nat output differs from the expected frame at byte %u (0x%02x, expected 0x%02x; l3 %d l4 %d)",
+			k, o[k], exp[k], f->l3, f->l4);
+	}
+	rte_pktmbuf_free(m);
+	return i;
+}
+
+static const char *const nat4_bes[] = { "10.2.0.1", "10.2.0.2" };
+static const char *const nat6_bes[] = { "2001:db8:2::1", "2001:db8:2::2" };
+
+START_TEST(test_nat4_tcp_rewrites_destination_and_checksums_equal_full_recomputation)
+{
+	struct frame f;
+
+	setup_lb(SVC_NAT4);
+	frame_l4(&f, "198.51.100.7", "10.0.0.20", IPPROTO_TCP, 40000, 80,
+		TCP_SYN, 17);
+	check_nat(&f, nat4_bes, 2, 8080);
+}
+END_TEST
+
+START_TEST(test_nat4_udp_rewrites_destination_and_checksums_equal_full_recomputation)
+{
+	struct frame f;
+
+	setup_lb(SVC_NAT4);
+	frame_l4(&f, "198.51.100.7", "10.0.0.20", IPPROTO_UDP, 40000, 53, 0,
+		17);
+	check_nat(&f, nat4_bes, 2, 5353);
+}
+END_TEST
+
+START_TEST(test_nat4_udp_without_checksum_stays_without)
+{
+	struct frame f;
+
+	setup_lb(SVC_NAT4);
+	frame_eth(&f, 0, RTE_ETHER_TYPE_IPV4);
+	frame_ipv4(&f, "198.51.100.7", "10.0.0.20", IPPROTO_UDP, 0, 0, 7);
+	frame_udp(&f, 40001, 53);
+	frame_payload(&f, 20, 5);
+	f.udp_no_csum = true;
+	frame_fix(&f);
+	ck_assert_uint_eq(get16(f.b + f.l4 + 6), 0);
+	check_nat(&f, nat4_bes, 2, 5353);	/* expects checksum 0 */
+}
+END_TEST
+
+START_TEST(test_nat6_tcp_and_udp_rewrite_destination_and_checksums_equal_full_recomputation)
+{
+	struct frame f;
+
+	setup_lb(SVC_NAT6);
+	frame_l4(&f, "2001:db8:99::7", "2001:db8:20::20", IPPROTO_TCP, 40000,
+		80, TCP_SYN, 17);
+	check_nat(&f, nat6_bes, 2, 8080);
+	frame_l4(&f, "2001:db8:99::7", "2001:db8:20::20", IPPROTO_UDP, 40000,
+		53, 0, 17);
+	check_nat(&f, nat6_bes, 2, 5353);
+}
+END_TEST
+
+/* Choose the payload word at @p woff (from the L4 header) so that the
+ * packet's L4 checksum comes out as @p want (when a correct checksum can
+ * have that value), and write the checksum. */
+static void
+force_l4_csum(uint8_t *l3, unsigned int woff, uint16_t want)
+{
+	bool v4 = (l3[0] >> 4) == 4;
+	uint8_t *l4 = v4 ? l3 + (l3[0] & 0xf) * 4u : l3 + 40;
+	uint16_t s0;
+
+	put16(l4 + woff, 0);
+	set_l4_csum(l3);
+	s0 = (uint16_t)~get16(l4 + ((v4 ? l3[9] : l3[6]) == IPPROTO_TCP ?
+		16 : 6));
+	/* the sum must become ~want: add ~want - s0 */
+	put16(l4 + woff, fold_sum((uint32_t)(uint16_t)~want +
+		(uint16_t)~s0));
+	set_l4_csum(l3);
+}
+
+START_TEST(test_nat_checksums_are_exact_whatever_the_original_checksum)
+{
+	static const struct {
+		const char *src, *vip;
+		uint8_t proto;
+		uint16_t port, bport;
+		const char *const *bes;
+	} c[] = {
+		{ "198.51.100.7", "10.0.0.20", IPPROTO_TCP, 80, 8080, nat4_bes },
+		{ "198.51.100.7", "10.0.0.20", IPPROTO_UDP, 53, 5353, nat4_bes },
+		{ "2001:db8:99::7", "2001:db8:20::20", IPPROTO_TCP, 80, 8080,
+			nat6_bes },
+		{ "2001:db8:99::7", "2001:db8:20::20", IPPROTO_UDP, 53, 5353,
+			nat6_bes },
+	};
+	unsigned int i;
+	uint32_t want;
+
+	setup_lb(SVC_NAT4 "," SVC_NAT6);
+	for (i = 0; i < RTE_DIM(c); i++) {
+		/* every value, one flow per case (the table does not
+		 * grow): where the carries of an incremental update wrap
+		 * depends on the addresses, so no sample would do */
+		for (want = 0; want <= 0xffff; want++) {
+			struct frame f;
+
+			frame_l4(&f, c[i].src, c[i].vip, c[i].proto, 40000,
+				c[i].port, TCP_ACK, 8);
+			force_l4_csum(f.b + f.l3,
+				c[i].proto == IPPROTO_TCP ? 20 : 8,
+				(uint16_t)want);
+			if (f.ver == 4)
+				put16(f.b + f.l3 + 10, ip4_csum_full(f.b + f.l3));
+			check_nat(&f, c[i].bes, 2, c[i].bport);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_nat_checksums_equal_full_recomputation_for_many_random_packets)
+{
+	unsigned int i, hits[2][2] = { { 0 } };
+
+	setup_lb_flows(SVC_NAT4 "," SVC_NAT6, 4096, 1);
+	for (i = 0; i < 800; i++) {
+		char src[64];
+		struct frame f;
+		bool v6 = i & 1, tcp = i & 2;
+		unsigned int be;
+
+		if (v6)
+			snprintf(src, sizeof(src), "2001:db8:%x:%x::%x",
+				rng() & 0xffff, rng() & 0xffff, rng() & 0xffff);
+		else
+			snprintf(src, sizeof(src), "%u.%u.%u.%u",
+				1 + rng() % 223, rng() % 256, rng() % 256,
+				1 + rng() % 254);
+		frame_l4(&f, src, v6 ? "2001:db8:20::20" : "10.0.0.20",
+			tcp ? IPPROTO_TCP : IPPROTO_UDP,
+			(uint16_t)(1 + rng() % 65535), tcp ? 80 : 53, TCP_SYN,
+			rng() % 200);
+		/* random payload, so every checksum value shows up */
+		if (f.len > (uint32_t)f.l4 + 20) {
+			unsigned int k;
+
+			for (k = (unsigned int)f.l4 + 20; k < f.len; k++)
+				f.b[k] = (uint8_t)rng();
+			set_l4_csum(f.b + f.l3);
+		}
+		be = check_nat(&f, v6 ? nat6_bes : nat4_bes, 2,
+			tcp ? 8080 : 5353);
+		hits[v6][be]++;
+	}
+	ck_assert(hits[0][0] > 0 && hits[0][1] > 0);
+	ck_assert(hits[1][0] > 0 && hits[1][1] > 0);
+}
+END_TEST
+
+/* The backend's reply to client flow @p f (which went to @p be:@p bport):
+ * from the server side. */
+static void
+reply_of(const struct frame *f, const char *be, uint16_t bport,
+		struct frame *r, unsigned int payload)
+{
+	char client[64];
+	bool v6 = f->ver == 6;
+	uint8_t proto = f->b[f->l3 + (v6 ? 6 : 9)];
+
+	inet_ntop(v6 ? AF_INET6 : AF_INET, f->b + f->l3 + (v6 ? 8 : 12),
+		client, sizeof(client));
+	frame_eth(r, 0, v6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
+	memcpy(r->b + 6, mac_srv, 6);
+	if (v6)
+		frame_ipv6(r, be, client, proto, 0);
+	else
+		frame_ipv4(r, be, client, proto, 0, IP4_DF, 0);
+	if (proto == IPPROTO_TCP)
+		frame_tcp(r, bport, get16(f->b + f->l4), TCP_SYN | TCP_ACK);
+	else
+		frame_udp(r, bport, get16(f->b + f->l4));
+	frame_payload(r, payload, 77);
+	frame_fix(r);
+}
+
+/* Send reply @p r; it must come out with source @p vip:@p vport,
+ * checksums recomputed, addressed back where it came from. */
+static void
+check_nat_reply(const struct frame *r, const char *vip, uint16_t vport)
+{
+	uint8_t exp[FRAME_MAX], a[16];
+	struct rte_mbuf *m = mbuf_of(r);
+	const uint8_t *o;
+
+	ck_assert_int_eq(inet_pton(r->ver == 4 ? AF_INET : AF_INET6, vip, a),
+		1);
+	memcpy(exp, r->b, r->len);
+	memcpy(exp, mac_srv, 6);
+	memcpy(exp + r->l3 + (r->ver == 4 ? 12 : 8), a, r->ver == 4 ? 4 : 16);
+	put16(exp + r->l4, vport);
+	fix_csums(exp + r->l3);
+	REQUIRE(process1(m, T0 + 5) == PA_LB_V_FORWARD);
+	o = rte_pktmbuf_mtod(m, const uint8_t *);
+	REQUIRE(rte_pktmbuf_pkt_len(m) == r->len);
+	if (memcmp(o, exp, r->len) != 0)
+		ck_abort_msg("the reply is not the expected frame");
+	rte_pktmbuf_free(m);
+}
+
+START_TEST(test_nat_reply_of_a_known_flow_gets_the_vip_and_service_port_as_source)
+{
+	struct frame f, r;
+	unsigned int be;
+
+	setup_lb(SVC_NAT4 "," SVC_NAT6);
+	frame_l4(&f, "198.51.100.7", "10.0.0.20", IPPROTO_TCP, 40000, 80,
+		TCP_SYN, 0);
+	be = check_nat(&f, nat4_bes, 2, 8080);
+	reply_of(&f, nat4_bes[be], 8080, &r, 9);
+	check_nat_reply(&r, "10.0.0.20", 80);
+
+	frame_l4(&f, "198.51.100.8", "10.0.0.20", IPPROTO_UDP, 40002, 53, 0,
+		3);
+	be = check_nat(&f, nat4_bes, 2, 5353);
+	reply_of(&f, nat4_bes[be], 5353, &r, 30);
+	check_nat_reply(&r, "10.0.0.20", 53);
+
+	frame_l4(&f, "2001:db8:99::7", "2001:db8:20::20", IPPROTO_UDP, 40003,
+		53, 0, 3);
+	be = check_nat(&f, nat6_bes, 2, 5353);
+	reply_of(&f, nat6_bes[be], 5353, &r, 31);
+	check_nat_reply(&r, "2001:db8:20::20", 53);
+
+	frame_l4(&f, "2001:db8:99::7", "2001:db8:20::20", IPPROTO_TCP, 40004,
+		80, TCP_SYN, 3);
+	be = check_nat(&f, nat6_bes, 2, 8080);
+	reply_of(&f, nat6_bes[be], 8080, &r, 0);
+	check_nat_reply(&r, "2001:db8:20::20", 80);
+	ck_assert_int_eq(lb_stat("nat_replies"), 4);
+}
+END_TEST
+
+START_TEST(test_nat_reply_without_a_flow_is_left_unchanged)
+{
+	struct rte_mbuf *m;
+	struct frame f, r;
+	unsigned int be;
+
+	setup_lb(SVC_NAT4);
+	frame_l4(&f, "198.51.100.7", "10.0.0.20", IPPROTO_TCP, 40000, 80,
+		TCP_SYN, 0);
+	be = check_nat(&f, nat4_bes, 2, 8080);
+	/* the same backend and port, another client port: no flow */
+	frame_l4(&f, "198.51.100.7", "10.0.0.20", IPPROTO_TCP, 40001, 80,
+		TCP_SYN, 0);
+	reply_of(&f, nat4_bes[be], 8080, &r, 9);
+	m = mbuf_of(&r);
+	ck_assert_uint_eq(process1(m, T0), PA_LB_V_FORWARD);
+	ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), r.len);
+	ck_assert(memcmp(rte_pktmbuf_mtod(m, const uint8_t *), r.b, r.len) == 0);
+	rte_pktmbuf_free(m);
+	ck_assert_int_eq(lb_stat("nat_replies"), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* dsr                                                                 */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_dsr_changes_only_the_destination_mac_to_the_backends)
+{
+	static const uint8_t m1[6] = { 0x02, 0, 0, 0, 0xbe, 0x01 };
+	static const uint8_t m2[6] = { 0x02, 0, 0, 0, 0xbe, 0x02 };
+	unsigned int i, seen1 = 0, seen2 = 0;
+
+	setup_lb("{'name': 'dsr4', 'vip': '10.0.0.30', 'port': 80, 'proto': 'tcp',"
+		" 'forward': 'dsr', 'backends': [{'addr': '10.3.0.1',"
+		" 'mac': '02:00:00:00:be:01'}, {'addr': '10.3.0.2',"
+		" 'mac': '02:00:00:00:be:02'}]}");
+	for (i = 0; i < 40; i++) {
+		struct rte_mbuf *m;
+		struct frame f;
+		const uint8_t *o;
+
+		frame_l4(&f, "198.51.100.7", "10.0.0.30", IPPROTO_TCP,
+			(uint16_t)(30000 + i), 80, TCP_SYN, i);
+		m = mbuf_of(&f);
+		ck_assert_uint_eq(process1(m, T0), PA_LB_V_FORWARD);
+		o = rte_pktmbuf_mtod(m, const uint8_t *);
+		ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), f.len);
+		if (memcmp(o, m1, 6) == 0)
+			seen1++;
+		else if (memcmp(o, m2, 6) == 0)
+			seen2++;
+		else
+			ck_abort_msg("destination MAC is no backend's");
+		ck_assert(memcmp(o + 6, f.b + 6, f.len - 6) == 0);
+		rte_pktmbuf_free(m);
+	}
+	ck_assert(seen1 > 0 && seen2 > 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Flows and backend changes                                           */
+/* ------------------------------------------------------------------ */
+
+#define N_FLOWS 300
+
+START_TEST(test_flows_keep_their_backend_when_backends_are_added)
+{
+	uint32_t be[N_FLOWS];
+	unsigned int i, to_new = 0;
+
+	setup_lb(SVC_WEB4);
+	for (i = 0; i < N_FLOWS; i++)
+		be[i] = web4_flow(i, TCP_SYN, T0);
+	ck_assert_int_eq(add_backend("web4", "{'addr': '10.1.0.4'}"), 0);
+	ck_assert_int_eq(add_backend("web4", "{'addr': '10.1.0.5'}"), 0);
+	ck_assert_int_eq(add_backend("web4", "{'addr': '10.1.0.6'}"), 0);
+	for (i = 0; i < N_FLOWS; i++)
+		ck_assert_msg(web4_flow(i, TCP_ACK, T0 + 1) == be[i],
+			"flow %u moved", i);
+	/* new flows do reach the new backends */
+	for (i = N_FLOWS; i < 2 * N_FLOWS; i++)
+		if (!is_web4_backend(web4_flow(i, TCP_SYN, T0 + 2)))
+			to_new++;
+	ck_assert_uint_gt(to_new, N_FLOWS / 4);
+	ck_assert_int_eq(lb_stat("flows"), 2 * N_FLOWS);
+	ck_assert_int_eq(lb_stat("flows_rescheduled"), 0);
+}
+END_TEST
+
+START_TEST(test_flows_keep_their_backend_when_weights_change)
+{
+	uint32_t be[N_FLOWS];
+	unsigned int i;
+
+	setup_lb(SVC_WEB4);
+	for (i = 0; i < N_FLOWS; i++)
+		be[i] = web4_flow(i, TCP_SYN, T0);
+	ck_assert_int_eq(set_weight("web4", "10.1.0.1", 10), 0);
+	ck_assert_int_eq(set_weight("web4", "10.1.0.2", 3), 0);
+	ck_assert_int_eq(set_weight("web4", "10.1.0.3", 0), 0);
+	for (i = 0; i < N_FLOWS; i++)
+		ck_assert_msg(web4_flow(i, TCP_ACK, T0 + 1) == be[i],
+			"flow %u moved", i);
+	/* weight 0: no new flows */
+	for (i = N_FLOWS; i < 2 * N_FLOWS; i++)
+		ck_assert(web4_flow(i, TCP_SYN, T0 + 2) != ip4("10.1.0.3"));
+}
+END_TEST
+
+START_TEST(test_draining_backend_keeps_its_flows_but_gets_no_new_ones)
+{
+	uint32_t be[N_FLOWS];
+	unsigned int i, on2 = 0;
+	struct be_count c;
+
+	setup_lb(SVC_WEB4);
+	for (i = 0; i < N_FLOWS; i++)
+		if ((be[i] = web4_flow(i, TCP_SYN, T0)) == ip4("10.1.0.2"))
+			on2++;
+	ck_assert_uint_gt(on2, 0);
+	ck_assert_int_eq(set_state("web4", "10.1.0.2", PA_LB_DRAIN), 0);
+	for (i = 0; i < N_FLOWS; i++)
+		ck_assert_msg(web4_flow(i, TCP_ACK, T0 + 1) == be[i],
+			"flow %u moved", i);
+	for (i = N_FLOWS; i < 2 * N_FLOWS; i++)
+		ck_assert(web4_flow(i, TCP_SYN, T0 + 2) != ip4("10.1.0.2"));
+	c = be_count("web4", "10.1.0.2");
+	ck_assert_str_eq(c.state, "drain");
+	ck_assert_int_eq(c.flows, on2);
+	ck_assert_int_eq(c.packets, 2 * on2);
+	sweep(T0 + 3);
+	ck_assert_int_eq(be_count("web4", "10.1.0.2").flows, on2);
+}
+END_TEST
+
+/* Flows of 10.1.0.2 move when it goes (by @p down or delete); the others
+ * stay. */
+static void
+check_flows_leave(bool down)
+{
+	uint32_t be[N_FLOWS], b;
+	unsigned int i, on2 = 0;
+
+	setup_lb(SVC_WEB4);
+	for (i = 0; i < N_FLOWS; i++)
+		if ((be[i] = web4_flow(i, TCP_SYN, T0)) == ip4("10.1.0.2"))
+			on2++;
+	ck_assert_uint_gt(on2, 0);
+	if (down)
+		ck_assert_int_eq(set_state("web4", "10.1.0.2", PA_LB_DOWN), 0);
+	else
+		ck_assert_int_eq(delete_backend("web4", "10.1.0.2"), 0);
+	for (i = 0; i < N_FLOWS; i++) {
+		b = web4_flow(i, TCP_ACK, T0 + 1);
+		if (be[i] == ip4("10.1.0.2"))
+			ck_assert_msg(b == ip4("10.1.0.1") || b == ip4("10.1.0.3"),
+				"flow %u still on its gone backend", i);
+		else
+			ck_assert_msg(b == be[i], "flow %u moved", i);
+		/* and the new choice sticks */
+		ck_assert_uint_eq(web4_flow(i, TCP_ACK, T0 + 2), b);
+	}
+	ck_assert_int_eq(lb_stat("flows_rescheduled"), on2);
+	ck_assert_int_eq(lb_stat("flows"), N_FLOWS);
+	if (down)
+		ck_assert_int_eq(be_count("web4", "10.1.0.2").flows, 0);
+}
+
+START_TEST(test_down_backend_loses_its_flows_to_other_backends)
+{
+	check_flows_leave(true);
+}
+END_TEST
+
+START_TEST(test_deleted_backend_loses_its_flows_to_other_backends)
+{
+	check_flows_leave(false);
+}
+END_TEST
+
+START_TEST(test_flows_of_a_down_backend_are_reaped_by_poll)
+{
+	unsigned int i, on2 = 0;
+
+	setup_lb(SVC_WEB4);
+	for (i = 0; i < N_FLOWS; i++)
+		if (web4_flow(i, TCP_SYN, T0) == ip4("10.1.0.2"))
+			on2++;
+	ck_assert_int_eq(set_state("web4", "10.1.0.2", PA_LB_DOWN), 0);
+	sweep(T0 + 1);
+	ck_assert_int_eq(lb_stat("flows_backend_gone"), on2);
+	ck_assert_int_eq(lb_stat("flows"), N_FLOWS - on2);
+}
+END_TEST
+
+START_TEST(test_service_list_counts_flows_packets_and_bytes_per_backend)
+{
+	static const char *const addrs[] = { "10.1.0.1", "10.1.0.2", "10.1.0.3" };
+	uint64_t flows[3] = { 0 }, pkts[3] = { 0 }, bytes[3] = { 0 };
+	unsigned int i, k, b;
+	json_t *arr, *s;
+
+	setup_lb(SVC_WEB4);
+	for (i = 0; i < 60; i++) {
+		for (k = 0; k <= i % 4; k++) {
+			char src[32];
+			struct frame f;
+			uint32_t be;
+
+			snprintf(src, sizeof(src), "198.51.100.%u", 1 + i);
+			frame_l4(&f, src, "10.0.0.10", IPPROTO_TCP,
+				(uint16_t)(20000 + i), 80,
+				k == 0 ? TCP_SYN : TCP_ACK, 10 * k + i % 7);
+			be = send_ipip4(&f, T0 + k);
+			for (b = 0; b < 3; b++)
+				if (be == ip4(addrs[b]))
+					break;
+			ck_assert_uint_lt(b, 3);
+			flows[b] += k == 0;
+			pkts[b]++;
+			bytes[b] += f.len;
+		}
+	}
+	for (b = 0; b < 3; b++) {
+		struct be_count c = be_count("web4", addrs[b]);
+
+		ck_assert_int_eq(c.flows, (json_int_t)flows[b]);
+		ck_assert_int_eq(c.packets, (json_int_t)pkts[b]);
+		ck_assert_int_eq(c.bytes, (json_int_t)bytes[b]);
+	}
+	arr = pa_lb_services_json(lb);
+	s = json_array_get(arr, 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(s, "flows")), 60);
+	ck_assert_int_eq(json_integer_value(json_object_get(s,
+		"usable_backends")), 3);
+	json_decref(arr);
+	ck_assert_int_eq(lb_stat("flows"), 60);
+	ck_assert_int_eq(lb_stat("flows_created"), 60);
+	ck_assert_int_eq(lb_stat("balanced"), (json_int_t)(pkts[0] + pkts[1] +
+		pkts[2]));
+}
+END_TEST
+
+START_TEST(test_packets_of_one_new_flow_in_one_burst_share_a_backend)
+{
+	struct rte_mbuf *m[100];
+	uint8_t v[100];
+	unsigned int i;
+
+	setup_lb("{'name': 'rr4', 'vip': '10.0.0.50', 'port': 80, 'proto': 'tcp',"
+		" 'forward': 'ipip', 'scheduler': 'rr', 'backends':"
+		" [{'addr': '10.1.0.1'}, {'addr': '10.1.0.2'}, {'addr': '10.1.0.3'}]}");
+	/* packets i and i + 50 are one flow: the first in the same chunk of
+	 * 64, the second across the chunk boundary for i >= 14 */
+	for (i = 0; i < 100; i++) {
+		char src[32];
+		struct frame f;
+
+		snprintf(src, sizeof(src), "198.51.100.%u", 1 + i % 50);
+		frame_l4(&f, src, "10.0.0.50", IPPROTO_TCP, 1000, 80, TCP_SYN, 0);
+		m[i] = mbuf_of(&f);
+	}
+	pa_lb_process(lb, 0, m, 100, T0, v);
+	for (i = 0; i < 50; i++) {
+		ck_assert_uint_eq(v[i], PA_LB_V_FORWARD);
+		ck_assert_uint_eq(v[i + 50], PA_LB_V_FORWARD);
+		ck_assert_msg(memcmp(rte_pktmbuf_mtod(m[i], uint8_t *) + 30,
+			rte_pktmbuf_mtod(m[i + 50], uint8_t *) + 30, 4) == 0,
+			"flow %u went to two backends", i);
+	}
+	for (i = 0; i < 100; i++)
+		rte_pktmbuf_free(m[i]);
+	ck_assert_int_eq(lb_stat("flows"), 50);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Aging                                                               */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_idle_udp_flow_is_forgotten_after_udp_timeout)
+{
+	struct pa_lb_trace_result tr;
+	struct pa_flow_key k;
+	struct frame f;
+
+	setup_lb("{'name': 'dns4', 'vip': '10.0.0.40', 'port': 53, 'proto': 'udp',"
+		" 'forward': 'ipip', 'backends': [{'addr': '10.1.0.1'}]}");
+	frame_l4(&f, "198.51.100.7", "10.0.0.40", IPPROTO_UDP, 1234, 53, 0, 8);
+	send_ipip4(&f, T0);
+	ck_assert_int_eq(lb_stat("flows"), 1);
+	sweep(T0 + UDP_TMO * hz);
+	ck_assert_int_eq(lb_stat("flows"), 1);
+	ck_assert_int_eq(be_count("dns4", "10.1.0.1").flows, 1);
+	sweep(T0 + UDP_TMO * hz + 1);
+	ck_assert_int_eq(lb_stat("flows"), 0);
+	ck_assert_int_eq(lb_stat("flows_expired"), 1);
+	ck_assert_int_eq(be_count("dns4", "10.1.0.1").flows, 0);
+	/* gone from the table itself, not only from the counts */
+	pa_lb_lcore_exit(lb, 0);
+	k = key_of(&f);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert(tr.service_found);
+	ck_assert(!tr.existing_flow);
+	/* it comes back as a new flow */
+	send_ipip4(&f, T0 + UDP_TMO * hz + 2);
+	ck_assert_int_eq(lb_stat("flows"), 1);
+	ck_assert_int_eq(lb_stat("flows_created"), 2);
+}
+END_TEST
+
+START_TEST(test_tcp_flow_that_saw_fin_ages_after_tcp_fin_timeout)
+{
+	struct frame fa, fb;
+	uint64_t t1 = T0 + hz;
+
+	setup_lb(SVC_WEB4);
+	frame_l4(&fa, "198.51.100.7", "10.0.0.10", IPPROTO_TCP, 1111, 80,
+		TCP_SYN, 0);
+	frame_l4(&fb, "198.51.100.8", "10.0.0.10", IPPROTO_TCP, 2222, 80,
+		TCP_SYN, 0);
+	send_ipip4(&fa, T0);
+	send_ipip4(&fb, T0);
+	frame_l4(&fa, "198.51.100.7", "10.0.0.10", IPPROTO_TCP, 1111, 80,
+		TCP_FIN | TCP_ACK, 0);
+	frame_l4(&fb, "198.51.100.8", "10.0.0.10", IPPROTO_TCP, 2222, 80,
+		TCP_ACK, 5);
+	send_ipip4(&fa, t1);
+	send_ipip4(&fb, t1);
+	ck_assert_int_eq(lb_stat("flows"), 2);
+	sweep(t1 + TCP_FIN_TMO * hz);
+	ck_assert_int_eq(lb_stat("flows"), 2);
+	sweep(t1 + TCP_FIN_TMO * hz + 1);
+	ck_assert_int_eq(lb_stat("flows"), 1);	/* the one without FIN stays */
+	ck_assert_int_eq(lb_stat("flows_expired"), 1);
+	sweep(t1 + TCP_TMO * hz + 1);
+	ck_assert_int_eq(lb_stat("flows"), 0);
+}
+END_TEST
+
+START_TEST(test_aged_flows_give_their_table_entries_back)
+{
+	unsigned int i, round;
+	uint64_t now = T0;
+
+	setup_lb("{'name': 'dns4', 'vip': '10.0.0.40', 'port': 53, 'proto': 'udp',"
+		" 'forward': 'ipip', 'backends': [{'addr': '10.1.0.1'}]}");
+	/* three generations of 900 flows in a table of 1024 */
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < 900; i++) {
+			char src[32];
+			struct frame f;
+
+			snprintf(src, sizeof(src), "198.%u.%u.%u", 51 + round,
+				100 + i / 200, 1 + i % 200);
+			frame_l4(&f, src, "10.0.0.40", IPPROTO_UDP,
+				(uint16_t)(1000 + i), 53, 0, 4);
+			send_ipip4(&f, now);
+		}
+		ck_assert_int_eq(lb_stat("flows"), 900);
+		now += UDP_TMO * hz + 1;
+		sweep(now);
+		ck_assert_int_eq(lb_stat("flows"), 0);
+	}
+	ck_assert_int_eq(lb_stat("flow_table_full"), 0);
+	ck_assert_int_eq(lb_stat("flows_created"), 3 * 900);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Full table, fragments, no backend, other traffic                    */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_full_flow_table_counts_and_sends_new_flows_to_the_maglev_choice)
+{
+	static const char *const addrs[] = { "10.1.0.1", "10.1.0.2", "10.1.0.3" };
+	struct pa_lb_maglev_backend mb[3];
+	uint32_t keys[3];
+	uint16_t table[1021];
+	json_int_t full = 0, now_full;
+	unsigned int i, n_full = 0, b;
+
+	setup_lb("{'name': 'rr4', 'vip': '10.0.0.50', 'port': 80, 'proto': 'tcp',"
+		" 'forward': 'ipip', 'scheduler': 'rr', 'table_size': 1021,"
+		" 'backends': [{'addr': '10.1.0.1'}, {'addr': '10.1.0.2'},"
+		" {'addr': '10.1.0.3'}]}");
+	for (b = 0; b < 3; b++) {
+		keys[b] = ip4(addrs[b]);
+		mb[b].key = (const uint8_t *)&keys[b];
+		mb[b].key_len = 4;
+		mb[b].weight = 1;
+	}
+	ref_maglev(mb, 3, 1021, table);
+	for (i = 0; i < 1200; i++) {
+		char src[32];
+		struct frame f;
+		struct rte_mbuf *m;
+		uint32_t hash, dst;
+
+		snprintf(src, sizeof(src), "198.51.%u.%u", 100 + i / 200,
+			1 + i % 200);
+		frame_l4(&f, src, "10.0.0.50", IPPROTO_TCP, (uint16_t)(20000 + i),
+			80, TCP_SYN, 0);
+		m = mbuf_of(&f);
+		hash = pa_pkt_meta(m)->hash;
+		ck_assert_uint_eq(process1(m, T0), PA_LB_V_FORWARD);
+		memcpy(&dst, rte_pktmbuf_mtod(m, uint8_t *) + 30, 4);
+		rte_pktmbuf_free(m);
+		now_full = lb_stat("flow_table_full");
+		if (now_full == full)
+			continue;
+		ck_assert_int_eq(now_full, full + 1);
+		full = now_full;
+		n_full++;
+		ck_assert_msg(dst == keys[table[hash % 1021]],
+			"flow %u: not the Maglev choice", i);
+		/* and it sticks there */
+		ck_assert_uint_eq(send_ipip4(&f, T0 + 1), dst);
+		full = lb_stat("flow_table_full");
+	}
+	printf("flow table of 1024: %u of 1200 flows found it full\n", n_full);
+	ck_assert_uint_gt(n_full, 1200 - 1024 - 1);
+	ck_assert_int_eq(lb_stat("flows"), lb_stat("flows_created"));
+	ck_assert_int_eq(lb_stat("flows_created") + n_full, 1200);
+	ck_assert_int_eq(lb_stat("no_backend"), 0);
+}
+END_TEST
+
+/* Fragments of one UDP datagram from @p src: the first with the UDP
+ * header (to @p dport), two later ones. */
+static void
+frags4(const char *src, const char *vip, uint16_t dport, uint16_t id,
+		struct frame f[3])
+{
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		frame_eth(&f[i], 0, RTE_ETHER_TYPE_IPV4);
+		frame_ipv4(&f[i], src, vip, IPPROTO_UDP, 0,
+			(uint16_t)((i < 2 ? IP4_MF : 0) | (i * 3)), id);
+		if (i == 0) {
+			frame_udp(&f[i], (uint16_t)(3000 + id), dport);
+			put16(f[i].b + f[i].l4 + 4, 8 + 16 + 24 + 24);
+			frame_payload(&f[i], 16, 1);
+			f[i].l4 = -1;
+		} else {
+			frame_payload(&f[i], 24, (uint8_t)i);
+		}
+		frame_fix(&f[i]);
+	}
+}
+
+static void
+frags6(const char *src, const char *vip, uint16_t dport, uint32_t id,
+		struct frame f[3])
+{
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		frame_eth(&f[i], 0, RTE_ETHER_TYPE_IPV6);
+		frame_ipv6(&f[i], src, vip, 44, 0);
+		frame_frag6(&f[i], IPPROTO_UDP, (uint16_t)(i * 3), i < 2, id);
+		if (i == 0) {
+			frame_udp(&f[i], (uint16_t)(3000 + id), dport);
+			put16(f[i].b + f[i].l4 + 4, 8 + 16 + 24 + 24);
+			frame_payload(&f[i], 16, 1);
+			f[i].l4 = -1;
+		} else {
+			frame_payload(&f[i], 24, (uint8_t)i);
+		}
+		frame_fix(&f[i]);
+	}
+}
+
+#define SVC_FRAG4 \
+	"{'name': 'dns4', 'vip': '10.0.0.40', 'port': 53, 'proto': 'udp'," \
+	" 'forward': 'ipip', 'backends': [{'addr': '10.4.0.1'}, {'addr': '10.4.0.2'}," \
+	" {'addr': '10.4.0.3'}, {'addr': '10.4.0.4'}]}," \
+	"{'name': 'ntp4', 'vip': '10.0.0.40', 'port': 123, 'proto': 'udp'," \
+	" 'forward': 'ipip', 'backends': [{'addr': '10.5.0.1'}, {'addr': '10.5.0.2'}]}," \
+	"{'name': 'dns6', 'vip': '2001:db8:40::40', 'port': 53, 'proto': 'udp'," \
+	" 'forward': 'ipip', 'backends': [{'addr': '2001:db8:4::1'}," \
+	" {'addr': '2001:db8:4::2'}, {'addr': '2001:db8:4::3'}]}"
+
+/* Send the fragments; all must go to one backend, the one trace names
+ * for a fragment of service @p svc. */
+static void
+check_frags(struct frame f[3], const char *svc, bool v6)
+{
+	struct pa_lb_trace_result tr;
+	struct pa_flow_key k = key_of(&f[0]);
+	uint8_t first[16], o16[16];
+	unsigned int i, alen = v6 ? 16 : 4;
+
+	ck_assert_int_eq(pa_lb_trace(lb, &k, true, &tr), 0);
+	ck_assert(tr.service_found);
+	ck_assert_str_eq(tr.service, svc);
+	ck_assert(tr.backend_found);
+	ck_assert(!tr.existing_flow);
+	for (i = 0; i < 3; i++) {
+		struct rte_mbuf *m = mbuf_of(&f[i]);
+		const uint8_t *o;
+
+		ck_assert(pa_pkt_meta(m)->flags & PA_PKT_F_FRAG);
+		ck_assert_uint_eq(process1(m, T0 + i), PA_LB_V_FORWARD);
+		o = rte_pktmbuf_mtod(m, const uint8_t *);
+		ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), f[i].len + (v6 ? 40 : 20));
+		memcpy(o16, o + 14 + (v6 ? 24 : 16), alen);
+		if (i == 0)
+			memcpy(first, o16, alen);
+		else
+			ck_assert_msg(memcmp(first, o16, alen) == 0,
+				"fragment %u went elsewhere", i);
+		ck_assert(memcmp(o + 14 + (v6 ? 40 : 20), f[i].b + 14,
+			f[i].len - 14) == 0);
+		rte_pktmbuf_free(m);
+	}
+	ck_assert(memcmp(first, v6 ? (const uint8_t *)&tr.backend.v6 :
+		(const uint8_t *)&tr.backend.v4, alen) == 0);
+}
+
+START_TEST(test_fragments_of_a_datagram_go_to_one_backend_without_a_flow_entry)
+{
+	struct frame f[3];
+	unsigned int i;
+	char src[64];
+
+	setup_lb(SVC_FRAG4);
+	for (i = 0; i < 20; i++) {
+		snprintf(src, sizeof(src), "198.51.100.%u", 1 + i);
+		frags4(src, "10.0.0.40", 53, (uint16_t)(100 + i), f);
+		check_frags(f, "dns4", false);
+		snprintf(src, sizeof(src), "2001:db8:99::%x", 1 + i);
+		frags6(src, "2001:db8:40::40", 53, 100 + i, f);
+		check_frags(f, "dns6", true);
+	}
+	ck_assert_int_eq(lb_stat("fragments"), 20 * 6);
+	ck_assert_int_eq(lb_stat("flows"), 0);
+	ck_assert_int_eq(lb_stat("flows_created"), 0);
+}
+END_TEST
+
+START_TEST(test_fragments_go_to_the_lowest_port_service_of_their_vip_and_protocol)
+{
+	struct frame f[3];
+
+	setup_lb(SVC_FRAG4);
+	frags4("198.51.100.9", "10.0.0.40", 123, 7, f);
+	check_frags(f, "dns4", false);
+}
+END_TEST
+
+START_TEST(test_service_with_all_backends_down_gives_no_backend)
+{
+	struct rte_mbuf *m;
+	struct frame f;
+
+	setup_lb("{'name': 'dead', 'vip': '10.0.0.60', 'port': 80, 'proto': 'tcp',"
+		" 'forward': 'ipip', 'backends': [{'addr': '10.1.0.1', 'state': 'down'},"
+		" {'addr': '10.1.0.2', 'state': 'down'}]}," SVC_WEB4);
+	frame_l4(&f, "198.51.100.7", "10.0.0.60", IPPROTO_TCP, 1234, 80,
+		TCP_SYN, 0);
+	m = mbuf_of(&f);
+	ck_assert_uint_eq(process1(m, T0), PA_LB_V_NO_BACKEND);
+	rte_pktmbuf_free(m);
+	ck_assert_int_eq(lb_stat("no_backend"), 1);
+	ck_assert_int_eq(lb_stat("flows"), 0);
+
+	/* a working service whose backends all go down */
+	frame_l4(&f, "198.51.100.7", "10.0.0.10", IPPROTO_TCP, 1234, 80,
+		TCP_SYN, 0);
+	send_ipip4(&f, T0);
+	ck_assert_int_eq(set_state("web4", "10.1.0.1", PA_LB_DOWN), 0);
+	ck_assert_int_eq(set_state("web4", "10.1.0.2", PA_LB_DOWN), 0);
+	ck_assert_int_eq(set_state("web4", "10.1.0.3", PA_LB_DOWN), 0);
+	m = mbuf_of(&f);
+	ck_assert_uint_eq(process1(m, T0 + 1), PA_LB_V_NO_BACKEND);
+	rte_pktmbuf_free(m);
+	ck_assert_int_eq(lb_stat("no_backend"), 2);
+}
+END_TEST
+
+static void
+check_untouched(const struct frame *f)
+{
+	struct rte_mbuf *m = mbuf_of(f);
+
+	REQUIRE(process1(m, T0) == PA_LB_V_FORWARD);
+	REQUIRE(rte_pktmbuf_pkt_len(m) == f->len);
+	REQUIRE(memcmp(rte_pktmbuf_mtod(m, const uint8_t *), f->b, f->len) == 0);
+	rte_pktmbuf_free(m);
+}
+
+START_TEST(test_non_vip_traffic_and_icmp_to_the_vip_are_untouched)
+{
+	struct frame f;
+
+	setup_lb(SVC_WEB4 "," SVC_NAT4);
+	/* the service port, another address */
+	frame_l4(&f, "198.51.100.7", "10.0.0.99", IPPROTO_TCP, 1234, 80,
+		TCP_SYN, 5);
+	check_untouched(&f);
+	/* the VIP, another port */
+	frame_l4(&f, "198.51.100.7", "10.0.0.10", IPPROTO_TCP, 1234, 81,
+		TCP_SYN, 5);
+	check_untouched(&f);
+	/* the VIP and port, another protocol */
+	frame_l4(&f, "198.51.100.7", "10.0.0.10", IPPROTO_UDP, 1234, 80, 0, 5);
+	check_untouched(&f);
+	/* ICMP to the VIP */
+	frame_eth(&f, 0, RTE_ETHER_TYPE_IPV4);
+	frame_ipv4(&f, "198.51.100.7", "10.0.0.10", IPPROTO_ICMP, 0, 0, 1);
+	frame_icmp(&f);
+	frame_payload(&f, 16, 2);
+	frame_fix(&f);
+	check_untouched(&f);
+	/* IPv6 to a VIP-looking address */
+	frame_l4(&f, "2001:db8:99::7", "::ffff:10.0.0.10", IPPROTO_TCP, 1234, 80,
+		TCP_SYN, 5);
+	check_untouched(&f);
+	/* not IP */
+	frame_eth(&f, 0, RTE_ETHER_TYPE_ARP);
+	frame_payload(&f, 46, 0);
+	check_untouched(&f);
+	ck_assert_int_eq(lb_stat("balanced"), 0);
+	ck_assert_int_eq(lb_stat("flows"), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Schedulers                                                          */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_rr_alternates_over_the_up_backends)
+{
+	uint32_t be[12];
+	unsigned int i;
+
+	setup_lb("{'name': 'rr4', 'vip': '10.0.0.10', 'port': 80, 'proto': 'tcp',"
+		" 'forward': 'ipip', 'scheduler': 'rr', 'backends':"
+		" [{'addr': '10.1.0.1'}, {'addr': '10.1.0.2', 'state': 'down'},"
+		" {'addr': '10.1.0.3'}]}");
+	/* web4_flow() sends to 10.0.0.10:80, which this rr4 serves */
+	for (i = 0; i < RTE_DIM(be); i++) {
+		be[i] = web4_flow(i, TCP_SYN, T0);
+		ck_assert(be[i] == ip4("10.1.0.1") || be[i] == ip4("10.1.0.3"));
+		if (i >= 1)
+			ck_assert_msg(be[i] != be[i - 1], "flow %u", i);
+	}
+	/* an old flow does not advance the cursor */
+	ck_assert_uint_eq(web4_flow(0, TCP_ACK, T0 + 1), be[0]);
+	ck_assert_uint_ne(web4_flow(100, TCP_SYN, T0 + 1), be[11]);
+}
+END_TEST
+
+START_TEST(test_wrr_shares_of_new_flows_follow_the_weights)
+{
+	static const char *const addrs[] = { "10.1.0.1", "10.1.0.2", "10.1.0.3" };
+	static const unsigned int w[] = { 1, 2, 3 };
+	unsigned int cnt[3] = { 0 }, i, b;
+	const unsigned int n = 2 * 1021;
+
+	setup_lb_flows("{'name': 'wrr4', 'vip': '10.0.0.10', 'port': 80,"
+		" 'proto': 'tcp', 'forward': 'ipip', 'scheduler': 'wrr',"
+		" 'table_size': 1021, 'backends': [{'addr': '10.1.0.1', 'weight': 1},"
+		" {'addr': '10.1.0.2', 'weight': 2}, {'addr': '10.1.0.3', 'weight': 3}]}",
+		4096, 1);
+	for (i = 0; i < n; i++) {
+		uint32_t be = web4_flow(i, TCP_SYN, T0);
+
+		for (b = 0; b < 3; b++)
+			if (be == ip4(addrs[b]))
+				cnt[b]++;
+	}
+	ck_assert_int_eq(lb_stat("flow_table_full"), 0);
+	for (b = 0; b < 3; b++) {
+		double exp = (double)n * w[b] / 6.0;
+
+		ck_assert_msg(cnt[b] >= exp * 0.99 - 2 && cnt[b] <= exp * 1.01 + 2,
+			"backend %s weight %u: %u flows, %.1f expected",
+			addrs[b], w[b], cnt[b], exp);
+	}
+}
+END_TEST
+
+START_TEST(test_lc_picks_the_backend_with_fewest_flows_per_weight)
+{
+	unsigned int i, a = 0, b = 0;
+	uint32_t be;
+
+	setup_lb("{'name': 'lc4', 'vip': '10.0.0.10', 'port': 80, 'proto': 'tcp',"
+		" 'forward': 'ipip', 'scheduler': 'lc', 'backends':"
+		" [{'addr': '10.1.0.1'}, {'addr': '10.1.0.2'}]}");
+	for (i = 0; i < 10; i++) {
+		be = web4_flow(i, TCP_SYN, T0);
+		a += be == ip4("10.1.0.1");
+		b += be == ip4("10.1.0.2");
+	}
+	ck_assert_uint_eq(a, 5);
+	ck_assert_uint_eq(b, 5);
+	/* a new backend has the fewest flows: it gets every new one until
+	 * it catches up */
+	ck_assert_int_eq(add_backend("lc4", "{'addr': '10.1.0.3'}"), 0);
+	for (i = 10; i < 15; i++)
+		ck_assert_uint_eq(web4_flow(i, TCP_SYN, T0), ip4("10.1.0.3"));
+
+	/* weights: 1 and 3 share 8 flows as 2 and 6 */
+	setup_lb("{'name': 'lc4', 'vip': '10.0.0.10', 'port': 80, 'proto': 'tcp',"
+		" 'forward': 'ipip', 'scheduler': 'lc', 'backends':"
+		" [{'addr': '10.1.0.1', 'weight': 1}, {'addr': '10.1.0.2', 'weight': 3}]}");
+	a = b = 0;
+	for (i = 0; i < 8; i++) {
+		be = web4_flow(i, TCP_SYN, T0);
+		a += be == ip4("10.1.0.1");
+		b += be == ip4("10.1.0.2");
+	}
+	ck_assert_uint_eq(a, 2);
+	ck_assert_uint_eq(b, 6);
+	/* flows that end make room: expire 10.1.0.2's by FIN + aging */
+	for (i = 0; i < 8; i++)
+		web4_flow(i, TCP_FIN | TCP_ACK, T0 + 1);
+	sweep(T0 + 1 + TCP_FIN_TMO * hz + 1);
+	ck_assert_int_eq(lb_stat("flows"), 0);
+	a = b = 0;
+	for (i = 100; i < 108; i++) {
+		be = web4_flow(i, TCP_SYN, T0 + 20 * hz);
+		a += be == ip4("10.1.0.1");
+		b += be == ip4("10.1.0.2");
+	}
+	ck_assert_uint_eq(a, 2);
+	ck_assert_uint_eq(b, 6);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Control, export, trace                                              */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_duplicate_service_name_or_vip_port_proto_is_eexist)
+{
+	char err[PA_CONFIG_ERR_MAX];
+	struct pa_config_service svc;
+
+	setup_lb(SVC_WEB4);
+	service_of("{'name': 'web4', 'vip': '10.0.0.77', 'port': 80, 'proto': 'tcp',"
+		" 'forward': 'ipip'}", &svc);
+	ck_assert_int_eq(pa_lb_service_add(lb, &svc, err, sizeof(err)), -EEXIST);
+	pa_config_service_clear(&svc);
+	service_of("{'name': 'other', 'vip': '10.0.0.10', 'port': 80, 'proto': 'tcp',"
+		" 'forward': 'ipip'}", &svc);
+	ck_assert_int_eq(pa_lb_service_add(lb, &svc, err, sizeof(err)), -EEXIST);
+	pa_config_service_clear(&svc);
+	/* same VIP and port, the other protocol: a different service */
+	service_of("{'name': 'other', 'vip': '10.0.0.10', 'port': 80, 'proto': 'udp',"
+		" 'forward': 'ipip', 'backends': [{'addr': '10.1.0.9'}]}", &svc);
+	ck_assert_int_eq(pa_lb_service_add(lb, &svc, err, sizeof(err)), 0);
+	pa_config_service_clear(&svc);
+	ck_assert_int_eq(lb_stat("services"), 2);
+}
+END_TEST
+
+START_TEST(test_unknown_service_or_backend_is_enoent_and_duplicate_backend_eexist)
+{
+	char err[PA_CONFIG_ERR_MAX];
+	struct pa_config_backend be;
+	struct pa_ip_addr a = addr_of("10.1.0.1"), x = addr_of("10.9.9.9");
+	uint32_t w = 2;
+
+	setup_lb(SVC_WEB4);
+	backend_of("web4", "{'addr': '10.1.0.7'}", &be);
+	ck_assert_int_eq(pa_lb_backend_add(lb, "nope", &be, err, sizeof(err)),
+		-ENOENT);
+	ck_assert_int_eq(pa_lb_backend_delete(lb, "nope", &a, err, sizeof(err)),
+		-ENOENT);
+	ck_assert_int_eq(pa_lb_backend_set(lb, "nope", &a, &w, NULL, err,
+		sizeof(err)), -ENOENT);
+	ck_assert_int_eq(pa_lb_service_delete(lb, "nope", err, sizeof(err)),
+		-ENOENT);
+	ck_assert_int_eq(pa_lb_backend_delete(lb, "web4", &x, err, sizeof(err)),
+		-ENOENT);
+	ck_assert_int_eq(pa_lb_backend_set(lb, "web4", &x, &w, NULL, err,
+		sizeof(err)), -ENOENT);
+	backend_of("web4", "{'addr': '10.1.0.1'}", &be);
+	ck_assert_int_eq(pa_lb_backend_add(lb, "web4", &be, err, sizeof(err)),
+		-EEXIST);
+	ck_assert_int_eq(lb_stat("backends"), 3);
+}
+END_TEST
+
+static const struct pa_config_service *
+export_find(const struct pa_config_lb *x, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < x->n_services; i++)
+		if (strcmp(x->services[i].name, name) == 0)
+			return &x->services[i];
+	return NULL;
+}
+
+static bool
+export_has_backend(const struct pa_config_service *s, const char *addr)
+{
+	struct pa_ip_addr a = addr_of(addr);
+	unsigned int i;
+
+	for (i = 0; i < s->n_backends; i++)
+		if (s->backends[i].addr.family == a.family &&
+		    memcmp(&s->backends[i].addr.v4, &a.v4, 4) == 0)
+			return true;
+	return false;
+}
+
+static void
+export_clear(struct pa_config_lb *x)
+{
+	unsigned int i;
+
+	for (i = 0; i < x->n_services; i++)
+		pa_config_service_clear(&x->services[i]);
+	free(x->services);
+	memset(x, 0, sizeof(*x));
+}
+
+START_TEST(test_export_reflects_added_and_deleted_services_and_backends)
+{
+	char err[PA_CONFIG_ERR_MAX];
+	struct pa_config_service svc;
+	struct pa_config_lb x;
+	const struct pa_config_service *s;
+	unsigned int i;
+
+	setup_lb(SVC_WEB4);
+	memset(&x, 0, sizeof(x));
+	ck_assert_int_eq(pa_lb_export(lb, &x), 0);
+	ck_assert_uint_eq(x.n_services, 1);
+	ck_assert_uint_eq(x.services[0].n_backends, 3);
+
+	service_of("{'name': 'dns4', 'vip': '10.0.0.40', 'port': 53, 'proto': 'udp',"
+		" 'forward': 'ipip', 'backends': [{'addr': '10.4.0.1'}]}", &svc);
+	ck_assert_int_eq(pa_lb_service_add(lb, &svc, err, sizeof(err)), 0);
+	pa_config_service_clear(&svc);
+	ck_assert_int_eq(add_backend("web4", "{'addr': '10.1.0.4', 'weight': 7}"),
+		0);
+	ck_assert_int_eq(delete_backend("web4", "10.1.0.2"), 0);
+	ck_assert_int_eq(set_state("web4", "10.1.0.3", PA_LB_DRAIN), 0);
+	ck_assert_int_eq(pa_lb_export(lb, &x), 0);	/* replaces x's */
+	ck_assert_uint_eq(x.n_services, 2);
+	s = export_find(&x, "web4");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->n_backends, 3);
+	ck_assert(export_has_backend(s, "10.1.0.1"));
+	ck_assert(!export_has_backend(s, "10.1.0.2"));
+	ck_assert(export_has_backend(s, "10.1.0.3"));
+	ck_assert(export_has_backend(s, "10.1.0.4"));
+	for (i = 0; i < s->n_backends; i++) {
+		if (s->backends[i].addr.v4.s_addr == ip4("10.1.0.4"))
+			ck_assert_uint_eq(s->backends[i].weight, 7);
+		if (s->backends[i].addr.v4.s_addr == ip4("10.1.0.3"))
+			ck_assert_int_eq(s->backends[i].state, PA_LB_DRAIN);
+	}
+	ck_assert_ptr_nonnull(export_find(&x, "dns4"));
+
+	ck_assert_int_eq(pa_lb_service_delete(lb, "web4", err, sizeof(err)), 0);
+	ck_assert_int_eq(pa_lb_export(lb, &x), 0);
+	ck_assert_uint_eq(x.n_services, 1);
+	ck_assert_ptr_null(export_find(&x, "web4"));
+	export_clear(&x);
+}
+END_TEST
+
+START_TEST(test_deleted_service_no_longer_balances_and_its_flows_are_reaped)
+{
+	char err[PA_CONFIG_ERR_MAX];
+	struct frame f;
+
+	setup_lb(SVC_WEB4);
+	frame_l4(&f, "198.51.100.7", "10.0.0.10", IPPROTO_TCP, 1234, 80,
+		TCP_SYN, 0);
+	send_ipip4(&f, T0);
+	ck_assert_int_eq(pa_lb_service_delete(lb, "web4", err, sizeof(err)), 0);
+	check_untouched(&f);
+	sweep(T0 + 1);
+	ck_assert_int_eq(lb_stat("flows"), 0);
+	ck_assert_int_eq(lb_stat("services"), 0);
+	ck_assert(!pa_lb_active(lb));
+}
+END_TEST
+
+START_TEST(test_trace_gives_the_maglev_choice_for_a_new_flow_then_the_flows_backend)
+{
+	struct pa_lb_trace_result tr;
+	unsigned int i;
+
+	setup_lb(SVC_WEB4);
+	for (i = 0; i < 30; i++) {
+		char src[32];
+		struct frame f;
+		struct pa_flow_key k;
+		uint32_t be;
+
+		snprintf(src, sizeof(src), "198.51.100.%u", 1 + i);
+		frame_l4(&f, src, "10.0.0.10", IPPROTO_TCP, (uint16_t)(5000 + i),
+			80, TCP_SYN, 0);
+		k = key_of(&f);
+		ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+		ck_assert(tr.service_found);
+		ck_assert_str_eq(tr.service, "web4");
+		ck_assert(tr.backend_found);
+		ck_assert(!tr.existing_flow);
+		be = send_ipip4(&f, T0);
+		ck_assert_msg(be == tr.backend.v4.s_addr,
+			"flow %u: trace predicted another backend", i);
+		ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+		ck_assert(tr.existing_flow);
+		ck_assert_uint_eq(tr.backend.v4.s_addr, be);
+	}
+}
+END_TEST
+
+START_TEST(test_trace_reports_the_existing_flows_backend_on_an_rr_service)
+{
+	struct pa_lb_trace_result tr;
+	struct pa_flow_key k;
+	struct frame f;
+	uint32_t be;
+
+	setup_lb("{'name': 'rr4', 'vip': '10.0.0.10', 'port': 80, 'proto': 'tcp',"
+		" 'forward': 'ipip', 'scheduler': 'rr', 'backends':"
+		" [{'addr': '10.1.0.1'}, {'addr': '10.1.0.2'}, {'addr': '10.1.0.3'}]}");
+	frame_l4(&f, "198.51.100.7", "10.0.0.10", IPPROTO_TCP, 1234, 80,
+		TCP_SYN, 0);
+	k = key_of(&f);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert(tr.service_found);
+	ck_assert(!tr.backend_found);
+	ck_assert(!tr.existing_flow);
+	ck_assert_ptr_nonnull(tr.reason);
+	web4_flow(1, TCP_SYN, T0);	/* moves the cursor */
+	be = send_ipip4(&f, T0);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert(tr.existing_flow);
+	ck_assert(tr.backend_found);
+	ck_assert_uint_eq(tr.backend.v4.s_addr, be);
+	/* the lcore answers itself once it polls; after it leaves, trace
+	 * reads its table directly */
+	pa_lb_poll(lb, 0, T0 + 1, true);
+	pa_lb_lcore_exit(lb, 0);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert(tr.existing_flow);
+	ck_assert_uint_eq(tr.backend.v4.s_addr, be);
+	/* not a service */
+	k.dport = htons(81);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert(!tr.service_found);
+}
+END_TEST
+
+START_TEST(test_two_lcores_keep_separate_tables_and_counters_sum)
+{
+	struct rte_mbuf *m;
+	struct frame f;
+	uint8_t v;
+	uint32_t b0, b1;
+
+	setup_lb_flows("{'name': 'rr4', 'vip': '10.0.0.10', 'port': 80, 'proto': 'tcp',"
+		" 'forward': 'ipip', 'scheduler': 'rr', 'backends':"
+		" [{'addr': '10.1.0.1'}, {'addr': '10.1.0.2'}]}", 4096, 2);
+	ck_assert_int_eq(lb_stat("flow_table_capacity") >= 4096, 1);
+	frame_l4(&f, "198.51.100.7", "10.0.0.10", IPPROTO_TCP, 1234, 80,
+		TCP_SYN, 0);
+	m = mbuf_of(&f);
+	pa_lb_process(lb, 0, &m, 1, T0, &v);
+	ck_assert_uint_eq(v, PA_LB_V_FORWARD);
+	memcpy(&b0, rte_pktmbuf_mtod(m, uint8_t *) + 30, 4);
+	rte_pktmbuf_free(m);
+	m = mbuf_of(&f);
+	pa_lb_process(lb, 1, &m, 1, T0, &v);
+	ck_assert_uint_eq(v, PA_LB_V_FORWARD);
+	memcpy(&b1, rte_pktmbuf_mtod(m, uint8_t *) + 30, 4);
+	rte_pktmbuf_free(m);
+	/* each lcore's rr cursor starts at the first backend */
+	ck_assert_uint_eq(b0, b1);
+	ck_assert_int_eq(lb_stat("flows"), 2);
+	ck_assert_int_eq(lb_stat("balanced"), 2);
+	ck_assert_int_eq(be_count("rr4", "10.1.0.1").packets +
+		be_count("rr4", "10.1.0.2").packets, 2);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+static Suite *
+lb_suite(void)
+{
+	Suite *s = suite_create("lb");
+	TCase *tc;
+
+	tc = tcase_create("maglev");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_maglev_equal_weights_match_the_nsdi_reference);
+	tcase_add_test(tc, test_maglev_mixed_weights_match_the_katran_style_reference);
+	tcase_add_test(tc, test_maglev_ipv6_keys_match_the_reference);
+	tcase_add_test(tc, test_maglev_table_does_not_depend_on_input_order);
+	tcase_add_test(tc, test_maglev_shares_follow_weights_within_one_percent);
+	tcase_add_test(tc, test_maglev_removing_one_backend_moves_under_two_percent_of_the_others);
+	tcase_add_test(tc, test_maglev_build_time_is_measured_for_10_100_1000_backends);
+	tcase_add_test(tc, test_maglev_build_rejects_no_backends_too_many_and_zero_weight);
+	tcase_add_test(tc, test_maglev_hash_seeds_differ_and_are_stable);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("forwarding");
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, NULL, teardown_lb);
+	tcase_add_test(tc, test_ipip4_prepends_outer_ipv4_and_keeps_the_inner_packet_byte_identical);
+	tcase_add_test(tc, test_ipip4_addresses_the_frame_to_the_backend_mac_when_it_has_one);
+	tcase_add_test(tc, test_ipip4_trims_ethernet_padding_after_the_inner_packet);
+	tcase_add_test(tc, test_ipip4_keeps_the_vlan_tag_in_front_of_the_outer_header);
+	tcase_add_test(tc, test_ipip6_prepends_outer_ipv6_with_next_header_41_and_keeps_the_inner_packet);
+	tcase_add_test(tc, test_nat4_tcp_rewrites_destination_and_checksums_equal_full_recomputation);
+	tcase_add_test(tc, test_nat4_udp_rewrites_destination_and_checksums_equal_full_recomputation);
+	tcase_add_test(tc, test_nat4_udp_without_checksum_stays_without);
+	tcase_add_test(tc, test_nat6_tcp_and_udp_rewrite_destination_and_checksums_equal_full_recomputation);
+	tcase_add_test(tc, test_nat_checksums_equal_full_recomputation_for_many_random_packets);
+	tcase_add_test(tc, test_nat_checksums_are_exact_whatever_the_original_checksum);
+	tcase_add_test(tc, test_nat_reply_of_a_known_flow_gets_the_vip_and_service_port_as_source);
+	tcase_add_test(tc, test_nat_reply_without_a_flow_is_left_unchanged);
+	tcase_add_test(tc, test_dsr_changes_only_the_destination_mac_to_the_backends);
+	tcase_add_test(tc, test_non_vip_traffic_and_icmp_to_the_vip_are_untouched);
+	tcase_add_test(tc, test_service_with_all_backends_down_gives_no_backend);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("flows");
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, NULL, teardown_lb);
+	tcase_add_test(tc, test_flows_keep_their_backend_when_backends_are_added);
+	tcase_add_test(tc, test_flows_keep_their_backend_when_weights_change);
+	tcase_add_test(tc, test_draining_backend_keeps_its_flows_but_gets_no_new_ones);
+	tcase_add_test(tc, test_down_backend_loses_its_flows_to_other_backends);
+	tcase_add_test(tc, test_deleted_backend_loses_its_flows_to_other_backends);
+	tcase_add_test(tc, test_flows_of_a_down_backend_are_reaped_by_poll);
+	tcase_add_test(tc, test_service_list_counts_flows_packets_and_bytes_per_backend);
+	tcase_add_test(tc, test_packets_of_one_new_flow_in_one_burst_share_a_backend);
+	tcase_add_test(tc, test_idle_udp_flow_is_forgotten_after_udp_timeout);
+	tcase_add_test(tc, test_tcp_flow_that_saw_fin_ages_after_tcp_fin_timeout);
+	tcase_add_test(tc, test_aged_flows_give_their_table_entries_back);
+	tcase_add_test(tc, test_full_flow_table_counts_and_sends_new_flows_to_the_maglev_choice);
+	tcase_add_test(tc, test_fragments_of_a_datagram_go_to_one_backend_without_a_flow_entry);
+	tcase_add_test(tc, test_fragments_go_to_the_lowest_port_service_of_their_vip_and_protocol);
+	tcase_add_test(tc, test_two_lcores_keep_separate_tables_and_counters_sum);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("schedulers");
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, NULL, teardown_lb);
+	tcase_add_test(tc, test_rr_alternates_over_the_up_backends);
+	tcase_add_test(tc, test_wrr_shares_of_new_flows_follow_the_weights);
+	tcase_add_test(tc, test_lc_picks_the_backend_with_fewest_flows_per_weight);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("control");
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, NULL, teardown_lb);
+	tcase_add_test(tc, test_duplicate_service_name_or_vip_port_proto_is_eexist);
+	tcase_add_test(tc, test_unknown_service_or_backend_is_enoent_and_duplicate_backend_eexist);
+	tcase_add_test(tc, test_export_reflects_added_and_deleted_services_and_backends);
+	tcase_add_test(tc, test_deleted_service_no_longer_balances_and_its_flows_are_reaped);
+	tcase_add_test(tc, test_trace_gives_the_maglev_choice_for_a_new_flow_then_the_flows_backend);
+	tcase_add_test(tc, test_trace_reports_the_existing_flows_backend_on_an_rr_service);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	char *argv[] = { "test_lb", "--no-huge", "--no-shconf", "--no-pci",
+		"-m", "256", "--no-telemetry", "--log-level=lib.eal:notice",
+		"--log-level=pa.lb:warning", "-l", "0", NULL };
+	int argc = RTE_DIM(argv) - 1;
+	SRunner *sr;
+	int failed;
+
+	if (rte_eal_init(argc, argv) < 0) {
+		fprintf(stderr, "test_lb: cannot start the EAL\n");
+		return EXIT_FAILURE;
+	}
+	if (pa_pkt_init() != 0) {
+		fprintf(stderr, "test_lb: pa_pkt_init failed\n");
+		return EXIT_FAILURE;
+	}
+	hz = rte_get_tsc_hz();
+	pool = rte_pktmbuf_pool_create("test_lb", 1023, 0, 0,
+		RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	if (pool == NULL) {
+		fprintf(stderr, "test_lb: no mbuf pool\n");
+		return EXIT_FAILURE;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	sr = srunner_create(lb_suite());
+	/* one EAL for the whole run: tests must not fork */
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	teardown_lb();
+	rte_mempool_free(pool);
+	rte_eal_cleanup();
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
