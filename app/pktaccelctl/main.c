@@ -800,25 +800,184 @@ fail:
 	return NULL;
 }
 
+/* Copy the members @p keys of @p from that it has into @p to. */
+static int
+copy_keys(json_t *to, const json_t *from, const char *const *keys)
+{
+	const json_t *v;
+
+	for (; *keys != NULL; keys++) {
+		v = json_object_get(from, *keys);
+		if (v != NULL && json_object_set(to, *keys, (json_t *)v) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* "192.0.2.10:80 tcp", "[2001:db8::10]:443 tcp": a service's address. */
+static void
+service_addr_text(const json_t *svc, char *buf, size_t len)
+{
+	const json_t *vip = json_object_get(svc, "vip");
+	const json_t *port = json_object_get(svc, "port");
+	const json_t *proto = json_object_get(svc, "proto");
+	const char *a = json_is_string(vip) ? json_string_value(vip) : "?";
+	const char *pr = json_is_string(proto) ? json_string_value(proto) : "?";
+	char p[32];
+
+	ports_text(port, p, sizeof(p));
+	if (strchr(a, ':') != NULL)
+		snprintf(buf, len, "[%s]:%s %s", a, p, pr);
+	else
+		snprintf(buf, len, "%s:%s %s", a, p, pr);
+}
+
+/* A service's backends as table rows: addr, port, weight, state, mac
+ * (only when one of them has a MAC), flows, packets, bytes. */
+static json_t *
+lb_backend_rows(const json_t *bes)
+{
+	static const char *const head[] = {
+		"addr", "port", "weight", "state", NULL
+	};
+	static const char *const tail[] = {
+		"flows", "packets", "bytes", NULL
+	};
+	json_t *out, *row, *be;
+	bool macs = false;
+	size_t i;
+
+	json_array_foreach(bes, i, be)
+		if (json_object_get(be, "mac") != NULL)
+			macs = true;
+	out = json_array();
+	if (out == NULL)
+		return NULL;
+	json_array_foreach(bes, i, be) {
+		row = json_object();
+		if (row == NULL || json_array_append_new(out, row) != 0 ||
+		    copy_keys(row, be, head) != 0 ||
+		    (macs && json_object_set_new(row, "mac",
+				json_object_get(be, "mac") != NULL ?
+				json_incref(json_object_get(be, "mac")) :
+				json_null()) != 0) ||
+		    copy_keys(row, be, tail) != 0) {
+			json_decref(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+/*
+ * lb_service_list: a table of the services (name, vip, port, proto,
+ * scheduler, forward, backends, usable, flows), then for each service the
+ * table of its backends. @return false (nothing printed) for a result of
+ * another shape, which the generic printer then shows.
+ */
+static bool
+print_lb_service_list(const json_t *r)
+{
+	static const char *const head[] = {
+		"name", "vip", "port", "proto", "scheduler", "forward", NULL
+	};
+	json_t *rows, *row, *svc, *bes;
+	char where[128];
+	const json_t *n;
+	size_t i;
+
+	if (!all_objects(r))
+		return false;
+	json_array_foreach(r, i, svc)
+		if (!json_is_string(json_object_get(svc, "name")) ||
+		    !json_is_array(json_object_get(svc, "backends")))
+			return false;
+	rows = json_array();
+	if (rows == NULL)
+		return false;
+	json_array_foreach(r, i, svc) {
+		row = json_object();
+		if (row == NULL || json_array_append_new(rows, row) != 0 ||
+		    copy_keys(row, svc, head) != 0 ||
+		    json_object_set_new(row, "backends", json_integer(
+				(json_int_t)json_array_size(json_object_get(svc,
+					"backends")))) != 0) {
+			json_decref(rows);
+			return false;
+		}
+		n = json_object_get(svc, "usable_backends");
+		if (n != NULL)
+			json_object_set(row, "usable", (json_t *)n);
+		n = json_object_get(svc, "flows");
+		if (n != NULL)
+			json_object_set(row, "flows", (json_t *)n);
+	}
+	print_table(rows, 0);
+	json_decref(rows);
+	json_array_foreach(r, i, svc) {
+		service_addr_text(svc, where, sizeof(where));
+		printf("\nbackends of %s (%s):\n",
+			json_string_value(json_object_get(svc, "name")), where);
+		bes = json_object_get(svc, "backends");
+		if (json_array_size(bes) == 0 || !all_objects(bes)) {
+			printf("  (none)\n");
+			continue;
+		}
+		rows = lb_backend_rows(bes);
+		if (rows == NULL)
+			continue;
+		print_table(rows, 2);
+		json_decref(rows);
+	}
+	return true;
+}
+
+/*
+ * Per-method output: either a formatter (result → what the generic
+ * printer shows) or a printer of its own (true: printed).
+ */
 static const struct {
 	const char *method;
 	json_t *(*format)(const json_t *result);
+	bool (*print)(const json_t *result);
 } formatters[] = {
-	{ "acl_rule_list", format_acl_rule_list },
+	{ "acl_rule_list", format_acl_rule_list, NULL },
+	{ "lb_service_list", NULL, print_lb_service_list },
 };
+
+/* The method's entry in formatters[], or -1. */
+static int
+find_formatter(const char *method)
+{
+	size_t i;
+
+	if (method == NULL)
+		return -1;
+	for (i = 0; i < sizeof(formatters) / sizeof(formatters[0]); i++)
+		if (strcmp(formatters[i].method, method) == 0)
+			return (int)i;
+	return -1;
+}
 
 /* The result as the method's formatter shows it (new reference), or NULL. */
 static json_t *
 format_result(const char *method, const json_t *r)
 {
-	size_t i;
+	int i = find_formatter(method);
 
-	if (method == NULL)
+	if (i < 0 || formatters[i].format == NULL)
 		return NULL;
-	for (i = 0; i < sizeof(formatters) / sizeof(formatters[0]); i++)
-		if (strcmp(formatters[i].method, method) == 0)
-			return formatters[i].format(r);
-	return NULL;
+	return formatters[i].format(r);
+}
+
+/* Print the result with the method's own printer; false: it has none,
+ * or the result is not of the shape it knows. */
+static bool
+print_special(const char *method, const json_t *r)
+{
+	int i = find_formatter(method);
+
+	return i >= 0 && formatters[i].print != NULL && formatters[i].print(r);
 }
 
 static void
@@ -836,6 +995,8 @@ print_result(const struct ctl *ctl, const char *method, const json_t *r)
 		free(t);
 		return;
 	}
+	if (print_special(method, r))
+		return;
 	shown = format_result(method, r);
 	if (shown != NULL)
 		r = shown;

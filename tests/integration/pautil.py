@@ -32,7 +32,11 @@ DROP_REASONS = ("malformed", "acl", "police", "non_ip", "no_backend", "mtu",
                 "ring_full", "tx_full", "rx_error", "shutdown")
 
 RPC_METHODS_NOW = ("rpc_get_methods", "stats_get", "pipeline_get",
-                   "config_get", "shutdown")
+                   "config_get", "shutdown",
+                   "acl_rule_add", "acl_rule_delete", "acl_rule_list",
+                   "acl_rules_replace", "trace_packet",
+                   "lb_service_add", "lb_service_delete", "lb_service_list",
+                   "lb_backend_add", "lb_backend_delete", "lb_backend_set")
 
 # Pipeline configurations exercised by the replay tests.
 PIPE4 = {"mode": "pipeline",
@@ -432,3 +436,103 @@ class Daemon:
 def replay_daemon_args(in_pcap, out_pcap, conf_path, sock, extra=()):
     return [DAEMON, "--replay", in_pcap, "--replay-out", out_pcap,
             "-c", conf_path, "-s", sock, "--stay"] + list(extra)
+
+
+# --------------------------------------------------------------------------
+# Load-balancer traffic: plain IPv4/IPv6 TCP and UDP frames built with
+# struct (fast, no scapy), and what the appliance did to them.
+
+LB_CLIENT_MAC = bytes.fromhex("020000000101")
+LB_APPLIANCE_MAC = bytes.fromhex("0200000000fe")
+
+
+def _l4_csum(pseudo, seg):
+    return gen_sample.csum16(pseudo + seg) or 0xFFFF
+
+
+def l4_frame(src, dst, sport, dport, proto="tcp", idx=0, payload_len=24,
+             tcp_flags=0x02):
+    """One Ethernet frame: IPv4 or IPv6 (by the addresses), TCP (flags
+    `tcp_flags`, SYN by default) or UDP, correct checksums, payload
+    starting with gen_sample.marker(idx)."""
+    import ipaddress
+    import struct
+    s, d = ipaddress.ip_address(src), ipaddress.ip_address(dst)
+    assert s.version == d.version, (src, dst)
+    payload = gen_sample.marker(idx)
+    payload += bytes(97 + (k % 26) for k in range(max(0, payload_len -
+                                                      len(payload))))
+    pnum = {"tcp": 6, "udp": 17}[proto]
+    if proto == "tcp":
+        seg = struct.pack("!HHIIBBHHH", sport, dport, 1000 + idx, 0, 5 << 4,
+                          tcp_flags, 8192, 0, 0) + payload
+        ck_off = 16
+    else:
+        seg = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + \
+            payload
+        ck_off = 6
+    if s.version == 4:
+        pseudo = s.packed + d.packed + struct.pack("!BBH", 0, pnum, len(seg))
+    else:
+        pseudo = s.packed + d.packed + struct.pack("!IxxxB", len(seg), pnum)
+    ck = _l4_csum(pseudo, seg)
+    seg = seg[:ck_off] + struct.pack("!H", ck) + seg[ck_off + 2:]
+    if s.version == 4:
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(seg),
+                         idx & 0xFFFF, 0, 64, pnum, 0, s.packed, d.packed)
+        ip = ip[:10] + struct.pack("!H", gen_sample.csum16(ip)) + ip[12:]
+        eth = LB_APPLIANCE_MAC + LB_CLIENT_MAC + b"\x08\x00"
+    else:
+        ip = struct.pack("!IHBB16s16s", 0x60000000, len(seg), pnum, 64,
+                         s.packed, d.packed)
+        eth = LB_APPLIANCE_MAC + LB_CLIENT_MAC + b"\x86\xdd"
+    frame = eth + ip + seg
+    if len(frame) < 60:
+        frame += b"\0" * (60 - len(frame))
+    return frame
+
+
+def parse_ip(frame, off=None):
+    """The IP header of an Ethernet frame (or at `off`): a dict with
+    family, src, dst, proto, sport, dport (None without ports) and, for
+    IP-in-IP (4 or 41), "inner": the encapsulated packet parsed alike.
+    None for a frame that is not IP."""
+    import ipaddress
+    import struct
+    if off is None:
+        if len(frame) < 14:
+            return None
+        et = struct.unpack("!H", frame[12:14])[0]
+        off = 14
+        while et in (0x8100, 0x88A8) and len(frame) >= off + 4:
+            et = struct.unpack("!H", frame[off + 2:off + 4])[0]
+            off += 4
+        if et not in (0x0800, 0x86DD):
+            return None
+    if len(frame) < off + 20:
+        return None
+    ver = frame[off] >> 4
+    if ver == 4:
+        ihl = (frame[off] & 0xF) * 4
+        proto = frame[off + 9]
+        src = str(ipaddress.IPv4Address(frame[off + 12:off + 16]))
+        dst = str(ipaddress.IPv4Address(frame[off + 16:off + 20]))
+        l4 = off + ihl
+        frag = struct.unpack("!H", frame[off + 6:off + 8])[0] & 0x1FFF
+    elif ver == 6:
+        if len(frame) < off + 40:
+            return None
+        proto = frame[off + 6]
+        src = str(ipaddress.IPv6Address(frame[off + 8:off + 24]))
+        dst = str(ipaddress.IPv6Address(frame[off + 24:off + 40]))
+        l4 = off + 40
+        frag = 0
+    else:
+        return None
+    out = {"family": ver, "src": src, "dst": dst, "proto": proto,
+           "sport": None, "dport": None, "inner": None}
+    if proto in (4, 41):
+        out["inner"] = parse_ip(frame, l4)
+    elif proto in (6, 17) and frag == 0 and len(frame) >= l4 + 4:
+        out["sport"], out["dport"] = struct.unpack("!HH", frame[l4:l4 + 4])
+    return out

@@ -107,3 +107,166 @@ def test_shutdown_via_console(daemon_factory, mixed, mixed_pcap):
     r = ctl("-s", d.sock, "shutdown")
     assert r.rc == 0, r
     assert d.wait() == 0, d.describe()
+
+
+# --------------------------------------------------------------------------
+# load balancer: lb_service_list tables, key=value for the lb_* methods
+
+LB_CONF = {
+    "pipeline": pautil.RTC1,
+    "lb": {"local_addr": "192.0.2.254", "services": [
+        {"name": "web", "vip": "192.0.2.10", "port": 80, "proto": "tcp",
+         "scheduler": "maglev", "forward": "ipip",
+         "backends": [{"addr": "10.1.0.1", "weight": 1},
+                      {"addr": "10.1.0.2", "weight": 2}]}]},
+}
+
+
+@pytest.fixture(scope="module")
+def lbd(module_daemons, mixed, mixed_pcap):
+    """A daemon with the default service; the mixed traffic has flows to
+    its VIP."""
+    d = module_daemons(LB_CONF, mixed_pcap, name="ctl-lb")
+    d.wait_replay_done(len(mixed))
+    return d
+
+
+def _tables(stdout):
+    """pktaccelctl lb_service_list output as (service header, service rows
+    by name, {service: (backend header, backend rows by addr)})."""
+    blocks = stdout.split("\n\n")
+    lines = [ln for ln in blocks[0].splitlines() if ln.strip()]
+    head, svcs = lines[0].split(), {}
+    for ln in lines[1:]:
+        svcs[ln.split()[0]] = dict(zip(head, ln.split()))
+    bes = {}
+    for b in blocks[1:]:
+        lines = [ln for ln in b.splitlines() if ln.strip()]
+        title = lines[0]
+        assert title.startswith("backends of ") and title.endswith(":"), b
+        name = title.split()[2]
+        if lines[1].strip() == "(none)":
+            bes[name] = (None, {})
+            continue
+        bh = lines[1].split()
+        assert lines[1].startswith("  "), "backend table not indented:\n%s" % b
+        bes[name] = (bh, {ln.split()[0]: dict(zip(bh, ln.split()))
+                          for ln in lines[2:]})
+    return head, svcs, bes
+
+
+def _lb_svc(d, name):
+    return next(s for s in d.call("lb_service_list") if s["name"] == name)
+
+
+def test_lb_service_list_tables(lbd):
+    r = ctl("-s", lbd.sock, "lb_service_list")
+    assert r.rc == 0, r
+    head, svcs, bes = _tables(r.stdout)
+    want_cols = ["name", "vip", "port", "proto", "scheduler", "forward",
+                 "backends"]
+    assert [c for c in head if c in want_cols] == want_cols, r.stdout
+    assert "flows" in head and head.index("flows") > head.index("backends")
+    rpc = lbd.call("lb_service_list")
+    assert sorted(svcs) == ["web"], r.stdout
+    web = svcs["web"]
+    assert (web["vip"], web["port"], web["proto"], web["scheduler"],
+            web["forward"], web["backends"]) == \
+        ("192.0.2.10", "80", "tcp", "maglev", "ipip", "2"), r.stdout
+    assert web["flows"] == str(rpc[0]["flows"]), r.stdout
+    assert rpc[0]["flows"] > 0, rpc      # the mixed traffic has web flows
+    bh, rows = bes["web"]
+    assert bh == ["addr", "port", "weight", "state", "flows", "packets",
+                  "bytes"], r.stdout
+    assert sorted(rows) == ["10.1.0.1", "10.1.0.2"], r.stdout
+    for b in rpc[0]["backends"]:
+        row = rows[b["addr"]]
+        for k in ("port", "weight", "state", "flows", "packets", "bytes"):
+            assert row[k] == str(b[k]), (k, row, b)
+    assert "(192.0.2.10:80 tcp)" in r.stdout, r.stdout
+    # -j: the raw result
+    r = ctl("-s", lbd.sock, "-j", "lb_service_list")
+    assert r.rc == 0, r
+    assert json.loads(r.stdout) == lbd.call("lb_service_list")
+
+
+def test_lb_service_list_empty(shared):
+    r = ctl("-s", shared.sock, "lb_service_list")
+    assert r.rc == 0, r
+    assert r.stdout.strip() == "(empty)", r
+
+
+def test_lb_key_value_params(lbd):
+    svc = {"name": "api", "vip": "2001:db8::10", "port": 443,
+           "proto": "tcp", "forward": "nat", "scheduler": "wrr"}
+    r = ctl("-s", lbd.sock, "lb_service_add", json.dumps(svc))
+    assert r.rc == 0 and "api" in r.stdout, r
+    try:
+        r = ctl("-s", lbd.sock, "lb_backend_add", "service=api",
+                "addr=2001:db8:1::1", "port=8443", "weight=3")
+        assert r.rc == 0 and r.stdout.strip() == "ok", r
+        r = ctl("-s", lbd.sock, "lb_backend_add", "service=api",
+                "addr=2001:db8:1::2", "mac=02:00:00:00:00:02")
+        assert r.rc == 0, r
+        bes = {b["addr"]: b for b in _lb_svc(lbd, "api")["backends"]}
+        assert bes["2001:db8:1::1"]["weight"] == 3, bes
+        assert bes["2001:db8:1::1"]["port"] == 8443, bes
+        assert bes["2001:db8:1::2"]["mac"] == "02:00:00:00:00:02", bes
+        # weight=N is sent as an integer, state=drain as a string
+        r = ctl("-s", lbd.sock, "lb_backend_set", "service=api",
+                "addr=2001:db8:1::1", "state=drain", "weight=5")
+        assert r.rc == 0 and r.stdout.strip() == "ok", r
+        b = {b["addr"]: b for b in _lb_svc(lbd, "api")["backends"]}[
+            "2001:db8:1::1"]
+        assert (b["state"], b["weight"]) == ("drain", 5), b
+        # the tables show both services, the MAC column for api
+        r = ctl("-s", lbd.sock, "lb_service_list")
+        assert r.rc == 0, r
+        head, svcs, bes = _tables(r.stdout)
+        assert sorted(svcs) == ["api", "web"], r.stdout
+        assert svcs["api"]["backends"] == "2", r.stdout
+        assert "([2001:db8::10]:443 tcp)" in r.stdout, r.stdout
+        bh, rows = bes["api"]
+        assert "mac" in bh, r.stdout
+        assert rows["2001:db8:1::1"]["state"] == "drain", r.stdout
+        assert rows["2001:db8:1::1"]["weight"] == "5", r.stdout
+        # errors: exit 1, the parameter named on stderr
+        r = ctl("-s", lbd.sock, "lb_backend_set", "service=api",
+                "addr=2001:db8:1::1", "weight=heavy")
+        assert r.rc == 1 and "params.weight" in r.stderr, r
+        r = ctl("-s", lbd.sock, "lb_backend_set", "service=api",
+                "addr=2001:db8:1::1", "state=off")
+        assert r.rc == 1 and "params.state" in r.stderr, r
+        r = ctl("-s", lbd.sock, "lb_backend_add", "service=api",
+                "addr=10.1.0.9")
+        assert r.rc == 1 and "params.addr" in r.stderr, r
+        r = ctl("-s", lbd.sock, "lb_backend_set", "service=nope",
+                "addr=10.1.0.1", "weight=1")
+        assert r.rc == 1 and "-32001" in r.stderr, r
+        r = ctl("-s", lbd.sock, "lb_service_add", "name=api",
+                "vip=192.0.2.99", "port=80", "proto=tcp")
+        assert r.rc == 1 and "-32000" in r.stderr, r
+        r = ctl("-s", lbd.sock, "lb_backend_delete", "service=api",
+                "addr=2001:db8:1::2")
+        assert r.rc == 0, r
+        assert [b["addr"] for b in _lb_svc(lbd, "api")["backends"]] == \
+            ["2001:db8:1::1"]
+    finally:
+        r = ctl("-s", lbd.sock, "lb_service_delete", "name=api")
+    assert r.rc == 0 and r.stdout.strip() == "ok", r
+    assert [s["name"] for s in lbd.call("lb_service_list")] == ["web"]
+    r = ctl("-s", lbd.sock, "lb_service_delete", "name=api")
+    assert r.rc == 1 and "-32001" in r.stderr, r
+
+
+def test_lb_piped_console(lbd):
+    script = (b"lb_service_add name=tmp vip=192.0.2.11 port=80 proto=tcp "
+              b"forward=nat\n"
+              b"lb_backend_add service=tmp addr=10.9.0.1\n"
+              b"lb_service_list\n"
+              b"lb_service_delete name=tmp\n")
+    r = ctl("-s", lbd.sock, stdin=script)
+    assert r.rc == 0, r
+    assert "backends of tmp (192.0.2.11:80 tcp):" in r.stdout, r.stdout
+    assert "10.9.0.1" in r.stdout, r.stdout
+    assert [s["name"] for s in lbd.call("lb_service_list")] == ["web"]

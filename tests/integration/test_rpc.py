@@ -306,8 +306,12 @@ def test_rpc_get_methods_lists_the_methods(shared):
 def test_stats_get_shape_and_values(shared, mixed):
     st = shared.call("stats_get")
     for k in ("rx_packets", "tx_packets", "dropped_packets", "drops",
-              "ports", "lcores"):
+              "ports", "lcores", "acl", "lb"):
         assert k in st, "stats_get lacks %r: %s" % (k, sorted(st))
+    # no lb section: the LB runs all the same, without services
+    assert isinstance(st["lb"], dict), st["lb"]
+    assert st["lb"].get("services") == 0 and st["lb"].get("flows") == 0, \
+        st["lb"]
     for r in pautil.DROP_REASONS:
         assert r in st["drops"], "drops lacks %r: %s" % (r, st["drops"])
     n_mal = sum(p.malformed for p in mixed)
