@@ -1,0 +1,285 @@
+#!/usr/bin/python3
+"""LB benchmark: the lb stage (Maglev service, flow table) behind the ACL.
+
+Throughput: 64-byte UDP traffic to one VIP (192.0.2.10:80) from --flows
+distinct sources on a net_pcap vdev with infinite_rx=1, through 1k ACL
+rules (bench_acl's rule generator: ~5% of the flows dropped) and then:
+  acl      no service (the ACL-only reference),
+  lb10     one Maglev ipip service of 10 backends, flow table on,
+  lb1000   the same with 1000 backends.
+Each in rtc mode with one worker lcore (Mpps from stats_get over
+--seconds after a warm-up that puts every flow in the flow table) and,
+with --pipeline, in pipeline mode (4 lcores; on a 2-CPU machine they share
+one CPU, so the figure shows the cost of the hand-offs, not a speed-up).
+
+Maglev builds: lb_service_add of services with 10, 100 and 1000 backends
+(M = 65537) on a live daemon, build_ms from lb_service_list (median of 5).
+Flow table memory: the daemon's VmRSS with flow_table.size 4M vs 1k.
+
+Writes perf/results/lb-<date>.json.
+
+Usage: /usr/bin/python3 perf/bench_lb.py [--seconds 10]
+           [--flows 10000,1000000] [--pipeline] [--skip-throughput]
+"""
+import argparse
+import datetime
+import json
+import os
+import random
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_acl as ba  # noqa: E402
+
+ROOT = ba.ROOT
+VIP = "192.0.2.10"
+VIP_INT = 0xc000020a
+VPORT = 80
+
+
+def make_flows(n, seed=7):
+    """n distinct UDP flows to the VIP: sources in 10/8, random ports."""
+    rng = random.Random(seed)
+    flows, seen = [], set()
+    while len(flows) < n:
+        src = 0x0a000000 | rng.getrandbits(24)
+        sport = rng.randint(1024, 65535)
+        if (src, sport) in seen:
+            continue
+        seen.add((src, sport))
+        flows.append(ba.Flow(False, src, VIP_INT, sport, VPORT))
+    return flows
+
+
+def backends(n, base=0x0a010000):
+    out = []
+    for i in range(n):
+        a = base + 1 + i
+        out.append({"addr": "%d.%d.%d.%d" % (a >> 24, (a >> 16) & 255,
+                                            (a >> 8) & 255, a & 255),
+                    "weight": 1 + i % 3})
+    return out
+
+
+def service(name, n_backends, port=VPORT):
+    return {"name": name, "vip": VIP, "port": port, "proto": "udp",
+            "scheduler": "maglev", "forward": "ipip",
+            "backends": backends(n_backends)}
+
+
+def start(tmp, pcap, n_flows, rules, mem, lb=None, mode="rtc", name="lb",
+          flow_table=None):
+    conf = os.path.join(tmp, name + ".json")
+    sock = os.path.join(tmp, name + ".sock")
+    pipe = {"mode": "rtc", "lcores": {"worker": [1]}} if mode == "rtc" else \
+        {"mode": "pipeline", "lcores": {"rx": [1], "classify": [2],
+                                        "lb": [3], "tx": [4]}}
+    cfg = {"ports": [{"name": "bench0", "devargs":
+                      "net_pcap_bench0,rx_pcap=%s,infinite_rx=1" % pcap,
+                      "mbufs": n_flows + 8192}],
+           "pipeline": pipe}
+    if rules is not None:
+        cfg["acl"] = {"default": "permit",
+                      "rules": [ba.rule_json(r) for r in rules]}
+    cfg["lb"] = {"local_addr": "192.0.2.254", "services": lb or []}
+    if flow_table is not None:
+        cfg["lb"]["flow_table"] = flow_table
+    with open(conf, "w") as f:
+        json.dump(cfg, f, separators=(",", ":"))
+    lcores = "0,1" if mode == "rtc" else "0@0,(1,2,3,4)@1"
+    log = open(os.path.join(tmp, name + ".log"), "w")
+    eal = ba.EAL + ["-m", str(mem)] + (["-l", lcores] if mode == "rtc" else
+                                        ["--lcores", lcores])
+    proc = subprocess.Popen([ba.DAEMON] + eal + ["--", "-c", conf, "-s", sock],
+                            stdout=log, stderr=subprocess.STDOUT)
+    t0 = time.time()
+    try:
+        ba.wait_socket(sock, proc, timeout=600)
+    except RuntimeError:
+        log.close()
+        with open(os.path.join(tmp, name + ".log")) as f:
+            sys.stderr.write(f.read()[-3000:])
+        ba.stop(proc)
+        raise
+    return proc, sock, time.time() - t0
+
+
+def bench_one(tmp, pcap, flows, rules, seconds, mem, lb, mode, flow_table):
+    proc, sock, start_s = start(tmp, pcap, len(flows), rules, mem, lb, mode,
+                                flow_table=flow_table)
+    try:
+        c = ba.Rpc(sock)
+        pl = c.call("pipeline_get")
+        # warm-up: every flow seen once (the flow table filled)
+        end = time.time() + 60
+        while time.time() < end:
+            st = c.call("stats_get")
+            if st["rx_packets"] >= 2 * len(flows):
+                break
+            time.sleep(0.5)
+        time.sleep(1)
+        a = c.call("stats_get")
+        ca, t0 = ba.cpu_times(), time.time()
+        time.sleep(seconds)
+        b = c.call("stats_get")
+        t1, cb = time.time(), ba.cpu_times()
+        rss = ba.vm_kib(proc.pid, "VmRSS")
+        c.close()
+    finally:
+        ba.stop(proc)
+    hz = pl["tsc_hz"]
+    pkts = b["rx_packets"] - a["rx_packets"]
+    pps = pkts / (t1 - t0)
+    lbs = b.get("lb") or {}
+    lba = a.get("lb") or {}
+    return {"mpps": pps / 1e6,
+            "cycles_per_packet": hz / pps if pps else None,
+            "drop_share": (b["dropped_packets"] - a["dropped_packets"]) / pkts
+            if pkts else None,
+            "balanced_share": (lbs.get("balanced", 0) - lba.get("balanced", 0))
+            / pkts if pkts else None,
+            "flows_in_table": lbs.get("flows"),
+            "flow_table_full": lbs.get("flow_table_full"),
+            "new_flows_during": lbs.get("flows_created", 0) -
+            lba.get("flows_created", 0),
+            "vmrss_kib": rss, "start_s": round(start_s, 2), "tsc_hz": hz,
+            "cpu_busy": ba.cpu_busy(ca, cb)}
+
+
+def bench_builds(tmp, pcap, n_flows, mem, sizes, reps=5):
+    proc, sock, _ = start(tmp, pcap, n_flows, None, mem, name="builds")
+    out = {}
+    try:
+        c = ba.Rpc(sock)
+        for n in sizes:
+            ms, wall = [], []
+            for r in range(reps):
+                svc = service("b%d_%d" % (n, r), n, port=1000 + r)
+                t0 = time.time()
+                c.call("lb_service_add", svc)
+                wall.append((time.time() - t0) * 1e3)
+                lst = c.call("lb_service_list")
+                ms.append([s for s in lst if s["name"] == svc["name"]][0]
+                          ["build_ms"])
+                c.call("lb_service_delete", {"name": svc["name"]})
+            out[str(n)] = {"build_ms_median": statistics.median(ms),
+                           "build_ms_min": min(ms), "build_ms_max": max(ms),
+                           "rpc_ms_median": statistics.median(wall)}
+            print("maglev build, %4d backends, M=65537: %.2f ms (median of %d;"
+                  " lb_service_add answered in %.1f ms)" % (
+                      n, out[str(n)]["build_ms_median"], reps,
+                      out[str(n)]["rpc_ms_median"]), flush=True)
+        c.close()
+    finally:
+        ba.stop(proc)
+    return out
+
+
+def bench_memory(tmp, pcap, n_flows, mem):
+    """Bytes per flow table entry: VmRSS with a 4M table minus with 1k."""
+    rss = {}
+    for size in (1024, 4 * 1048576):
+        proc, sock, _ = start(tmp, pcap, n_flows, None, mem, name="mem%d" % size,
+                              lb=[service("web", 10)],
+                              flow_table={"size": size})
+        try:
+            time.sleep(1)
+            rss[size] = ba.vm_kib(proc.pid, "VmRSS")
+        finally:
+            ba.stop(proc)
+    per = (rss[4 * 1048576] - rss[1024]) * 1024 / (4 * 1048576 - 1024)
+    print("flow table: %.0f bytes per flow of capacity (VmRSS %d -> %d KiB)"
+          % (per, rss[1024], rss[4 * 1048576]), flush=True)
+    return {"bytes_per_flow": per, "vmrss_kib": rss}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--daemon", default=ba.DAEMON)
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--flows", default="10000,1000000")
+    ap.add_argument("--rules", type=int, default=1000)
+    ap.add_argument("--cases", default="acl,lb10,lb1000")
+    ap.add_argument("--pipeline", action="store_true")
+    ap.add_argument("--mem", type=int, default=1024)
+    ap.add_argument("--build-sizes", default="10,100,1000")
+    ap.add_argument("--skip-throughput", action="store_true")
+    ap.add_argument("--skip-builds", action="store_true")
+    ap.add_argument("--retries", type=int, default=2)
+    ap.add_argument("--quiet-wait", type=int, default=600)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--no-save", action="store_true")
+    args = ap.parse_args()
+    ba.DAEMON = os.path.abspath(args.daemon)
+    if not os.access(ba.DAEMON, os.X_OK):
+        sys.exit("build the daemon first: meson setup build && ninja -C build")
+    head = subprocess.run(["git", "-C", ROOT, "describe", "--always",
+                           "--dirty"], capture_output=True, text=True).stdout
+    res = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+           "git": head.strip(), "rules": args.rules, "seconds": args.seconds,
+           "frame_bytes": 60, "throughput": [], "builds": None,
+           "memory": None}
+    with tempfile.TemporaryDirectory(prefix="pa-bench-lb-") as tmp:
+        small = None
+        if not args.skip_throughput:
+            modes = ["rtc"] + (["pipeline"] if args.pipeline else [])
+            for nf in [int(x) for x in args.flows.split(",") if x]:
+                flows = make_flows(nf)
+                pcap = os.path.join(tmp, "lb-%d.pcap" % nf)
+                ba.write_pcap(pcap, flows)
+                small = small or pcap
+                rules = ba.make_rules(args.rules, flows, False)
+                # room for every flow in the table without cuckoo misses
+                ft = {"size": max(1048576, 2 * nf)}
+                mem = max(args.mem, 1024 + nf * 5 // 1000)
+                for mode in modes:
+                    for case in [x for x in args.cases.split(",") if x]:
+                        lb = None if case == "acl" else \
+                            [service("web", int(case[2:]))]
+                        r = ba.measured(
+                            lambda: bench_one(tmp, pcap, flows, rules,
+                                              args.seconds, mem, lb, mode, ft),
+                            args, args.retries)
+                        r.update({"flows": nf, "mode": mode, "case": case})
+                        res["throughput"].append(r)
+                        print("%-8s %-6s %8d flows: %6.2f Mpps (%5.1f c/p, "
+                              "drop %.3f, balanced %.3f, flows %s, full %s)" % (
+                                  mode, case, nf, r["mpps"],
+                                  r["cycles_per_packet"], r["drop_share"] or 0,
+                                  r["balanced_share"] or 0,
+                                  r["flows_in_table"], r["flow_table_full"]),
+                              flush=True)
+        if small is None:
+            flows = make_flows(1000)
+            small = os.path.join(tmp, "lb-small.pcap")
+            ba.write_pcap(small, flows)
+        if not args.skip_builds:
+            ba.wait_quiet(args.quiet_wait)
+            res["builds"] = bench_builds(tmp, small, 10000, args.mem,
+                                         [int(x) for x in
+                                          args.build_sizes.split(",") if x])
+            res["memory"] = bench_memory(tmp, small, 10000, 2048)
+    base = {(r["flows"], r["mode"]): r["mpps"] for r in res["throughput"]
+            if r["case"] == "acl"}
+    for r in res["throughput"]:
+        b = base.get((r["flows"], r["mode"]))
+        r["vs_acl_only"] = r["mpps"] / b if b else None
+        if r["case"] != "acl" and b:
+            print("%-8s %-6s %8d flows: %.2fx the ACL-only figure" % (
+                r["mode"], r["case"], r["flows"], r["vs_acl_only"]))
+    if not args.no_save:
+        out = args.out or os.path.join(
+            ROOT, "perf", "results", "lb-%s.json" % datetime.date.today())
+        with open(out, "w") as f:
+            json.dump(res, f, indent=1)
+        print("wrote", out)
+
+
+if __name__ == "__main__":
+    main()
