@@ -69,17 +69,6 @@ ip_eq(const struct pa_ip_addr *a, const struct pa_ip_addr *b)
 }
 
 void
-lb_svc_key_make(struct lb_svc_key *k, uint8_t family, uint8_t proto,
-		uint16_t port_be, const uint8_t *addr)
-{
-	memset(k, 0, sizeof(*k));
-	k->family = family;
-	k->proto = proto;
-	k->port = port_be;
-	memcpy(k->addr, addr, family == 4 ? 4 : 16);
-}
-
-void
 lb_flow_key_from(struct lb_flow_key *k, const struct pa_flow_key *fk)
 {
 	memset(k, 0, sizeof(*k));
@@ -129,6 +118,29 @@ be_usable(const struct pa_config_backend *b, uint32_t uid)
 	return uid != 0 && b->state == PA_LB_UP && b->weight > 0;
 }
 
+/* Sum of the constant words of an outer IPv4 header to @p b (see
+ * lb_backend.ip4_sum). */
+static uint32_t
+outer4_sum(const struct pa_lb *lb, const struct lb_backend *b)
+{
+	const uint8_t head[4] = { 0x45, 0, LB_OUTER_TTL, IPPROTO_IPIP };
+	const uint16_t *w;
+	uint32_t sum = 0;
+	uint16_t x[2];
+	unsigned int i;
+
+	memcpy(x, head, sizeof(x));
+	sum += x[0];
+	sum += x[1];
+	w = (const uint16_t *)&lb->local4.v4;
+	for (i = 0; i < 2; i++)
+		sum += w[i];
+	w = (const uint16_t *)&b->addr.v4;
+	for (i = 0; i < 2; i++)
+		sum += w[i];
+	return sum;
+}
+
 /* A new read-only service from its control record. */
 static struct lb_svc *
 svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
@@ -171,6 +183,8 @@ svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
 		d->weight = b->weight;
 		memcpy(d->mac.addr_bytes, b->mac, RTE_ETHER_ADDR_LEN);
 		d->addr = b->addr;
+		if (s->family == 4)
+			d->ip4_sum = outer4_sum(lb, d);
 		if (be_usable(b, d->uid))
 			n_up++;
 	}
@@ -233,61 +247,67 @@ bit_set(uint8_t *map, uint16_t bit)
 	map[bit >> 3] |= (uint8_t)(1u << (bit & 7));
 }
 
-/* The key -> slot hash for a set of services, fragments' entries
- * included (the lowest port of each VIP and protocol). */
-static struct rte_hash *
-svc_hash_build(struct pa_lb *lb, struct lb_svc *const *svc, char *err,
+/* Put (family, proto, port, addr) -> slot in @p m, or, if the key is
+ * there (fragments' port-0 entries), keep the service with the lowest
+ * port. */
+static void
+svc_map_put(struct lb_svc_map *m, struct lb_svc *const *svc,
+		const struct lb_svc *s, uint16_t port)
+{
+	const uint8_t *addr = ip_bytes(&s->vip);
+	unsigned int alen = s->family == 4 ? 4 : 16;
+	uint32_t i = lb_svc_hash(s->family, s->proto, port, addr) & m->mask;
+	struct lb_svc_ent *e;
+
+	for (;; i = (i + 1) & m->mask) {
+		e = &m->ent[i];
+		if (e->family == 0)
+			break;
+		if (e->family == s->family && e->proto == s->proto &&
+		    e->port == port && memcmp(e->addr, addr, alen) == 0) {
+			if (rte_be_to_cpu_16(svc[e->slot]->port) >
+			    rte_be_to_cpu_16(s->port))
+				e->slot = s->slot;
+			return;
+		}
+	}
+	e->family = s->family;
+	e->proto = s->proto;
+	e->port = port;
+	e->slot = s->slot;
+	memcpy(e->addr, addr, alen);
+}
+
+/* The (vip, port, proto) -> slot table for a set of services, fragments'
+ * entries included. */
+static struct lb_svc_map *
+svc_map_build(struct pa_lb *lb, struct lb_svc *const *svc, char *err,
 		size_t err_len)
 {
-	struct rte_hash_parameters hp = { 0 };
-	char name[RTE_HASH_NAMESIZE];
-	struct lb_svc_key k;
-	struct rte_hash *h;
+	struct lb_svc_map *m;
 	unsigned int i, n = 0;
-	void *data;
-	int ret;
+	uint32_t size;
 
 	for (i = 0; i < PA_LB_MAX_SERVICES; i++)
 		if (svc[i] != NULL)
 			n++;
-	snprintf(name, sizeof(name), "pa_lbsvc_%u",
-		__atomic_fetch_add(&hash_seq, 1, __ATOMIC_RELAXED));
-	hp.name = name;
-	hp.entries = RTE_MAX(64u, rte_align32pow2(4 * n));
-	hp.key_len = sizeof(struct lb_svc_key);
-	hp.hash_func = rte_hash_crc;
-	hp.socket_id = lb->socket;
-	h = rte_hash_create(&hp);
-	if (h == NULL) {
-		seterr(err, err_len, "cannot create the service table: %s",
-			rte_strerror(rte_errno));
+	/* two entries a service (its own, its VIP's fragments), half full */
+	size = rte_align32pow2(RTE_MAX(16u, 4 * n));
+	m = rte_zmalloc_socket("pa_lb_svcmap", sizeof(*m) +
+		(size_t)size * sizeof(m->ent[0]), RTE_CACHE_LINE_SIZE,
+		lb->socket);
+	if (m == NULL) {
+		seterr(err, err_len, "out of memory for the service table");
 		return NULL;
 	}
+	m->mask = size - 1;
 	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
-		const struct lb_svc *s = svc[i];
-
-		if (s == NULL)
+		if (svc[i] == NULL)
 			continue;
-		lb_svc_key_make(&k, s->family, s->proto, s->port,
-			ip_bytes(&s->vip));
-		ret = rte_hash_add_key_data(h, &k, (void *)(uintptr_t)i);
-		if (ret < 0)
-			goto fail;
-		k.port = 0;
-		if (rte_hash_lookup_data(h, &k, &data) >= 0 &&
-		    rte_be_to_cpu_16(svc[(uintptr_t)data]->port) <
-		    rte_be_to_cpu_16(s->port))
-			continue;
-		ret = rte_hash_add_key_data(h, &k, (void *)(uintptr_t)i);
-		if (ret < 0)
-			goto fail;
+		svc_map_put(m, svc, svc[i], svc[i]->port);
+		svc_map_put(m, svc, svc[i], 0);
 	}
-	return h;
-fail:
-	seterr(err, err_len, "cannot fill the service table: %s",
-		strerror(-ret));
-	rte_hash_free(h);
-	return NULL;
+	return m;
 }
 
 static void
@@ -338,13 +358,13 @@ commit(struct pa_lb *lb, unsigned int slot, struct lb_svc *s,
 	prev = t->svc[slot];
 	t->svc[slot] = s;
 	if (set_changed || old == NULL) {
-		t->svc_hash = svc_hash_build(lb, t->svc, err, err_len);
-		if (t->svc_hash == NULL) {
+		t->svc_map = svc_map_build(lb, t->svc, err, err_len);
+		if (t->svc_map == NULL) {
 			rte_free(t);
 			return -ENOMEM;
 		}
 	} else {
-		t->svc_hash = old->svc_hash;
+		t->svc_map = old->svc_map;
 	}
 	table_maps(t);
 
@@ -353,8 +373,8 @@ commit(struct pa_lb *lb, unsigned int slot, struct lb_svc *s,
 		rte_rcu_qsbr_synchronize(lb->rcu, RTE_QSBR_THRID_INVALID);
 	lb->version++;
 	if (old != NULL) {
-		if (old->svc_hash != t->svc_hash)
-			rte_hash_free(old->svc_hash);
+		if (old->svc_map != t->svc_map)
+			rte_free(old->svc_map);
 		rte_free(old);
 	}
 	if (prev != s)
@@ -1057,14 +1077,12 @@ int
 pa_lb_trace(struct pa_lb *lb, const struct pa_flow_key *key, bool fragment,
 		struct pa_lb_trace_result *res)
 {
-	struct lb_svc_key sk;
 	struct lb_flow_key fk;
 	struct lb_flow f;
 	const struct lb_table *t;
 	const struct lb_svc *s;
 	unsigned int l;
-	void *data;
-	int bi = -1, ret = 0, r;
+	int bi = -1, ret = 0, r, slot;
 
 	memset(res, 0, sizeof(*res));
 	if (key->family != 4 && key->family != 6)
@@ -1074,11 +1092,12 @@ pa_lb_trace(struct pa_lb *lb, const struct pa_flow_key *key, bool fragment,
 	if (t == NULL || t->n_services == 0 ||
 	    (key->proto != IPPROTO_TCP && key->proto != IPPROTO_UDP))
 		goto out;
-	lb_svc_key_make(&sk, key->family, key->proto, fragment ? 0 : key->dport,
+	slot = lb_svc_find(t->svc_map, key->family, key->proto,
+		fragment ? 0 : key->dport,
 		key->family == 4 ? (const uint8_t *)&key->v4.dst : key->v6.dst);
-	if (rte_hash_lookup_data(t->svc_hash, &sk, &data) < 0)
+	if (slot < 0)
 		goto out;
-	s = t->svc[(uintptr_t)data];
+	s = t->svc[slot];
 	res->service_found = true;
 	snprintf(res->service, sizeof(res->service), "%s", s->name);
 	if (!fragment) {
@@ -1237,6 +1256,7 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 	lb->tmo_tsc[LB_TMO_TCP] = lb->ft.tcp_timeout * lb->tsc_hz;
 	lb->tmo_tsc[LB_TMO_TCP_FIN] = lb->ft.tcp_fin_timeout * lb->tsc_hz;
 	lb->tmo_tsc[LB_TMO_UDP] = lb->ft.udp_timeout * lb->tsc_hz;
+	lb->sweep_tsc = lb->tsc_hz * LB_SWEEP_BUSY_US / 1000000;
 	lb->nat_size = lb->ft.size;
 	lb->has_local4 = lc->has_local_addr;
 	lb->local4 = lc->local_addr;
@@ -1314,7 +1334,7 @@ pa_lb_destroy(struct pa_lb *lb)
 	if (lb->live != NULL) {
 		for (i = 0; i < PA_LB_MAX_SERVICES; i++)
 			svc_free(lb->live->svc[i]);
-		rte_hash_free(lb->live->svc_hash);
+		rte_free(lb->live->svc_map);
 		rte_free(lb->live);
 	}
 	for (i = 0; i < PA_LB_MAX_LCORES; i++)

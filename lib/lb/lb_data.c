@@ -19,9 +19,8 @@
 #include "lb_priv.h"
 
 #define BULK		RTE_HASH_LOOKUP_BULK_MAX	/* 64 */
-#define SWEEP_BUSY	8	/* flow entries aged per busy loop */
+#define SWEEP_BUSY	64	/* flow entries aged per busy sweep */
 #define SWEEP_IDLE	1024	/* ... per idle loop */
-#define OUTER_TTL	64
 
 #define TCP_FIN		0x01
 #define TCP_SYN		0x02
@@ -153,17 +152,27 @@ fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		uint16_t df = in->fragment_offset &
 			rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
 
+		const uint8_t tos_word[2] = { 0, in->type_of_service };
+		uint16_t tw;
+		uint32_t sum;
+
 		out->version_ihl = 0x45;
 		out->type_of_service = in->type_of_service;
 		out->total_length = rte_cpu_to_be_16((uint16_t)(ilen + hlen));
 		out->packet_id = df != 0 ? 0 : rte_cpu_to_be_16(w->ip_id++);
 		out->fragment_offset = df;
-		out->time_to_live = OUTER_TTL;
+		out->time_to_live = LB_OUTER_TTL;
 		out->next_proto_id = IPPROTO_IPIP;
-		out->hdr_checksum = 0;
 		out->src_addr = lb->local4.v4.s_addr;
 		out->dst_addr = b->addr.v4.s_addr;
-		out->hdr_checksum = rte_ipv4_cksum(out);
+		/* the constant words' sum is the backend's; add the rest
+		 * from registers rather than reading the header back */
+		memcpy(&tw, tos_word, 2);
+		sum = b->ip4_sum + tw + out->total_length + out->packet_id +
+			out->fragment_offset;
+		sum = (sum & 0xffff) + (sum >> 16);
+		sum = (sum & 0xffff) + (sum >> 16);
+		out->hdr_checksum = (uint16_t)~sum;
 	} else {
 		const struct rte_ipv6_hdr *in = (const void *)(frame + l3 + hlen);
 		struct rte_ipv6_hdr *out = (void *)(frame + l3);
@@ -174,7 +183,7 @@ fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 			(meta->hash & 0xfffff));
 		out->payload_len = rte_cpu_to_be_16((uint16_t)ilen);
 		out->proto = IPPROTO_IPV6;
-		out->hop_limits = OUTER_TTL;
+		out->hop_limits = LB_OUTER_TTL;
 		memcpy(out->src_addr, lb->local6.v6.s6_addr, 16);
 		memcpy(out->dst_addr, b->addr.v6.s6_addr, 16);
 	}
@@ -499,23 +508,21 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 		uint8_t *verdicts)
 {
-	struct lb_svc_key skey[BULK];
-	const void *skp[BULK];
 	struct lb_flow_key fkey[BULK];
 	const void *fkp[BULK];
-	void *sdata[BULK];
 	int32_t fpos[BULK];
 	hash_sig_t fsig[BULK];
-	uint16_t cand[BULK], fl[BULK], reply[BULK];
+	uint16_t cand[BULK], slot[BULK], fl[BULK], reply[BULK];
 	unsigned int nc = 0, nf = 0, nr = 0, i, j;
-	uint64_t hits = 0;
 	bool dirty = false;
 
+	/* pass 1: which packets are a service's */
 	for (i = 0; i < n; i++) {
 		struct pa_pkt_meta *meta = pa_pkt_meta(pkts[i]);
 		const uint8_t *l3;
 		uint8_t family;
 		uint16_t port;
+		int sl;
 
 		if (!(meta->flags & (PA_PKT_F_IPV4 | PA_PKT_F_IPV6)) ||
 		    (meta->l4_proto != IPPROTO_TCP &&
@@ -523,13 +530,9 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 			continue;
 		if (unlikely(meta->flags & PA_PKT_F_FRAG)) {
 			port = 0;
-		} else if (meta->flags & PA_PKT_F_L4) {
-			if (!lb_bit(t->dport_map, meta->dport)) {
-				if (t->has_nat && lb_bit(t->reply_map,
-						meta->sport))
-					reply[nr++] = (uint16_t)i;
-				continue;
-			}
+		} else if (likely(meta->flags & PA_PKT_F_L4)) {
+			if (!lb_bit(t->dport_map, meta->dport))
+				goto maybe_reply;
 			port = rte_cpu_to_be_16(meta->dport);
 		} else {
 			continue;
@@ -537,30 +540,30 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		family = (meta->flags & PA_PKT_F_IPV4) ? 4 : 6;
 		l3 = rte_pktmbuf_mtod_offset(pkts[i], const uint8_t *,
 			meta->l3_off);
+		sl = lb_svc_find(t->svc_map, family, meta->l4_proto, port,
+			pkt_dst(l3, family));
+		if (sl < 0)
+			goto maybe_reply;
 		/* ipip writes its outer header into the headroom: a line the
 		 * PMD never touched */
 		rte_prefetch0_write(rte_pktmbuf_mtod(pkts[i], uint8_t *) -
 			RTE_CACHE_LINE_SIZE);
-		lb_svc_key_make(&skey[nc], family, meta->l4_proto, port,
-			pkt_dst(l3, family));
-		skp[nc] = &skey[nc];
+		slot[nc] = (uint16_t)sl;
 		cand[nc++] = (uint16_t)i;
+		continue;
+maybe_reply:
+		if (t->has_nat && (meta->flags & PA_PKT_F_L4) &&
+		    !(meta->flags & PA_PKT_F_FRAG) &&
+		    lb_bit(t->reply_map, meta->sport))
+			reply[nr++] = (uint16_t)i;
 	}
-	if (nc > 0)
-		rte_hash_lookup_bulk_data(t->svc_hash, skp, nc, &hits, sdata);
 
-	/* flows of the hits (not fragments: they are stateless) */
+	/* pass 2: their flows (not fragments': they are stateless), in bulk,
+	 * with the packets' own flow hash as signature */
 	for (j = 0; j < nc; j++) {
 		struct rte_mbuf *m = pkts[cand[j]];
 		struct pa_pkt_meta *meta = pa_pkt_meta(m);
 
-		if (!(hits & (1ULL << j))) {
-			if (t->has_nat && (meta->flags & PA_PKT_F_L4) &&
-			    !(meta->flags & PA_PKT_F_FRAG) &&
-			    lb_bit(t->reply_map, meta->sport))
-				reply[nr++] = cand[j];
-			continue;
-		}
 		if (meta->flags & PA_PKT_F_FRAG)
 			continue;
 		flow_key_of(&fkey[nf], rte_pktmbuf_mtod_offset(m,
@@ -570,27 +573,28 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		fsig[nf] = meta->hash;
 		fl[nf++] = (uint16_t)j;
 	}
-	if (nf > 0)
+	if (nf > 0) {
 		rte_hash_lookup_with_hash_bulk(w->flows, fkp, fsig, nf, fpos);
+		for (i = 0; i < nf; i++)
+			if (fpos[i] >= 0)
+				rte_prefetch0(&w->ent[fpos[i]]);
+	}
 
-	/* decide and rewrite, in packet order within each class */
+	/* pass 3: decide and rewrite, in packet order */
 	for (j = 0, i = 0; j < nc; j++) {
 		struct rte_mbuf *m = pkts[cand[j]];
 		struct pa_pkt_meta *meta = pa_pkt_meta(m);
-		const struct lb_svc *s;
+		const struct lb_svc *s = t->svc[slot[j]];
 		struct lb_flow *f;
 		int bi;
 		int32_t pos;
 
-		if (!(hits & (1ULL << j)))
-			continue;
-		s = t->svc[(uintptr_t)sdata[j]];
 		if (meta->flags & PA_PKT_F_FRAG) {
 			w->st.fragments++;
 			bi = lb_maglev_pick(s, meta->hash);
 			goto send;
 		}
-		/* fl[] lists the non-fragment hits in order */
+		/* fl[] lists the non-fragment candidates in order */
 		while (fl[i] != j)
 			i++;
 		/* once this chunk has changed the table, positions from the
@@ -677,8 +681,10 @@ pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 	if (w->defer_head != w->defer_tail)
 		lb_worker_reclaim(lb, w);
 
-	if (w->n_flows == 0)
+	if (w->n_flows == 0 ||
+	    (!idle && now - w->last_sweep < lb->sweep_tsc))
 		return;
+	w->last_sweep = now;
 	t = __atomic_load_n(&lb->live, __ATOMIC_ACQUIRE);
 	budget = idle ? SWEEP_IDLE : SWEEP_BUSY;
 	pos = w->sweep;

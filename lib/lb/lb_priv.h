@@ -11,6 +11,7 @@
 
 #include <rte_ether.h>
 #include <rte_hash.h>
+#include <rte_hash_crc.h>
 
 #include "pa_lb.h"
 
@@ -29,15 +30,66 @@ struct lb_flow_key {
 	uint8_t pad2[8];
 };
 
-/** Key of the service table: (VIP, port, protocol). Port 0 is the entry
- * that fragments to (VIP, protocol) use. */
-struct lb_svc_key {
-	uint8_t family;			/* 4 or 6 */
+/*
+ * The service table: (VIP, port, protocol) -> slot, open addressing with
+ * linear probing, at most half full, immutable once published. Port 0 is
+ * the entry that fragments to (VIP, protocol) use. A purpose-built table
+ * rather than an rte_hash: a burst's lookups cost a CRC step or two and
+ * one cache line each here, against ~20 cycles a key for rte_hash's bulk
+ * lookup of a 32-byte key (measured: docs/performance.md).
+ */
+struct lb_svc_ent {
+	uint8_t family;			/* 4 or 6; 0 = empty */
 	uint8_t proto;
 	uint16_t port;			/* network order; 0 = fragments */
-	uint8_t addr[16];
-	uint8_t pad[12];		/* to 32 bytes, zero */
+	uint16_t slot;
+	uint16_t pad;
+	uint8_t addr[16];		/* IPv4: first 4 bytes, rest zero */
+	uint8_t pad2[8];
 };
+
+struct lb_svc_map {
+	uint32_t mask;			/* entries - 1 (a power of two) */
+	struct lb_svc_ent ent[];
+};
+
+#define LB_SVC_SEED	0x5bd1e995u
+
+static __rte_always_inline uint32_t
+lb_svc_hash(uint8_t family, uint8_t proto, uint16_t port, const uint8_t *addr)
+{
+	uint32_t h = rte_hash_crc_4byte((uint32_t)port | (uint32_t)proto << 16 |
+		(uint32_t)family << 24, LB_SVC_SEED);
+	uint64_t a, b;
+	uint32_t x;
+
+	if (family == 4) {
+		memcpy(&x, addr, 4);
+		return rte_hash_crc_4byte(x, h);
+	}
+	memcpy(&a, addr, 8);
+	memcpy(&b, addr + 8, 8);
+	return rte_hash_crc_8byte(b, rte_hash_crc_8byte(a, h));
+}
+
+/** Slot of the service (family, proto, port, addr), or -1. */
+static __rte_always_inline int
+lb_svc_find(const struct lb_svc_map *m, uint8_t family, uint8_t proto,
+		uint16_t port, const uint8_t *addr)
+{
+	uint32_t i = lb_svc_hash(family, proto, port, addr) & m->mask;
+	const struct lb_svc_ent *e;
+
+	for (;; i = (i + 1) & m->mask) {
+		e = &m->ent[i];
+		if (e->family == 0)
+			return -1;
+		if (e->family == family && e->proto == proto &&
+		    e->port == port &&
+		    memcmp(e->addr, addr, family == 4 ? 4 : 16) == 0)
+			return e->slot;
+	}
+}
 
 /** A backend as the data path sees it (read-only, per table version). */
 struct lb_backend {
@@ -49,6 +101,10 @@ struct lb_backend {
 	uint32_t weight;
 	struct rte_ether_addr mac;
 	struct pa_ip_addr addr;
+	/* ipip over IPv4: the one's complement sum (unfolded, memory-order
+	 * words) of the outer header's constant fields: version/IHL, TTL,
+	 * protocol, source and destination */
+	uint32_t ip4_sum;
 };
 
 struct lb_sched_ops;
@@ -75,11 +131,14 @@ struct lb_svc {
 	struct lb_backend be[];
 };
 
+#define LB_SWEEP_BUSY_US	10	/* between two busy ageing sweeps */
+#define LB_OUTER_TTL	64	/* outer IPv4 TTL / IPv6 hop limit */
+
 #define LB_BITMAP_BYTES	(65536 / 8)
 
 /** The published table: services by slot and the key -> slot hash. */
 struct lb_table {
-	struct rte_hash *svc_hash;	/* lb_svc_key -> slot (data) */
+	struct lb_svc_map *svc_map;	/* (vip, port, proto) -> slot */
 	uint32_t n_services;
 	bool has_nat;			/* some service forwards by nat */
 	uint8_t dport_map[LB_BITMAP_BYTES];	/* service ports (host order) */
@@ -156,6 +215,7 @@ struct lb_worker {
 	uint32_t sweep;			/* aging cursor */
 	uint32_t n_flows;		/* entries in use */
 	uint64_t now;			/* TSC of its last burst */
+	uint64_t last_sweep;		/* TSC of its last busy sweep */
 	uint16_t ip_id;			/* outer IPv4 ids */
 	uint32_t *cursor;		/* rr / wrr position per service slot */
 	struct lb_ctr *ctr;		/* PA_LB_MAX_BACKENDS */
@@ -202,6 +262,7 @@ struct pa_lb {
 	unsigned int n_lcores;
 	uint64_t tsc_hz;
 	uint64_t tmo_tsc[LB_TMO_MAX];
+	uint64_t sweep_tsc;		/* between two busy sweeps */
 	struct pa_config_flow_table ft;
 	bool has_local4, has_local6;
 	struct pa_ip_addr local4, local6;
@@ -246,8 +307,6 @@ lb_maglev_pick(const struct lb_svc *s, uint32_t hash)
 
 /* lb.c helpers for the data path and trace */
 void lb_flow_key_from(struct lb_flow_key *k, const struct pa_flow_key *fk);
-void lb_svc_key_make(struct lb_svc_key *k, uint8_t family, uint8_t proto,
-		uint16_t port_be, const uint8_t *addr);
 /** Is the flow's backend still its backend? @return its index or -1. */
 int lb_flow_backend(const struct lb_svc *s, const struct lb_flow *f);
 /** Forget a flow (counters, NAT reply entry, the table entry). */
