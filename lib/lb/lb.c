@@ -994,11 +994,12 @@ pa_lb_stats_json(struct pa_lb *lb)
 	flows = sum.flows_created - sum.flows_expired -
 		sum.flows_backend_gone - sum.flows_rescheduled;
 	pthread_mutex_unlock(&lb->lock);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
 		"services", (json_int_t)lb->n_services,
 		"backends", (json_int_t)n_be,
 		"flows", (json_int_t)flows,
 		"flow_table_capacity", (json_int_t)cap,
+		"flow_table_bytes", (json_int_t)lb->ft_bytes,
 		"balanced", (json_int_t)sum.balanced,
 		"flows_created", (json_int_t)sum.flows_created,
 		"flows_expired", (json_int_t)sum.flows_expired,
@@ -1222,10 +1223,22 @@ worker_free(struct lb_worker *w)
 	rte_free(w);
 }
 
+/* Bytes allocated from the DPDK heap of @p socket. */
+static uint64_t
+heap_bytes(int socket)
+{
+	struct rte_malloc_socket_stats st;
+
+	if (rte_malloc_get_socket_stats(socket < 0 ? 0 : socket, &st) != 0)
+		return 0;
+	return st.heap_allocsz_bytes;
+}
+
 struct pa_lb *
 pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 {
 	const struct pa_config_lb *lc = &o->cfg->lb;
+	uint64_t heap_before;
 	unsigned int i, n_lb = 0;
 	uint32_t per;
 	struct pa_lb *lb;
@@ -1293,6 +1306,7 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 	per = n_lb > 0 ? lb->ft.size / n_lb : 0;
 	if (per < PA_LB_MIN_LCORE_FLOWS)
 		per = PA_LB_MIN_LCORE_FLOWS;
+	heap_before = heap_bytes(lb->socket);
 	for (i = 0; i < o->n_lcores; i++) {
 		if (o->runs_lb != NULL && !o->runs_lb[i])
 			continue;
@@ -1300,6 +1314,7 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 		if (lb->w[i] == NULL)
 			goto fail;
 	}
+	lb->ft_bytes = heap_bytes(lb->socket) - heap_before;
 	/* an empty table, so the data path always has one */
 	if (commit(lb, 0, NULL, true, err, err_len) != 0)
 		goto fail;

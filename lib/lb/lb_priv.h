@@ -270,6 +270,7 @@ struct pa_lb {
 	struct lb_table *live;		/* published (RCU) */
 	struct rte_hash *nat;		/* reply key -> (svc uid, slot); shared */
 	uint32_t nat_size;
+	uint64_t ft_bytes;		/* heap taken by the flow tables */
 
 	struct lb_worker *w[PA_LB_MAX_LCORES];
 	struct lb_port port[RTE_MAX_ETHPORTS];
