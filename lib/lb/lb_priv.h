@@ -72,6 +72,23 @@ lb_svc_hash(uint8_t family, uint8_t proto, uint16_t port, const uint8_t *addr)
 	return rte_hash_crc_8byte(b, rte_hash_crc_8byte(a, h));
 }
 
+/* Same address? Fixed-size loads, no memcmp call. */
+static __rte_always_inline bool
+lb_addr_eq(const uint8_t *a, const uint8_t *b, uint8_t family)
+{
+	uint64_t x[2], y[2];
+	uint32_t u, v;
+
+	if (family == 4) {
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		return u == v;
+	}
+	memcpy(x, a, 16);
+	memcpy(y, b, 16);
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
+}
+
 /** Slot of the service (family, proto, port, addr), or -1. */
 static __rte_always_inline int
 lb_svc_find(const struct lb_svc_map *m, uint8_t family, uint8_t proto,
@@ -85,8 +102,7 @@ lb_svc_find(const struct lb_svc_map *m, uint8_t family, uint8_t proto,
 		if (e->family == 0)
 			return -1;
 		if (e->family == family && e->proto == proto &&
-		    e->port == port &&
-		    memcmp(e->addr, addr, family == 4 ? 4 : 16) == 0)
+		    e->port == port && lb_addr_eq(e->addr, addr, family))
 			return e->slot;
 	}
 }
