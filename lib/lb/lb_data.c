@@ -114,6 +114,20 @@ set_macs(const struct pa_lb *lb, struct rte_ether_hdr *eth, uint16_t out,
 /* Forwarding modes                                                    */
 /* ------------------------------------------------------------------ */
 
+/* Are the IP and L4 headers in the first segment? (They are, except in
+ * chains built oddly; the parser gathered them to read them.) */
+static __rte_always_inline bool
+headers_in_first_seg(const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
+{
+	uint32_t need = (meta->flags & PA_PKT_F_L4) ?
+		(uint32_t)meta->l4_off + (meta->l4_proto == IPPROTO_TCP ?
+			20 : 8) :
+		(uint32_t)meta->l3_off + ((meta->flags & PA_PKT_F_IPV4) ?
+			20 : 40);
+
+	return rte_pktmbuf_data_len(m) >= need;
+}
+
 static __rte_always_inline uint8_t
 fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		const struct lb_backend *b, struct rte_mbuf *m,
@@ -126,6 +140,10 @@ fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	uint32_t ilen, mtu = lb->port[meta->out_port].mtu;
 	uint8_t *frame;
 
+	if (unlikely(!headers_in_first_seg(m, meta))) {
+		w->st.no_room++;
+		return PA_LB_V_NO_ROOM;
+	}
 	if (s->family == 4)
 		ilen = rte_be_to_cpu_16(((struct rte_ipv4_hdr *)inner)->total_length);
 	else
@@ -190,20 +208,6 @@ fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	set_macs(lb, (struct rte_ether_hdr *)frame, meta->out_port, b);
 	meta->l4_off += (uint16_t)hlen;
 	return PA_LB_V_FORWARD;
-}
-
-/* Are the IP and L4 headers in the first segment? (They are, except in
- * chains built oddly; the parser gathered them to read them.) */
-static __rte_always_inline bool
-headers_in_first_seg(const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
-{
-	uint32_t need = (meta->flags & PA_PKT_F_L4) ?
-		(uint32_t)meta->l4_off + (meta->l4_proto == IPPROTO_TCP ?
-			20 : 8) :
-		(uint32_t)meta->l3_off + ((meta->flags & PA_PKT_F_IPV4) ?
-			20 : 40);
-
-	return rte_pktmbuf_data_len(m) >= need;
 }
 
 static __rte_always_inline uint8_t
