@@ -234,7 +234,16 @@ pool_size_for(const struct pa_port *p, const struct pa_port_setup_req *req,
 	n += req->inflight;
 	n += (uint64_t)req->n_lcores * req->burst * 2;
 	n += (uint64_t)req->n_lcores * cache * 3 / 2;
-	n *= RTE_MAX(req->segs_per_pkt, 1);
+	/* Replay of chained (jumbo) records: not every slot needs room for
+	 * the longest packet. The replay polls only when a whole burst of the
+	 * longest packets fits in the pool (backpressure), so a few such
+	 * bursts beyond the one-segment figure keep it moving; rings then
+	 * hold fewer jumbo packets than they could, never a deadlock.
+	 * (Multiplying every slot by the segments wanted 262143 mbufs for a
+	 * 64 KiB record in pipeline mode.) */
+	if (req->segs_per_pkt > 1)
+		n += (uint64_t)req->burst * req->segs_per_pkt *
+			(req->n_lcores + 2);
 	return (uint32_t)RTE_MIN(n, (uint64_t)UINT32_MAX / 2);
 }
 

@@ -1,0 +1,582 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Hostile packets (tests/data/gen_hostile.py) through the lab replay in
+rtc1, rtc2 and pipeline4 modes, with an ACL (drop, mark and police rules,
+IPv6 and port ranges, default permit) and an LB (ipip, nat, dsr services,
+one without a usable backend) whose VIPs the corpus also targets, valid
+traffic to them and flows the ACL acts on mixed into the same bursts.
+
+For every frame a model says what must happen to it: gen_hostile.parse()
+(the parser as pa_pkt_inline.h documents it) decides malformed or not,
+acl_model.AclModel the ACL's verdict, and the LB section which service
+takes it (fragments: the service of their VIP and protocol with the
+lowest port). Then:
+
+- the daemon exits 0, rx == tx + dropped, the drops add up, no mbuf is
+  left in use, and a sanitizer build has nothing to say on stderr;
+- the drop counters are exactly the model's (police: within what the
+  meters can let through);
+- the drops pcap holds exactly the frames the model drops;
+- every forwarded frame that no service takes leaves byte-identical (or,
+  for a "mark" rule, with exactly its DSCP and IPv4 checksum changed);
+- every balanced frame is its input as its forwarding mode rewrites it
+  (ipip: outer header + the input's IP packet; nat: destination address
+  and port, checksums updated incrementally; dsr: MACs only).
+"""
+
+import collections
+import ipaddress
+import os
+import struct
+
+import pytest
+
+import acl_model
+import pautil
+from pautil import PIPE4, RTC1, RTC2, check_summary, read_pcap, write_pcap
+
+import gen_hostile as gh  # tests/data (pautil put it on sys.path)
+
+MODES = {"rtc1": RTC1, "rtc2": RTC2, "pipeline4": PIPE4}
+SANITIZER_MARKS = ("runtime error", "AddressSanitizer", "LeakSanitizer",
+                   "ThreadSanitizer", "MemorySanitizer")
+PORT_MTU = 1500          # net_pcap's MTU (see lb_model.PORT_MTU)
+
+
+def _ip(a):
+    return str(ipaddress.ip_address(a))
+
+
+def _fold(s):
+    s = (s & 0xFFFF) + (s >> 16)
+    return (s & 0xFFFF) + (s >> 16)
+
+
+def _csum_update(old_sum, old, new):
+    """RFC 1624 HC' = ~(~HC + ~m + m') over the 16-bit words of old/new
+    (as lib/lb and lib/acl compute it)."""
+    s = (~old_sum) & 0xFFFF
+    for k in range(0, len(old), 2):
+        s += (~((old[k] << 8) | old[k + 1])) & 0xFFFF
+        s += (new[k] << 8) | new[k + 1]
+    return (~_fold(s)) & 0xFFFF
+
+
+class Svc:
+    def __init__(self, d):
+        self.name = d["name"]
+        self.vip = _ip(d["vip"])
+        self.family = ipaddress.ip_address(d["vip"]).version
+        self.port = d["port"]
+        self.proto = {"tcp": 6, "udp": 17}[d["proto"]]
+        self.forward = d.get("forward", "ipip")
+        self.backends = []
+        for b in d.get("backends", []):
+            m = b.get("mac")
+            self.backends.append({
+                "addr": _ip(b["addr"]), "port": b.get("port", self.port),
+                "mac": bytes.fromhex(m.replace(":", "")) if m else None,
+                "usable": b.get("state", "up") == "up"})
+        self.usable = any(b["usable"] for b in self.backends)
+
+
+Outcome = collections.namedtuple("Outcome", "what meta detail")
+# what: malformed | acl | police | no_backend | mtu | fwd | mark | lb
+# detail: error code, rule id, expected marked bytes, or the Svc
+
+
+class Model:
+    def __init__(self):
+        self.acl = acl_model.AclModel(gh.ACL)
+        self.svcs = [Svc(d) for d in gh.LB["services"]]
+        self.local4 = _ip(gh.LB["local_addr"])
+        self.local6 = _ip(gh.LB["local_addr6"])
+        self.by_backend = {}
+        for s in self.svcs:
+            for b in s.backends:
+                self.by_backend[b["addr"]] = (s, b)
+
+    def service(self, m):
+        if m.family == 0 or m.l4_proto not in (6, 17):
+            return None
+        if m.flags & gh.F_FRAG:
+            c = [s for s in self.svcs if s.vip == m.dst and
+                 s.proto == m.l4_proto]
+            return min(c, key=lambda s: s.port) if c else None
+        if m.flags & gh.F_L4:
+            for s in self.svcs:
+                if (s.vip, s.port, s.proto) == (m.dst, m.dport, m.l4_proto):
+                    return s
+        return None
+
+    def outcome(self, data):
+        err, m = gh.parse(data)
+        if err:
+            return Outcome("malformed", None, err)
+        if m.flags & gh.F_NON_IP:
+            return Outcome("fwd", m, None)
+        has_ports = bool(m.flags & gh.F_L4) and \
+            not m.flags & gh.F_FRAG_LATER and m.l4_proto in (6, 17, 132)
+        desc = acl_model.PktDesc(m.family, m.src, m.dst, m.l4_proto,
+                                 m.sport, m.dport, has_ports,
+                                 acl_model.REPLAY_PORT, False)
+        v = self.acl.classify(desc)
+        act = v.action.get("action")
+        if v.verdict == "drop":
+            return Outcome("acl", m, v.rule_id)
+        if act == "police":
+            return Outcome("police", m, v.rule_id)
+        s = self.service(m)
+        if act == "mark":
+            assert s is None, "the corpus marks a balanced frame: %s" % (
+                data[:80].hex())
+            return Outcome("mark", m, mark(data, m, v.action["dscp"]))
+        if s is None:
+            return Outcome("fwd", m, None)
+        if not s.usable:
+            return Outcome("no_backend", m, s)
+        if s.forward in ("ipip", "nat") and len(data) > gh.FIRST_SEG:
+            need = m.l4_off + (20 if m.l4_proto == 6 else 8) \
+                if m.flags & gh.F_L4 else m.l3_off + (20 if m.family == 4
+                                                      else 40)
+            if need > gh.FIRST_SEG:
+                return Outcome("malformed", m, "no_room")
+        if s.forward == "ipip" and \
+                m.ilen + (20 if m.family == 4 else 40) > PORT_MTU:
+            return Outcome("mtu", m, s)
+        return Outcome("lb", m, s)
+
+
+def mark(data, m, dscp):
+    """The frame as the ACL's mark action leaves it (lib/acl mark_packet:
+    DSCP replaced, ECN kept, IPv4 checksum updated incrementally)."""
+    b = bytearray(data)
+    l3 = m.l3_off
+    if m.family == 4:
+        tos = (dscp << 2) | (b[l3 + 1] & 3)
+        if tos == b[l3 + 1]:
+            return bytes(b)
+        old = bytes(b[l3:l3 + 2])
+        b[l3 + 1] = tos
+        hc = struct.unpack("!H", b[l3 + 10:l3 + 12])[0]
+        struct.pack_into("!H", b, l3 + 10,
+                         _csum_update(hc, old, bytes(b[l3:l3 + 2])))
+    else:
+        v = struct.unpack("!I", b[l3:l3 + 4])[0]
+        tc = (dscp << 2) | ((v >> 20) & 3)
+        struct.pack_into("!I", b, l3, (v & 0xF00FFFFF) | (tc << 20))
+    return bytes(b)
+
+
+def nat_expected(data, m, be, port_mac):
+    """The frame as lib/lb's nat forwarding leaves it, for backend be."""
+    b = bytearray(data)
+    l3, l4 = m.l3_off, m.l4_off
+    alen = 4 if m.family == 4 else 16
+    da = l3 + (16 if m.family == 4 else 24)
+    old_a = bytes(b[da:da + alen])
+    new_a = ipaddress.ip_address(be["addr"]).packed
+    if m.family == 4:
+        hc = struct.unpack("!H", b[l3 + 10:l3 + 12])[0]
+        struct.pack_into("!H", b, l3 + 10, _csum_update(hc, old_a, new_a))
+    if m.flags & gh.F_L4:
+        old_p = bytes(b[l4 + 2:l4 + 4])
+        new_p = struct.pack("!H", be["port"])
+        co = l4 + (16 if m.l4_proto == 6 else 6)
+        c = struct.unpack("!H", b[co:co + 2])[0]
+        if m.l4_proto == 6 or c != 0 or m.family == 6:
+            c = _csum_update(c, old_a + old_p, new_a + new_p)
+            if m.l4_proto == 17 and c == 0:
+                c = 0xFFFF
+            struct.pack_into("!H", b, co, c)
+        b[l4 + 2:l4 + 4] = new_p
+    b[da:da + alen] = new_a
+    b[0:6] = be["mac"] if be["mac"] else data[6:12]
+    b[6:12] = port_mac
+    return bytes(b)
+
+
+def _tcp_csum_alias(got, want, m):
+    """A TCP checksum of 0x0000 where 0xffff was computed (or the other
+    way round) is the same one's complement number."""
+    if len(got) != len(want) or not m.flags & gh.F_L4 or m.l4_proto != 6:
+        return False
+    co = m.l4_off + 16
+    return got[:co] + got[co + 2:] == want[:co] + want[co + 2:] and \
+        {got[co:co + 2], want[co:co + 2]} == {b"\0\0", b"\xff\xff"}
+
+
+def ipip_problems(out, data, m, svc, be, model, port_mac):
+    l3 = m.l3_off
+    hl = 20 if m.family == 4 else 40
+    p = []
+    inner = data[l3:l3 + m.ilen]
+    if out[12:l3] != data[12:l3]:
+        p.append("L2 tags / ethertype changed")
+    if out[l3 + hl:] != inner:
+        p.append("inner packet is not the input's IP packet")
+    want_dst = be["mac"] if be["mac"] else data[6:12]
+    if out[0:6] != want_dst or out[6:12] != port_mac:
+        p.append("MACs %s %s, expected %s %s" % (
+            out[0:6].hex(), out[6:12].hex(), want_dst.hex(), port_mac.hex()))
+    o = out[l3:l3 + hl]
+    if m.family == 4:
+        ver_ihl, tos, tot, ident, ff, ttl, proto, _ = struct.unpack(
+            "!BBHHHBBH", o[:12])
+        df = struct.unpack("!H", inner[6:8])[0] & 0x4000
+        want = (0x45, inner[1], m.ilen + 20, df, 64, 4)
+        if (ver_ihl, tos, tot, ff, ttl, proto) != want:
+            p.append("outer IPv4 %s, expected %s" % (
+                (ver_ihl, tos, tot, ff, ttl, proto), want))
+        if df and ident != 0:
+            p.append("outer id %d with DF" % ident)
+        if gh.csum16(o) != 0:
+            p.append("outer IPv4 checksum wrong")
+        src, dst = _ip(o[12:16]), _ip(o[16:20])
+        local = model.local4
+    else:
+        vtf, plen, nh, hlim = struct.unpack("!IHBB", o[:8])
+        tc_in = (struct.unpack("!I", inner[:4])[0] >> 20) & 0xFF
+        if (vtf >> 28, (vtf >> 20) & 0xFF, plen, nh, hlim) != \
+                (6, tc_in, m.ilen, 41, 64):
+            p.append("outer IPv6 %s" % o[:8].hex())
+        src, dst = _ip(o[8:24]), _ip(o[24:40])
+        local = model.local6
+    if src != local or dst != be["addr"]:
+        p.append("outer %s -> %s, expected %s -> %s" % (src, dst, local,
+                                                        be["addr"]))
+    return p
+
+
+# --------------------------------------------------------------------------
+# fixtures: the corpus, its model, the runs (cached per mode)
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    pkts = gh.build()
+    path = str(tmp_path_factory.mktemp("hostile") / "hostile.pcap")
+    write_pcap(path, [p.data for p in pkts])
+    model = Model()
+    outs = [model.outcome(p.data) for p in pkts]
+    # no frame may look like a NAT reply (the model has no NAT replies)
+    nat_be = {(b["addr"], b["port"]) for s in model.svcs if s.forward == "nat"
+              for b in s.backends}
+    for p, o in zip(pkts, outs):
+        if o.meta is not None and o.meta.family:
+            assert (o.meta.src, o.meta.sport) not in nat_be, p
+    return pkts, path, model, outs
+
+
+@pytest.fixture(scope="module")
+def runs(corpus, tmp_path_factory):
+    _, path, _, _ = corpus
+    tmp = tmp_path_factory.mktemp("hostile-runs")
+    done = {}
+
+    def get(mode):
+        if mode not in done:
+            out = str(tmp / (mode + "-out.pcap"))
+            drops = str(tmp / (mode + "-drops.pcap"))
+            res = pautil.replay(path, out, gh.config(MODES[mode]),
+                                drops=drops)
+            res.out_pcap, res.drops_pcap = out, drops
+            done[mode] = res
+        return done[mode]
+    return get
+
+
+def sanitizer_problems(res):
+    lines = [ln for ln in res.stderr.splitlines()
+             if any(mk in ln for mk in SANITIZER_MARKS)]
+    return lines
+
+
+def describe(pkts, outs, i):
+    p = pkts[i]
+    return "#%d %s/%s (%d bytes, model: %s) %s" % (
+        i, p.cat, p.kind, len(p.data), outs[i].what, p.data[:96].hex())
+
+
+# --------------------------------------------------------------------------
+# the tests
+
+def test_corpus_is_deterministic_and_large(corpus):
+    pkts, _, _, outs = corpus
+    again = gh.build()
+    assert [p.data for p in again] == [p.data for p in pkts], \
+        "gen_hostile.build() is not deterministic"
+    assert len(pkts) >= 5000
+    cats = collections.Counter(p.cat for p in pkts)
+    for cat in ("trunc_raw", "trunc_len", "ihl", "ip_len", "ip6_ext",
+                "frag4", "frag6", "vlan", "tiny", "checksum", "mcast",
+                "tcp_doff", "udp_len", "arp", "nd", "non_ip", "big", "fuzz",
+                "valid_lb", "valid_acl", "valid_other"):
+        assert cats[cat] > 0, "no %s frames" % cat
+    what = collections.Counter(o.what for o in outs)
+    for w in ("malformed", "acl", "police", "no_backend", "mtu", "fwd",
+              "mark", "lb"):
+        assert what[w] > 0, "the corpus has no frame the model calls %s" % w
+    # every kind of balanced frame, fragments to the VIPs among them
+    svcs = collections.Counter(o.detail.name for o in outs if o.what == "lb")
+    assert len(svcs) == 5, svcs
+    assert any(o.what == "lb" and o.meta.flags & gh.F_FRAG_LATER
+               for o in outs)
+    assert any(p.data == b"" for p in pkts), "no zero-length frame"
+    assert all(len(p.data) <= 65535 for p in pkts)
+    # forwarded frames must fit what net_pcap writes whole
+    assert all(len(p.data) <= gh.TX_MAX for p, o in zip(pkts, outs)
+               if o.what in ("fwd", "mark", "police", "lb"))
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_hostile_replay(mode, corpus, runs):
+    pkts, _, model, outs = corpus
+    res = runs(mode)
+    san = sanitizer_problems(res)
+    assert not san, "sanitizer reports in %s:\n%s\n%r" % (
+        mode, "\n".join(san[:40]), res)
+    s = check_summary(res, len(pkts))
+    drops = s["drops"]
+    n = collections.Counter(o.what for o in outs)
+    want = {"malformed": n["malformed"], "acl": n["acl"],
+            "no_backend": n["no_backend"], "mtu": n["mtu"], "non_ip": 0,
+            "ring_full": 0, "tx_full": 0, "rx_error": 0, "shutdown": 0}
+    got = {k: drops[k] for k in want}
+    assert got == want, "drops %s, the model says %s (mode %s)" % (
+        got, want, mode)
+    # police: each classifying lcore's meter lets its burst and what its
+    # rate refills through, the rest of the policed frames are dropped
+    m_pol = n["police"]
+    lc = max(1, s.get("lcores", 1))
+    most = lc * (gh.POLICE_BURST + 2 +
+                 int(gh.POLICE_RATE * (s.get("duration_s", 0) + 2)))
+    assert max(0, m_pol - most) <= drops["police"] <= \
+        m_pol - min(m_pol, gh.POLICE_BURST), \
+        "police drops %d of %d policed frames" % (drops["police"], m_pol)
+
+    # ---- the drops pcap: exactly the frames the model drops
+    dropped = collections.Counter(read_pcap(res.drops_pcap))
+    certain = collections.Counter(
+        p.data for p, o in zip(pkts, outs)
+        if o.what in ("malformed", "acl", "no_backend", "mtu"))
+    policed = collections.Counter(p.data for p, o in zip(pkts, outs)
+                                  if o.what == "police")
+    index = {p.data: i for i, p in enumerate(pkts)}
+    missing = certain - dropped
+    assert not missing, "%d frames the model drops are not in the drops " \
+        "pcap:\n%s" % (sum(missing.values()), "\n".join(
+            describe(pkts, outs, index[f]) for f in list(missing)[:20]))
+    extra = dropped - certain
+    not_policed = extra - policed
+    assert not not_policed, "%d dropped frames the model forwards:\n%s" % (
+        sum(not_policed.values()), "\n".join(
+            describe(pkts, outs, index[f]) if f in index else f[:96].hex()
+            for f in list(not_policed)[:20]))
+    assert sum(extra.values()) == drops["police"]
+
+    # ---- the output: forwarded frames as they came (or re-marked)
+    out_frames = read_pcap(res.out_pcap)
+    assert len(out_frames) == s["tx_packets"]
+    got_out = collections.Counter(out_frames)
+    want_fwd = collections.Counter()
+    for p, o in zip(pkts, outs):
+        if o.what == "fwd":
+            want_fwd[p.data] += 1
+        elif o.what == "mark":
+            want_fwd[o.detail] += 1
+    want_fwd += policed - extra          # the policed frames let through
+    missing = want_fwd - got_out
+    if missing:
+        by_mark = {o.detail: i for i, o in enumerate(outs)
+                   if o.what == "mark"}
+        lines = []
+        for f in list(missing)[:20]:
+            i = index.get(f, by_mark.get(f))
+            lines.append(describe(pkts, outs, i) if i is not None
+                         else f[:96].hex())
+        pytest.fail("%d frames the model forwards unchanged (or re-marked) "
+                    "are not in the output (mode %s):\n%s" % (
+                        sum(missing.values()), mode, "\n".join(lines)))
+    rest = list((got_out - want_fwd).elements())
+
+    # ---- the balanced frames
+    lb_in = [(i, o) for i, o in enumerate(outs) if o.what == "lb"]
+    assert len(rest) == len(lb_in), \
+        "%d output frames are not forwarded inputs, %d balanced frames " \
+        "expected (mode %s); first: %s" % (
+            len(rest), len(lb_in), mode,
+            [f[:64].hex() for f in rest[:5]])
+    check_balanced(pkts, outs, model, lb_in, rest, mode)
+
+
+def check_balanced(pkts, outs, model, lb_in, rest, mode):
+    """Match every balanced output frame to its input by what its mode
+    keeps (ipip: the inner IP packet; dsr: everything after the MACs;
+    nat: everything but the rewritten fields), then check the rewrite
+    byte for byte."""
+    port_macs = collections.Counter(f[6:12] for f in rest)
+    assert len(port_macs) == 1, "balanced frames from several MACs: %s" % (
+        port_macs)
+    port_mac = next(iter(port_macs))
+
+    def key_in(i, o):
+        d, m, s = pkts[i].data, o.meta, o.detail
+        if s.forward == "ipip":
+            return ("ipip", d[12:m.l3_off], d[m.l3_off:m.l3_off + m.ilen])
+        if s.forward == "dsr":
+            return ("dsr", d[12:])
+        return ("nat", nat_mask(d, m))
+
+    def key_out(f):
+        err, m = gh.parse(f)
+        if err:
+            return None, None
+        if m.l4_proto in (4, 41) and m.dst in model.by_backend:
+            hl = 20 if m.family == 4 else 40
+            return ("ipip", f[12:m.l3_off], f[m.l3_off + hl:]), m
+        dst_mac = f[0:6]
+        for s in model.svcs:
+            if s.forward == "dsr" and any(b["mac"] == dst_mac
+                                          for b in s.backends):
+                return ("dsr", f[12:]), m
+        if m.dst in model.by_backend:
+            return ("nat", nat_mask(f, m)), m
+        return None, m
+
+    want = collections.defaultdict(list)
+    for i, o in lb_in:
+        want[key_in(i, o)].append(i)
+    problems = []
+    per_svc = collections.Counter()
+    for f in rest:
+        k, m = key_out(f)
+        if k is None or not want.get(k):
+            problems.append("output frame matches no balanced input: %s" %
+                            f[:96].hex())
+            continue
+        # inputs with the same key (nat: frames that differ only in their
+        # checksums) are told apart by the exact rewrite
+        cands = want[k]
+        for n_try, i in enumerate(cands):
+            p = rewrite_problems(f, m, pkts[i].data, outs[i], model,
+                                 port_mac)
+            if not p:
+                break
+        if p:
+            i = cands[0]
+        cands.remove(i)
+        per_svc[outs[i].detail.name] += 1
+        for x in p:
+            problems.append("%s: %s" % (describe(pkts, outs, i), x))
+    left = [i for v in want.values() for i in v]
+    for i in left[:20]:
+        problems.append("balanced input not in the output: %s" %
+                        describe(pkts, outs, i))
+    assert not problems, "%d problems with balanced frames (mode %s):\n%s" % (
+        len(problems), mode, "\n".join(problems[:25]))
+    exp_svc = collections.Counter(o.detail.name for _, o in lb_in)
+    assert per_svc == exp_svc, (per_svc, exp_svc)
+
+
+def rewrite_problems(f, m, d, o, model, port_mac):
+    """Problems with output frame f (parsed: m) as the balanced rewrite
+    of input d (outcome o)."""
+    s = o.detail
+    if s.forward == "dsr":
+        be = [b for b in s.backends if b["mac"] == f[0:6]]
+        if be and f[6:12] == port_mac and f[12:] == d[12:]:
+            return []
+        return ["dsr rewrite: got %s" % f[:64].hex()]
+    sb = model.by_backend.get(m.dst)
+    if sb is None or sb[0] is not s:
+        return ["sent to %s, not a backend of %s" % (m.dst, s.name)]
+    if s.forward == "ipip":
+        return ipip_problems(f, d, o.meta, s, sb[1], model, port_mac)
+    exp = nat_expected(d, o.meta, sb[1], port_mac)
+    if f == exp or _tcp_csum_alias(f, exp, o.meta):
+        return []
+    return ["nat rewrite: got %s, expected %s" % (f[:96].hex(),
+                                                   exp[:96].hex())]
+
+
+def nat_mask(d, m):
+    """The frame after the MACs with what nat rewrites blanked."""
+    b = bytearray(d)
+    l3 = m.l3_off
+    if m.family == 4:
+        b[l3 + 10:l3 + 12] = b"\0\0"
+        b[l3 + 16:l3 + 20] = bytes(4)
+    else:
+        b[l3 + 24:l3 + 40] = bytes(16)
+    if m.flags & gh.F_L4:
+        co = m.l4_off + (16 if m.l4_proto == 6 else 6)
+        b[m.l4_off + 2:m.l4_off + 4] = b"\0\0"
+        b[co:co + 2] = b"\0\0"
+    return bytes(b[12:])
+
+
+def test_modes_agree(corpus, runs):
+    """The three layouts drop the same frames and forward the same bytes
+    (but for ipip's outer IPv4 id, a per-lcore counter, and policed
+    frames, which depend on time)."""
+    pkts, _, _, outs = corpus
+    policed = {p.data for p, o in zip(pkts, outs) if o.what == "police"}
+    seen = {}
+    for mode in sorted(MODES):
+        res = runs(mode)
+        assert res.rc == 0, res
+        dr = collections.Counter(f for f in read_pcap(res.drops_pcap)
+                                 if f not in policed)
+        ou = collections.Counter()
+        for f in read_pcap(res.out_pcap):
+            if f in policed:
+                continue
+            err, m = gh.parse(f)
+            if not err and m.family == 4 and m.l4_proto == 4:
+                o = m.l3_off
+                f = f[:o + 4] + b"\0\0" + f[o + 6:o + 10] + b"\0\0" + \
+                    f[o + 12:]
+            ou[f] += 1
+        seen[mode] = (dr, ou)
+    modes = sorted(seen)
+    for a in modes[1:]:
+        assert seen[a][0] == seen[modes[0]][0], \
+            "%s and %s drop different frames" % (a, modes[0])
+        assert seen[a][1] == seen[modes[0]][1], \
+            "%s and %s forward different frames" % (a, modes[0])
+
+
+def test_generator_script_writes_the_corpus(tmp_path, corpus):
+    """gen_hostile.py as a script writes the same corpus and a config the
+    daemon accepts."""
+    import subprocess
+    pkts = corpus[0]
+    out = str(tmp_path / "h.pcap")
+    conf = str(tmp_path / "h.json")
+    r = subprocess.run([pautil.PYTHON, os.path.join(pautil.DATA,
+                                                    "gen_hostile.py"),
+                        "-o", out, "--config", conf],
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    assert read_pcap(out) == [p.data for p in pkts]
+    assert b"malformed" in r.stdout
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_frame_64k(mode, tmp_path):
+    """A 65535-byte frame (IPv4 total length 65535: malformed) next to a
+    valid frame and an empty one: the replay sizes its mbufs for it,
+    drops it and the empty frame as malformed, forwards the other.
+    (pipeline4 sized its pool at 262143 mbufs, more than the replay's
+    -m 1024 holds, and did not start.)"""
+    ok = pautil.l4_frame("198.51.100.1", "203.0.113.1", 1000, 2000, "udp")
+    frames = [gh.frame_64k(), ok, b""]
+    assert gh.parse(frames[0])[0] == gh.ERR_L3_LEN
+    inp = str(tmp_path / "in.pcap")
+    out = str(tmp_path / "out.pcap")
+    drops = str(tmp_path / "drops.pcap")
+    write_pcap(inp, frames)
+    res = pautil.replay(inp, out, gh.config(MODES[mode]), drops=drops)
+    assert not sanitizer_problems(res), res
+    check_summary(res, 3, {"malformed": 2})
+    assert read_pcap(out) == [ok]
+    assert sorted(read_pcap(drops)) == sorted([frames[0], b""])
