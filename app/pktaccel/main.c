@@ -556,7 +556,15 @@ main(int argc, char **argv)
 	pa_config_rpc_set_running(cfg);
 
 	if (opt.replay_in == NULL || opt.socket_given) {
-		struct pa_rpc_server_opts so = { .path = opt.socket };
+		struct pa_rpc_server_opts so = {
+			.path = opt.socket,
+			.max_request = (size_t)cfg->rpc.max_request_bytes,
+			.max_conns = cfg->rpc.max_connections,
+			.max_depth = cfg->rpc.max_depth,
+			.idle_timeout_ms = cfg->rpc.idle_timeout * 1000u,
+			.set_group = cfg->rpc.has_group,
+			.gid = cfg->rpc.gid,
+		};
 
 		rpc.server = pa_rpc_server_create(&so, err, sizeof(err));
 		if (rpc.server == NULL)

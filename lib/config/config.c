@@ -9,6 +9,7 @@
  */
 
 #include <errno.h>
+#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <jansson.h>
 
 #include "pa_config.h"
+#include "pa_rpc.h"
 
 #ifndef PA_DRIVERS_CONFIG_DIR
 #define PA_DRIVERS_CONFIG_DIR "/usr/share/pktaccel/drivers-config"
@@ -47,6 +49,11 @@
 #define CFG_MIN_MTU		68
 #define CFG_MAX_MTU		16000
 #define CFG_MAX_MBUFS		(16 * 1024 * 1024)
+#define CFG_MAX_RPC_CONNS	65536
+#define CFG_MIN_RPC_REQUEST	1024
+#define CFG_MAX_RPC_REQUEST	(1024LL * 1024 * 1024)
+#define CFG_MIN_RPC_DEPTH	4	/* request, params, list, element */
+#define CFG_MAX_RPC_DEPTH	4096
 
 /* Where an error message goes. */
 struct ctx {
@@ -58,11 +65,18 @@ static int __attribute__((format(printf, 2, 3)))
 fail(struct ctx *c, const char *fmt, ...)
 {
 	va_list ap;
+	char *p;
 
 	if (c->err != NULL && c->err_len > 0) {
 		va_start(ap, fmt);
 		vsnprintf(c->err, c->err_len, fmt, ap);
 		va_end(ap);
+		/* Messages quote the document (jansson's "near '...'", names):
+		 * a control character from a damaged file must not break the
+		 * one-line message or reach a terminal. */
+		for (p = c->err; *p != '\0'; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
 	}
 	return -EINVAL;
 }
@@ -2094,6 +2108,93 @@ metrics_parse(struct ctx *c, const json_t *v, struct pa_config_metrics *m)
 }
 
 /* ------------------------------------------------------------------ */
+/* RPC server limits                                                   */
+/* ------------------------------------------------------------------ */
+
+static void
+rpc_defaults(struct pa_config_rpc *r)
+{
+	r->max_connections = PA_RPC_DEFAULT_MAX_CONNS;
+	r->max_request_bytes = PA_RPC_DEFAULT_MAX_REQUEST;
+	r->max_depth = PA_RPC_DEFAULT_MAX_DEPTH;
+	r->idle_timeout = PA_RPC_DEFAULT_IDLE_TIMEOUT_MS / 1000;
+}
+
+/* "rpc.group": a group name or number; must exist on this host. */
+static int
+rpc_group(struct ctx *c, const json_t *g, struct pa_config_rpc *r)
+{
+	char buf[4096];
+	struct group gr, *res = NULL;
+	const char *name;
+	char *end;
+	unsigned long n;
+
+	if (!json_is_string(g) || json_string_length(g) == 0 ||
+	    json_string_length(g) >= sizeof(r->group))
+		return fail(c, "$.rpc.group: expected a group name or number (1..%zu characters)",
+				sizeof(r->group) - 1);
+	name = json_string_value(g);
+	errno = 0;
+	n = strtoul(name, &end, 10);
+	if (*end == '\0' && errno == 0 && n <= UINT32_MAX - 1) {
+		if (getgrgid_r((gid_t)n, &gr, buf, sizeof(buf), &res) != 0 ||
+		    res == NULL)
+			return fail(c, "$.rpc.group: no group with id %lu", n);
+	} else if (getgrnam_r(name, &gr, buf, sizeof(buf), &res) != 0 ||
+		   res == NULL) {
+		return fail(c, "$.rpc.group: no group '%s'", name);
+	}
+	r->has_group = true;
+	r->gid = (uint32_t)gr.gr_gid;
+	snprintf(r->group, sizeof(r->group), "%s", name);
+	return 0;
+}
+
+static int
+rpc_parse(struct ctx *c, const json_t *obj, struct pa_config_rpc *r)
+{
+	static const char *const keys[] = {
+		"max_connections", "max_request_bytes", "max_depth",
+		"idle_timeout", "group", NULL
+	};
+	const json_t *g;
+	static const char *const path = "$.rpc";
+	long long v;
+	int rc;
+
+	if (want_object(c, obj, path) < 0 || check_keys(c, obj, path, keys) < 0)
+		return -EINVAL;
+	r->present = true;
+	rc = get_int(c, obj, path, "max_connections", 1, CFG_MAX_RPC_CONNS, &v);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		r->max_connections = (uint32_t)v;
+	rc = get_int(c, obj, path, "max_request_bytes", CFG_MIN_RPC_REQUEST,
+			CFG_MAX_RPC_REQUEST, &v);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		r->max_request_bytes = (uint64_t)v;
+	rc = get_int(c, obj, path, "max_depth", CFG_MIN_RPC_DEPTH,
+			CFG_MAX_RPC_DEPTH, &v);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		r->max_depth = (uint32_t)v;
+	rc = get_int(c, obj, path, "idle_timeout", 1, CFG_MAX_TIMEOUT, &v);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		r->idle_timeout = (uint32_t)v;
+	g = json_object_get(obj, "group");
+	if (g != NULL)
+		return rpc_group(c, g, r);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* Document                                                            */
 /* ------------------------------------------------------------------ */
 
@@ -2117,7 +2218,7 @@ config_parse(struct ctx *c, const json_t *doc, const struct pa_config_opts *opts
 		struct pa_config *cfg)
 {
 	static const char *const keys[] = {
-		"ports", "pipeline", "acl", "lb", "metrics", NULL
+		"ports", "pipeline", "acl", "lb", "metrics", "rpc", NULL
 	};
 	const char *replay_port;
 	char why[PA_CONFIG_ERR_MAX / 2];
@@ -2130,6 +2231,7 @@ config_parse(struct ctx *c, const json_t *doc, const struct pa_config_opts *opts
 	cfg->pipeline.tx_drain_us = CFG_DEFAULT_TX_DRAIN_US;
 	cfg->acl.def = PA_ACL_PERMIT;
 	flow_table_defaults(&cfg->lb.flow_table);
+	rpc_defaults(&cfg->rpc);
 
 	if (doc == NULL)
 		return fail(c, "$: no document");
@@ -2177,6 +2279,9 @@ config_parse(struct ctx *c, const json_t *doc, const struct pa_config_opts *opts
 		snprintf(cfg->metrics.listen, sizeof(cfg->metrics.listen),
 				"%s", CFG_DEFAULT_LISTEN);
 	}
+	v = json_object_get(doc, "rpc");
+	if (v != NULL && (rc = rpc_parse(c, v, &cfg->rpc)) < 0)
+		return rc;
 	return 0;
 }
 
@@ -2592,6 +2697,21 @@ pa_config_to_json(const struct pa_config *cfg)
 		else
 			m = json_null();
 		rc |= json_object_set_new(doc, "metrics", m);
+	}
+	if (cfg->rpc.present) {
+		json_t *r = json_pack("{s:I, s:I, s:I, s:I}",
+				"max_connections",
+				(json_int_t)cfg->rpc.max_connections,
+				"max_request_bytes",
+				(json_int_t)cfg->rpc.max_request_bytes,
+				"max_depth", (json_int_t)cfg->rpc.max_depth,
+				"idle_timeout",
+				(json_int_t)cfg->rpc.idle_timeout);
+
+		if (r != NULL && cfg->rpc.has_group)
+			rc |= json_object_set_new(r, "group",
+					json_string(cfg->rpc.group));
+		rc |= json_object_set_new(doc, "rpc", r);
 	}
 	if (rc != 0)
 		goto fail;

@@ -181,6 +181,22 @@ struct pa_config_metrics {
 	char listen[64];		/**< "ADDR:PORT" */
 };
 
+/**
+ * "rpc": limits of the JSON-RPC server (all optional; docs/rpc.md,
+ * "Limits"). Defaults are filled in whether or not the section is there.
+ */
+struct pa_config_rpc {
+	bool present;			/**< "rpc" key in the document */
+	uint32_t max_connections;	/**< connections at once, default 64 */
+	uint64_t max_request_bytes;	/**< bytes of one request, default 32 MiB */
+	uint32_t max_depth;		/**< JSON nesting levels, default 64 */
+	uint32_t idle_timeout;		/**< seconds, default 30 */
+	bool has_group;			/**< "group" given */
+	uint32_t gid;			/**< group of the socket and its
+					 * directory (resolved at load) */
+	char group[64];			/**< as written: a name or a number */
+};
+
 struct pa_config {
 	unsigned int n_ports;
 	struct pa_config_port ports[PA_CONFIG_MAX_PORTS];
@@ -189,6 +205,7 @@ struct pa_config {
 	struct pa_config_acl acl;
 	struct pa_config_lb lb;
 	struct pa_config_metrics metrics;
+	struct pa_config_rpc rpc;
 };
 
 /** Loading options. */

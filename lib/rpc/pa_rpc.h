@@ -99,6 +99,14 @@ struct pa_rpc_counters;
 json_t *pa_rpc_handle(const json_t *request);
 
 /**
+ * Process one call: a request object, or anything else as a batch element
+ * would be (an array too gives -32600 "not an object"). Counted in @p c
+ * (may be NULL) as pa_rpc_handle_count() counts one batch element.
+ * @return the response (new reference), or NULL for a notification.
+ */
+json_t *pa_rpc_handle_call(const json_t *request, struct pa_rpc_counters *c);
+
+/**
  * Same as pa_rpc_handle(), and add to @p c: "requests" counts every call
  * (each batch element, notifications included), "errors" every call that
  * failed (invalid request, unknown method, handler error), answered or not.
@@ -109,13 +117,41 @@ json_t *pa_rpc_handle_count(const json_t *request, struct pa_rpc_counters *c);
 /** Log type "pa.rpc" (rte_log), for the RPC library and its methods. */
 extern int pa_rpc_logtype;
 
+/* Defaults of struct pa_rpc_server_opts (also the config's "rpc" section). */
+#define PA_RPC_DEFAULT_MAX_REQUEST	(32u * 1024 * 1024)
+#define PA_RPC_DEFAULT_MAX_CONNS	64u
+#define PA_RPC_DEFAULT_MAX_DEPTH	64u
+#define PA_RPC_DEFAULT_IDLE_TIMEOUT_MS	30000u
+
 /**
- * Server limits and location; 0 in a field means its default.
- * A request (or batch) longer than max_request gets -32600 and the
- * connection is closed; so does one nested deeper than max_depth (-32700,
- * the request object itself is level 1). Connections beyond max_conns are
- * accepted and closed at once. A connection whose unread responses exceed
- * 4 MiB is not read from until its client catches up.
+ * Server limits and location; 0 in a field means its default. What a
+ * client sees at each limit (docs/rpc.md, "Limits"):
+ * - A request (or batch) longer than max_request gets -32600 and the
+ *   connection is closed; so does one nested deeper than max_depth
+ *   (-32700, the request object itself is level 1), and one with more
+ *   than max_request / 64 (at least 4096) objects and arrays or more than
+ *   max_request / 8 (at least 32768) commas (-32600 "request too
+ *   complex"), which bounds the memory and time its parse takes. The
+ *   input a connection makes the server hold is bounded by max_request
+ *   plus one read (64 KiB).
+ * - Connections beyond max_conns are accepted and closed at once. Every
+ *   open connection counts, idle ones included.
+ * - Output: a connection whose unread responses reach 4 MiB is not read
+ *   from (and its batch not run further) until its client catches up, so
+ *   the responses held for it stay below 4 MiB plus one response. A batch
+ *   is answered element by element: its response line is written as its
+ *   calls run, never built whole.
+ * - Idle timeout: a connection on which the server waits for the client
+ *   (the rest of a started request, or room to write responses) and on
+ *   which no byte has moved for idle_timeout_ms is closed; a partial
+ *   request is first answered with -32600 "request incomplete ...". A
+ *   connection with nothing pending may stay open and idle indefinitely.
+ * - Fairness: each poll serves each connection at most 64 calls (batch
+ *   elements count one each), about 2 ms of calls and 256 KiB of input.
+ *   Values longer than 8 KiB are parsed (and their trees freed) by a
+ *   helper thread of the server, so that a big request delays only its
+ *   own connection; at most 2 such batches (whose trees live while their
+ *   calls run) are parsed or running at once, a third waits its turn.
  */
 struct pa_rpc_server_opts {
 	const char *path;		/**< socket path (< 108 bytes) */
@@ -123,12 +159,17 @@ struct pa_rpc_server_opts {
 					 * (a 100k-rule acl_rules_replace is ~12 MB) */
 	unsigned int max_conns;		/**< default 64 */
 	unsigned int max_depth;		/**< JSON nesting limit; default 64 */
+	unsigned int idle_timeout_ms;	/**< default 30000 (30 s) */
 	int mode;			/**< socket mode; default 0660 */
+	bool set_group;			/**< give socket and directory to gid */
+	unsigned int gid;		/**< (default: the daemon's, root) */
 };
 
 /**
  * The server is not thread-safe: create, poll, flush and destroy it from
  * one thread (the control thread). Method handlers run in that thread.
+ * The server has one helper thread of its own, which only parses request
+ * text and frees request trees (never calls a handler).
  */
 struct pa_rpc_server;
 
@@ -145,7 +186,7 @@ struct pa_rpc_server *pa_rpc_server_create(const struct pa_rpc_server_opts *o,
 /**
  * File descriptor to wait on (an epoll fd), readable when work is pending:
  * a connection to accept, input to read or to process, output that can be
- * written. Owned by the server.
+ * written, an idle timeout that has expired. Owned by the server.
  */
 int pa_rpc_server_fd(const struct pa_rpc_server *s);
 
@@ -172,9 +213,31 @@ struct pa_rpc_counters {
 	uint64_t errors;		/**< calls answered (or due) with an error */
 	uint64_t connections;		/**< served over the server's life */
 	uint64_t rejected_connections;	/**< closed at once: over max_conns */
+	uint64_t timed_out_connections;	/**< closed by the idle timeout */
 };
 /** Copy the counters (same thread as pa_rpc_server_poll()). */
 void pa_rpc_server_counters(const struct pa_rpc_server *s,
+		struct pa_rpc_counters *c);
+
+/**
+ * Run @p len bytes through the server's framing and dispatch exactly as if
+ * they had arrived on one connection that then half-closed, without a
+ * socket (for tests and fuzzers): each complete value is parsed and
+ * handled with pa_rpc_handle_count(), a value that does not parse is
+ * answered with a parse error, and a protocol error that would close the
+ * connection (bare scalar, mismatched bracket, too deep, too long) is
+ * answered and ends the stream; a partial value at the end is dropped.
+ * No per-poll budget or output bound applies.
+ * @param o        limits (max_request, max_depth; 0 or a NULL @p o: the
+ *                 defaults); the other fields are ignored
+ * @param out      if not NULL, set to the response lines (malloc'd,
+ *                 NUL-terminated; NULL when there are none), for free()
+ * @param out_len  if not NULL, set to their length in bytes
+ * @param c        if not NULL, "requests" and "errors" are added to it
+ * @return 0, or -ENOMEM (nothing returned in @p out).
+ */
+int pa_rpc_server_feed(const struct pa_rpc_server_opts *o, const char *buf,
+		size_t len, char **out, size_t *out_len,
 		struct pa_rpc_counters *c);
 
 #endif /* PA_RPC_H */

@@ -360,6 +360,12 @@ handle_one(const json_t *req, struct pa_rpc_counters *c)
 }
 
 json_t *
+pa_rpc_handle_call(const json_t *request, struct pa_rpc_counters *c)
+{
+	return handle_one(request, c);
+}
+
+json_t *
 pa_rpc_handle_count(const json_t *request, struct pa_rpc_counters *c)
 {
 	json_t *out, *r;

@@ -11,12 +11,29 @@
  * parse error and the stream goes on; anything that loses the value
  * boundaries (a bare scalar, a mismatched bracket, too deep, too long) is
  * answered and the connection closed.
+ *
+ * No client can hold the control thread or grow the server's memory
+ * without bound: each poll gives each connection a budget of calls, time
+ * and input; a batch is run and answered element by element across polls
+ * (its response line is streamed, never built whole); output above
+ * OUT_HIGH stops the connection's input; and a connection that keeps the
+ * server waiting (a partial request, or responses it does not read) with
+ * no byte moving for the idle timeout is closed (a timerfd in the epoll
+ * set makes the server fd readable when a deadline passes).
+ *
+ * jansson needs up to ~0.4 us per byte (and ~70 bytes of memory) for
+ * dense input such as [{},{},...]: values longer than PARSE_INLINE_MAX
+ * are parsed, and their trees freed, by a parser thread, so that a big
+ * request delays only its own connection; the scanner also caps the
+ * number of containers and of commas in a value, which bounds a tree's
+ * size and its parse time.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +41,12 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/queue.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,24 +66,58 @@
 #define RPC_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_##level, pa_rpc_logtype, "pa.rpc: " fmt "\n", ##__VA_ARGS__)
 
-#define DEFAULT_MAX_REQUEST	(32u * 1024 * 1024)	/* a 100k-rule ACL is ~12 MB */
-#define DEFAULT_MAX_CONNS	64u
-#define DEFAULT_MAX_DEPTH	64u
+#define DEFAULT_MAX_REQUEST	PA_RPC_DEFAULT_MAX_REQUEST
+#define DEFAULT_MAX_CONNS	PA_RPC_DEFAULT_MAX_CONNS
+#define DEFAULT_MAX_DEPTH	PA_RPC_DEFAULT_MAX_DEPTH
+#define DEFAULT_IDLE_TIMEOUT_MS	PA_RPC_DEFAULT_IDLE_TIMEOUT_MS
 #define DEFAULT_MODE		0660
 #define DIR_MODE		0750
 
 #define READ_CHUNK		(64u << 10)	/* bytes per read() */
 #define READ_BUDGET		(256u << 10)	/* bytes per connection per poll */
-#define REQ_BUDGET		64u		/* values per connection per poll */
+#define REQ_BUDGET		64u		/* calls per connection per poll */
+#define TIME_BUDGET_NS		(2u * 1000 * 1000)	/* calls' time, same */
 #define ACCEPT_BUDGET		32u		/* accepts per poll */
 #define OUT_HIGH		(4u << 20)	/* stop reading above this output */
 #define IN_KEEP			(64u << 10)	/* idle input buffer kept */
+#define IN_MAP_MIN		(256u << 10)	/* larger input buffers: mmap */
 #define OUT_KEEP		(64u << 10)	/* idle output buffer kept */
 #define MAX_EVENTS		64
+#define PARSE_INLINE_MAX	(8u << 10)	/* longer: the parser thread */
+#define CONTAINER_BYTES		64u	/* max_request / this: '{' and '[' */
+#define MIN_CONTAINERS		4096u
+#define COMMA_BYTES		8u	/* max_request / this: ',' */
+#define MIN_COMMAS		32768u
+#define PARSER_NICE		10	/* below the control thread it shares a CPU with */
+#define BIG_BATCH_MAX		2u	/* parsed or running batches > PARSE_INLINE_MAX */
 
 /* epoll data for the two server fds; connections carry their pointer. */
 #define TAG_LISTEN		((void *)1)
 #define TAG_WAKE		((void *)2)
+#define TAG_TIMER		((void *)3)
+#define TAG_PARSED		((void *)4)
+
+struct conn;
+
+/*
+ * A value for the parser thread (text != NULL), or a tree for it to free.
+ * The text lies in buf, the connection's input buffer as it was when the
+ * value completed (handed over, not copied: see handle_value()).
+ */
+struct parse_job {
+	TAILQ_ENTRY(parse_job) next;
+	struct conn *c;		/* NULL once the connection is gone */
+	char *buf;		/* owned; freed with buf_free() */
+	size_t buf_cap;
+	bool buf_mapped;
+	const char *text;	/* in buf */
+	size_t len;
+	bool slot;		/* a batch: holds one of the BIG_BATCH_MAX */
+	json_t *doc;		/* the parsed value, or the tree to free */
+	json_error_t err;
+};
+
+TAILQ_HEAD(job_list, parse_job);
 
 enum scan_state {
 	SCAN_BETWEEN,		/* between values: skipping whitespace */
@@ -78,10 +132,13 @@ struct conn {
 	char *in;		/* received bytes */
 	size_t in_len;
 	size_t in_cap;
+	bool in_mapped;		/* in is mmap()ed (grows with mremap()) */
 	size_t scan_pos;	/* bytes before this are scanned */
 	size_t start;		/* start of the current value */
 	enum scan_state state;
 	unsigned int depth;
+	size_t n_containers;	/* '{' and '[' in the current value */
+	size_t n_commas;	/* ',' in the current value */
 	uint8_t *kinds;		/* bit per level: 1 = '{', 0 = '[' */
 	bool in_string;
 	bool escape;
@@ -90,6 +147,16 @@ struct conn {
 	size_t out_off;
 	size_t out_len;
 	size_t out_cap;
+
+	json_t *batch;		/* batch whose calls are running, or NULL */
+	size_t batch_next;	/* its next element */
+	bool batch_open;	/* the '[' of its response is queued */
+	bool batch_big;		/* its tree goes to the parser thread to free */
+	bool batch_slot;	/* it holds one of the BIG_BATCH_MAX */
+	struct parse_job *job;	/* value with the parser thread, or NULL */
+	size_t held_len;	/* a long batch at start, waiting for a slot */
+
+	int64_t last_io_ms;	/* last byte read or written (or accept) */
 
 	bool rd_eof;		/* peer will send nothing more */
 	bool closing;		/* protocol error: close once flushed */
@@ -103,6 +170,8 @@ struct pa_rpc_server {
 	int epfd;
 	int lfd;
 	int wakefd;		/* eventfd: readable while input is pending */
+	int timerfd;		/* readable when an idle deadline passes */
+	int64_t timer_ms;	/* deadline armed (CLOCK_MONOTONIC), 0 = none */
 	int lockfd;
 	bool wake_set;
 	char *path;
@@ -110,11 +179,27 @@ struct pa_rpc_server {
 	size_t max_request;
 	unsigned int max_conns;
 	unsigned int max_depth;
+	size_t max_containers;
+	size_t max_commas;
+	unsigned int idle_timeout_ms;
+	bool set_group;		/* socket and directory to gid */
+	unsigned int gid;
 	unsigned int nconns;
+	unsigned int big_batches;	/* BIG_BATCH_MAX slots taken */
 	uint64_t poll_gen;
 	int64_t accept_err_ms;	/* last accept failure logged */
 	struct conn_list conns;
 	struct pa_rpc_counters counters;
+
+	/* parser thread: todo and done under plock; donefd signals done */
+	pthread_t parser;
+	bool parser_running;
+	bool parser_stop;
+	pthread_mutex_t plock;
+	pthread_cond_t pcond;
+	struct job_list ptodo;
+	struct job_list pdone;
+	int donefd;
 };
 
 static void
@@ -234,6 +319,28 @@ take_lock(struct pa_rpc_server *s, char *err, size_t err_len)
 	return -EAGAIN;
 }
 
+/* Give the socket's directory to @p gid too: members of the group need to
+ * traverse it (0750) to reach the socket. */
+static int
+chown_dir(const char *path, gid_t gid)
+{
+	char *dir = strdup(path);
+	char *slash;
+	int ret = 0;
+
+	if (dir == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir) {
+		*slash = '\0';
+		ret = chown(dir, (uid_t)-1, gid);
+	}
+	free(dir);
+	return ret;
+}
+
 static int
 open_listener(struct pa_rpc_server *s, int mode, char *err, size_t err_len)
 {
@@ -289,6 +396,14 @@ open_listener(struct pa_rpc_server *s, int mode, char *err, size_t err_len)
 		unlink(s->path);
 		return -e;
 	}
+	if (s->set_group && (chown(s->path, (uid_t)-1, (gid_t)s->gid) != 0 ||
+	    chown_dir(s->path, (gid_t)s->gid) != 0)) {
+		e = errno;
+		set_err(err, err_len, "cannot give RPC socket %s to group %u: %s",
+			s->path, s->gid, strerror(e));
+		unlink(s->path);
+		return -e;
+	}
 	if (listen(s->lfd, SOMAXCONN) != 0) {
 		e = errno;
 		set_err(err, err_len, "cannot listen on RPC socket %s: %s",
@@ -305,6 +420,143 @@ ep_add(int epfd, int fd, uint32_t events, void *ptr)
 	struct epoll_event ev = { .events = events, .data.ptr = ptr };
 
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
+}
+
+static void
+limits_set(struct pa_rpc_server *s)
+{
+	s->max_containers = s->max_request / CONTAINER_BYTES;
+	if (s->max_containers < MIN_CONTAINERS)
+		s->max_containers = MIN_CONTAINERS;
+	s->max_commas = s->max_request / COMMA_BYTES;
+	if (s->max_commas < MIN_COMMAS)
+		s->max_commas = MIN_COMMAS;
+}
+
+/*
+ * Input buffers of IN_MAP_MIN and more are mapped: growing one moves its
+ * pages (mremap) instead of copying them into fresh memory, whose page
+ * faults cost milliseconds per MB on some machines.
+ */
+static void
+buf_free(char *buf, size_t cap, bool mapped)
+{
+	if (mapped)
+		munmap(buf, cap);
+	else
+		free(buf);
+}
+
+static void *
+parser_main(void *arg)
+{
+	struct pa_rpc_server *s = arg;
+	struct parse_job *j;
+	uint64_t one = 1;
+	bool parse;
+
+	/* Linux: a thread's own nice value. The control thread (the caller of
+	 * pa_rpc_server_poll()) must win the CPU they usually share. */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), PARSER_NICE) != 0)
+		RPC_LOG(DEBUG, "cannot lower the parser thread's priority: %s",
+			strerror(errno));
+	pthread_mutex_lock(&s->plock);
+	for (;;) {
+		while (!s->parser_stop && TAILQ_EMPTY(&s->ptodo))
+			pthread_cond_wait(&s->pcond, &s->plock);
+		if (s->parser_stop)
+			break;
+		j = TAILQ_FIRST(&s->ptodo);
+		TAILQ_REMOVE(&s->ptodo, j, next);
+		pthread_mutex_unlock(&s->plock);
+		parse = j->text != NULL;
+		if (parse) {
+			j->doc = json_loadb(j->text, j->len, 0, &j->err);
+			buf_free(j->buf, j->buf_cap, j->buf_mapped);
+			j->buf = NULL;
+			j->text = NULL;
+		} else {
+			json_decref(j->doc);
+			free(j);
+		}
+		pthread_mutex_lock(&s->plock);
+		if (parse) {
+			TAILQ_INSERT_TAIL(&s->pdone, j, next);
+			if (write(s->donefd, &one, sizeof(one)) < 0 &&
+					errno != EAGAIN)
+				RPC_LOG(ERR, "eventfd: %s", strerror(errno));
+		}
+	}
+	pthread_mutex_unlock(&s->plock);
+	return NULL;
+}
+
+/* Queue a job; trees to free go first, so that they do not pile up
+ * behind parses. */
+static void
+job_queue(struct pa_rpc_server *s, struct parse_job *j)
+{
+	pthread_mutex_lock(&s->plock);
+	if (j->text == NULL)
+		TAILQ_INSERT_HEAD(&s->ptodo, j, next);
+	else
+		TAILQ_INSERT_TAIL(&s->ptodo, j, next);
+	pthread_cond_signal(&s->pcond);
+	pthread_mutex_unlock(&s->plock);
+}
+
+static void
+job_free(struct parse_job *j)
+{
+	if (j->buf != NULL)
+		buf_free(j->buf, j->buf_cap, j->buf_mapped);
+	json_decref(j->doc);
+	free(j);
+}
+
+/* Free a request tree; a big one in the parser thread. */
+static void
+tree_free(struct pa_rpc_server *s, json_t *doc, bool big)
+{
+	struct parse_job *j;
+
+	if (doc == NULL)
+		return;
+	if (!big || !s->parser_running) {
+		json_decref(doc);
+		return;
+	}
+	j = calloc(1, sizeof(*j));
+	if (j == NULL) {
+		json_decref(doc);
+		return;
+	}
+	j->doc = doc;
+	job_queue(s, j);
+}
+
+/* Stop the parser thread (after its current job) and free every job. */
+static void
+parser_stop(struct pa_rpc_server *s)
+{
+	struct parse_job *j;
+
+	if (s->parser_running) {
+		pthread_mutex_lock(&s->plock);
+		s->parser_stop = true;
+		pthread_cond_signal(&s->pcond);
+		pthread_mutex_unlock(&s->plock);
+		pthread_join(s->parser, NULL);
+		s->parser_running = false;
+	}
+	while ((j = TAILQ_FIRST(&s->ptodo)) != NULL) {
+		TAILQ_REMOVE(&s->ptodo, j, next);
+		job_free(j);
+	}
+	while ((j = TAILQ_FIRST(&s->pdone)) != NULL) {
+		TAILQ_REMOVE(&s->pdone, j, next);
+		job_free(j);
+	}
 }
 
 struct pa_rpc_server *
@@ -326,13 +578,22 @@ pa_rpc_server_create(const struct pa_rpc_server_opts *o, char *err,
 		ret = -ENOMEM;
 		goto out_errno;
 	}
-	s->epfd = s->lfd = s->wakefd = s->lockfd = -1;
+	s->epfd = s->lfd = s->wakefd = s->timerfd = s->lockfd = s->donefd = -1;
 	TAILQ_INIT(&s->conns);
+	TAILQ_INIT(&s->ptodo);
+	TAILQ_INIT(&s->pdone);
+	pthread_mutex_init(&s->plock, NULL);
+	pthread_cond_init(&s->pcond, NULL);
 	s->max_request = o->max_request != 0 ? o->max_request :
 		DEFAULT_MAX_REQUEST;
 	s->max_conns = o->max_conns != 0 ? o->max_conns : DEFAULT_MAX_CONNS;
 	s->max_depth = o->max_depth != 0 ? o->max_depth : DEFAULT_MAX_DEPTH;
+	s->idle_timeout_ms = o->idle_timeout_ms != 0 ? o->idle_timeout_ms :
+		DEFAULT_IDLE_TIMEOUT_MS;
+	limits_set(s);
 	mode = o->mode != 0 ? o->mode : DEFAULT_MODE;
+	s->set_group = o->set_group;
+	s->gid = o->gid;
 
 	s->path = strdup(o->path);
 	s->lock_path = str_concat(o->path, ".lock");
@@ -362,18 +623,32 @@ pa_rpc_server_create(const struct pa_rpc_server_opts *o, char *err,
 
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (s->epfd < 0 || s->wakefd < 0) {
+	s->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	s->donefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->epfd < 0 || s->wakefd < 0 || s->timerfd < 0 || s->donefd < 0) {
 		ret = -errno;
-		set_err(err, err_len, "epoll/eventfd: %s", strerror(-ret));
+		set_err(err, err_len, "epoll/eventfd/timerfd: %s",
+			strerror(-ret));
 		goto out_unlink;
 	}
 	ret = ep_add(s->epfd, s->lfd, EPOLLIN, TAG_LISTEN);
 	if (ret == 0)
 		ret = ep_add(s->epfd, s->wakefd, EPOLLIN, TAG_WAKE);
+	if (ret == 0)
+		ret = ep_add(s->epfd, s->timerfd, EPOLLIN, TAG_TIMER);
+	if (ret == 0)
+		ret = ep_add(s->epfd, s->donefd, EPOLLIN, TAG_PARSED);
 	if (ret != 0) {
 		set_err(err, err_len, "epoll_ctl: %s", strerror(-ret));
 		goto out_unlink;
 	}
+	ret = -pthread_create(&s->parser, NULL, parser_main, s);
+	if (ret != 0) {
+		set_err(err, err_len, "cannot start the RPC parser thread: %s",
+			strerror(-ret));
+		goto out_unlink;
+	}
+	s->parser_running = true;
 	RPC_LOG(INFO, "listening on %s", s->path);
 	return s;
 
@@ -382,6 +657,10 @@ out_unlink:
 out_unlock:
 	unlink(s->lock_path);
 out_free:
+	if (s->donefd >= 0)
+		close(s->donefd);
+	if (s->timerfd >= 0)
+		close(s->timerfd);
 	if (s->wakefd >= 0)
 		close(s->wakefd);
 	if (s->epfd >= 0)
@@ -390,6 +669,8 @@ out_free:
 		close(s->lfd);
 	if (s->lockfd >= 0)
 		close(s->lockfd);
+	pthread_cond_destroy(&s->pcond);
+	pthread_mutex_destroy(&s->plock);
 	free(s->lock_path);
 	free(s->path);
 	free(s);
@@ -420,17 +701,60 @@ pa_rpc_server_counters(const struct pa_rpc_server *s,
 
 /* ---- connections ---- */
 
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static size_t
 out_pending(const struct conn *c)
 {
 	return c->out_len - c->out_off;
 }
 
+/* Input not yet processed: unscanned bytes, a value being parsed or
+ * waiting for a slot, a batch's calls. */
 static bool
-has_backlog(const struct conn *c)
+has_input(const struct conn *c)
 {
-	return !c->dead && !c->closing && c->scan_pos < c->in_len &&
-		out_pending(c) < OUT_HIGH;
+	return c->scan_pos < c->in_len || c->batch != NULL || c->job != NULL ||
+		c->held_len != 0;
+}
+
+/* Work the server can do for the connection now. */
+static bool
+has_backlog(const struct pa_rpc_server *s, const struct conn *c)
+{
+	if (c->dead || c->closing || c->job != NULL ||
+			out_pending(c) >= OUT_HIGH)
+		return false;
+	if (c->held_len != 0)
+		return s->big_batches < BIG_BATCH_MAX;
+	return has_input(c);
+}
+
+static void
+slot_release(struct pa_rpc_server *s)
+{
+	if (s->big_batches > 0)
+		s->big_batches--;
+}
+
+static void
+batch_end(struct pa_rpc_server *s, struct conn *c)
+{
+	tree_free(s, c->batch, c->batch_big);
+	if (c->batch_slot)
+		slot_release(s);
+	c->batch = NULL;
+	c->batch_next = 0;
+	c->batch_open = false;
+	c->batch_big = false;
+	c->batch_slot = false;
 }
 
 static void
@@ -440,14 +764,20 @@ conn_destroy(struct pa_rpc_server *s, struct conn *c)
 	s->nconns--;
 	/* close() removes the fd from the epoll set */
 	close(c->fd);
-	free(c->in);
+	if (c->job != NULL)
+		c->job->c = NULL;	/* the parser's result is dropped */
+	batch_end(s, c);
+	if (c->in != NULL)
+		buf_free(c->in, c->in_cap, c->in_mapped);
 	free(c->out);
 	free(c->kinds);
 	free(c);
 }
 
+/* Grow @p buf to hold @p need bytes; doubling, but to no more than @p max
+ * when @p need fits in it. */
 static int
-reserve(char **buf, size_t *cap, size_t need)
+reserve_max(char **buf, size_t *cap, size_t need, size_t max)
 {
 	size_t ncap;
 	char *p;
@@ -460,6 +790,8 @@ reserve(char **buf, size_t *cap, size_t need)
 			return -ENOMEM;
 		ncap *= 2;
 	}
+	if (ncap > max && need <= max)
+		ncap = max;
 	p = realloc(*buf, ncap);
 	if (p == NULL)
 		return -ENOMEM;
@@ -468,22 +800,21 @@ reserve(char **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-/* Queue one response line; a connection that cannot take it is dropped. */
-static void
-queue_json(struct conn *c, const json_t *resp)
+static int
+reserve(char **buf, size_t *cap, size_t need)
 {
-	static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,"
-		"\"error\":{\"code\":-32603,\"message\":\"internal error: "
-		"cannot encode the response\"}}";
-	char *txt;
-	const char *line;
-	size_t len;
+	return reserve_max(buf, cap, need, SIZE_MAX);
+}
+
+/* Queue @p lead (if not NUL), @p text, @p tail (if not NUL); a connection
+ * that cannot take them is dropped. */
+static void
+out_put(struct conn *c, char lead, const char *text, size_t len, char tail)
+{
+	size_t need;
 
 	if (c->dead)
 		return;
-	txt = json_dumps(resp, JSON_COMPACT);
-	line = txt != NULL ? txt : oom;
-	len = strlen(line);
 	if (c->out_off == c->out_len) {
 		c->out_off = c->out_len = 0;
 	} else if (c->out_off >= c->out_len - c->out_off) {
@@ -492,16 +823,44 @@ queue_json(struct conn *c, const json_t *resp)
 		c->out_len -= c->out_off;
 		c->out_off = 0;
 	}
-	if (reserve(&c->out, &c->out_cap, c->out_len + len + 1) != 0) {
+	need = c->out_len + len + (lead != '\0') + (tail != '\0');
+	if (reserve(&c->out, &c->out_cap, need) != 0) {
 		RPC_LOG(ERR, "out of memory queueing a response, dropping client");
 		c->dead = true;
-		goto out_free;
+		return;
 	}
-	memcpy(c->out + c->out_len, line, len);
-	c->out[c->out_len + len] = '\n';
-	c->out_len += len + 1;
-out_free:
+	if (lead != '\0')
+		c->out[c->out_len++] = lead;
+	memcpy(c->out + c->out_len, text, len);
+	c->out_len += len;
+	if (tail != '\0')
+		c->out[c->out_len++] = tail;
+}
+
+/* Queue one response, with @p lead before it and @p tail after it. */
+static void
+queue_part(struct conn *c, const json_t *resp, char lead, char tail)
+{
+	static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,"
+		"\"error\":{\"code\":-32603,\"message\":\"internal error: "
+		"cannot encode the response\"}}";
+	char *txt;
+
+	if (c->dead)
+		return;
+	txt = json_dumps(resp, JSON_COMPACT);
+	if (txt != NULL)
+		out_put(c, lead, txt, strlen(txt), tail);
+	else
+		out_put(c, lead, oom, sizeof(oom) - 1, tail);
 	free(txt);
+}
+
+/* Queue one response line. */
+static void
+queue_json(struct conn *c, const json_t *resp)
+{
+	queue_part(c, resp, '\0', '\n');
 }
 
 static void
@@ -537,8 +896,9 @@ queue_error(struct pa_rpc_server *s, struct conn *c, int code,
 
 /* A protocol error after which the stream cannot be resynchronised. */
 static void
-fail_stream(struct conn *c)
+fail_stream(struct pa_rpc_server *s, struct conn *c)
 {
+	batch_end(s, c);
 	c->closing = true;
 	c->in_len = c->scan_pos = c->start = 0;
 	c->state = SCAN_BETWEEN;
@@ -555,6 +915,7 @@ conn_flush(struct conn *c)
 			MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n > 0) {
 			c->out_off += (size_t)n;
+			c->last_io_ms = now_ms();
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -573,26 +934,163 @@ conn_flush(struct conn *c)
 	}
 }
 
-static void
-handle_value(struct pa_rpc_server *s, struct conn *c, const char *buf,
-		size_t len)
-{
-	json_error_t jerr;
-	json_t *req, *resp;
+/* What one connection may still do in this poll. */
+struct budget {
+	unsigned int calls;
+	uint64_t deadline_ns;
+};
 
-	req = json_loadb(buf, len, 0, &jerr);
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void
+budget_init(struct budget *b)
+{
+	b->calls = REQ_BUDGET;
+	b->deadline_ns = now_ns() + TIME_BUDGET_NS;
+}
+
+/* May the connection run one more call (and its output take it)? */
+static bool
+budget_left(const struct budget *b, const struct conn *c)
+{
+	return b->calls > 0 && out_pending(c) < OUT_HIGH &&
+		now_ns() < b->deadline_ns;
+}
+
+/*
+ * Run the calls of the current batch within the budget, streaming the
+ * response: '[' before the first answer, ',' between, "]\n" at the end
+ * (nothing at all when every call was a notification).
+ */
+static void
+batch_run(struct pa_rpc_server *s, struct conn *c, struct budget *b)
+{
+	size_t n = json_array_size(c->batch);
+	json_t *resp;
+
+	while (c->batch_next < n) {
+		if (c->dead || !budget_left(b, c))
+			return;
+		b->calls--;
+		resp = pa_rpc_handle_call(json_array_get(c->batch,
+			c->batch_next++), &s->counters);
+		if (resp == NULL)
+			continue;
+		queue_part(c, resp, c->batch_open ? ',' : '[', '\0');
+		c->batch_open = true;
+		json_decref(resp);
+	}
+	if (c->batch_open)
+		out_put(c, ']', "", 0, '\n');
+	batch_end(s, c);
+}
+
+/* Dispatch a parsed value (req NULL: @p jerr says why it did not parse);
+ * @p slot: it holds a big-batch slot, kept if it is a batch to run. */
+static void
+value_parsed(struct pa_rpc_server *s, struct conn *c, json_t *req,
+		const json_error_t *jerr, bool big, bool slot, struct budget *b)
+{
+	json_t *resp;
+
+	if (slot && !(json_is_array(req) && json_array_size(req) > 0))
+		slot_release(s);
 	if (req == NULL) {
+		b->calls--;
 		queue_error(s, c, PA_RPC_PARSE_ERROR,
 			"parse error: %s (line %d, column %d)",
-			jerr.text, jerr.line, jerr.column);
+			jerr->text, jerr->line, jerr->column);
 		return;
 	}
+	if (json_is_array(req) && json_array_size(req) > 0) {
+		c->batch = req;		/* run by batch_run(), budget allowing */
+		c->batch_next = 0;
+		c->batch_open = false;
+		c->batch_big = big;
+		c->batch_slot = slot;
+		return;
+	}
+	b->calls--;
 	resp = pa_rpc_handle_count(req, &s->counters);
-	json_decref(req);
+	tree_free(s, req, big);
 	if (resp != NULL) {
 		queue_json(c, resp);
 		json_decref(resp);
 	}
+}
+
+/*
+ * Hand the value that ends at scan_pos to the parser thread together with
+ * the input buffer that holds it; the connection keeps a new buffer with
+ * the bytes read after the value (less than a read).
+ * @return 0, or -ENOMEM (nothing changed).
+ */
+static int
+value_to_parser(struct pa_rpc_server *s, struct conn *c, const char *buf,
+		size_t len, bool slot)
+{
+	size_t rest = c->in_len - c->scan_pos, cap;
+	struct parse_job *j;
+	char *nbuf;
+
+	cap = rest > READ_CHUNK ? rest : READ_CHUNK;
+	j = calloc(1, sizeof(*j));
+	nbuf = malloc(cap);
+	if (j == NULL || nbuf == NULL) {
+		free(j);
+		free(nbuf);
+		return -ENOMEM;
+	}
+	memcpy(nbuf, c->in + c->scan_pos, rest);
+	j->buf = c->in;
+	j->buf_cap = c->in_cap;
+	j->buf_mapped = c->in_mapped;
+	j->text = buf;
+	j->len = len;
+	j->slot = slot;
+	if (slot)
+		s->big_batches++;
+	j->c = c;
+	c->in = nbuf;
+	c->in_cap = cap;
+	c->in_mapped = false;
+	c->in_len = rest;
+	c->scan_pos = c->start = 0;
+	c->job = j;
+	job_queue(s, j);
+	return 0;
+}
+
+/*
+ * Parse a complete value (at c->start) here, or hand a long one to the
+ * parser thread (the connection then waits for it: see parsed_collect()).
+ * A long batch needs one of BIG_BATCH_MAX slots, as its tree lives while
+ * its calls run: without one, it waits in the input buffer (held_len).
+ */
+static void
+handle_value(struct pa_rpc_server *s, struct conn *c, const char *buf,
+		size_t len, struct budget *b)
+{
+	json_error_t jerr;
+	bool batch = buf[0] == '[';
+
+	if (len > PARSE_INLINE_MAX && s->parser_running) {
+		if (batch && s->big_batches >= BIG_BATCH_MAX) {
+			c->held_len = len;
+			return;
+		}
+		if (value_to_parser(s, c, buf, len, batch) == 0)
+			return;
+	}
+	value_parsed(s, c, json_loadb(buf, len, 0, &jerr), &jerr, false,
+		false, b);
 }
 
 static void
@@ -617,35 +1115,55 @@ is_ws(char ch)
 }
 
 /*
- * Scan from scan_pos; hand each complete value to the dispatcher, within
- * the per-poll budget and while the output is below OUT_HIGH.
+ * Finish the current batch, then scan from scan_pos and hand each complete
+ * value to the dispatcher, within the budget (which also stops at
+ * OUT_HIGH bytes of output).
  */
 static void
-drain_values(struct pa_rpc_server *s, struct conn *c, unsigned int *nreq)
+drain_values(struct pa_rpc_server *s, struct conn *c, struct budget *b)
 {
 	const size_t max_req = s->max_request;
-	size_t pos, end, limit;
+	size_t pos, end, limit, held;
 	char ch;
 
-	while (c->scan_pos < c->in_len && !c->closing && !c->dead) {
-		if (*nreq >= REQ_BUDGET || out_pending(c) >= OUT_HIGH)
+	for (;;) {
+		if (c->job != NULL)
+			return;		/* ordering: wait for the parser */
+		if (c->held_len != 0) {
+			if (s->big_batches >= BIG_BATCH_MAX)
+				return;
+			held = c->held_len;
+			c->held_len = 0;
+			handle_value(s, c, c->in + c->start, held, b);
+			continue;
+		}
+		if (c->batch != NULL) {
+			batch_run(s, c, b);
+			if (c->batch != NULL)
+				return;
+		}
+		if (c->closing || c->dead)
+			return;
+		if (c->state == SCAN_BETWEEN)
+			while (c->scan_pos < c->in_len &&
+					is_ws(c->in[c->scan_pos]))
+				c->scan_pos++;
+		if (c->scan_pos >= c->in_len || !budget_left(b, c))
 			return;
 		if (c->state == SCAN_BETWEEN) {
 			ch = c->in[c->scan_pos];
-			if (is_ws(ch)) {
-				c->scan_pos++;
-				continue;
-			}
 			if (ch != '{' && ch != '[') {
 				queue_error(s, c, PA_RPC_PARSE_ERROR,
 					"parse error: expected a request object or a batch array, got '%c'",
 					(ch >= 0x20 && ch < 0x7f) ? ch : '?');
-				fail_stream(c);
+				fail_stream(s, c);
 				return;
 			}
 			c->state = SCAN_VALUE;
 			c->start = c->scan_pos;
 			c->depth = 0;
+			c->n_containers = 0;
+			c->n_commas = 0;
 			c->in_string = false;
 			c->escape = false;
 		}
@@ -670,12 +1188,27 @@ drain_values(struct pa_rpc_server *s, struct conn *c, unsigned int *nreq)
 			}
 			if (ch == '"') {
 				c->in_string = true;
+			} else if (ch == ',') {
+				if (++c->n_commas > s->max_commas) {
+					queue_error(s, c, PA_RPC_INVALID_REQUEST,
+						"request too complex (limit %zu values)",
+						s->max_commas);
+					fail_stream(s, c);
+					return;
+				}
 			} else if (ch == '{' || ch == '[') {
 				if (c->depth >= s->max_depth) {
 					queue_error(s, c, PA_RPC_PARSE_ERROR,
 						"parse error: nesting too deep (limit %u levels)",
 						s->max_depth);
-					fail_stream(c);
+					fail_stream(s, c);
+					return;
+				}
+				if (++c->n_containers > s->max_containers) {
+					queue_error(s, c, PA_RPC_INVALID_REQUEST,
+						"request too complex (limit %zu objects and arrays)",
+						s->max_containers);
+					fail_stream(s, c);
 					return;
 				}
 				kind_set(c, c->depth++, ch == '{');
@@ -683,7 +1216,7 @@ drain_values(struct pa_rpc_server *s, struct conn *c, unsigned int *nreq)
 				if (kind_get(c, --c->depth) != (ch == '}')) {
 					queue_error(s, c, PA_RPC_PARSE_ERROR,
 						"parse error: mismatched '%c'", ch);
-					fail_stream(c);
+					fail_stream(s, c);
 					return;
 				}
 				if (c->depth == 0)
@@ -693,29 +1226,70 @@ drain_values(struct pa_rpc_server *s, struct conn *c, unsigned int *nreq)
 		if (pos < end) {	/* complete: [start, pos] */
 			c->scan_pos = pos + 1;
 			c->state = SCAN_BETWEEN;
-			(*nreq)++;
 			handle_value(s, c, c->in + c->start,
-				c->scan_pos - c->start);
+				c->scan_pos - c->start, b);
 			continue;
 		}
 		c->scan_pos = end;
 		if (end - c->start >= max_req && end < c->in_len) {
 			queue_error(s, c, PA_RPC_INVALID_REQUEST,
 				"request too large (limit %zu bytes)", max_req);
-			fail_stream(c);
+			fail_stream(s, c);
 			return;
 		}
 	}
 }
 
-/* Make room to read: drop consumed bytes, grow for a partial value. */
+/* Grow the input buffer to at least @p need bytes (doubling, to no more
+ * than @p max when @p need fits in it); mapped from IN_MAP_MIN on. */
 static int
-make_room(struct conn *c)
+in_reserve(struct conn *c, size_t need, size_t max)
 {
-	size_t keep_from;
+	size_t ncap, page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (need <= c->in_cap)
+		return 0;
+	ncap = c->in_cap != 0 ? c->in_cap : 4096;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	if (ncap > max && need <= max)
+		ncap = max;
+	if (ncap < IN_MAP_MIN && !c->in_mapped)
+		return reserve_max(&c->in, &c->in_cap, need, ncap);
+	ncap = (ncap + page - 1) / page * page;
+	if (c->in_mapped) {
+		p = mremap(c->in, c->in_cap, ncap, MREMAP_MAYMOVE);
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+	} else {
+		p = mmap(NULL, ncap, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		if (c->in_len > 0)
+			memcpy(p, c->in, c->in_len);
+		free(c->in);
+	}
+	c->in = p;
+	c->in_cap = ncap;
+	c->in_mapped = true;
+	return 0;
+}
+
+/* Make room to read: drop consumed bytes, grow for a partial value (to
+ * no more than the request limit and two reads). */
+static int
+make_room(struct conn *c, size_t max_request)
+{
+	size_t keep_from, max;
 
 	/* A partial value moves at most once: afterwards it starts at 0. */
-	keep_from = c->state == SCAN_VALUE ? c->start : c->scan_pos;
+	keep_from = c->state == SCAN_VALUE || c->held_len != 0 ? c->start :
+		c->scan_pos;
 	if (keep_from > 0) {
 		c->in_len -= keep_from;
 		if (c->in_len > 0)
@@ -724,30 +1298,34 @@ make_room(struct conn *c)
 		c->start = 0;
 	}
 	if (c->in_len == 0 && c->in_cap > IN_KEEP) {
-		free(c->in);
+		buf_free(c->in, c->in_cap, c->in_mapped);
 		c->in = NULL;
 		c->in_cap = 0;
+		c->in_mapped = false;
 	}
-	return reserve(&c->in, &c->in_cap, c->in_len + READ_CHUNK);
+	max = max_request < SIZE_MAX - 2 * READ_CHUNK ?
+		max_request + 2 * READ_CHUNK : SIZE_MAX;
+	return in_reserve(c, c->in_len + READ_CHUNK, max);
 }
 
 /* Read, scan and dispatch within this poll's budget. */
 static void
 conn_serve(struct pa_rpc_server *s, struct conn *c)
 {
-	unsigned int nreq = 0;
+	struct budget b;
 	size_t budget = READ_BUDGET;
 	ssize_t n;
 
+	budget_init(&b);
 	for (;;) {
-		drain_values(s, c, &nreq);
+		drain_values(s, c, &b);
 		if (c->dead || c->closing || c->rd_eof)
 			break;
-		if (c->scan_pos < c->in_len)	/* budget or output bound */
+		if (has_input(c))	/* budget or output bound */
 			break;
 		if (budget == 0 || out_pending(c) >= OUT_HIGH)
 			break;
-		if (make_room(c) != 0) {
+		if (make_room(c, s->max_request) != 0) {
 			RPC_LOG(ERR, "out of memory reading a request, dropping client");
 			c->dead = true;
 			break;
@@ -755,6 +1333,7 @@ conn_serve(struct pa_rpc_server *s, struct conn *c)
 		n = read(c->fd, c->in + c->in_len, READ_CHUNK);
 		if (n > 0) {
 			c->in_len += (size_t)n;
+			c->last_io_ms = now_ms();
 			budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
 			continue;
 		}
@@ -778,8 +1357,8 @@ conn_update(struct pa_rpc_server *s, struct conn *c)
 	struct epoll_event ev;
 	uint32_t want = 0;
 
-	if (!c->dead && c->rd_eof && !has_backlog(c) &&
-			(c->closing || c->scan_pos >= c->in_len)) {
+	if (!c->dead && c->rd_eof && !has_backlog(s, c) &&
+			(c->closing || !has_input(c))) {
 		/* nothing more will be answered; a partial value is dropped */
 		if (out_pending(c) == 0)
 			c->dead = true;
@@ -792,7 +1371,7 @@ conn_update(struct pa_rpc_server *s, struct conn *c)
 		conn_destroy(s, c);
 		return;
 	}
-	if (!c->closing && !c->rd_eof && c->scan_pos >= c->in_len &&
+	if (!c->closing && !c->rd_eof && !has_input(c) &&
 			out_pending(c) < OUT_HIGH)
 		want |= EPOLLIN;
 	if (out_pending(c) > 0)
@@ -807,15 +1386,6 @@ conn_update(struct pa_rpc_server *s, struct conn *c)
 		return;
 	}
 	c->events = want;
-}
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int
@@ -881,6 +1451,7 @@ accept_conns(struct pa_rpc_server *s)
 		}
 		c->fd = fd;
 		c->events = EPOLLIN;
+		c->last_io_ms = now_ms();
 		if (ep_add(s->epfd, fd, EPOLLIN, c) != 0) {
 			close(fd);
 			free(c->kinds);
@@ -894,6 +1465,109 @@ accept_conns(struct pa_rpc_server *s)
 	return 0;
 }
 
+/* Does the server wait on the client: the rest of a request, or room to
+ * write its responses? */
+static bool
+waits_on_client(const struct pa_rpc_server *s, const struct conn *c)
+{
+	if (c->dead || c->job != NULL || c->held_len != 0 || has_backlog(s, c))
+		return false;
+	return out_pending(c) > 0 || (c->state == SCAN_VALUE && !c->closing);
+}
+
+static void
+timer_arm(struct pa_rpc_server *s, int64_t at_ms)
+{
+	struct itimerspec its;
+
+	if (at_ms == s->timer_ms)
+		return;
+	memset(&its, 0, sizeof(its));
+	if (at_ms != 0) {
+		its.it_value.tv_sec = at_ms / 1000;
+		its.it_value.tv_nsec = (at_ms % 1000) * 1000000;
+	}
+	if (timerfd_settime(s->timerfd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
+		s->timer_ms = at_ms;
+}
+
+/* Close the connections idle past the timeout; arm the timer for the next. */
+static void
+expire_idle(struct pa_rpc_server *s)
+{
+	struct conn *c, *tmp;
+	int64_t now = now_ms(), next = INT64_MAX, due;
+	bool partial;
+
+	TAILQ_FOREACH_SAFE(c, &s->conns, next, tmp) {
+		if (!waits_on_client(s, c))
+			continue;
+		due = c->last_io_ms + (int64_t)s->idle_timeout_ms;
+		if (due > now) {
+			if (due < next)
+				next = due;
+			continue;
+		}
+		s->counters.timed_out_connections++;
+		partial = out_pending(c) == 0;
+		if ((s->counters.timed_out_connections &
+				(s->counters.timed_out_connections - 1)) == 0)
+			RPC_LOG(WARNING, "closed an RPC connection idle for %u ms with %s (%"
+				PRIu64 " so far)", s->idle_timeout_ms,
+				partial ? "a partial request" :
+				"unread responses",
+				s->counters.timed_out_connections);
+		if (partial) {
+			/* tell it why; it is not reading much otherwise */
+			queue_error(s, c, PA_RPC_INVALID_REQUEST,
+				"request incomplete after %u ms idle (idle timeout), closing",
+				s->idle_timeout_ms);
+			conn_flush(c);
+		}
+		conn_destroy(s, c);
+	}
+	timer_arm(s, next == INT64_MAX ? 0 : next);
+}
+
+/* Take the parser thread's results and go on with their connections. */
+static void
+parsed_collect(struct pa_rpc_server *s)
+{
+	struct job_list done;
+	struct parse_job *j;
+	struct budget b;
+	struct conn *c;
+	uint64_t v;
+
+	if (read(s->donefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		RPC_LOG(ERR, "eventfd: %s", strerror(errno));
+	TAILQ_INIT(&done);
+	pthread_mutex_lock(&s->plock);
+	while ((j = TAILQ_FIRST(&s->pdone)) != NULL) {
+		TAILQ_REMOVE(&s->pdone, j, next);
+		TAILQ_INSERT_TAIL(&done, j, next);
+	}
+	pthread_mutex_unlock(&s->plock);
+	while ((j = TAILQ_FIRST(&done)) != NULL) {
+		TAILQ_REMOVE(&done, j, next);
+		c = j->c;
+		if (c == NULL) {	/* the connection went away */
+			if (j->slot)
+				slot_release(s);
+			tree_free(s, j->doc, true);
+			free(j);
+			continue;
+		}
+		c->job = NULL;
+		budget_init(&b);
+		value_parsed(s, c, j->doc, &j->err, true, j->slot, &b);
+		free(j);
+		c->poll_gen = s->poll_gen;
+		conn_serve(s, c);
+		conn_update(s, c);
+	}
+}
+
 static void
 wake_update(struct pa_rpc_server *s)
 {
@@ -902,7 +1576,7 @@ wake_update(struct pa_rpc_server *s)
 	bool pending = false;
 
 	TAILQ_FOREACH(c, &s->conns, next) {
-		if (has_backlog(c)) {
+		if (has_backlog(s, c)) {
 			pending = true;
 			break;
 		}
@@ -924,6 +1598,7 @@ pa_rpc_server_poll(struct pa_rpc_server *s, int timeout_ms)
 {
 	struct epoll_event evs[MAX_EVENTS];
 	struct conn *c, *tmp;
+	bool parsed = false;
 	int n, i, ret = 0;
 
 	if (s == NULL)
@@ -946,6 +1621,19 @@ pa_rpc_server_poll(struct pa_rpc_server *s, int timeout_ms)
 		}
 		if (evs[i].data.ptr == TAG_WAKE)
 			continue;
+		if (evs[i].data.ptr == TAG_PARSED) {
+			parsed = true;
+			continue;
+		}
+		if (evs[i].data.ptr == TAG_TIMER) {
+			uint64_t ticks;
+
+			if (read(s->timerfd, &ticks, sizeof(ticks)) < 0 &&
+					errno != EAGAIN)
+				RPC_LOG(ERR, "timerfd: %s", strerror(errno));
+			s->timer_ms = 0;	/* fired: disarmed */
+			continue;
+		}
 		c = evs[i].data.ptr;
 		if (evs[i].events & EPOLLERR) {
 			c->dead = true;	/* reset by the peer */
@@ -960,9 +1648,13 @@ pa_rpc_server_poll(struct pa_rpc_server *s, int timeout_ms)
 		c->poll_gen = s->poll_gen;
 		conn_update(s, c);
 	}
+	/* After the events: serving a parsed value may close its connection,
+	 * which must not have an event still to come in evs[]. */
+	if (parsed)
+		parsed_collect(s);
 	/* Input left over by the budget of an earlier poll. */
 	TAILQ_FOREACH_SAFE(c, &s->conns, next, tmp) {
-		if (c->poll_gen == s->poll_gen || !has_backlog(c))
+		if (c->poll_gen == s->poll_gen || !has_backlog(s, c))
 			continue;
 		c->poll_gen = s->poll_gen;
 		conn_serve(s, c);
@@ -972,6 +1664,7 @@ pa_rpc_server_poll(struct pa_rpc_server *s, int timeout_ms)
 	for (i = 0; i < n; i++)
 		if (evs[i].data.ptr == TAG_LISTEN && ret == 0)
 			ret = accept_conns(s);
+	expire_idle(s);
 	wake_update(s);
 	return ret;
 }
@@ -1012,6 +1705,76 @@ pa_rpc_server_flush(struct pa_rpc_server *s, int timeout_ms)
 	wake_update(s);
 }
 
+int
+pa_rpc_server_feed(const struct pa_rpc_server_opts *o, const char *buf,
+		size_t len, char **out, size_t *out_len,
+		struct pa_rpc_counters *counters)
+{
+	struct pa_rpc_server s;
+	struct conn c;
+	char *res = NULL;
+	size_t res_len = 0, res_cap = 0, n;
+	struct budget b;
+	int ret = 0;
+
+	if (out != NULL)
+		*out = NULL;
+	if (out_len != NULL)
+		*out_len = 0;
+	memset(&s, 0, sizeof(s));
+	s.max_request = o != NULL && o->max_request != 0 ? o->max_request :
+		DEFAULT_MAX_REQUEST;
+	s.max_depth = o != NULL && o->max_depth != 0 ? o->max_depth :
+		DEFAULT_MAX_DEPTH;
+	limits_set(&s);		/* no parser thread: values parsed here */
+	memset(&c, 0, sizeof(c));
+	c.fd = -1;
+	c.kinds = calloc(s.max_depth / 8 + 1, 1);
+	if (c.kinds == NULL)
+		return -ENOMEM;
+	/* drain_values() only reads the input */
+	c.in = (char *)(uintptr_t)buf;
+	c.in_len = buf != NULL ? len : 0;
+	c.in_cap = c.in_len;
+
+	while (has_input(&c) && !c.closing && !c.dead) {
+		budget_init(&b);
+		drain_values(&s, &c, &b);
+		/* the responses leave at once: no output bound */
+		n = out_pending(&c);
+		if (n > 0 && out != NULL) {
+			if (reserve(&res, &res_cap, res_len + n + 1) != 0) {
+				ret = -ENOMEM;
+				break;
+			}
+			memcpy(res + res_len, c.out + c.out_off, n);
+			res_len += n;
+			res[res_len] = '\0';
+		}
+		c.out_off = c.out_len = 0;
+	}
+	if (c.dead && ret == 0)
+		ret = -ENOMEM;	/* a response could not be queued */
+	batch_end(&s, &c);
+	free(c.out);
+	free(c.kinds);
+	if (counters != NULL) {
+		counters->requests += s.counters.requests;
+		counters->errors += s.counters.errors;
+	}
+	if (ret != 0) {
+		free(res);
+		return ret;
+	}
+	if (out != NULL)
+		*out = res;
+	else
+		free(res);
+	if (out_len != NULL)
+		*out_len = res_len;
+	return 0;
+}
+
 void
 pa_rpc_server_destroy(struct pa_rpc_server *s)
 {
@@ -1021,11 +1784,16 @@ pa_rpc_server_destroy(struct pa_rpc_server *s)
 		return;
 	while ((c = TAILQ_FIRST(&s->conns)) != NULL)
 		conn_destroy(s, c);
+	parser_stop(s);
+	pthread_cond_destroy(&s->pcond);
+	pthread_mutex_destroy(&s->plock);
 	close(s->lfd);
 	unlink(s->path);
 	unlink(s->lock_path);
 	close(s->lockfd);
 	close(s->wakefd);
+	close(s->timerfd);
+	close(s->donefd);
 	close(s->epfd);
 	RPC_LOG(DEBUG, "closed %s", s->path);
 	free(s->lock_path);

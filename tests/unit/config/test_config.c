@@ -74,6 +74,17 @@ assert_flow_table(const struct pa_config *cfg, uint32_t size,
 	ck_assert_uint_eq(cfg->lb.flow_table.udp_timeout, udp_timeout);
 }
 
+static void
+assert_rpc(const struct pa_config *cfg, bool present, uint32_t conns,
+		uint64_t request, uint32_t depth, uint32_t idle)
+{
+	ck_assert_int_eq(cfg->rpc.present, present);
+	ck_assert_uint_eq(cfg->rpc.max_connections, conns);
+	ck_assert_uint_eq(cfg->rpc.max_request_bytes, request);
+	ck_assert_uint_eq(cfg->rpc.max_depth, depth);
+	ck_assert_uint_eq(cfg->rpc.idle_timeout, idle);
+}
+
 /* ------------------------------------------------------------------ */
 /* Structural equality of two configs                                  */
 /* ------------------------------------------------------------------ */
@@ -146,6 +157,7 @@ assert_config_equal(const struct pa_config *a, const struct pa_config *b)
 					sa.n_backends * sizeof(sa.backends[0])) == 0);
 	}
 	ck_assert(memcmp(&a->metrics, &b->metrics, sizeof(a->metrics)) == 0);
+	ck_assert(memcmp(&a->rpc, &b->rpc, sizeof(a->rpc)) == 0);
 }
 
 /* load(to_json(cfg)) == cfg, and to_json is stable. */
@@ -243,7 +255,9 @@ static const char full_doc[] = J(
        "backends": [ {"addr": "10.3.0.1", "mac": "AA:BB:CC:DD:EE:FF"} ]}
     ]
   },
-  "metrics": {"listen": "[::1]:9100"}
+  "metrics": {"listen": "[::1]:9100"},
+  "rpc": {"max_connections": 8, "max_request_bytes": 1048576, "max_depth": 16,
+          "idle_timeout": 5, "group": "daemon"}
 });
 
 /* ------------------------------------------------------------------ */
@@ -349,6 +363,40 @@ START_TEST(test_empty_document_gives_defaults)
 	ck_assert(!cfg->metrics.present);
 	ck_assert(cfg->metrics.enabled);
 	ck_assert_str_eq(cfg->metrics.listen, "127.0.0.1:9469");
+	assert_rpc(cfg, false, 64, 32u * 1024 * 1024, 64, 30);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_rpc_section_each_key_sets_only_its_field)
+{
+	struct pa_config *cfg;
+
+	cfg = must_load(J({"rpc": {}}), NULL);
+	assert_rpc(cfg, true, 64, 32u * 1024 * 1024, 64, 30);
+	pa_config_free(cfg);
+	cfg = must_load(J({"rpc": {"max_connections": 3}}), NULL);
+	assert_rpc(cfg, true, 3, 32u * 1024 * 1024, 64, 30);
+	pa_config_free(cfg);
+	cfg = must_load(J({"rpc": {"max_request_bytes": 65536}}), NULL);
+	assert_rpc(cfg, true, 64, 65536, 64, 30);
+	pa_config_free(cfg);
+	cfg = must_load(J({"rpc": {"max_depth": 10}}), NULL);
+	assert_rpc(cfg, true, 64, 32u * 1024 * 1024, 10, 30);
+	pa_config_free(cfg);
+	cfg = load_replay(J({"rpc": {"idle_timeout": 1}}));
+	ck_assert_msg(cfg != NULL, "%s", err);
+	assert_rpc(cfg, true, 64, 32u * 1024 * 1024, 64, 1);
+	pa_config_free(cfg);
+	/* range bounds */
+	cfg = must_load(J({"rpc": {"max_connections": 1, "max_request_bytes": 1024,
+			"max_depth": 4, "idle_timeout": 1}}), NULL);
+	assert_rpc(cfg, true, 1, 1024, 4, 1);
+	pa_config_free(cfg);
+	cfg = must_load(J({"rpc": {"max_connections": 65536,
+			"max_request_bytes": 1073741824, "max_depth": 4096,
+			"idle_timeout": 86400}}), NULL);
+	assert_rpc(cfg, true, 65536, 1073741824, 4096, 86400);
 	pa_config_free(cfg);
 }
 END_TEST
@@ -754,6 +802,14 @@ START_TEST(test_round_trip_of_every_field)
 	ck_assert_uint_eq(cfg->lb.flow_table.tcp_fin_timeout, 1);
 	ck_assert_uint_eq(cfg->lb.flow_table.udp_timeout, 45);
 	ck_assert_str_eq(cfg->metrics.listen, "[::1]:9100");
+	ck_assert(cfg->rpc.present);
+	ck_assert_uint_eq(cfg->rpc.max_connections, 8);
+	ck_assert_uint_eq(cfg->rpc.max_request_bytes, 1048576);
+	ck_assert_uint_eq(cfg->rpc.max_depth, 16);
+	ck_assert_uint_eq(cfg->rpc.idle_timeout, 5);
+	ck_assert(cfg->rpc.has_group);
+	ck_assert_str_eq(cfg->rpc.group, "daemon");
+	ck_assert_uint_eq(cfg->rpc.gid, 1);	/* Debian's daemon group */
 
 	assert_round_trip(cfg, NULL);
 	pa_config_free(cfg);
@@ -839,6 +895,31 @@ START_TEST(test_round_trip_keeps_flow_table_and_writes_it_explicitly)
 }
 END_TEST
 
+START_TEST(test_to_json_writes_rpc_only_when_present_with_defaults_explicit)
+{
+	struct pa_config *cfg;
+	json_t *j, *expect;
+
+	cfg = must_load("{}", NULL);
+	j = pa_config_to_json(cfg);
+	ck_assert_ptr_null(json_object_get(j, "rpc"));
+	json_decref(j);
+	pa_config_free(cfg);
+
+	cfg = must_load(J({"rpc": {"idle_timeout": 2}}), NULL);
+	j = pa_config_to_json(cfg);
+	expect = json_pack("{s:i, s:i, s:i, s:i}", "max_connections", 64,
+			"max_request_bytes", 33554432, "max_depth", 64,
+			"idle_timeout", 2);
+	ck_assert_msg(json_equal(json_object_get(j, "rpc"), expect), "got %s",
+			json_dumps(json_object_get(j, "rpc"), JSON_COMPACT));
+	json_decref(expect);
+	json_decref(j);
+	assert_round_trip(cfg, NULL);
+	pa_config_free(cfg);
+}
+END_TEST
+
 START_TEST(test_to_json_writes_ports_with_promisc_peer_and_addr)
 {
 	struct pa_config *cfg = must_load(J({"ports": [{"name": "p", "pci": "00:01.0"}]}), NULL);
@@ -873,6 +954,26 @@ static const struct err_case err_cases[] = {
 	/* document */
 	{ "document must be an object", "[]", "$: expected an object, got an array" },
 	{ "unknown top-level key", J({"portz": []}), "$.portz: unknown key" },
+	/* rpc */
+	{ "rpc must be an object", J({"rpc": null}), "$.rpc: expected an object, got null" },
+	{ "rpc as an array", J({"rpc": []}), "$.rpc: expected an object, got an array" },
+	{ "unknown rpc key", J({"rpc": {"max_conns": 3}}), "$.rpc.max_conns: unknown key" },
+	{ "rpc group that does not exist", J({"rpc": {"group": "no-such-group-pa"}}), "$.rpc.group: no group 'no-such-group-pa'" },
+	{ "rpc group id that does not exist", J({"rpc": {"group": "4000000000"}}), "$.rpc.group: no group with id 4000000000" },
+	{ "rpc group empty", J({"rpc": {"group": ""}}), "$.rpc.group: expected a group name or number" },
+	{ "rpc group not a string", J({"rpc": {"group": 1}}), "$.rpc.group: expected a group name or number" },
+	{ "rpc max_connections zero", J({"rpc": {"max_connections": 0}}), "$.rpc.max_connections: 0 out of range 1..65536" },
+	{ "rpc max_connections too many", J({"rpc": {"max_connections": 65537}}), "$.rpc.max_connections: 65537 out of range 1..65536" },
+	{ "rpc max_connections as a string", J({"rpc": {"max_connections": "64"}}), "$.rpc.max_connections: expected an integer, got a string" },
+	{ "rpc max_request_bytes too small", J({"rpc": {"max_request_bytes": 1023}}), "$.rpc.max_request_bytes: 1023 out of range 1024..1073741824" },
+	{ "rpc max_request_bytes above 1 GiB", J({"rpc": {"max_request_bytes": 1073741825}}), "$.rpc.max_request_bytes: 1073741825 out of range 1024..1073741824" },
+	{ "rpc max_request_bytes as a real", J({"rpc": {"max_request_bytes": 1e6}}), "$.rpc.max_request_bytes: expected an integer, got a real number" },
+	{ "rpc max_depth below 4", J({"rpc": {"max_depth": 3}}), "$.rpc.max_depth: 3 out of range 4..4096" },
+	{ "rpc max_depth above 4096", J({"rpc": {"max_depth": 4097}}), "$.rpc.max_depth: 4097 out of range 4..4096" },
+	{ "rpc idle_timeout zero", J({"rpc": {"idle_timeout": 0}}), "$.rpc.idle_timeout: 0 out of range 1..86400" },
+	{ "rpc idle_timeout negative", J({"rpc": {"idle_timeout": -5}}), "$.rpc.idle_timeout: -5 out of range 1..86400" },
+	{ "rpc idle_timeout as a real", J({"rpc": {"idle_timeout": 1.5}}), "$.rpc.idle_timeout: expected an integer, got a real number" },
+	{ "rpc idle_timeout as a boolean", J({"rpc": {"idle_timeout": true}}), "$.rpc.idle_timeout: expected an integer, got a boolean" },
 	{ "syntax error names line and column", "{\n \"acl\": }", "<string>:2:" },
 	{ "duplicate JSON keys are refused", J({"acl": {}, "acl": {}}), "<string>:1:" },
 	/* ports */
@@ -1462,6 +1563,7 @@ config_suite(void)
 	tcase_add_test(tc, test_lb_flow_table_defaults_without_flow_table_key);
 	tcase_add_test(tc, test_lb_flow_table_each_key_sets_only_its_field);
 	tcase_add_test(tc, test_lb_flow_table_accepts_range_bounds);
+	tcase_add_test(tc, test_rpc_section_each_key_sets_only_its_field);
 	tcase_add_test(tc, test_max_ports_accepted_and_one_more_refused);
 	tcase_add_loop_test(tc, test_every_shipped_profile_loads, 0,
 			(int)(sizeof(shipped_profiles) / sizeof(shipped_profiles[0])));
@@ -1475,6 +1577,7 @@ config_suite(void)
 	tcase_add_test(tc, test_to_json_writes_defaults_explicitly);
 	tcase_add_test(tc, test_round_trip_keeps_flow_table_and_writes_it_explicitly);
 	tcase_add_test(tc, test_to_json_writes_ports_with_promisc_peer_and_addr);
+	tcase_add_test(tc, test_to_json_writes_rpc_only_when_present_with_defaults_explicit);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

@@ -24,6 +24,9 @@
 
 #define IO_TIMEOUT_MS	5000
 
+#define ECHO_REQ(id) "{\"jsonrpc\":\"2.0\",\"method\":\"test_echo\"," \
+	"\"params\":[" #id "],\"id\":" #id "}"
+
 /* ---- test methods ---- */
 
 static int notify_count;	/* bumped by test_count, read by the tests */
@@ -109,6 +112,20 @@ test_big(const json_t *params, json_t **result, struct pa_rpc_error *err)
 	return 0;
 }
 PA_RPC_REGISTER("test_big", test_big, "a string of n bytes")
+
+static int sleep_count;	/* bumped by test_sleep */
+
+static int
+test_sleep(const json_t *params, json_t **result, struct pa_rpc_error *err)
+{
+	struct timespec ts = { 0, 1000 * 1000 };	/* 1 ms */
+
+	nanosleep(&ts, NULL);
+	*result = json_integer(__atomic_add_fetch(&sleep_count, 1,
+		__ATOMIC_SEQ_CST));
+	return 0;
+}
+PA_RPC_REGISTER("test_sleep", test_sleep, "sleep 1 ms, count calls")
 
 /* A second registration of an existing name is ignored. */
 static int
@@ -552,6 +569,34 @@ START_TEST(find_knows_registered_methods_and_first_registration_wins)
 }
 END_TEST
 
+START_TEST(handle_call_treats_an_array_as_a_non_object_call)
+{
+	struct pa_rpc_counters c = { 0 };
+	json_t *req, *r;
+
+	req = json_loads("[" ECHO_REQ(1) "]", 0, NULL);
+	ck_assert_ptr_nonnull(req);
+	r = pa_rpc_handle_call(req, &c);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r,
+		"error"), "code")), PA_RPC_INVALID_REQUEST);
+	ck_assert(json_is_null(json_object_get(r, "id")));
+	json_decref(r);
+	json_decref(req);
+	req = json_loads(ECHO_REQ(2), 0, NULL);
+	r = pa_rpc_handle_call(req, &c);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 2);
+	ck_assert_ptr_nonnull(json_object_get(r, "result"));
+	json_decref(r);
+	json_decref(req);
+	req = json_loads("{\"jsonrpc\":\"2.0\",\"method\":\"test_echo\"}",
+		0, NULL);
+	ck_assert_ptr_null(pa_rpc_handle_call(req, &c));
+	json_decref(req);
+	ck_assert_uint_eq(c.requests, 3);
+	ck_assert_uint_eq(c.errors, 1);
+}
+END_TEST
+
 START_TEST(handle_count_counts_calls_and_errors)
 {
 	struct pa_rpc_counters c;
@@ -806,8 +851,6 @@ error_code(const json_t *r)
 		json_object_get(r, "error"), "code"));
 }
 
-#define ECHO_REQ(id) "{\"jsonrpc\":\"2.0\",\"method\":\"test_echo\"," \
-	"\"params\":[" #id "],\"id\":" #id "}"
 
 /* ---- server end to end ---- */
 
@@ -1139,6 +1182,111 @@ START_TEST(server_answers_client_that_half_closes)
 }
 END_TEST
 
+/* ---- pa_rpc_server_feed: the framing without a socket ---- */
+
+/* Split @p text into its response lines (an array of decoded values). */
+static json_t *
+feed_lines(const char *text, size_t len)
+{
+	json_t *a = json_array(), *v;
+	const char *p = text, *nl;
+
+	ck_assert_ptr_nonnull(a);
+	while (p != NULL && p < text + len) {
+		nl = memchr(p, '\n', (size_t)(text + len - p));
+		ck_assert_msg(nl != NULL, "response not ended by a newline");
+		v = json_loadb(p, (size_t)(nl - p), 0, NULL);
+		ck_assert_msg(v != NULL, "response line is not JSON");
+		json_array_append_new(a, v);
+		p = nl + 1;
+	}
+	return a;
+}
+
+START_TEST(server_feed_answers_like_a_connection_and_drops_partial_tail)
+{
+	const char in[] = "\n " ECHO_REQ(1) "{\"jsonrpc\": bad}"
+		"[" ECHO_REQ(2) ",{\"jsonrpc\":\"2.0\",\"method\":\"test_count\"}]"
+		"{\"jsonrpc\":\"2.0\",\"method\":\"test_count\"}" ECHO_REQ(3)
+		"{\"jsonrpc\":\"2.0\",\"id\":4,";
+	struct pa_rpc_counters cnt = { 0 };
+	size_t len = 99;
+	char *out = NULL;
+	json_t *r;
+
+	ck_assert_int_eq(pa_rpc_server_feed(NULL, in, sizeof(in) - 1, &out,
+		&len, &cnt), 0);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_uint_eq(strlen(out), len);
+	r = feed_lines(out, len);
+	ck_assert_int_eq(json_array_size(r), 4);
+	ck_assert_int_eq(id_int(json_array_get(r, 0)), 1);
+	ck_assert_int_eq(error_code(json_array_get(r, 1)), PA_RPC_PARSE_ERROR);
+	ck_assert(json_is_array(json_array_get(r, 2)));
+	ck_assert_int_eq(json_array_size(json_array_get(r, 2)), 1);
+	ck_assert_int_eq(id_int(json_array_get(json_array_get(r, 2), 0)), 2);
+	ck_assert_int_eq(id_int(json_array_get(r, 3)), 3);
+	json_decref(r);
+	free(out);
+	/* 1, parse error, 2 + notification, notification, 3 */
+	ck_assert_uint_eq(cnt.requests, 6);
+	ck_assert_uint_eq(cnt.errors, 1);
+}
+END_TEST
+
+START_TEST(server_feed_stops_at_protocol_errors_and_limits)
+{
+	struct pa_rpc_server_opts o = { .max_request = 64, .max_depth = 4 };
+	char big[256];
+	size_t len;
+	char *out;
+	json_t *r;
+
+	/* bare scalar: answered, the rest is not read */
+	ck_assert_int_eq(pa_rpc_server_feed(NULL, " 42 " ECHO_REQ(1),
+		strlen(" 42 " ECHO_REQ(1)), &out, &len, NULL), 0);
+	r = feed_lines(out, len);
+	ck_assert_int_eq(json_array_size(r), 1);
+	ck_assert_int_eq(error_code(json_array_get(r, 0)), PA_RPC_PARSE_ERROR);
+	json_decref(r);
+	free(out);
+	/* mismatched bracket */
+	ck_assert_int_eq(pa_rpc_server_feed(NULL, "[}" ECHO_REQ(1),
+		strlen("[}" ECHO_REQ(1)), &out, &len, NULL), 0);
+	r = feed_lines(out, len);
+	ck_assert_int_eq(json_array_size(r), 1);
+	ck_assert_ptr_nonnull(strstr(err_message(json_array_get(r, 0)),
+		"mismatched"));
+	json_decref(r);
+	free(out);
+	/* deeper than max_depth */
+	ck_assert_int_eq(pa_rpc_server_feed(&o, "[[[[[]]]]]" ECHO_REQ(1),
+		strlen("[[[[[]]]]]" ECHO_REQ(1)), &out, &len, NULL), 0);
+	r = feed_lines(out, len);
+	ck_assert_int_eq(json_array_size(r), 1);
+	ck_assert_ptr_nonnull(strstr(err_message(json_array_get(r, 0)),
+		"too deep"));
+	json_decref(r);
+	free(out);
+	/* longer than max_request */
+	snprintf(big, sizeof(big), "[\"%150s\"]" ECHO_REQ(1), "");
+	ck_assert_int_eq(pa_rpc_server_feed(&o, big, strlen(big), &out, &len,
+		NULL), 0);
+	r = feed_lines(out, len);
+	ck_assert_int_eq(json_array_size(r), 1);
+	ck_assert_int_eq(error_code(json_array_get(r, 0)),
+		PA_RPC_INVALID_REQUEST);
+	json_decref(r);
+	free(out);
+	/* nothing to answer: no buffer */
+	ck_assert_int_eq(pa_rpc_server_feed(NULL, " \n{", 3, &out, &len,
+		NULL), 0);
+	ck_assert_ptr_null(out);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_int_eq(pa_rpc_server_feed(NULL, NULL, 0, NULL, NULL, NULL), 0);
+}
+END_TEST
+
 START_TEST(server_closes_connections_over_max_conns)
 {
 	struct pa_rpc_server_opts o = { .max_conns = 2 };
@@ -1423,6 +1571,577 @@ START_TEST(slow_reader_does_not_block_server_or_others)
 }
 END_TEST
 
+/*
+ * Read and discard until the server closes; true on EOF or reset within
+ * @p ms. @p bytes (if not NULL) gets the number of bytes read.
+ */
+static bool
+client_drain_to_eof(struct client *c, struct srv *t, int ms, size_t *bytes)
+{
+	int64_t end = now_ms() + ms;
+	struct pollfd pfd;
+	static char b[65536];
+	ssize_t n;
+
+	if (bytes != NULL)
+		*bytes = c->len;
+	while (now_ms() < end) {
+		if (t != NULL && !t->threaded)
+			pa_rpc_server_poll(t->s, 0);
+		pfd.fd = c->fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, t != NULL && !t->threaded ? 1 : 20) <= 0)
+			continue;
+		n = recv(c->fd, b, sizeof(b), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return true;
+		if (n > 0 && bytes != NULL)
+			*bytes += (size_t)n;
+	}
+	return false;
+}
+
+/* client_read() with a few times its patience (slow machines, valgrind). */
+static json_t *
+client_read_long(struct client *c, struct srv *t)
+{
+	json_t *r = NULL;
+	int i;
+
+	for (i = 0; i < 4 && r == NULL; i++)
+		r = client_read(c, t);
+	return r;
+}
+
+START_TEST(server_closes_partial_request_after_idle_timeout)
+{
+	struct pa_rpc_server_opts o = { .idle_timeout_ms = 200 };
+	struct pa_rpc_counters cnt;
+	struct client a, b;
+	struct srv t;
+	int64_t t0, dt;
+	json_t *r;
+
+	srv_start(&t, &o, true);
+	ck_assert_int_eq(client_connect(&a, t.path), 0);
+	ck_assert_int_eq(client_connect(&b, t.path), 0);
+	t0 = now_ms();
+	client_send(&a, "{\"jsonrpc\":\"2.0\",\"method\":\"test_echo\",");
+	/* others are served meanwhile */
+	r = roundtrip(&b, &t, ECHO_REQ(1));
+	ck_assert_int_eq(id_int(r), 1);
+	json_decref(r);
+	r = client_read(&a, &t);
+	dt = now_ms() - t0;
+	ck_assert_int_eq(error_code(r), PA_RPC_INVALID_REQUEST);
+	ck_assert_ptr_nonnull(strstr(err_message(r), "incomplete"));
+	ck_assert(json_is_null(json_object_get(r, "id")));
+	json_decref(r);
+	ck_assert(client_sees_eof(&a, &t));
+	ck_assert_msg(dt >= 190 && dt < 2000, "closed after %lld ms",
+		(long long)dt);
+	client_close(&a);
+	r = roundtrip(&b, &t, ECHO_REQ(2));
+	ck_assert_int_eq(id_int(r), 2);
+	json_decref(r);
+	client_close(&b);
+	srv_stop(&t, &cnt);
+	ck_assert_uint_eq(cnt.timed_out_connections, 1);
+}
+END_TEST
+
+START_TEST(server_keeps_idle_connection_without_partial_request)
+{
+	struct pa_rpc_server_opts o = { .idle_timeout_ms = 100 };
+	struct pa_rpc_counters cnt;
+	struct client a, w;
+	struct srv t;
+	json_t *r;
+
+	srv_start(&t, &o, true);
+	ck_assert_int_eq(client_connect(&a, t.path), 0);
+	ck_assert_int_eq(client_connect(&w, t.path), 0);
+	r = roundtrip(&a, &t, ECHO_REQ(1));
+	ck_assert_int_eq(id_int(r), 1);
+	json_decref(r);
+	client_send(&w, " \n\t ");	/* whitespace only: nothing pending */
+	usleep(400 * 1000);
+	r = roundtrip(&a, &t, ECHO_REQ(2));
+	ck_assert_int_eq(id_int(r), 2);
+	json_decref(r);
+	r = roundtrip(&w, &t, ECHO_REQ(3));
+	ck_assert_int_eq(id_int(r), 3);
+	json_decref(r);
+	/* a request trickled slower than nothing-at-all is still answered,
+	 * as long as no gap reaches the timeout */
+	client_send(&a, "{\"jsonrpc\":\"2.0\",");
+	usleep(60 * 1000);
+	client_send(&a, "\"method\":\"test_echo\",");
+	usleep(60 * 1000);
+	r = roundtrip(&a, &t, "\"params\":[4],\"id\":4}");
+	ck_assert_int_eq(id_int(r), 4);
+	json_decref(r);
+	client_close(&a);
+	client_close(&w);
+	srv_stop(&t, &cnt);
+	ck_assert_uint_eq(cnt.timed_out_connections, 0);
+}
+END_TEST
+
+START_TEST(idle_deadline_makes_server_fd_readable)
+{
+	struct pa_rpc_server_opts o = { .idle_timeout_ms = 150 };
+	struct pollfd pfd;
+	struct client c;
+	struct srv t;
+	int64_t t0, dt;
+	json_t *r;
+
+	srv_start(&t, &o, false);
+	ck_assert_int_eq(client_connect(&c, t.path), 0);
+	pump(&t, 20);
+	client_send(&c, "[" ECHO_REQ(1));
+	pump(&t, 20);
+	pfd.fd = pa_rpc_server_fd(t.s);
+	pfd.events = POLLIN;
+	t0 = now_ms();
+	/* nothing to do until the deadline; then the fd wakes the caller */
+	ck_assert_int_eq(poll(&pfd, 1, 3000), 1);
+	dt = now_ms() - t0;
+	ck_assert_msg(dt >= 100 && dt < 1000, "woke after %lld ms",
+		(long long)dt);
+	pa_rpc_server_poll(t.s, 0);
+	r = client_read(&c, NULL);
+	ck_assert_int_eq(error_code(r), PA_RPC_INVALID_REQUEST);
+	json_decref(r);
+	ck_assert(client_sees_eof(&c, NULL));
+	/* the timer is not left firing */
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	client_close(&c);
+	srv_stop(&t, NULL);
+}
+END_TEST
+
+START_TEST(server_closes_client_that_never_reads_after_idle_timeout)
+{
+	enum { N = 64 };
+	struct pa_rpc_server_opts o = { .idle_timeout_ms = 300 };
+	struct pa_rpc_counters cnt;
+	struct client slow, fast;
+	struct srv t;
+	char req[128];
+	size_t got;
+	int64_t t0;
+	json_t *r;
+	int i, sent = 0;
+
+	srv_start(&t, &o, true);
+	ck_assert_int_eq(client_connect(&slow, t.path), 0);
+	ck_assert_int_eq(client_connect(&fast, t.path), 0);
+	/* 64 responses of 1 MiB asked for, none read: the server holds
+	 * about 4 MiB, stops reading, then gives up on the client */
+	for (i = 0; i < N; i++) {
+		snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"method\":"
+			"\"test_big\",\"params\":{\"n\":1048576},\"id\":%d}", i);
+		if (send(slow.fd, req, strlen(req), MSG_NOSIGNAL |
+				MSG_DONTWAIT) != (ssize_t)strlen(req))
+			break;
+		sent++;
+	}
+	ck_assert_int_eq(sent, N);	/* small requests: all fit */
+	usleep(100 * 1000);
+	r = roundtrip(&fast, &t, ECHO_REQ(99));
+	ck_assert_int_eq(id_int(r), 99);
+	json_decref(r);
+	t0 = now_ms();
+	do {
+		usleep(20 * 1000);
+		pa_rpc_server_counters(t.s, &cnt);	/* racy, good enough */
+	} while (cnt.timed_out_connections == 0 &&
+			now_ms() - t0 < 2 * IO_TIMEOUT_MS);
+	ck_assert_uint_eq(cnt.timed_out_connections, 1);
+	ck_assert_int_ge(now_ms() - t0, 150);
+	ck_assert_uint_lt(cnt.requests, 20);	/* most never ran */
+	ck_assert(client_drain_to_eof(&slow, &t, IO_TIMEOUT_MS, &got));
+	ck_assert_uint_lt(got, 12u << 20);
+	client_close(&slow);
+	r = roundtrip(&fast, &t, ECHO_REQ(100));
+	ck_assert_int_eq(id_int(r), 100);
+	json_decref(r);
+	client_close(&fast);
+	srv_stop(&t, NULL);
+}
+END_TEST
+
+START_TEST(batch_runs_across_polls_and_others_are_served_between)
+{
+	enum { N = 200 };
+	struct client a, b;
+	struct srv t;
+	char *batch;
+	size_t len, cap;
+	json_t *r;
+	int i, at_b;
+
+	__atomic_store_n(&sleep_count, 0, __ATOMIC_SEQ_CST);
+	srv_start(&t, NULL, true);
+	ck_assert_int_eq(client_connect(&a, t.path), 0);
+	ck_assert_int_eq(client_connect(&b, t.path), 0);
+	cap = (size_t)N * 80 + 16;
+	batch = malloc(cap);
+	ck_assert_ptr_nonnull(batch);
+	len = (size_t)snprintf(batch, cap, "[");
+	for (i = 0; i < N; i++)
+		len += (size_t)snprintf(batch + len, cap - len,
+			"%s{\"jsonrpc\":\"2.0\",\"method\":\"test_sleep\",\"id\":%d}",
+			i == 0 ? "" : ",", i);
+	len += (size_t)snprintf(batch + len, cap - len, "]");
+	client_sendn(&a, batch, len);
+	free(batch);
+	while (__atomic_load_n(&sleep_count, __ATOMIC_SEQ_CST) == 0)
+		usleep(1000);
+	/* 200 calls of 1 ms: b's call is answered between two of them */
+	r = roundtrip(&b, &t, ECHO_REQ(1));
+	at_b = __atomic_load_n(&sleep_count, __ATOMIC_SEQ_CST);
+	ck_assert_int_eq(id_int(r), 1);
+	json_decref(r);
+	ck_assert_msg(at_b < N, "b answered only after the whole batch");
+	/* a still gets one line: the whole batch, in order */
+	r = client_read_long(&a, &t);
+	ck_assert_ptr_nonnull(r);
+	ck_assert(json_is_array(r));
+	ck_assert_int_eq(json_array_size(r), N);
+	for (i = 0; i < N; i++)
+		ck_assert_int_eq(id_int(json_array_get(r, i)), i);
+	json_decref(r);
+	client_close(&a);
+	client_close(&b);
+	srv_stop(&t, NULL);
+}
+END_TEST
+
+START_TEST(batch_output_is_bounded_for_a_client_that_does_not_read)
+{
+	enum { N = 24 };
+	struct pa_rpc_counters cnt;
+	struct client c;
+	struct srv t;
+	char *batch;
+	size_t len, cap;
+	json_t *r;
+	int i;
+
+	srv_start(&t, NULL, false);
+	ck_assert_int_eq(client_connect(&c, t.path), 0);
+	pump(&t, 20);
+	cap = (size_t)N * 100 + 16;
+	batch = malloc(cap);
+	ck_assert_ptr_nonnull(batch);
+	len = (size_t)snprintf(batch, cap, "[");
+	for (i = 0; i < N; i++)
+		len += (size_t)snprintf(batch + len, cap - len,
+			"%s{\"jsonrpc\":\"2.0\",\"method\":\"test_big\","
+			"\"params\":{\"n\":1048576},\"id\":%d}",
+			i == 0 ? "" : ",", i);
+	len += (size_t)snprintf(batch + len, cap - len, "]");
+	client_sendn(&c, batch, len);
+	free(batch);
+	/* not read: the batch stops once ~4 MiB wait (+ socket buffers) */
+	pump(&t, 200);
+	pa_rpc_server_counters(t.s, &cnt);
+	ck_assert_uint_lt(cnt.requests, 10);
+	/* read: the rest runs, one line holds all 24 answers */
+	r = client_read_long(&c, &t);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(json_array_size(r), N);
+	for (i = 0; i < N; i++)
+		ck_assert_int_eq(json_string_length(json_object_get(
+			json_array_get(r, i), "result")), 1048576);
+	json_decref(r);
+	client_close(&c);
+	srv_stop(&t, &cnt);
+	ck_assert_uint_eq(cnt.requests, N);
+}
+END_TEST
+
+START_TEST(batch_of_notifications_mixed_with_calls_streams_valid_json)
+{
+	struct client c;
+	struct srv t;
+	json_t *r;
+
+	srv_start(&t, NULL, true);
+	ck_assert_int_eq(client_connect(&c, t.path), 0);
+	/* notifications first, last and between: no stray ',' or '[' */
+	r = roundtrip(&c, &t, "[{\"jsonrpc\":\"2.0\",\"method\":\"test_count\"},"
+		ECHO_REQ(1) ",{\"jsonrpc\":\"2.0\",\"method\":\"test_count\"},"
+		"[1]," ECHO_REQ(2) ",{\"jsonrpc\":\"2.0\",\"method\":\"test_count\"}]"
+		"[{\"jsonrpc\":\"2.0\",\"method\":\"test_count\"}]" ECHO_REQ(3));
+	ck_assert(json_is_array(r));
+	ck_assert_int_eq(json_array_size(r), 3);
+	ck_assert_int_eq(id_int(json_array_get(r, 0)), 1);
+	ck_assert_int_eq(error_code(json_array_get(r, 1)),
+		PA_RPC_INVALID_REQUEST);
+	ck_assert_int_eq(id_int(json_array_get(r, 2)), 2);
+	json_decref(r);
+	/* the all-notification batch wrote nothing: next is 3 */
+	r = client_read(&c, &t);
+	ck_assert_int_eq(id_int(r), 3);
+	json_decref(r);
+	client_close(&c);
+	srv_stop(&t, NULL);
+}
+END_TEST
+
+/* "{...,"params":[X,X,...]}" with @p n copies of @p item (malloc'd). */
+static char *
+dense_request(const char *method, int id, const char *item, size_t n,
+		size_t *len)
+{
+	size_t il = strlen(item), cap = n * (il + 1) + 128, l;
+	char *b = malloc(cap);
+	size_t i;
+
+	ck_assert_ptr_nonnull(b);
+	l = (size_t)snprintf(b, cap, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\","
+		"\"id\":%d,\"params\":[", method, id);
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			b[l++] = ',';
+		memcpy(b + l, item, il);
+		l += il;
+	}
+	l += (size_t)snprintf(b + l, cap - l, "]}");
+	*len = l;
+	return b;
+}
+
+START_TEST(big_request_is_parsed_aside_while_others_are_served)
+{
+	struct pollfd pfd;
+	struct client a, b;
+	struct srv t;
+	size_t len;
+	char *req;
+	json_t *r;
+
+	srv_start(&t, NULL, true);
+	ck_assert_int_eq(client_connect(&a, t.path), 0);
+	ck_assert_int_eq(client_connect(&b, t.path), 0);
+	/* 400k empty objects: a parse of some 100s of ms */
+	req = dense_request("test_count", 1, "{}", 400000, &len);
+	client_sendn(&a, req, len);
+	free(req);
+	usleep(20 * 1000);
+	r = roundtrip(&b, &t, ECHO_REQ(2));
+	ck_assert_int_eq(id_int(r), 2);
+	json_decref(r);
+	/* b was answered while a's request was still being parsed */
+	pfd.fd = a.fd;
+	pfd.events = POLLIN;
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	r = client_read_long(&a, &t);
+	ck_assert_int_eq(id_int(r), 1);
+	ck_assert(json_is_integer(json_object_get(r, "result")));
+	json_decref(r);
+	/* and a's connection goes on */
+	r = roundtrip(&a, &t, ECHO_REQ(3));
+	ck_assert_int_eq(id_int(r), 3);
+	json_decref(r);
+	client_close(&a);
+	client_close(&b);
+	srv_stop(&t, NULL);
+}
+END_TEST
+
+START_TEST(big_batch_and_big_invalid_value_go_through_the_parser)
+{
+	struct client c;
+	struct srv t;
+	char *req, *p;
+	size_t len, i;
+	json_t *r;
+
+	srv_start(&t, NULL, true);
+	ck_assert_int_eq(client_connect(&c, t.path), 0);
+	/* a batch of 2000 calls (> 8 KiB), then a small request */
+	req = malloc(2000 * 64 + 16);
+	ck_assert_ptr_nonnull(req);
+	p = req;
+	*p++ = '[';
+	for (i = 0; i < 2000; i++)
+		p += sprintf(p, "%s" ECHO_REQ(7), i > 0 ? "," : "");
+	*p++ = ']';
+	p += sprintf(p, "%s", ECHO_REQ(8));
+	client_sendn(&c, req, (size_t)(p - req));
+	free(req);
+	r = client_read_long(&c, &t);
+	ck_assert(json_is_array(r));
+	ck_assert_int_eq(json_array_size(r), 2000);
+	json_decref(r);
+	r = client_read(&c, &t);
+	ck_assert_int_eq(id_int(r), 8);
+	json_decref(r);
+	/* a long value that does not parse: -32700, the stream goes on */
+	req = dense_request("test_count", 9, "nul", 5000, &len);
+	client_sendn(&c, req, len);
+	free(req);
+	r = client_read_long(&c, &t);
+	ck_assert_int_eq(error_code(r), PA_RPC_PARSE_ERROR);
+	json_decref(r);
+	r = roundtrip(&c, &t, ECHO_REQ(10));
+	ck_assert_int_eq(id_int(r), 10);
+	json_decref(r);
+	client_close(&c);
+	srv_stop(&t, NULL);
+}
+END_TEST
+
+START_TEST(client_leaving_during_a_parse_or_destroy_during_one_is_harmless)
+{
+	struct client a, b;
+	struct srv t;
+	size_t len;
+	char *req;
+	json_t *r;
+
+	srv_start(&t, NULL, true);
+	req = dense_request("test_count", 1, "{}", 300000, &len);
+	ck_assert_int_eq(client_connect(&a, t.path), 0);
+	client_sendn(&a, req, len);
+	usleep(30 * 1000);
+	client_close(&a);
+	ck_assert_int_eq(client_connect(&b, t.path), 0);
+	r = roundtrip(&b, &t, ECHO_REQ(2));
+	ck_assert_int_eq(id_int(r), 2);
+	json_decref(r);
+	/* and one still being parsed when the server goes */
+	client_sendn(&b, req, len);
+	free(req);
+	usleep(30 * 1000);
+	srv_stop(&t, NULL);
+	client_close(&b);
+}
+END_TEST
+
+/* "[req,req,...]" of @p n copies of @p req (malloc'd). */
+static char *
+batch_of(const char *req, size_t n, size_t *len)
+{
+	size_t rl = strlen(req), l = 0, i;
+	char *b = malloc(n * (rl + 1) + 2);
+
+	ck_assert_ptr_nonnull(b);
+	b[l++] = '[';
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			b[l++] = ',';
+		memcpy(b + l, req, rl);
+		l += rl;
+	}
+	b[l++] = ']';
+	*len = l;
+	return b;
+}
+
+START_TEST(third_long_batch_waits_while_two_are_held_by_non_readers)
+{
+	struct client a, b, c;
+	struct srv t;
+	struct pollfd pfd;
+	size_t len;
+	char *req;
+	json_t *r;
+
+	srv_start(&t, NULL, true);
+	ck_assert_int_eq(client_connect(&a, t.path), 0);
+	ck_assert_int_eq(client_connect(&b, t.path), 0);
+	ck_assert_int_eq(client_connect(&c, t.path), 0);
+	/* a and b: batches of 1 MiB answers, never read: they stall */
+	req = batch_of("{\"jsonrpc\":\"2.0\",\"method\":\"test_big\","
+		"\"params\":{\"n\":1048576},\"id\":1}", 200, &len);
+	client_sendn(&a, req, len);
+	client_sendn(&b, req, len);
+	free(req);
+	usleep(200 * 1000);
+	/* c: a long batch too; it waits for one of the two slots */
+	req = batch_of(ECHO_REQ(5), 1000, &len);
+	client_sendn(&c, req, len);
+	free(req);
+	pfd.fd = c.fd;
+	pfd.events = POLLIN;
+	ck_assert_int_eq(poll(&pfd, 1, 300), 0);
+	/* short requests are not held up: d is served at once */
+	{
+		struct client d;
+
+		ck_assert_int_eq(client_connect(&d, t.path), 0);
+		r = roundtrip(&d, &t, ECHO_REQ(6));
+		ck_assert_int_eq(id_int(r), 6);
+		json_decref(r);
+		client_close(&d);
+	}
+	/* a leaves: its slot goes to c */
+	client_close(&a);
+	r = client_read_long(&c, &t);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(json_array_size(r), 1000);
+	json_decref(r);
+	client_close(&c);
+	client_close(&b);
+	srv_stop(&t, NULL);
+}
+END_TEST
+
+START_TEST(server_closes_on_too_many_containers_or_values)
+{
+	struct pa_rpc_server_opts o = { .max_request = 1 << 20 };
+	struct client c;
+	struct srv t;
+	size_t len;
+	char *req;
+	json_t *r;
+
+	srv_start(&t, &o, true);
+	/* 1 MiB: 16384 objects and arrays (with the request and params) */
+	ck_assert_int_eq(client_connect(&c, t.path), 0);
+	req = dense_request("test_count", 1, "{}", 16382, &len);
+	r = roundtrip(&c, &t, req);
+	free(req);
+	ck_assert_int_eq(id_int(r), 1);
+	ck_assert_ptr_nonnull(json_object_get(r, "result"));
+	json_decref(r);
+	req = dense_request("test_count", 2, "[]", 16383, &len);
+	client_sendn(&c, req, len);
+	free(req);
+	r = client_read(&c, &t);
+	ck_assert_int_eq(error_code(r), PA_RPC_INVALID_REQUEST);
+	ck_assert_str_eq(err_message(r),
+		"request too complex (limit 16384 objects and arrays)");
+	json_decref(r);
+	ck_assert(client_sees_eof(&c, &t));
+	client_close(&c);
+	/* and 131072 commas (3 in the envelope) */
+	ck_assert_int_eq(client_connect(&c, t.path), 0);
+	req = dense_request("test_count", 3, "0", 131072 - 3 + 1, &len);
+	r = roundtrip(&c, &t, req);
+	free(req);
+	ck_assert_int_eq(id_int(r), 3);
+	json_decref(r);
+	req = dense_request("test_count", 4, "0", 131072 - 3 + 2, &len);
+	client_sendn(&c, req, len);
+	free(req);
+	r = client_read(&c, &t);
+	ck_assert_int_eq(error_code(r), PA_RPC_INVALID_REQUEST);
+	ck_assert_str_eq(err_message(r),
+		"request too complex (limit 131072 values)");
+	json_decref(r);
+	ck_assert(client_sees_eof(&c, &t));
+	client_close(&c);
+	srv_stop(&t, NULL);
+}
+END_TEST
+
 struct reader {
 	struct client *c;
 	json_t *resp;
@@ -1513,6 +2232,7 @@ rpc_suite(void)
 	tcase_add_test(tc, no_params_accepts_only_empty_values);
 	tcase_add_test(tc, error_set_formats_truncates_and_returns_minus_one);
 	tcase_add_test(tc, find_knows_registered_methods_and_first_registration_wins);
+	tcase_add_test(tc, handle_call_treats_an_array_as_a_non_object_call);
 	tcase_add_test(tc, handle_count_counts_calls_and_errors);
 	suite_add_tcase(s, tc);
 
@@ -1532,6 +2252,8 @@ rpc_suite(void)
 	tcase_add_test(tc, server_drops_client_that_hangs_up_mid_request);
 	tcase_add_test(tc, server_answers_client_that_half_closes);
 	tcase_add_test(tc, server_closes_connections_over_max_conns);
+	tcase_add_test(tc, server_feed_answers_like_a_connection_and_drops_partial_tail);
+	tcase_add_test(tc, server_feed_stops_at_protocol_errors_and_limits);
 	tcase_add_test(tc, second_server_on_same_path_fails_with_eaddrinuse);
 	tcase_add_test(tc, stale_socket_without_lock_holder_is_replaced);
 	tcase_add_test(tc, non_socket_file_at_path_is_not_replaced);
@@ -1540,6 +2262,18 @@ rpc_suite(void)
 	tcase_add_test(tc, too_long_socket_path_fails_with_enametoolong);
 	tcase_add_test(tc, server_fd_signals_pending_work_and_budget_spreads_it);
 	tcase_add_test(tc, slow_reader_does_not_block_server_or_others);
+	tcase_add_test(tc, server_closes_partial_request_after_idle_timeout);
+	tcase_add_test(tc, server_keeps_idle_connection_without_partial_request);
+	tcase_add_test(tc, idle_deadline_makes_server_fd_readable);
+	tcase_add_test(tc, server_closes_client_that_never_reads_after_idle_timeout);
+	tcase_add_test(tc, batch_runs_across_polls_and_others_are_served_between);
+	tcase_add_test(tc, batch_output_is_bounded_for_a_client_that_does_not_read);
+	tcase_add_test(tc, batch_of_notifications_mixed_with_calls_streams_valid_json);
+	tcase_add_test(tc, big_request_is_parsed_aside_while_others_are_served);
+	tcase_add_test(tc, big_batch_and_big_invalid_value_go_through_the_parser);
+	tcase_add_test(tc, client_leaving_during_a_parse_or_destroy_during_one_is_harmless);
+	tcase_add_test(tc, server_closes_on_too_many_containers_or_values);
+	tcase_add_test(tc, third_long_batch_waits_while_two_are_held_by_non_readers);
 	tcase_add_test(tc, flush_writes_pending_responses);
 	tcase_add_test(tc, destroy_removes_socket_and_lock_file);
 	suite_add_tcase(s, tc);
