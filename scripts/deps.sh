@@ -16,6 +16,8 @@ PACKAGES=(
 	libjansson-dev
 	libpcap-dev
 	check
+	clang			# fuzz targets (tests/fuzz, scripts/fuzz.sh)
+	libclang-rt-14-dev	# clang 14's libFuzzer and sanitizer runtimes
 	libedit-dev
 	python3-scapy		# tests and lab tools (/usr/bin/python3)
 	python3-pytest

@@ -156,4 +156,53 @@ else
 	failed=$((failed + 1))
 fi
 
+# ---------------------------------------------------------------- fuzz
+# >>> fuzz section (tests/fuzz, scripts/fuzz.sh) >>>
+# Each libFuzzer target runs FUZZ_SECONDS (default 20) and counts as one
+# test: passed, or failed on a crash, leak, timeout or build error. Needs
+# clang and its libFuzzer runtime (a trivial -fsanitize=fuzzer program must
+# link); without them, or with FUZZ_SECONDS=0, the targets count as
+# skipped. The clang build (build-fuzz) is made once per build dir.
+section "fuzz (libFuzzer)"
+fuzz_targets=(fuzz_pkt fuzz_config fuzz_rpc fuzz_rule)
+fuzz_secs=${FUZZ_SECONDS:-20}
+fuzz_skip=""
+if ! [[ "$fuzz_secs" =~ ^[0-9]+$ ]]; then
+	fuzz_skip="FUZZ_SECONDS='$fuzz_secs' is not a number of seconds"
+elif [ "$fuzz_secs" -eq 0 ]; then
+	fuzz_skip="FUZZ_SECONDS=0"
+elif ! command -v clang >/dev/null 2>&1; then
+	fuzz_skip="clang not installed (scripts/deps.sh installs clang and libclang-rt-14-dev)"
+else
+	printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+		'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return 0; }' \
+		>"$TMP/fuzz-probe.c"
+	if ! clang -fsanitize=fuzzer,address,undefined "$TMP/fuzz-probe.c" \
+			-o "$TMP/fuzz-probe" >"$TMP/fuzz-probe.log" 2>&1; then
+		fuzz_skip="clang cannot link -fsanitize=fuzzer,address,undefined (libFuzzer runtime missing: libclang-rt-14-dev)"
+	fi
+fi
+if [ -n "$fuzz_skip" ]; then
+	echo "fuzz: ${#fuzz_targets[@]} targets skipped: $fuzz_skip"
+	skipped=$((skipped + ${#fuzz_targets[@]}))
+else
+	# a hang is cut off: setup and build, then each target's time and exit
+	# from the seeds each time: a bounded start, the same run every time
+	FUZZ_FRESH=1 timeout -k 15 $((600 + (fuzz_secs + 60) * ${#fuzz_targets[@]})) \
+		bash scripts/fuzz.sh "$fuzz_secs" "${fuzz_targets[@]}" \
+		>"$TMP/fuzz.log" 2>&1 </dev/null
+	rc=$?
+	grep -v '^fuzz: [0-9]* passed, [0-9]* failed$' "$TMP/fuzz.log"
+	for t in "${fuzz_targets[@]}"; do
+		if grep -q "^fuzz: $t: ok:" "$TMP/fuzz.log"; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			grep -q "^fuzz: $t: " "$TMP/fuzz.log" ||
+				echo "fuzz: $t: did not run (scripts/fuzz.sh exit $rc)"
+		fi
+	done
+fi
+# <<< fuzz section <<<
+
 finish

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Hostile packets: a deterministic corpus of what the wire really carries,
-for the lab replay (tests/integration/test_hostile_packets.py).
+for the lab replay (tests/integration/test_hostile_replay.py).
 
     /usr/bin/python3 tests/data/gen_hostile.py [--seed N] [-o FILE]
                      [--config FILE] [--pipeline rtc|pipeline]
@@ -740,7 +740,7 @@ def frame_64k():
     """A 65535-byte frame (the most a pcap record of the corpus holds)
     whose IPv4 total length, 65535, still exceeds it: malformed. Not in
     build()'s corpus: one such frame makes the replay size its mbuf pool
-    for 32-segment packets (see test_hostile_packets)."""
+    for 32-segment packets (see test_hostile_replay)."""
     b = bytearray(eth(mac(0x6464), 0x0800) +
                   ipv4("198.51.100.41", "203.0.113.41", 17,
                        udp(6602, 7006, b"\x5c" * (65535 - 42))))
