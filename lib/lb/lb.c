@@ -27,6 +27,8 @@ RTE_LOG_REGISTER(pa_lb_logtype, pa.lb, INFO);
 
 static unsigned int hash_seq;
 
+static int tables_make(struct pa_lb *lb, char *err, size_t err_len);
+
 static double
 mono_ms(void)
 {
@@ -606,6 +608,9 @@ service_add_locked(struct pa_lb *lb, const struct pa_config_service *svc,
 			PA_LB_MAX_SERVICES);
 		return -ENOSPC;
 	}
+	ret = tables_make(lb, err, err_len);
+	if (ret != 0)
+		return ret;
 	if (svc->forward == PA_LB_NAT && lb->nat == NULL) {
 		struct rte_hash_parameters hp = { 0 };
 		char name[RTE_HASH_NAMESIZE];
@@ -1234,11 +1239,39 @@ heap_bytes(int socket)
 	return st.heap_allocsz_bytes;
 }
 
+/*
+ * The flow tables, made with the first service (an appliance that only
+ * filters does not carry 118 MB of empty tables for the default 1M
+ * flows). Published with release stores: the data path reads them once
+ * it sees a table with services, which is published after.
+ */
+static int
+tables_make(struct pa_lb *lb, char *err, size_t err_len)
+{
+	uint64_t heap_before;
+	struct lb_worker *w;
+	unsigned int i;
+
+	if (lb->tables_made)
+		return 0;
+	heap_before = heap_bytes(lb->socket);
+	for (i = 0; i < lb->n_lcores; i++) {
+		if (!lb->runs_lb[i] || lb->w[i] != NULL)
+			continue;
+		w = worker_create(lb, i, lb->per_lcore, err, err_len);
+		if (w == NULL)
+			return -ENOMEM;
+		__atomic_store_n(&lb->w[i], w, __ATOMIC_RELEASE);
+	}
+	lb->ft_bytes = heap_bytes(lb->socket) - heap_before;
+	lb->tables_made = true;
+	return 0;
+}
+
 struct pa_lb *
 pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 {
 	const struct pa_config_lb *lc = &o->cfg->lb;
-	uint64_t heap_before;
 	unsigned int i, n_lb = 0;
 	uint32_t per;
 	struct pa_lb *lb;
@@ -1300,21 +1333,15 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 		}
 	}
 
-	for (i = 0; i < o->n_lcores; i++)
-		if (o->runs_lb == NULL || o->runs_lb[i])
+	for (i = 0; i < o->n_lcores; i++) {
+		lb->runs_lb[i] = o->runs_lb == NULL || o->runs_lb[i];
+		if (lb->runs_lb[i])
 			n_lb++;
+	}
 	per = n_lb > 0 ? lb->ft.size / n_lb : 0;
 	if (per < PA_LB_MIN_LCORE_FLOWS)
 		per = PA_LB_MIN_LCORE_FLOWS;
-	heap_before = heap_bytes(lb->socket);
-	for (i = 0; i < o->n_lcores; i++) {
-		if (o->runs_lb != NULL && !o->runs_lb[i])
-			continue;
-		lb->w[i] = worker_create(lb, i, per, err, err_len);
-		if (lb->w[i] == NULL)
-			goto fail;
-	}
-	lb->ft_bytes = heap_bytes(lb->socket) - heap_before;
+	lb->per_lcore = per;
 	/* an empty table, so the data path always has one */
 	if (commit(lb, 0, NULL, true, err, err_len) != 0)
 		goto fail;
@@ -1328,8 +1355,9 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 			goto fail;
 		}
 	}
-	LB_LOG(INFO, "%u services, flow tables of %u flows on %u lcores",
-		lb->n_services, per, n_lb);
+	LB_LOG(INFO, "%u services; flow tables of %u flows on %u lcores%s",
+		lb->n_services, per, n_lb, lb->tables_made ? "" :
+		", made with the first service");
 	return lb;
 fail:
 	pa_lb_destroy(lb);

@@ -642,7 +642,8 @@ pa_lb_process(struct pa_lb *lb, unsigned int lcore_idx,
 		uint8_t *verdicts)
 {
 	const struct lb_table *t = __atomic_load_n(&lb->live, __ATOMIC_ACQUIRE);
-	struct lb_worker *w = lb->w[lcore_idx];
+	struct lb_worker *w = __atomic_load_n(&lb->w[lcore_idx],
+		__ATOMIC_ACQUIRE);
 	uint16_t off, c;
 
 	memset(verdicts, PA_LB_V_FORWARD, n);
@@ -662,7 +663,8 @@ pa_lb_process(struct pa_lb *lb, unsigned int lcore_idx,
 void
 pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 {
-	struct lb_worker *w = lb->w[lcore_idx];
+	struct lb_worker *w = __atomic_load_n(&lb->w[lcore_idx],
+		__ATOMIC_ACQUIRE);
 	const struct lb_table *t;
 	unsigned int k, budget;
 	uint32_t pos;

@@ -289,6 +289,9 @@ struct pa_lb {
 	uint64_t ft_bytes;		/* heap taken by the flow tables */
 
 	struct lb_worker *w[PA_LB_MAX_LCORES];
+	bool runs_lb[PA_LB_MAX_LCORES];
+	uint32_t per_lcore;		/* flows per lcore table */
+	bool tables_made;		/* with the first service */
 	struct lb_port port[RTE_MAX_ETHPORTS];
 
 	/* control state */
