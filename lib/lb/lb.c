@@ -410,6 +410,47 @@ find_backend(const struct lb_svc_ctl *c, const struct pa_ip_addr *a)
 	return -1;
 }
 
+/* Slot of service @p name, or -ENOENT with the reason. */
+static int
+service_slot(const struct pa_lb *lb, const char *name, char *err,
+		size_t err_len)
+{
+	int slot = find_service(lb, name);
+
+	if (slot < 0) {
+		seterr(err, err_len, "no service '%s'", name);
+		return -ENOENT;
+	}
+	return slot;
+}
+
+/* Index of backend @p a of the service in @p slot, or -ENOENT with the
+ * reason. */
+static int
+backend_index(const struct pa_lb *lb, int slot, const struct pa_ip_addr *a,
+		char *err, size_t err_len)
+{
+	char buf[INET6_ADDRSTRLEN];
+	int i = find_backend(&lb->ctl[slot], a);
+
+	if (i < 0) {
+		seterr(err, err_len, "service '%s' has no backend %s",
+			lb->ctl[slot].cfg.name,
+			pa_config_format_ip(a, buf, sizeof(buf)));
+		return -ENOENT;
+	}
+	return i;
+}
+
+/* Forget the holes at the end of the slots. */
+static void
+ctl_trim(struct lb_svc_ctl *c)
+{
+	while (c->n_slots > 0 && c->be_uid[c->n_slots - 1] == 0)
+		c->n_slots--;
+	c->cfg.n_backends = c->n_slots;
+}
+
 static uint32_t
 new_uid(struct pa_lb *lb)
 {
@@ -545,9 +586,7 @@ ctl_drop_backend(struct pa_lb *lb, struct lb_svc_ctl *c, unsigned int i)
 	lb->cslot_free[lb->n_cslot_free++] = c->be_cslot[i];
 	c->be_uid[i] = 0;
 	memset(&c->cfg.backends[i], 0, sizeof(c->cfg.backends[i]));
-	while (c->n_slots > 0 && c->be_uid[c->n_slots - 1] == 0)
-		c->n_slots--;
-	c->cfg.n_backends = c->n_slots;
+	ctl_trim(c);
 }
 
 static int
@@ -682,10 +721,9 @@ pa_lb_service_delete(struct pa_lb *lb, const char *name, char *err,
 	int slot, ret;
 
 	pthread_mutex_lock(&lb->lock);
-	slot = find_service(lb, name);
+	slot = service_slot(lb, name, err, err_len);
 	if (slot < 0) {
-		seterr(err, err_len, "no service '%s'", name);
-		ret = -ENOENT;
+		ret = slot;
 		goto out;
 	}
 	ret = commit(lb, (unsigned int)slot, NULL, true, err, err_len);
@@ -706,10 +744,9 @@ pa_lb_backend_add(struct pa_lb *lb, const char *service,
 	int slot, i, ret;
 
 	pthread_mutex_lock(&lb->lock);
-	slot = find_service(lb, service);
+	slot = service_slot(lb, service, err, err_len);
 	if (slot < 0) {
-		seterr(err, err_len, "no service '%s'", service);
-		ret = -ENOENT;
+		ret = slot;
 		goto out;
 	}
 	c = &lb->ctl[slot];
@@ -733,27 +770,19 @@ int
 pa_lb_backend_delete(struct pa_lb *lb, const char *service,
 		const struct pa_ip_addr *addr, char *err, size_t err_len)
 {
-	char buf[INET6_ADDRSTRLEN];
 	struct pa_config_backend saved;
 	struct lb_svc_ctl *c;
 	uint32_t uid, cslot;
 	int slot, i, ret;
 
 	pthread_mutex_lock(&lb->lock);
-	slot = find_service(lb, service);
-	if (slot < 0) {
-		seterr(err, err_len, "no service '%s'", service);
-		ret = -ENOENT;
+	slot = service_slot(lb, service, err, err_len);
+	i = slot < 0 ? slot : backend_index(lb, slot, addr, err, err_len);
+	if (i < 0) {
+		ret = i;
 		goto out;
 	}
 	c = &lb->ctl[slot];
-	i = find_backend(c, addr);
-	if (i < 0) {
-		seterr(err, err_len, "service '%s' has no backend %s", service,
-			pa_config_format_ip(addr, buf, sizeof(buf)));
-		ret = -ENOENT;
-		goto out;
-	}
 	saved = c->cfg.backends[i];
 	uid = c->be_uid[i];
 	cslot = c->be_cslot[i];
@@ -767,9 +796,7 @@ pa_lb_backend_delete(struct pa_lb *lb, const char *service,
 	}
 	/* after the publish: no lcore counts on this slot any more */
 	lb->cslot_free[lb->n_cslot_free++] = cslot;
-	while (c->n_slots > 0 && c->be_uid[c->n_slots - 1] == 0)
-		c->n_slots--;
-	c->cfg.n_backends = c->n_slots;
+	ctl_trim(c);
 out:
 	pthread_mutex_unlock(&lb->lock);
 	return ret;
@@ -780,26 +807,18 @@ pa_lb_backend_set(struct pa_lb *lb, const char *service,
 		const struct pa_ip_addr *addr, const uint32_t *weight,
 		const enum pa_lb_state *state, char *err, size_t err_len)
 {
-	char buf[INET6_ADDRSTRLEN];
 	struct pa_config_backend saved;
 	struct lb_svc_ctl *c;
 	int slot, i, ret;
 
 	pthread_mutex_lock(&lb->lock);
-	slot = find_service(lb, service);
-	if (slot < 0) {
-		seterr(err, err_len, "no service '%s'", service);
-		ret = -ENOENT;
+	slot = service_slot(lb, service, err, err_len);
+	i = slot < 0 ? slot : backend_index(lb, slot, addr, err, err_len);
+	if (i < 0) {
+		ret = i;
 		goto out;
 	}
 	c = &lb->ctl[slot];
-	i = find_backend(c, addr);
-	if (i < 0) {
-		seterr(err, err_len, "service '%s' has no backend %s", service,
-			pa_config_format_ip(addr, buf, sizeof(buf)));
-		ret = -ENOENT;
-		goto out;
-	}
 	saved = c->cfg.backends[i];
 	if (weight != NULL)
 		c->cfg.backends[i].weight = *weight;

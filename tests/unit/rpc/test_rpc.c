@@ -1965,14 +1965,17 @@ START_TEST(big_batch_and_big_invalid_value_go_through_the_parser)
 	srv_start(&t, NULL, true);
 	ck_assert_int_eq(client_connect(&c, t.path), 0);
 	/* a batch of 2000 calls (> 8 KiB), then a small request */
-	req = malloc(2000 * 64 + 16);
+	len = 2000 * 64 + 16;
+	req = malloc(len);
 	ck_assert_ptr_nonnull(req);
 	p = req;
 	*p++ = '[';
 	for (i = 0; i < 2000; i++)
-		p += sprintf(p, "%s" ECHO_REQ(7), i > 0 ? "," : "");
+		p += snprintf(p, len - (size_t)(p - req), "%s" ECHO_REQ(7),
+			i > 0 ? "," : "");
 	*p++ = ']';
-	p += sprintf(p, "%s", ECHO_REQ(8));
+	p += snprintf(p, len - (size_t)(p - req), "%s", ECHO_REQ(8));
+	ck_assert((size_t)(p - req) < len);
 	client_sendn(&c, req, (size_t)(p - req));
 	free(req);
 	r = client_read_long(&c, &t);
