@@ -554,6 +554,7 @@ main(int argc, char **argv)
 	pa_pipeline_rpc_set(pl);
 	pa_acl_rpc_set(acl, cfg);
 	pa_config_rpc_set_running(cfg);
+	pa_config_rpc_set_source(opt.config, &copts);
 
 	if (opt.replay_in == NULL || opt.socket_given) {
 		struct pa_rpc_server_opts so = {
@@ -626,6 +627,7 @@ out:
 	pa_acl_rpc_set(NULL, NULL);
 	pa_lb_rpc_set(NULL, NULL);
 	pa_config_rpc_set_running(NULL);
+	pa_config_rpc_set_source(NULL, NULL);
 	if (ports != NULL) {
 		json_t *summary = NULL;
 		unsigned int in_use;

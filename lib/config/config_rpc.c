@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* JSON-RPC adapter of the config library: "config_get". */
+/* JSON-RPC adapter of the config library: config_get, config_save,
+ * config_validate. */
 
+#include <errno.h>
+#include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -10,11 +16,24 @@
 
 /* Borrowed from the daemon; only the control thread reads or sets it. */
 static const struct pa_config *running_cfg;
+static const char *source_path;
+static struct pa_config_opts source_opts;
+static pa_config_saver_t saver = pa_config_save_file;
 
 void
 pa_config_rpc_set_running(const struct pa_config *cfg)
 {
 	running_cfg = cfg;
+}
+
+void
+pa_config_rpc_set_source(const char *path, const struct pa_config_opts *opts)
+{
+	source_path = path;
+	if (opts != NULL)
+		source_opts = *opts;
+	else
+		memset(&source_opts, 0, sizeof(source_opts));
 }
 
 static int
@@ -37,3 +56,88 @@ config_get(const json_t *params, json_t **result, struct pa_rpc_error *err)
 
 PA_RPC_REGISTER("config_get", config_get,
 		"the running configuration, in the file's schema")
+
+void
+pa_config_rpc_set_saver(pa_config_saver_t fn)
+{
+	saver = fn != NULL ? fn : pa_config_save_file;
+}
+
+/* Errors that say the path is wrong are the caller's; the rest are ours. */
+static bool
+path_errno(int e)
+{
+	switch (e) {
+	case EACCES: case EPERM: case ENOENT: case ENOTDIR: case EISDIR:
+	case EROFS: case ENAMETOOLONG: case ELOOP: case EINVAL: case EXDEV:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int
+config_save(const json_t *params, json_t **result, struct pa_rpc_error *err)
+{
+	char why[PA_RPC_MSG_MAX];
+	const char *path = NULL;
+	json_error_t jerr;
+	int rc;
+
+	if (json_is_object(params) && json_object_size(params) > 0) {
+		if (json_unpack_ex((json_t *)params, &jerr, JSON_STRICT,
+				"{s?s}", "path", &path) != 0)
+			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+				"params: expected {\"path\"?: \"FILE\"} (%s)",
+				jerr.text);
+		if (path != NULL && path[0] == '\0')
+			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+				"params.path: empty");
+		if (path != NULL && strlen(path) >= PATH_MAX)
+			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+				"params.path: longer than %d bytes",
+				PATH_MAX - 1);
+	} else if (pa_rpc_no_params(params, err) != 0) {
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+			"params: expected {\"path\"?: \"FILE\"}");
+	}
+	if (running_cfg == NULL)
+		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
+				"no configuration loaded");
+	if (path == NULL)
+		path = source_path;
+	if (path == NULL)
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+			"params.path: required: the daemon was started without a configuration file");
+	rc = saver(running_cfg, path, why, sizeof(why));
+	if (rc != 0)
+		return pa_rpc_error_set(err, path_errno(-rc) ?
+			PA_RPC_INVALID_PARAMS : PA_RPC_INTERNAL_ERROR,
+			"%s%s", path_errno(-rc) ? "params.path: " : "", why);
+	*result = json_true();
+	return 0;
+}
+
+PA_RPC_REGISTER("config_save", config_save,
+		"write the running configuration to its file (or params.path), atomically")
+
+static int
+config_validate(const json_t *params, json_t **result,
+		struct pa_rpc_error *err)
+{
+	char why[PA_RPC_MSG_MAX];
+	struct pa_config *cfg;
+
+	if (!json_is_object(params))
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+			"params: expected a configuration document (an object)");
+	cfg = pa_config_load_json(params, &source_opts, why, sizeof(why));
+	if (cfg == NULL)
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
+	pa_config_free(cfg);
+	*result = json_true();
+	return 0;
+}
+
+PA_RPC_REGISTER("config_validate", config_validate,
+		"check a configuration document without applying it")

@@ -338,4 +338,39 @@ const char *pa_config_format_mac(const uint8_t mac[6], char *buf, size_t len);
  */
 void pa_config_rpc_set_running(const struct pa_config *cfg);
 
+/**
+ * Where "config_save" writes when called without a path, and how
+ * "config_validate" loads a document: @p path is the file the daemon was
+ * started from (NULL: none, config_save then needs a path), @p opts the
+ * options it was loaded with (copied; its strings are borrowed and must
+ * outlive the RPC server). Control thread only.
+ */
+void pa_config_rpc_set_source(const char *path,
+		const struct pa_config_opts *opts);
+
+/**
+ * Write @p cfg (as pa_config_to_json() gives it, indented) to @p path
+ * atomically: a temporary file beside it, written and fsync'ed, renamed
+ * over @p path, then the directory fsync'ed. A reader, or a crash at any
+ * moment, sees the old file or the new one, whole. An existing file keeps
+ * its mode (and owner, where permitted); a new one is 0640. A symbolic
+ * link is followed (its target is replaced). On failure nothing but a
+ * possibly orphaned temporary file (after a crash only) is left behind.
+ * @param err  receives the reason, naming the file
+ * @return 0 or -errno.
+ */
+int pa_config_save_file(const struct pa_config *cfg, const char *path,
+		char *err, size_t err_len);
+
+/** A writer with pa_config_save_file()'s contract. */
+typedef int (*pa_config_saver_t)(const struct pa_config *cfg,
+		const char *path, char *err, size_t err_len);
+
+/**
+ * Replace the writer behind "config_save" (NULL: pa_config_save_file).
+ * For fuzzers and tests that must not write files where a request says.
+ * Control thread only.
+ */
+void pa_config_rpc_set_saver(pa_config_saver_t saver);
+
 #endif /* PA_CONFIG_H */

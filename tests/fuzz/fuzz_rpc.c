@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,6 +146,31 @@ lb_create(void)
 }
 
 /*
+ * config_save must not write where a fuzzed request says: serialise as
+ * the real writer does, keep nothing, and fail now and then as a file
+ * system would.
+ */
+static int
+fuzz_saver(const struct pa_config *c, const char *path, char *err,
+		size_t err_len)
+{
+	json_t *doc = pa_config_to_json(c);
+	char *text = doc != NULL ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+
+	json_decref(doc);
+	if (text == NULL) {
+		snprintf(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	free(text);
+	if (path[0] != '/') {
+		snprintf(err, err_len, "%s: %s", path, strerror(ENOENT));
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/*
  * As the daemon does: one configuration, the tables made from it, and
  * the RPC methods keeping it in step with them.
  */
@@ -155,12 +181,16 @@ tables_create(void)
 	acl_create();
 	lb_create();
 	pa_config_rpc_set_running(cfg);
+	pa_config_rpc_set_source("/fuzz/pktaccel.json", NULL);
+	pa_config_rpc_set_saver(fuzz_saver);
 }
 
 static void
 tables_destroy(void)
 {
 	pa_config_rpc_set_running(NULL);
+	pa_config_rpc_set_source(NULL, NULL);
+	pa_config_rpc_set_saver(NULL);
 	pa_lb_rpc_set(NULL, NULL);
 	pa_acl_rpc_set(NULL, NULL);
 	pa_lb_destroy(lb);
