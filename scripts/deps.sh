@@ -25,6 +25,7 @@ PACKAGES=(
 	ethtool			# checksum offload off on veths
 	tcpdump
 	procps
+	gcovr			# scripts/coverage.sh
 )
 
 missing=()
