@@ -194,12 +194,18 @@ if [ "$RESTORE" -eq 1 ]; then
 		fi
 		kd=$(state_get "$addr")
 		[ -n "$kd" ] || kd=$KDRIVER
+		case "$cur" in
+		"" | vfio-pci | uio_pci_generic | igb_uio) ;;
+		*)
+			# on a kernel driver already (ours, or the one given)
+			if [ -z "$kd" ] || [ "$cur" = "$kd" ]; then
+				note "$addr: already on kernel driver $cur"
+				state_set "$addr" ""
+				continue
+			fi
+			;;
+		esac
 		[ -n "$kd" ] || die "$addr: no kernel driver recorded in $STATE: give --kernel-driver DRV (lspci -k -s $addr)"
-		if [ "$cur" = "$kd" ]; then
-			note "$addr: already on $kd"
-			state_set "$addr" ""
-			continue
-		fi
 		run "$DEVBIND" --bind="$kd" "$addr"
 		if [ "$DRY_RUN" -eq 0 ]; then
 			[ "$(driver_of "$addr")" = "$kd" ] ||

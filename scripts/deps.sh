@@ -25,6 +25,7 @@ PACKAGES=(
 	ethtool			# checksum offload off on veths
 	tcpdump
 	procps
+	shellcheck		# lints scripts/*.sh (tests/integration/test_deploy.py)
 )
 
 missing=()
