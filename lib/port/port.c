@@ -95,6 +95,15 @@ profile_check(const struct pa_config_port *cp,
 			info->driver_name);
 		return -EINVAL;
 	}
+	/* Fast free wants every mbuf a TX queue frees from one pool; pools
+	 * are per port and packets cross from port to port. */
+	want = offloads_from_profile(cp->profile_doc, "tx_offloads", false);
+	if ((want & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE) && n_ports > 1) {
+		snprintf(err, err_len,
+			"port %s: TX offload 'mbuf_fast_free' (profile '%s') needs a single port: with %u ports a TX queue frees mbufs of several pools",
+			cp->name, cp->profile, n_ports);
+		return -EINVAL;
+	}
 	want = offloads_from_profile(cp->profile_doc, "rx_offloads", true);
 	missing = want & ~info->rx_offload_capa;
 	if (missing != 0) {
@@ -112,14 +121,6 @@ profile_check(const struct pa_config_port *cp,
 			cp->name, info->driver_name, offload_name(missing, false),
 			cp->profile);
 		return -ENOTSUP;
-	}
-	/* Fast free wants every mbuf a TX queue frees from one pool; pools
-	 * are per port and packets cross from port to port. */
-	if ((want & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE) && n_ports > 1) {
-		snprintf(err, err_len,
-			"port %s: TX offload 'mbuf_fast_free' (profile '%s') needs a single port: with %u ports a TX queue frees mbufs of several pools",
-			cp->name, cp->profile, n_ports);
-		return -EINVAL;
 	}
 	return 0;
 }
