@@ -287,7 +287,7 @@ START_TEST(test_contract_example_loads_into_typed_structs)
 	ck_assert_str_eq(cfg->ports[1].profile, "mlx5");
 	ck_assert_ptr_nonnull(cfg->ports[1].profile_doc);
 	ck_assert_str_eq(json_string_value(json_object_get(
-			cfg->ports[1].profile_doc, "driver")), "net_mlx5");
+			cfg->ports[1].profile_doc, "driver")), "mlx5_pci");
 	ck_assert_int_eq(cfg->ports[1].peer, 1);
 
 	ck_assert_int_eq(cfg->pipeline.mode, PA_PIPELINE_STAGED);
