@@ -14,7 +14,7 @@
 # build on a loaded machine; the coverage figures are still written.
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BUILD=${COV_BUILD_DIR:-build-cov}
 
 scripts/deps.sh || exit 1

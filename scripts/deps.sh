@@ -26,6 +26,7 @@ PACKAGES=(
 	tcpdump
 	procps
 	gcovr			# scripts/coverage.sh
+	shellcheck		# lints scripts/*.sh (tests/integration/test_deploy.py)
 )
 
 missing=()

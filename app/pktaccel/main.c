@@ -52,6 +52,7 @@ struct options {
 	const char *replay_in;
 	const char *replay_out;
 	const char *replay_drops;
+	const char *drivers_config;
 	bool stay;
 };
 
@@ -71,6 +72,8 @@ usage(FILE *f, const char *prog)
 "  -c, --config FILE        JSON configuration (see docs/configuration.md)\n"
 "  -s, --rpc-socket PATH    JSON-RPC Unix socket (default " DEFAULT_SOCKET ";\n"
 "                           in replay mode only opened when given)\n"
+"      --drivers-config DIR where ports' \"profile\" files are looked up\n"
+"                           (default: the installed drivers-config/)\n"
 "      --replay IN.pcap     lab replay: run every packet of IN.pcap through the\n"
 "                           pipeline on port '" REPLAY_PORT "', then exit; no EAL\n"
 "                           options needed (--no-huge --no-shconf --no-pci and\n"
@@ -95,7 +98,7 @@ parse_options(int argc, char **argv, struct options *o, char *err,
 		size_t err_len)
 {
 	enum { OPT_REPLAY = 256, OPT_REPLAY_OUT, OPT_REPLAY_DROPS, OPT_STAY,
-		OPT_VERSION };
+		OPT_VERSION, OPT_DRIVERS_CONFIG };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "rpc-socket", required_argument, NULL, 's' },
@@ -103,6 +106,7 @@ parse_options(int argc, char **argv, struct options *o, char *err,
 		{ "replay-out", required_argument, NULL, OPT_REPLAY_OUT },
 		{ "replay-drops", required_argument, NULL, OPT_REPLAY_DROPS },
 		{ "stay", no_argument, NULL, OPT_STAY },
+		{ "drivers-config", required_argument, NULL, OPT_DRIVERS_CONFIG },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -133,6 +137,9 @@ parse_options(int argc, char **argv, struct options *o, char *err,
 			break;
 		case OPT_STAY:
 			o->stay = true;
+			break;
+		case OPT_DRIVERS_CONFIG:
+			o->drivers_config = optarg;
 			break;
 		case OPT_VERSION:
 			printf("pktaccel %s (DPDK %s)\n", PA_VERSION, rte_version());
@@ -444,6 +451,7 @@ main(int argc, char **argv)
 	argv[app_start - 1] = app_start > 1 ? (char *)"--" : argv[0];
 
 	copts.replay = opt.replay_in != NULL;
+	copts.profile_dir = opt.drivers_config;
 	if (opt.config != NULL)
 		cfg = pa_config_load_file(opt.config, &copts, err, sizeof(err));
 	else

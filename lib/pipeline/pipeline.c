@@ -311,9 +311,11 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 	memset(&req, 0, sizeof(req));
 	for (i = 0; i < ps->n; i++) {
 		const struct pa_config_port *cp = &o->cfg->ports[i];
+		uint16_t rxq = pa_port_conf_queues(cp, true);
+		uint16_t txq = pa_port_conf_queues(cp, false);
 
-		req.nb_rxq[i] = cp->rx_queues != 0 ? cp->rx_queues : n_rx;
-		req.nb_txq[i] = cp->tx_queues != 0 ? cp->tx_queues : n_tx;
+		req.nb_rxq[i] = rxq != 0 ? rxq : n_rx;
+		req.nb_txq[i] = txq != 0 ? txq : n_tx;
 		req.tx_users[i] = n_tx;
 	}
 	req.inflight = pl->n_rings * pl->ring_size +

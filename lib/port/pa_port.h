@@ -40,6 +40,7 @@ struct pa_port {
 	uint16_t mtu;
 	uint64_t rx_offloads, tx_offloads;
 	bool rss;
+	bool rss_required;		/**< the profile says "rss": true */
 	bool promisc;
 	bool probed_by_us;		/**< hot-plugged: detach on close */
 	bool configured, started;
@@ -106,6 +107,12 @@ void pa_port_free_pools(struct pa_port_set *ps);
  * omit the domain ("3b:00.0"): the name ethdev and sysfs use. */
 void pa_port_pci_name(const char *pci, char *buf, size_t len);
 
+/**
+ * Queue count a port's configuration asks for: the port's own
+ * rx_queues/tx_queues, else its profile's, else 0 (the pipeline decides).
+ */
+uint16_t pa_port_conf_queues(const struct pa_config_port *cp, bool rx);
+
 /** Index of a port by ethdev id, or -1. */
 static inline int
 pa_port_index(const struct pa_port_set *ps, uint16_t port_id)
@@ -120,7 +127,7 @@ pa_port_index(const struct pa_port_set *ps, uint16_t port_id)
  * {"name": {"port_id", "driver", "socket", "link", "speed_mbps",
  *  "rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "rx_missed",
  *  "rx_errors", "tx_errors", "rx_nombuf", "rx_queues", "tx_queues",
- *  "mbufs_in_use", "pool_size"}}
+ *  "rx_desc", "tx_desc", "mbufs_in_use", "pool_size"}}
  */
 json_t *pa_port_stats_json(const struct pa_port_set *ps);
 

@@ -63,6 +63,84 @@ offloads_from_profile(const json_t *profile, const char *key, bool rx)
 	return flags;
 }
 
+/* Name of the first flag of @p missing in the offload table. */
+static const char *
+offload_name(uint64_t missing, bool rx)
+{
+	size_t j;
+
+	for (j = 0; j < RTE_DIM(offload_names); j++)
+		if ((rx ? offload_names[j].rx : offload_names[j].tx) & missing)
+			return offload_names[j].name;
+	return "?";
+}
+
+/* A profile is written for one PMD: refuse it on another, and refuse
+ * offloads the device cannot do rather than run without them unnoticed. */
+static int
+profile_check(const struct pa_config_port *cp,
+		const struct rte_eth_dev_info *info, unsigned int n_ports,
+		char *err, size_t err_len)
+{
+	const char *drv;
+	uint64_t want, missing;
+
+	if (cp->profile_doc == NULL)
+		return 0;
+	drv = json_string_value(json_object_get(cp->profile_doc, "driver"));
+	if (drv == NULL || strcmp(drv, info->driver_name) != 0) {
+		snprintf(err, err_len,
+			"port %s: profile '%s' is for driver %s, but the device is driven by %s",
+			cp->name, cp->profile, drv != NULL ? drv : "?",
+			info->driver_name);
+		return -EINVAL;
+	}
+	/* Fast free wants every mbuf a TX queue frees from one pool; pools
+	 * are per port and packets cross from port to port. */
+	want = offloads_from_profile(cp->profile_doc, "tx_offloads", false);
+	if ((want & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE) && n_ports > 1) {
+		snprintf(err, err_len,
+			"port %s: TX offload 'mbuf_fast_free' (profile '%s') needs a single port: with %u ports a TX queue frees mbufs of several pools",
+			cp->name, cp->profile, n_ports);
+		return -EINVAL;
+	}
+	want = offloads_from_profile(cp->profile_doc, "rx_offloads", true);
+	missing = want & ~info->rx_offload_capa;
+	if (missing != 0) {
+		snprintf(err, err_len,
+			"port %s: driver %s cannot do RX offload '%s' (profile '%s')",
+			cp->name, info->driver_name, offload_name(missing, true),
+			cp->profile);
+		return -ENOTSUP;
+	}
+	want = offloads_from_profile(cp->profile_doc, "tx_offloads", false);
+	missing = want & ~info->tx_offload_capa;
+	if (missing != 0) {
+		snprintf(err, err_len,
+			"port %s: driver %s cannot do TX offload '%s' (profile '%s')",
+			cp->name, info->driver_name, offload_name(missing, false),
+			cp->profile);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+uint16_t
+pa_port_conf_queues(const struct pa_config_port *cp, bool rx)
+{
+	const json_t *v;
+
+	if ((rx ? cp->rx_queues : cp->tx_queues) != 0)
+		return rx ? cp->rx_queues : cp->tx_queues;
+	if (cp->profile_doc == NULL)
+		return 0;
+	v = json_object_get(cp->profile_doc, rx ? "rx_queues" : "tx_queues");
+	if (!json_is_integer(v) || json_integer_value(v) <= 0 ||
+	    json_integer_value(v) > PA_PORT_MAX_QUEUES)
+		return 0;
+	return (uint16_t)json_integer_value(v);
+}
+
 static unsigned int
 profile_uint(const json_t *profile, const char *key, unsigned int def)
 {
@@ -180,6 +258,9 @@ pa_port_probe(struct pa_port_set *ps, const struct pa_config *cfg,
 			goto fail;
 		}
 		snprintf(p->driver, sizeof(p->driver), "%s", info.driver_name);
+		ret = profile_check(cp, &info, cfg->n_ports, err, err_len);
+		if (ret != 0)
+			goto fail;
 		sock = rte_eth_dev_socket_id(p->port_id);
 		p->socket = sock < 0 ? 0 : sock;
 		p->max_rxq = RTE_MIN(info.max_rx_queues, PA_PORT_MAX_QUEUES);
@@ -208,6 +289,8 @@ pa_port_probe(struct pa_port_set *ps, const struct pa_config *cfg,
 			"tx_offloads", false) & info.tx_offload_capa;
 		p->rss = cp->profile_doc == NULL ||
 			!json_is_false(json_object_get(cp->profile_doc, "rss"));
+		p->rss_required = cp->profile_doc != NULL &&
+			json_is_true(json_object_get(cp->profile_doc, "rss"));
 		ret = rte_eth_macaddr_get(p->port_id, &p->mac);
 		if (ret != 0)
 			memset(&p->mac, 0, sizeof(p->mac));
@@ -271,6 +354,13 @@ setup_one(struct pa_port_set *ps, unsigned int idx,
 	for (q = 0; q < PA_PORT_MAX_QUEUES; q++)
 		rte_spinlock_init(&p->tx_lock[q]);
 
+	if (p->nb_rxq > 1 && p->rss_required &&
+	    info.flow_type_rss_offloads == 0) {
+		snprintf(err, err_len,
+			"port %s: %u RX queues with RSS asked for by the profile, but driver %s has no RSS (set \"rx_queues\": 1 on the port)",
+			p->name, p->nb_rxq, p->driver);
+		return -ENOTSUP;
+	}
 	memset(&conf, 0, sizeof(conf));
 	conf.rxmode.offloads = p->rx_offloads;
 	conf.txmode.offloads = p->tx_offloads;
@@ -488,7 +578,7 @@ pa_port_stats_json(const struct pa_port_set *ps)
 			rte_eth_stats_get(p->port_id, &st);
 			rte_eth_link_get_nowait(p->port_id, &link);
 		}
-		o = json_pack("{s:i, s:s, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:I, s:I}",
+		o = json_pack("{s:i, s:s, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:I}",
 			"port_id", (int)p->port_id,
 			"driver", p->driver,
 			"socket", p->socket,
@@ -504,6 +594,8 @@ pa_port_stats_json(const struct pa_port_set *ps)
 			"rx_nombuf", (json_int_t)st.rx_nombuf,
 			"rx_queues", (int)p->nb_rxq,
 			"tx_queues", (int)p->nb_txq,
+			"rx_desc", (int)p->rx_desc,
+			"tx_desc", (int)p->tx_desc,
 			"mbufs_in_use", (json_int_t)(p->pool != NULL ?
 				rte_mempool_in_use_count(p->pool) : 0),
 			"pool_size", (json_int_t)p->pool_size);
