@@ -68,7 +68,23 @@ def run_daemon(tmp, pcap, flows, rules, mem, pipeline_extra, name):
     return proc, sock
 
 
+def thread_cpu_s(pid, comm):
+    """CPU seconds of the thread of @p pid named @p comm."""
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+            if f.read().strip() != comm:
+                continue
+        with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+            v = f.read().rsplit(")", 1)[1].split()
+        return (int(v[11]) + int(v[12])) / os.sysconf("SC_CLK_TCK")
+    raise RuntimeError("no thread %s in %d" % (comm, pid))
+
+
 def one_cost_run(tmp, pcap, flows, rules, seconds, mem, latency):
+    """Mpps over the window, and cycles per packet two ways: TSC Hz / rate
+    (wall time: counts the time another process had the worker's CPU) and
+    the worker thread's own CPU time x TSC Hz / packets (what the worker
+    spent, whoever else ran: the figure to compare on a shared machine)."""
     proc, sock = run_daemon(tmp, pcap, flows, rules, mem,
                             {"latency": latency}, "cost")
     try:
@@ -76,13 +92,18 @@ def one_cost_run(tmp, pcap, flows, rules, seconds, mem, latency):
         hz = c.call("pipeline_get")["tsc_hz"]
         time.sleep(2)
         a, ca, t0 = c.call("stats_get"), ba.cpu_times(), time.time()
+        w0 = thread_cpu_s(proc.pid, "rte-worker-1")
         time.sleep(seconds)
+        w1 = thread_cpu_s(proc.pid, "rte-worker-1")
         b, t1, cb = c.call("stats_get"), time.time(), ba.cpu_times()
         c.close()
     finally:
         ba.stop(proc)
-    pps = (b["rx_packets"] - a["rx_packets"]) / (t1 - t0)
+    pkts = b["rx_packets"] - a["rx_packets"]
+    pps = pkts / (t1 - t0)
     return {"latency": latency, "mpps": pps / 1e6, "cycles_per_packet": hz / pps,
+            "worker_cpu_share": (w1 - w0) / (t1 - t0),
+            "cpu_cycles_per_packet": (w1 - w0) * hz / pkts,
             "latency_stats": b.get("latency"), "cpu_busy": ba.cpu_busy(ca, cb)}
 
 
@@ -101,9 +122,12 @@ def bench_cost(args, tmp):
                 r = one_cost_run(tmp, pcap, len(flows), rules, args.seconds,
                                  args.mem, lat)
                 runs.append(r)
-                print("rules %5d latency %-3s %6.2f Mpps %6.1f c/p  cpu %s" % (
-                    n, "on" if lat else "off", r["mpps"],
-                    r["cycles_per_packet"], r["cpu_busy"]), flush=True)
+                print("rules %5d latency %-3s %6.2f Mpps %6.1f c/p, worker "
+                      "CPU %.2f: %6.1f c/p  (machine %s)" % (
+                          n, "on" if lat else "off", r["mpps"],
+                          r["cycles_per_packet"], r["worker_cpu_share"],
+                          r["cpu_cycles_per_packet"], r["cpu_busy"]),
+                      flush=True)
         on = [r for r in runs if r["latency"]]
         off = [r for r in runs if not r["latency"]]
         row = {"rules": n, "runs": runs}
@@ -112,18 +136,26 @@ def bench_cost(args, tmp):
                 "mpps_median": statistics.median(r["mpps"] for r in rs),
                 "cycles_per_packet_median": statistics.median(
                     r["cycles_per_packet"] for r in rs),
+                "cpu_cycles_per_packet_median": statistics.median(
+                    r["cpu_cycles_per_packet"] for r in rs),
             }
         row["cost_cycles_per_packet"] = \
             row["on"]["cycles_per_packet_median"] - \
             row["off"]["cycles_per_packet_median"]
+        row["cost_cpu_cycles_per_packet"] = \
+            row["on"]["cpu_cycles_per_packet_median"] - \
+            row["off"]["cpu_cycles_per_packet_median"]
         row["latency_at_load"] = on[len(on) // 2]["latency_stats"]
-        print("rules %5d: on %.2f Mpps %.1f c/p, off %.2f Mpps %.1f c/p, "
-              "cost %+.1f c/p; at load %s" % (
+        print("rules %5d: on %.2f Mpps %.1f c/p (CPU %.1f), off %.2f Mpps "
+              "%.1f c/p (CPU %.1f), cost %+.1f c/p (CPU %+.1f); at load %s" % (
                   n, row["on"]["mpps_median"],
                   row["on"]["cycles_per_packet_median"],
+                  row["on"]["cpu_cycles_per_packet_median"],
                   row["off"]["mpps_median"],
                   row["off"]["cycles_per_packet_median"],
-                  row["cost_cycles_per_packet"], row["latency_at_load"]),
+                  row["off"]["cpu_cycles_per_packet_median"],
+                  row["cost_cycles_per_packet"],
+                  row["cost_cpu_cycles_per_packet"], row["latency_at_load"]),
               flush=True)
         out.append(row)
     return out
