@@ -32,6 +32,10 @@
 #define CFG_DEFAULT_RING_SIZE	1024
 #define CFG_DEFAULT_BURST	32
 #define CFG_DEFAULT_TX_DRAIN_US	100
+#define CFG_DEFAULT_SPIN_POLLS	1000
+#define CFG_MAX_SPIN_POLLS	100000000
+#define CFG_DEFAULT_MAX_SLEEP_US	100
+#define CFG_MAX_MAX_SLEEP_US	10000
 #define CFG_DEFAULT_TABLE_SIZE	65537
 #define CFG_MIN_TABLE_SIZE	1021
 #define CFG_MAX_TABLE_SIZE	1048573
@@ -1316,11 +1320,48 @@ lcores_parse(struct ctx *c, const json_t *obj, struct pa_config_pipeline *pl)
 	return 0;
 }
 
+static const char *const idle_mode_names[] = {
+	[PA_IDLE_BUSY] = "busy",
+	[PA_IDLE_ADAPTIVE] = "adaptive",
+	NULL
+};
+
+static int
+idle_parse(struct ctx *c, const json_t *obj, struct pa_config_idle *id)
+{
+	static const char *const keys[] = {
+		"mode", "spin_polls", "max_sleep_us", NULL
+	};
+	static const char *const path = "$.pipeline.idle";
+	long long x;
+	int rc, mode;
+
+	if (want_object(c, obj, path) < 0 || check_keys(c, obj, path, keys) < 0)
+		return -EINVAL;
+	rc = get_enum(c, obj, path, "mode", idle_mode_names, &mode);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		id->mode = mode;
+	rc = get_int(c, obj, path, "spin_polls", 0, CFG_MAX_SPIN_POLLS, &x);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		id->spin_polls = (uint32_t)x;
+	rc = get_int(c, obj, path, "max_sleep_us", 1, CFG_MAX_MAX_SLEEP_US, &x);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		id->max_sleep_us = (uint32_t)x;
+	return 0;
+}
+
 static int
 pipeline_parse(struct ctx *c, const json_t *obj, struct pa_config_pipeline *pl)
 {
 	static const char *const keys[] = {
-		"mode", "lcores", "ring_size", "burst", "tx_drain_us", NULL
+		"mode", "lcores", "ring_size", "burst", "tx_drain_us", "latency",
+		"idle", NULL
 	};
 	static const char *const path = "$.pipeline";
 	const json_t *v;
@@ -1352,6 +1393,11 @@ pipeline_parse(struct ctx *c, const json_t *obj, struct pa_config_pipeline *pl)
 		return rc;
 	if (rc > 0)
 		pl->tx_drain_us = (uint32_t)x;
+	if (get_bool(c, obj, path, "latency", &pl->latency) < 0)
+		return -EINVAL;
+	v = json_object_get(obj, "idle");
+	if (v != NULL && idle_parse(c, v, &pl->idle) < 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -2229,6 +2275,10 @@ config_parse(struct ctx *c, const json_t *doc, const struct pa_config_opts *opts
 	cfg->pipeline.ring_size = CFG_DEFAULT_RING_SIZE;
 	cfg->pipeline.burst = CFG_DEFAULT_BURST;
 	cfg->pipeline.tx_drain_us = CFG_DEFAULT_TX_DRAIN_US;
+	cfg->pipeline.latency = true;
+	cfg->pipeline.idle.mode = PA_IDLE_BUSY;
+	cfg->pipeline.idle.spin_polls = CFG_DEFAULT_SPIN_POLLS;
+	cfg->pipeline.idle.max_sleep_us = CFG_DEFAULT_MAX_SLEEP_US;
 	cfg->acl.def = PA_ACL_PERMIT;
 	flow_table_defaults(&cfg->lb.flow_table);
 	rpc_defaults(&cfg->rpc);
@@ -2477,6 +2527,11 @@ pipeline_to_json(const struct pa_config_pipeline *pl)
 	rc |= json_object_set_new(o, "burst", json_integer(pl->burst));
 	rc |= json_object_set_new(o, "tx_drain_us",
 			json_integer(pl->tx_drain_us));
+	rc |= json_object_set_new(o, "latency", json_boolean(pl->latency));
+	rc |= json_object_set_new(o, "idle", json_pack("{s:s, s:I, s:I}",
+			"mode", idle_mode_names[pl->idle.mode],
+			"spin_polls", (json_int_t)pl->idle.spin_polls,
+			"max_sleep_us", (json_int_t)pl->idle.max_sleep_us));
 	if (rc != 0)
 		goto fail;
 	return o;

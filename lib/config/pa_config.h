@@ -88,6 +88,21 @@ enum pa_config_stage {
 	PA_CONFIG_STAGE_MAX
 };
 
+/** What a data-path lcore does when its polls find no work. */
+enum pa_idle_mode {
+	PA_IDLE_BUSY = 0,		/**< keep polling (rte_pause between polls) */
+	PA_IDLE_ADAPTIVE,		/**< spin, then sleep, growing, bounded */
+};
+
+/** "pipeline.idle": adaptive polling. */
+struct pa_config_idle {
+	enum pa_idle_mode mode;		/**< default busy */
+	uint32_t spin_polls;		/**< empty polls before the first sleep,
+					 * default 1000 */
+	uint32_t max_sleep_us;		/**< longest sleep, so the bound on the
+					 * wake-up delay, default 100 */
+};
+
 struct pa_config_pipeline {
 	enum pa_pipeline_mode mode;	/**< default rtc */
 	bool lcores_set;		/**< false: automatic plan */
@@ -96,6 +111,9 @@ struct pa_config_pipeline {
 	uint32_t ring_size;		/**< power of two, default 1024 */
 	uint16_t burst;			/**< default 32 */
 	uint32_t tx_drain_us;		/**< TX buffer drain period, default 100 */
+	bool latency;			/**< per-packet latency histograms,
+					 * default true */
+	struct pa_config_idle idle;
 };
 
 enum pa_acl_action {

@@ -22,7 +22,18 @@
  * per loop (pa_pipeline_rcu()): tables read by stages are replaced by
  * publishing a new pointer, waiting for quiescence and freeing the old one.
  *
- * Counters are per lcore (struct pa_lcore_stats) and summed on read.
+ * Counters are per lcore (struct pa_lcore_stats) and summed on read, and
+ * so are the latency histograms (pa_pipeline_latency_sum()).
+ *
+ * Idle lcores (pipeline.idle): in "busy" mode an lcore that finds no work
+ * keeps polling (rte_pause, or sched_yield when it shares its CPU). In
+ * "adaptive" mode, after idle.spin_polls empty polls in a row it sleeps
+ * 1 us, then 2, 4, ... up to idle.max_sleep_us per sleep, until a poll
+ * finds work, which resets the back-off; it flushes its TX buffers before
+ * sleeping and is offline for RCU while asleep. A packet that arrives at
+ * an idle lcore therefore waits at most max_sleep_us (plus the kernel's
+ * wake-up) per stage lcore it crosses, and pa_pipeline_stop() is seen
+ * within the same bound.
  */
 
 #include <stdbool.h>
@@ -165,6 +176,40 @@ void pa_pipeline_destroy(struct pa_pipeline *pl);
 void pa_pipeline_stats_sum(const struct pa_pipeline *pl,
 		struct pa_lcore_stats *sum);
 
+/**
+ * Counters of one data-path lcore (busy and idle polls, sleeps, ...).
+ * @param idx       0..pa_pipeline_lcore_count() - 1
+ * @param lcore_id  if not NULL, receives the lcore's EAL id
+ * @return 0, or -ENOENT for an index out of range.
+ */
+int pa_pipeline_lcore_stats(const struct pa_pipeline *pl, unsigned int idx,
+		unsigned int *lcore_id, struct pa_lcore_stats *out);
+
+/** Whether latency histograms are kept (config pipeline.latency). */
+bool pa_pipeline_latency_enabled(const struct pa_pipeline *pl);
+
+/**
+ * Latency: each forwarded packet's time in the appliance, from the TSC
+ * read when its rx burst arrived (one read per burst) to the TSC read
+ * when its burst was handed to a TX queue (rte_eth_tx_burst), whichever
+ * lcore does that. Only packets the TX queue accepted are counted:
+ * dropped packets are not. Values are TSC cycles (rte_get_tsc_hz() turns
+ * them into time), in the buckets of struct pa_stats_latency; the
+ * exporter can publish the buckets as a histogram with
+ * pa_stats_latency_bucket_upper() as the bounds.
+ *
+ * Merged histogram of every lcore (control thread; the owners keep
+ * writing theirs, so counts may lag by a burst). @p out is 7.8 KB.
+ * @return 0, or -ENOTSUP when latency is off (@p out zeroed).
+ */
+int pa_pipeline_latency_sum(const struct pa_pipeline *pl,
+		struct pa_stats_latency *out);
+
+/** One lcore's latency histogram (see pa_pipeline_latency_sum()).
+ * @return 0, -ENOENT for an index out of range, or -ENOTSUP. */
+int pa_pipeline_lcore_latency(const struct pa_pipeline *pl, unsigned int idx,
+		struct pa_stats_latency *out);
+
 /** The RCU variable that every data-path lcore reports to. */
 struct rte_rcu_qsbr *pa_pipeline_rcu(struct pa_pipeline *pl);
 
@@ -176,7 +221,7 @@ unsigned int pa_pipeline_lcore_count(const struct pa_pipeline *pl);
 
 /**
  * stats_get result: {"rx_packets", "tx_packets", "dropped_packets",
- * "drops", "ports", "lcores", "acl", "lb"}.
+ * "drops", "ports", "lcores", "acl", "lb", "mbufs_in_use", "latency"}.
  */
 json_t *pa_pipeline_stats_json(const struct pa_pipeline *pl);
 

@@ -84,6 +84,10 @@ worker_new(struct pa_pipeline *pl, unsigned int lcore, enum pa_config_stage role
 	w->drain_tsc = rte_get_tsc_hz() / 1000000 * pl->cfg->pipeline.tx_drain_us;
 	if (w->drain_tsc == 0)
 		w->drain_tsc = 1;
+	w->latency = pl->cfg->pipeline.latency;
+	w->adaptive = pl->cfg->pipeline.idle.mode == PA_IDLE_ADAPTIVE;
+	w->spin_polls = pl->cfg->pipeline.idle.spin_polls;
+	w->max_sleep_us = pl->cfg->pipeline.idle.max_sleep_us;
 	w->run_classify = role == PA_CONFIG_STAGE_WORKER ||
 		role == PA_CONFIG_STAGE_CLASSIFY;
 	w->run_lb = role == PA_CONFIG_STAGE_WORKER || role == PA_CONFIG_STAGE_LB;
@@ -469,6 +473,52 @@ pa_pipeline_stats_sum(const struct pa_pipeline *pl, struct pa_lcore_stats *sum)
 	memset(sum, 0, sizeof(*sum));
 	for (i = 0; i < pl->n_workers; i++)
 		pa_stats_accumulate(sum, &pl->workers[i]->stats);
+}
+
+int
+pa_pipeline_lcore_stats(const struct pa_pipeline *pl, unsigned int idx,
+		unsigned int *lcore_id, struct pa_lcore_stats *out)
+{
+	if (idx >= pl->n_workers)
+		return -ENOENT;
+	memset(out, 0, sizeof(*out));
+	pa_stats_accumulate(out, &pl->workers[idx]->stats);
+	if (lcore_id != NULL)
+		*lcore_id = pl->workers[idx]->lcore_id;
+	return 0;
+}
+
+bool
+pa_pipeline_latency_enabled(const struct pa_pipeline *pl)
+{
+	return pl->cfg->pipeline.latency;
+}
+
+int
+pa_pipeline_latency_sum(const struct pa_pipeline *pl,
+		struct pa_stats_latency *out)
+{
+	unsigned int i;
+
+	memset(out, 0, sizeof(*out));
+	if (!pl->cfg->pipeline.latency)
+		return -ENOTSUP;
+	for (i = 0; i < pl->n_workers; i++)
+		pa_stats_latency_merge(out, &pl->workers[i]->lat);
+	return 0;
+}
+
+int
+pa_pipeline_lcore_latency(const struct pa_pipeline *pl, unsigned int idx,
+		struct pa_stats_latency *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (idx >= pl->n_workers)
+		return -ENOENT;
+	if (!pl->cfg->pipeline.latency)
+		return -ENOTSUP;
+	pa_stats_latency_merge(out, &pl->workers[idx]->lat);
+	return 0;
 }
 
 struct rte_rcu_qsbr *

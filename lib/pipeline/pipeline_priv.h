@@ -50,6 +50,10 @@ struct pa_worker {
 	uint16_t burst;
 	bool replay;
 	bool shared_cpu;		/**< CPU shared with other lcores: yield when idle */
+	bool latency;			/**< stamp at rx, record at tx */
+	bool adaptive;			/**< idle back-off (pipeline.idle) */
+	uint32_t spin_polls;		/**< adaptive: empty polls before sleeping */
+	uint32_t max_sleep_us;		/**< adaptive: longest sleep */
 	bool run_classify, run_lb, run_tx;
 	struct rte_ring *drop_ring;
 	const uint16_t *port_index_of;	/**< ethdev id -> port index */
@@ -67,6 +71,10 @@ struct pa_worker {
 	struct pa_txbuf *txb;		/**< one per port (run_tx) */
 	uint64_t drain_tsc;
 	uint64_t last_drain;
+
+	/** rx timestamp to TX queue, TSC cycles (latency on); written by
+	 * this lcore only */
+	struct pa_stats_latency lat;
 } __rte_cache_aligned;
 
 struct pa_pipeline {

@@ -2,6 +2,7 @@
 /* stats_get and pipeline_get: JSON views of the running data path. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
 
@@ -23,7 +24,7 @@ pa_pipeline_rpc_set(struct pa_pipeline *pl)
 }
 
 static json_t *
-lcore_stats_json(const struct pa_lcore_stats *s)
+lcore_stats_json(const struct pa_lcore_stats *s, json_t *latency)
 {
 	json_t *o, *stages;
 	unsigned int i;
@@ -32,7 +33,7 @@ lcore_stats_json(const struct pa_lcore_stats *s)
 	for (i = 0; i < PA_STAGE_MAX; i++)
 		json_object_set_new(stages, pa_stats_stage_name((enum pa_stage_id)i),
 			json_integer((json_int_t)s->stage_packets[i]));
-	o = json_pack("{s:I, s:I, s:I, s:o, s:o?, s:I, s:I, s:I}",
+	o = json_pack("{s:I, s:I, s:I, s:o, s:o?, s:I, s:I, s:I, s:I, s:I, s:o?}",
 		"rx_packets", (json_int_t)s->rx_packets,
 		"tx_packets", (json_int_t)s->tx_packets,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(s),
@@ -40,7 +41,31 @@ lcore_stats_json(const struct pa_lcore_stats *s)
 		"drops", pa_stats_drops_json(s),
 		"busy_polls", (json_int_t)s->busy_polls,
 		"idle_polls", (json_int_t)s->idle_polls,
-		"busy_cycles", (json_int_t)s->busy_cycles);
+		"busy_cycles", (json_int_t)s->busy_cycles,
+		"sleeps", (json_int_t)s->sleeps,
+		"sleep_cycles", (json_int_t)s->sleep_cycles,
+		"latency", latency);
+	return o;
+}
+
+/* A worker's histogram, or the merge of all: NULL when latency is off. */
+static json_t *
+latency_json(const struct pa_pipeline *pl, int idx)
+{
+	struct pa_stats_latency *h;
+	json_t *o;
+
+	if (!pl->cfg->pipeline.latency)
+		return pa_stats_latency_json(NULL, rte_get_tsc_hz());
+	h = calloc(1, sizeof(*h));
+	if (h == NULL)
+		return NULL;
+	if (idx < 0)
+		pa_pipeline_latency_sum(pl, h);
+	else
+		pa_stats_latency_merge(h, &pl->workers[idx]->lat);
+	o = pa_stats_latency_json(h, rte_get_tsc_hz());
+	free(h);
 	return o;
 }
 
@@ -59,10 +84,11 @@ pa_pipeline_stats_json(const struct pa_pipeline *pl)
 		memset(&one, 0, sizeof(one));
 		pa_stats_accumulate(&one, &pl->workers[i]->stats);
 		snprintf(key, sizeof(key), "%u", pl->workers[i]->lcore_id);
-		json_object_set_new(lcores, key, lcore_stats_json(&one));
+		json_object_set_new(lcores, key, lcore_stats_json(&one,
+			latency_json(pl, (int)i)));
 	}
 	pa_pipeline_stats_sum(pl, &sum);
-	o = json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:I}",
+	o = json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:I, s:o?}",
 		"rx_packets", (json_int_t)sum.rx_packets,
 		"tx_packets", (json_int_t)sum.tx_packets,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(&sum),
@@ -71,7 +97,8 @@ pa_pipeline_stats_json(const struct pa_pipeline *pl)
 		"lcores", lcores,
 		"acl", pl->acl != NULL ? pa_acl_stats_json(pl->acl) : json_object(),
 		"lb", pl->lb != NULL ? pa_lb_stats_json(pl->lb) : json_object(),
-		"mbufs_in_use", (json_int_t)pa_port_mbufs_in_use(pl->ports));
+		"mbufs_in_use", (json_int_t)pa_port_mbufs_in_use(pl->ports),
+		"latency", latency_json(pl, -1));
 	return o;
 }
 

@@ -5,6 +5,7 @@
  * or pa_drop() with a reason.
  */
 #include <sched.h>
+#include <sys/prctl.h>
 
 #include <rte_branch_prediction.h>
 #include <rte_cycles.h>
@@ -17,6 +18,8 @@
 #include "pipeline_priv.h"
 
 #define PA_OUT_UNKNOWN		UINT32_MAX
+/* A burst whose packets may have different rx timestamps: read each. */
+#define PA_STAMP_MIXED		UINT64_MAX
 #define REPLAY_IDLE_POLLS	1024
 #define REPLAY_IDLE_NAP_US	100
 
@@ -66,10 +69,11 @@ drop_bulk(struct pa_worker *w, struct rte_mbuf **pkts, unsigned int n,
 		pa_drop(w, pkts[i], r);
 }
 
-/* rx: parse each frame once; malformed frames leave here. */
+/* rx: parse each frame once; malformed frames leave here. @p stamp: the
+ * burst's rx TSC (latency on). */
 static __rte_always_inline uint16_t
 stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
-		uint16_t n)
+		uint16_t n, uint64_t stamp)
 {
 	uint16_t i, kept = 0;
 
@@ -83,6 +87,8 @@ stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 			continue;
 		}
 		pa_pkt_meta(m)->out_port = q->peer_port_id;
+		if (w->latency)
+			pa_pkt_rx_tsc_set(pa_pkt_meta(m), stamp);
 		pkts[kept++] = m;
 	}
 	return kept;
@@ -139,14 +145,79 @@ stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 	return kept;
 }
 
+/* Cycles from an rx stamp to @p now; a stamp taken on another lcore whose
+ * TSC runs a little ahead counts as 0, not as 2^48. */
+static __rte_always_inline uint64_t
+lat_cycles(uint64_t now, uint64_t stamp)
+{
+	uint64_t d = pa_pkt_tsc_since(now, stamp);
+
+	return likely(d <= PA_PKT_TSC_MASK >> 1) ? d : 0;
+}
+
+/* Split a burst into runs of equal rx stamps (packets of one rx burst
+ * share theirs). Read before the TX queue owns the mbufs. */
+static __rte_always_inline unsigned int
+lat_runs(struct rte_mbuf **pkts, uint16_t n, uint64_t *run_stamp,
+		uint16_t *run_end)
+{
+	uint64_t prev = pa_pkt_rx_tsc(pa_pkt_meta(pkts[0])), st;
+	unsigned int r = 0;
+	uint16_t i;
+
+	for (i = 1; i < n; i++) {
+		st = pa_pkt_rx_tsc(pa_pkt_meta(pkts[i]));
+		if (st != prev) {
+			run_stamp[r] = prev;
+			run_end[r++] = i;
+			prev = st;
+		}
+	}
+	run_stamp[r] = prev;
+	run_end[r++] = n;
+	return r;
+}
+
+/* Record the latency of the first @p sent packets of a burst. */
+static __rte_always_inline void
+lat_record(struct pa_worker *w, uint64_t now, uint64_t stamp,
+		const uint64_t *run_stamp, const uint16_t *run_end,
+		unsigned int n_runs, uint16_t sent)
+{
+	uint16_t start = 0, end;
+	unsigned int r;
+
+	if (stamp != PA_STAMP_MIXED) {
+		pa_stats_latency_add(&w->lat, lat_cycles(now, stamp), sent);
+		return;
+	}
+	for (r = 0; r < n_runs && start < sent; r++) {
+		end = RTE_MIN(run_end[r], sent);
+		pa_stats_latency_add(&w->lat, lat_cycles(now, run_stamp[r]),
+			end - start);
+		start = run_end[r];
+	}
+}
+
 /* Hand @p n packets to a TX queue; what the queue refuses is waited for
- * (replay) or dropped and counted (live). */
+ * (replay) or dropped and counted (live). With latency on, the packets
+ * the queue takes are recorded: now - rx stamp (@p stamp for the whole
+ * burst, or PA_STAMP_MIXED: each packet's own). */
 static void
 tx_send(struct pa_worker *w, const struct pa_txbuf *b, struct rte_mbuf **pkts,
-		uint16_t n)
+		uint16_t n, uint64_t stamp)
 {
+	uint64_t run_stamp[PA_PIPELINE_MAX_BURST];
+	uint16_t run_end[PA_PIPELINE_MAX_BURST];
+	unsigned int n_runs = 0;
+	uint64_t now = 0;
 	uint16_t sent = 0;
 
+	if (w->latency) {
+		if (stamp == PA_STAMP_MIXED)
+			n_runs = lat_runs(pkts, n, run_stamp, run_end);
+		now = rte_rdtsc();
+	}
 	for (;;) {
 		if (unlikely(b->shared))
 			rte_spinlock_lock(b->lock);
@@ -164,6 +235,8 @@ tx_send(struct pa_worker *w, const struct pa_txbuf *b, struct rte_mbuf **pkts,
 		wait_a_little(w);
 	}
 	w->stats.tx_packets += sent;
+	if (w->latency && sent != 0)
+		lat_record(w, now, stamp, run_stamp, run_end, n_runs, sent);
 }
 
 static void
@@ -171,16 +244,17 @@ txbuf_flush(struct pa_worker *w, struct pa_txbuf *b)
 {
 	if (b->count == 0)
 		return;
-	tx_send(w, b, b->pkts, b->count);
+	tx_send(w, b, b->pkts, b->count, PA_STAMP_MIXED);
 	b->count = 0;
 }
 
 /* @p uniform_out: the out port every packet of the burst has, when a
  * stage before knows it (rx sets the input port's peer on a whole burst),
- * or PA_OUT_UNKNOWN. */
+ * or PA_OUT_UNKNOWN. @p stamp: the rx stamp the whole burst shares (rtc:
+ * one rx burst), or PA_STAMP_MIXED. */
 static __rte_always_inline void
 stage_tx(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
-		uint32_t uniform_out)
+		uint32_t uniform_out, uint64_t stamp)
 {
 	const uint16_t *index_of = w->port_index_of;
 	uint16_t i, out, first;
@@ -206,7 +280,7 @@ stage_tx(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 	    index_of[first] < w->n_txb)) {
 		b = &w->txb[index_of[first]];
 		if (likely(b->count == 0)) {
-			tx_send(w, b, pkts, n);
+			tx_send(w, b, pkts, n, stamp);
 			return;
 		}
 	}
@@ -284,14 +358,14 @@ dispatch(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 /* The stages after rx, then the sink: TX or the next ring. */
 static __rte_always_inline void
 process_rest(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
-		uint32_t uniform_out, uint64_t now)
+		uint32_t uniform_out, uint64_t now, uint64_t stamp)
 {
 	if (w->run_classify)
 		n = stage_classify(w, pkts, n);
 	if (w->run_lb)
 		n = stage_lb(w, pkts, n, now);
 	if (w->run_tx)
-		stage_tx(w, pkts, n, uniform_out);
+		stage_tx(w, pkts, n, uniform_out, stamp);
 	else
 		dispatch(w, pkts, n);
 }
@@ -309,6 +383,7 @@ static __rte_always_inline unsigned int
 poll_ports(struct pa_worker *w, struct rte_mbuf **pkts, uint64_t now)
 {
 	unsigned int i, total = 0;
+	uint64_t stamp = 0;
 	uint16_t n;
 
 	for (i = 0; i < w->n_rxq; i++) {
@@ -320,8 +395,12 @@ poll_ports(struct pa_worker *w, struct rte_mbuf **pkts, uint64_t now)
 		if (n == 0)
 			continue;
 		total += n;
-		n = stage_rx(w, q, pkts, n);
-		process_rest(w, pkts, n, q->peer_port_id, now);
+		/* one TSC read per burst: the packets' time in the appliance
+		 * starts here */
+		if (w->latency)
+			stamp = rte_rdtsc();
+		n = stage_rx(w, q, pkts, n, stamp);
+		process_rest(w, pkts, n, q->peer_port_id, now, stamp);
 	}
 	return total;
 }
@@ -337,7 +416,8 @@ poll_rings(struct pa_worker *w, struct rte_mbuf **pkts, uint64_t now)
 		if (n == 0)
 			continue;
 		total += n;
-		process_rest(w, pkts, (uint16_t)n, PA_OUT_UNKNOWN, now);
+		process_rest(w, pkts, (uint16_t)n, PA_OUT_UNKNOWN, now,
+			PA_STAMP_MIXED);
 	}
 	return total;
 }
@@ -368,6 +448,34 @@ may_finish(const struct pa_worker *w)
 	return inputs_empty(w);
 }
 
+/*
+ * Adaptive polling: the lcore has found no work for spin_polls polls.
+ * Sleep @p nap_us (1 us, doubling each time, up to max_sleep_us), so a
+ * packet that arrives meanwhile waits at most max_sleep_us (plus the
+ * kernel's wake-up). Sleeping is a syscall, but only when there is no
+ * work: any work resets the back-off. The lcore is offline for RCU while
+ * it sleeps (it holds no table), so that no update waits for it.
+ */
+static void
+idle_sleep(struct pa_worker *w, uint32_t *nap_us)
+{
+	struct pa_pipeline *pl = w->pl;
+	uint64_t t0;
+
+	/* nothing may wait in a TX buffer for the length of a sleep */
+	if (w->run_tx) {
+		txbuf_flush_all(w);
+		w->last_drain = rte_rdtsc();
+	}
+	*nap_us = *nap_us == 0 ? 1 : RTE_MIN(*nap_us * 2, w->max_sleep_us);
+	t0 = rte_rdtsc();
+	rte_rcu_qsbr_thread_offline(pl->rcu, w->lcore_id);
+	rte_delay_us_sleep(*nap_us);
+	rte_rcu_qsbr_thread_online(pl->rcu, w->lcore_id);
+	w->stats.sleeps++;
+	w->stats.sleep_cycles += rte_rdtsc() - t0;
+}
+
 int
 pa_worker_main(void *arg)
 {
@@ -376,8 +484,13 @@ pa_worker_main(void *arg)
 	struct rte_mbuf *pkts[PA_PIPELINE_MAX_BURST];
 	uint64_t now, prev;
 	unsigned int got, idle_streak = 0;
+	uint32_t nap_us = 0;
 	bool busy = false;
 
+	/* the kernel's default timer slack (50 us) would stretch every short
+	 * sleep: make them as short as asked */
+	if (w->adaptive)
+		prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	rte_rcu_qsbr_thread_register(pl->rcu, w->lcore_id);
 	rte_rcu_qsbr_thread_online(pl->rcu, w->lcore_id);
 	prev = rte_rdtsc();
@@ -408,15 +521,28 @@ pa_worker_main(void *arg)
 			pa_lb_poll(w->lb, w->widx, now, !busy);
 		if (busy) {
 			idle_streak = 0;
+			nap_us = 0;
 			continue;
 		}
 		if (stopping && may_finish(w))
 			break;
-		/* A replay that has run dry (--stay) need not spin: nap. */
-		if (unlikely(w->replay) && ++idle_streak > REPLAY_IDLE_POLLS)
+		if (idle_streak < UINT32_MAX)
+			idle_streak++;
+		if (w->adaptive) {
+			if (idle_streak > w->spin_polls)
+				idle_sleep(w, &nap_us);
+			else
+				wait_a_little(w);
+		} else if (unlikely(w->replay) && idle_streak > REPLAY_IDLE_POLLS) {
+			/* A replay that has run dry (--stay) need not spin. */
+			uint64_t t0 = rte_rdtsc();
+
 			rte_delay_us_sleep(REPLAY_IDLE_NAP_US);
-		else
+			w->stats.sleeps++;
+			w->stats.sleep_cycles += rte_rdtsc() - t0;
+		} else {
 			wait_a_little(w);
+		}
 	}
 	if (w->run_tx)
 		txbuf_flush_all(w);

@@ -67,8 +67,40 @@ struct pa_pkt_meta {
 	uint16_t dport;		/**< L4 destination port, host order */
 	uint8_t l4_proto;	/**< IP protocol of the payload (after ext hdrs) */
 	uint8_t vlan_count;	/**< VLAN tags in front of L3 */
-	uint8_t reserved[2];
+	uint16_t rx_tsc_hi;	/**< rx timestamp, bits 32..47 (pa_pkt_rx_tsc()) */
+	uint32_t rx_tsc_lo;	/**< rx timestamp, bits 0..31 */
 };
+
+/*
+ * The rx timestamp: the TSC when the packet's burst was received, kept in
+ * 48 bits so that the metadata stays 24 bytes (with a PMD's 8-byte rx
+ * timestamp dynfield it still fits the mbuf's dynfield area). 2^48 TSC
+ * cycles are more than 24 hours at 3 GHz; differences are taken modulo
+ * 2^48 (pa_pkt_tsc_since()). Written by the rx stage only when latency
+ * measurement is on; not written by the parser.
+ */
+#define PA_PKT_TSC_MASK	((UINT64_C(1) << 48) - 1)
+
+static inline void
+pa_pkt_rx_tsc_set(struct pa_pkt_meta *meta, uint64_t tsc)
+{
+	meta->rx_tsc_lo = (uint32_t)tsc;
+	meta->rx_tsc_hi = (uint16_t)(tsc >> 32);
+}
+
+/** The rx timestamp (48 bits). */
+static inline uint64_t
+pa_pkt_rx_tsc(const struct pa_pkt_meta *meta)
+{
+	return (uint64_t)meta->rx_tsc_hi << 32 | meta->rx_tsc_lo;
+}
+
+/** TSC cycles from @p stamp (48 or 64 bits) to @p now, modulo 2^48. */
+static inline uint64_t
+pa_pkt_tsc_since(uint64_t now, uint64_t stamp)
+{
+	return (now - stamp) & PA_PKT_TSC_MASK;
+}
 
 /** 5-tuple in network byte order, built on demand from the metadata. */
 struct pa_flow_key {

@@ -66,7 +66,7 @@
  *   ICMPv6 (IPv6, 58) 4 bytes (L4_TRUNC). These set PA_PKT_F_L4; TCP, UDP
  *   and SCTP give ports. Other protocols: no L4 flag, no ports, OK.
  *
- * On success every field but out_port (and reserved) is written; l4_off is
+ * On success every field but out_port and the rx timestamp is written; l4_off is
  * where the IP payload starts (after extension headers) even when
  * PA_PKT_F_L4 is clear, and 0 for non-IP frames. On error the metadata is
  * partly written and meaningless.

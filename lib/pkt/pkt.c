@@ -42,6 +42,11 @@ RTE_LOG_REGISTER(pa_pkt_logtype, pa.pkt, INFO);
 
 int pa_pkt_meta_offset = -1;
 
+/* 24 bytes: with a PMD's 8-byte rx timestamp field (net_pcap registers
+ * one) it still fits the 36 bytes of dynfield1. */
+_Static_assert(sizeof(struct pa_pkt_meta) <= 24,
+	"pa_pkt_meta must fit the mbuf dynfield area beside a timestamp");
+
 int
 pa_pkt_init(void)
 {

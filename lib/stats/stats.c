@@ -56,6 +56,8 @@ pa_stats_accumulate(struct pa_lcore_stats *dst,
 	dst->busy_polls += read_once(&src->busy_polls);
 	dst->idle_polls += read_once(&src->idle_polls);
 	dst->busy_cycles += read_once(&src->busy_cycles);
+	dst->sleeps += read_once(&src->sleeps);
+	dst->sleep_cycles += read_once(&src->sleep_cycles);
 }
 
 uint64_t
@@ -83,6 +85,136 @@ pa_stats_drops_json(const struct pa_lcore_stats *s)
 			json_decref(o);
 			return NULL;
 		}
+	}
+	return o;
+}
+
+uint64_t
+pa_stats_latency_bucket_lower(unsigned int i)
+{
+	unsigned int shift;
+
+	if (i < PA_STATS_LAT_SUB)
+		return i;
+	shift = (i - PA_STATS_LAT_SUB) / PA_STATS_LAT_SUB;
+	return (uint64_t)(PA_STATS_LAT_SUB + (i - PA_STATS_LAT_SUB) %
+		PA_STATS_LAT_SUB) << shift;
+}
+
+uint64_t
+pa_stats_latency_bucket_upper(unsigned int i)
+{
+	unsigned int shift;
+
+	if (i < PA_STATS_LAT_SUB)
+		return i;
+	if (i >= PA_STATS_LAT_BUCKETS - 1)
+		return UINT64_MAX;
+	shift = (i - PA_STATS_LAT_SUB) / PA_STATS_LAT_SUB;
+	return pa_stats_latency_bucket_lower(i) + (UINT64_C(1) << shift) - 1;
+}
+
+void
+pa_stats_latency_merge(struct pa_stats_latency *dst,
+		const struct pa_stats_latency *src)
+{
+	uint64_t m = read_once(&src->max);
+	unsigned int i;
+
+	for (i = 0; i < PA_STATS_LAT_BUCKETS; i++)
+		dst->bucket[i] += read_once(&src->bucket[i]);
+	dst->sum += read_once(&src->sum);
+	if (m > dst->max)
+		dst->max = m;
+}
+
+uint64_t
+pa_stats_latency_count(const struct pa_stats_latency *h)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < PA_STATS_LAT_BUCKETS; i++)
+		n += h->bucket[i];
+	return n;
+}
+
+uint64_t
+pa_stats_latency_quantile(const struct pa_stats_latency *h, double q)
+{
+	uint64_t n = pa_stats_latency_count(h), rank, cum = 0, lo, hi, mid;
+	unsigned int i;
+	double x;
+
+	if (n == 0)
+		return 0;
+	if (!(q > 0.0))
+		q = 0.0;
+	if (q > 1.0)
+		q = 1.0;
+	x = q * (double)n;
+	rank = (uint64_t)x;
+	if ((double)rank < x)
+		rank++;		/* ceil, without libm */
+	if (rank == 0)
+		rank = 1;
+	if (rank >= n && h->max != 0)
+		return h->max;	/* the top value is known exactly */
+	for (i = 0; i < PA_STATS_LAT_BUCKETS; i++) {
+		cum += h->bucket[i];
+		if (cum >= rank)
+			break;
+	}
+	if (i == PA_STATS_LAT_BUCKETS)
+		i = PA_STATS_LAT_BUCKETS - 1;
+	lo = pa_stats_latency_bucket_lower(i);
+	hi = pa_stats_latency_bucket_upper(i);
+	mid = lo + (hi - lo) / 2;
+	/* the maximum is exact; a bucket's midpoint may lie above it */
+	return h->max != 0 && mid > h->max ? h->max : mid;
+}
+
+static json_int_t
+cycles_to_ns(uint64_t cycles, uint64_t tsc_hz)
+{
+	double ns;
+
+	if (tsc_hz == 0)
+		return 0;
+	ns = (double)cycles * 1e9 / (double)tsc_hz;
+	return ns >= 9.2e18 ? (json_int_t)INT64_MAX : (json_int_t)(ns + 0.5);
+}
+
+json_t *
+pa_stats_latency_json(const struct pa_stats_latency *h, uint64_t tsc_hz)
+{
+	static const struct {
+		const char *key;
+		double q;
+	} qs[] = {
+		{ "p50_ns", 0.5 }, { "p90_ns", 0.9 }, { "p99_ns", 0.99 },
+		{ "p999_ns", 0.999 },
+	};
+	uint64_t n = h != NULL ? pa_stats_latency_count(h) : 0;
+	json_t *o = json_object();
+	unsigned int i;
+	int rc = 0;
+
+	if (o == NULL)
+		return NULL;
+	rc |= json_object_set_new(o, "enabled", json_boolean(h != NULL));
+	rc |= json_object_set_new(o, "count", json_integer((json_int_t)n));
+	rc |= json_object_set_new(o, "mean_ns", json_integer(n == 0 ? 0 :
+		cycles_to_ns(h->sum / n, tsc_hz)));
+	for (i = 0; i < RTE_DIM(qs); i++)
+		rc |= json_object_set_new(o, qs[i].key, json_integer(n == 0 ?
+			0 : cycles_to_ns(pa_stats_latency_quantile(h, qs[i].q),
+				tsc_hz)));
+	rc |= json_object_set_new(o, "max_ns", json_integer(n == 0 ? 0 :
+		cycles_to_ns(h->max, tsc_hz)));
+	if (rc != 0) {
+		json_decref(o);
+		return NULL;
 	}
 	return o;
 }

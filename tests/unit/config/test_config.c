@@ -223,7 +223,8 @@ static const char full_doc[] = J(
   ],
   "pipeline": {"mode": "pipeline",
                "lcores": {"rx": [1, 5], "classify": [2], "lb": [3, 6, 7], "tx": [4]},
-               "ring_size": 4096, "burst": 64, "tx_drain_us": 250},
+               "ring_size": 4096, "burst": 64, "tx_drain_us": 250, "latency": false,
+               "idle": {"mode": "adaptive", "spin_polls": 0, "max_sleep_us": 10000}},
   "acl": {
     "default": "drop", "non_ip": "drop",
     "rules": [
@@ -355,6 +356,10 @@ START_TEST(test_empty_document_gives_defaults)
 	ck_assert_uint_eq(cfg->pipeline.ring_size, 1024);
 	ck_assert_uint_eq(cfg->pipeline.burst, 32);
 	ck_assert_uint_eq(cfg->pipeline.tx_drain_us, 100);
+	ck_assert(cfg->pipeline.latency);
+	ck_assert_int_eq(cfg->pipeline.idle.mode, PA_IDLE_BUSY);
+	ck_assert_uint_eq(cfg->pipeline.idle.spin_polls, 1000);
+	ck_assert_uint_eq(cfg->pipeline.idle.max_sleep_us, 100);
 	ck_assert(!cfg->acl.present);
 	ck_assert_int_eq(cfg->acl.def, PA_ACL_PERMIT);
 	ck_assert_uint_eq(cfg->acl.n_rules, 0);
@@ -577,6 +582,36 @@ START_TEST(test_rtc_mode_takes_worker_lcores)
 	ck_assert_uint_eq(cfg->pipeline.n_lcores[PA_CONFIG_STAGE_WORKER], 3);
 	ck_assert_uint_eq(cfg->pipeline.lcores[PA_CONFIG_STAGE_WORKER][2], 127);
 	ck_assert_uint_eq(cfg->pipeline.n_lcores[PA_CONFIG_STAGE_RX], 0);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_pipeline_idle_each_key_sets_only_its_field)
+{
+	struct pa_config *cfg;
+
+	cfg = must_load(J({"pipeline": {"idle": {"mode": "adaptive"}}}), NULL);
+	ck_assert_int_eq(cfg->pipeline.idle.mode, PA_IDLE_ADAPTIVE);
+	ck_assert_uint_eq(cfg->pipeline.idle.spin_polls, 1000);
+	ck_assert_uint_eq(cfg->pipeline.idle.max_sleep_us, 100);
+	ck_assert(cfg->pipeline.latency);
+	assert_round_trip(cfg, NULL);
+	pa_config_free(cfg);
+
+	cfg = must_load(J({"pipeline": {"idle": {"max_sleep_us": 1}}}), NULL);
+	ck_assert_int_eq(cfg->pipeline.idle.mode, PA_IDLE_BUSY);
+	ck_assert_uint_eq(cfg->pipeline.idle.spin_polls, 1000);
+	ck_assert_uint_eq(cfg->pipeline.idle.max_sleep_us, 1);
+	assert_round_trip(cfg, NULL);
+	pa_config_free(cfg);
+
+	cfg = must_load(J({"pipeline": {"latency": false,
+			"idle": {"spin_polls": 100000000}}}), NULL);
+	ck_assert(!cfg->pipeline.latency);
+	ck_assert_int_eq(cfg->pipeline.idle.mode, PA_IDLE_BUSY);
+	ck_assert_uint_eq(cfg->pipeline.idle.spin_polls, 100000000);
+	ck_assert_uint_eq(cfg->pipeline.idle.max_sleep_us, 100);
+	assert_round_trip(cfg, NULL);
 	pa_config_free(cfg);
 }
 END_TEST
@@ -840,6 +875,10 @@ START_TEST(test_round_trip_of_every_field)
 	ck_assert_uint_eq(cfg->lb.services[1].port, 53);
 	ck_assert_uint_eq(cfg->lb.services[3].backends[0].mac[0], 0xaa);
 	ck_assert_uint_eq(cfg->lb.flow_table.size, 67108864);
+	ck_assert(!cfg->pipeline.latency);
+	ck_assert_int_eq(cfg->pipeline.idle.mode, PA_IDLE_ADAPTIVE);
+	ck_assert_uint_eq(cfg->pipeline.idle.spin_polls, 0);
+	ck_assert_uint_eq(cfg->pipeline.idle.max_sleep_us, 10000);
 	ck_assert_uint_eq(cfg->lb.flow_table.tcp_timeout, 86400);
 	ck_assert_uint_eq(cfg->lb.flow_table.tcp_fin_timeout, 1);
 	ck_assert_uint_eq(cfg->lb.flow_table.udp_timeout, 45);
@@ -882,7 +921,9 @@ START_TEST(test_to_json_writes_defaults_explicitly)
 	json_error_t jerr;
 
 	expect = json_loads(J({
-		"pipeline": {"mode": "rtc", "ring_size": 1024, "burst": 32, "tx_drain_us": 100},
+		"pipeline": {"mode": "rtc", "ring_size": 1024, "burst": 32, "tx_drain_us": 100,
+			"latency": true, "idle": {"mode": "busy", "spin_polls": 1000,
+			"max_sleep_us": 100}},
 		"acl": {"default": "permit", "non_ip": "forward", "rules": [
 			{"id": 7, "priority": 0, "src": "any", "dst": "any", "sport": "any",
 			 "dport": "any", "proto": "any", "action": "permit"}]},
@@ -1071,6 +1112,17 @@ static const struct err_case err_cases[] = {
 	{ "burst zero", J({"pipeline": {"burst": 0}}), "$.pipeline.burst: 0 out of range 1..256" },
 	{ "burst above 256", J({"pipeline": {"burst": 257}}), "$.pipeline.burst: 257 out of range 1..256" },
 	{ "tx_drain_us above 100000", J({"pipeline": {"tx_drain_us": 100001}}), "$.pipeline.tx_drain_us: 100001 out of range 1..100000" },
+	{ "latency not a boolean", J({"pipeline": {"latency": "on"}}), "$.pipeline.latency: expected a boolean, got a string" },
+	{ "latency given as 1", J({"pipeline": {"latency": 1}}), "$.pipeline.latency: expected a boolean, got an integer" },
+	{ "idle must be an object", J({"pipeline": {"idle": "adaptive"}}), "$.pipeline.idle: expected an object, got a string" },
+	{ "unknown idle key", J({"pipeline": {"idle": {"max_sleep": 5}}}), "$.pipeline.idle.max_sleep: unknown key" },
+	{ "unknown idle mode", J({"pipeline": {"idle": {"mode": "sleep"}}}), "$.pipeline.idle.mode: invalid value 'sleep' (expected one of \"busy\", \"adaptive\")" },
+	{ "idle mode not a string", J({"pipeline": {"idle": {"mode": true}}}), "$.pipeline.idle.mode: expected a string, got a boolean" },
+	{ "spin_polls negative", J({"pipeline": {"idle": {"spin_polls": -1}}}), "$.pipeline.idle.spin_polls: -1 out of range 0..100000000" },
+	{ "spin_polls above the bound", J({"pipeline": {"idle": {"spin_polls": 100000001}}}), "$.pipeline.idle.spin_polls: 100000001 out of range 0..100000000" },
+	{ "max_sleep_us zero", J({"pipeline": {"idle": {"max_sleep_us": 0}}}), "$.pipeline.idle.max_sleep_us: 0 out of range 1..10000" },
+	{ "max_sleep_us above 10 ms", J({"pipeline": {"idle": {"max_sleep_us": 10001}}}), "$.pipeline.idle.max_sleep_us: 10001 out of range 1..10000" },
+	{ "max_sleep_us as a real", J({"pipeline": {"idle": {"max_sleep_us": 50.5}}}), "$.pipeline.idle.max_sleep_us: expected an integer, got a real number" },
 	/* acl */
 	{ "acl must be an object", J({"acl": []}), "$.acl: expected an object" },
 	{ "unknown acl key", J({"acl": {"rulez": []}}), "$.acl.rulez: unknown key" },
@@ -1599,6 +1651,7 @@ config_suite(void)
 	tcase_add_test(tc, test_bare_address_in_rule_is_a_host_prefix);
 	tcase_add_test(tc, test_rtc_mode_takes_worker_lcores);
 	tcase_add_test(tc, test_pipeline_mode_without_lcores_is_automatic);
+	tcase_add_test(tc, test_pipeline_idle_each_key_sets_only_its_field);
 	tcase_add_test(tc, test_lb_defaults_for_service_and_backend);
 	tcase_add_test(tc, test_nat_and_dsr_services_need_no_local_addr);
 	tcase_add_test(tc, test_same_vip_and_port_with_other_proto_is_another_service);

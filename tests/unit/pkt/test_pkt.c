@@ -1786,12 +1786,41 @@ START_TEST(test_parse_mbuf_gathers_headers_split_across_segments)
 		ck_assert_int_eq(pa_pkt_parse_mbuf(m), PA_PKT_OK);
 		got = *pa_pkt_meta(m);
 		got.out_port = whole.out_port;	/* not the parser's */
-		memcpy(got.reserved, whole.reserved, sizeof(got.reserved));
+		/* nor the rx timestamp */
+		got.rx_tsc_hi = whole.rx_tsc_hi;
+		got.rx_tsc_lo = whole.rx_tsc_lo;
 		ck_assert_mem_eq(&got, &whole, sizeof(got));
 		ck_assert_int_eq(pa_pkt_flow_key(m, pa_pkt_meta(m), &k2), 0);
 		ck_assert_mem_eq(&k1, &k2, sizeof(k1));
 		rte_pktmbuf_free(m);
 	}
+}
+END_TEST
+
+START_TEST(test_rx_timestamp_keeps_48_bits_and_differences_wrap)
+{
+	struct pa_pkt_meta meta;
+	uint64_t t = UINT64_C(0x123456789abcdef0);
+
+	memset(&meta, 0, sizeof(meta));
+	ck_assert_uint_le(sizeof(meta), 24);
+	struct frame f;
+
+	pa_pkt_rx_tsc_set(&meta, t);
+	ck_assert_uint_eq(pa_pkt_rx_tsc(&meta), t & PA_PKT_TSC_MASK);
+	/* the parsers leave the stamp alone */
+	frame_v4_udp(&f, 1234, 53, 10);
+	frame_fix(&f);
+	ck_assert_int_eq(pa_pkt_parse(f.b, f.len, f.len, &meta), PA_PKT_OK);
+	ck_assert_uint_eq(pa_pkt_rx_tsc(&meta), t & PA_PKT_TSC_MASK);
+	ck_assert_int_eq(pa_pkt_parse_full(f.b, f.len, f.len, &meta), PA_PKT_OK);
+	ck_assert_uint_eq(pa_pkt_rx_tsc(&meta), t & PA_PKT_TSC_MASK);
+	ck_assert_uint_eq(pa_pkt_tsc_since(t + 1000, pa_pkt_rx_tsc(&meta)), 1000);
+	ck_assert_uint_eq(pa_pkt_tsc_since(t + 1000, t), 1000);
+	/* stamped just below 2^48, read just after the 48-bit wrap */
+	t = (UINT64_C(5) << 48) - 10;
+	pa_pkt_rx_tsc_set(&meta, t);
+	ck_assert_uint_eq(pa_pkt_tsc_since(t + 25, pa_pkt_rx_tsc(&meta)), 25);
 }
 END_TEST
 
@@ -1942,6 +1971,7 @@ pkt_suite(void)
 	tcase_add_test(tc, test_init_registers_dynfield_once);
 	tcase_add_test(tc, test_parse_mbuf_single_segment_fills_dynfield);
 	tcase_add_test(tc, test_parse_mbuf_gathers_headers_split_across_segments);
+	tcase_add_test(tc, test_rx_timestamp_keeps_48_bits_and_differences_wrap);
 	tcase_add_test(tc, test_parse_mbuf_never_returns_segment);
 	tcase_add_test(tc, test_flow_key_reads_addresses_from_a_chain);
 	suite_add_tcase(s, tc);
