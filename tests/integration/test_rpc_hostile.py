@@ -706,6 +706,10 @@ def test_every_method_with_every_wrong_param_type(target):
             cases.append((m, p))
         for k in keys:
             for v in BAD_PARAMS:
+                # a string path is the right type: it would write a file
+                # where the daemon runs
+                if k == "path" and isinstance(v, str):
+                    continue
                 cases.append((m, {k: v}))
             cases.append((m, [{k: "x"}]))
     n_err = n_ok = 0
