@@ -101,6 +101,16 @@ mhd_log(void *cls, const char *fmt, va_list ap)
 	rte_vlog(RTE_LOG_DEBUG, pa_metrics_logtype, fmt, ap);
 }
 
+/* The paths served have nothing to unescape: compare them as sent, so that
+ * "/metrics%00" is not "/metrics". */
+static size_t
+keep_escapes(void *cls, struct MHD_Connection *conn, char *s)
+{
+	RTE_SET_USED(cls);
+	RTE_SET_USED(conn);
+	return strlen(s);
+}
+
 static enum MHD_Result
 reply(struct MHD_Connection *conn, unsigned int code, const char *body,
 		size_t len, enum MHD_ResponseMemoryMode mode, bool allow)
@@ -239,6 +249,7 @@ pa_metrics_http_create(const struct pa_metrics_http_opts *o, char *err,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)(o->timeout_s != 0 ?
 			o->timeout_s : PA_METRICS_DEFAULT_TIMEOUT_S),
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+		MHD_OPTION_UNESCAPE_CALLBACK, keep_escapes, NULL,
 		MHD_OPTION_END);
 	if (h->d == NULL) {
 		close(fd);
