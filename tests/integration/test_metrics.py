@@ -392,6 +392,67 @@ def test_dpdk_telemetry_py_shows_pktaccel_next_to_ethdev(replayd):
     assert sum(out["/pktaccel/acl"]["hits"].values()) > 0
 
 
+def test_pipeline_mode_ring_fill_levels_on_ipv6(daemon_factory):
+    """Pipeline mode: one ring series per input ring of pipeline_get,
+    served on an IPv6 listener."""
+    port = free_port()
+    doc = conf_with_metrics(port)
+    doc["pipeline"] = pautil.PIPE4
+    doc["metrics"] = {"listen": "[::1]:%d" % port}
+    d = daemon_factory(doc, pautil.SAMPLE)
+    d.wait_replay_done(len(pautil.read_pcap(pautil.SAMPLE)))
+    pl = d.call("pipeline_get")
+    c = http.client.HTTPConnection("::1", port, timeout=10)
+    c.request("GET", "/metrics")
+    r = c.getresponse()
+    assert r.status == 200
+    f = parse_exposition(r.read().decode())
+    c.close()
+    rings = {(str(w["lcore"]), g["name"]): g for w in pl["lcores"]
+             for g in w["rings_in"]}
+    assert len(rings) >= 3
+    got = {(dict(k)["lcore"], dict(k)["ring"]): v for k, v in
+           f["pktaccel_ring_capacity"]["samples"].items()}
+    assert got == {k: g["capacity"] for k, g in rings.items()}
+    assert set(dict(k)["ring"] for k in
+               f["pktaccel_ring_entries"]["samples"]) == \
+        {g["name"] for g in rings.values()}
+    roles = {dict(k)["lcore"]: dict(k)["role"] for k in
+             f["pktaccel_lcore_info"]["samples"]}
+    assert roles == {str(w["lcore"]): w["role"] for w in pl["lcores"]}
+
+
+def documented_metrics():
+    with open(os.path.join(pautil.REPO, "docs", "metrics.md")) as f:
+        return set(re.findall(r"^\| `(pktaccel_[a-z_]+)` \|", f.read(), re.M))
+
+
+def test_docs_list_every_metric_and_dashboard_uses_real_ones(replayd,
+                                                             tmp_path):
+    documented = documented_metrics()
+    scraped = set(parse_exposition(scrape(replayd.port)))
+    assert scraped - documented == set(), "not in docs/metrics.md"
+    with open(os.path.join(pautil.REPO, "docs", "grafana",
+                           "pktaccel.json")) as f:
+        dash = json.load(f)
+    exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+    assert len(exprs) >= 20
+    used = set(n for e in exprs for n in re.findall(r"pktaccel_[a-z_]+", e))
+    assert used - documented == set(), "dashboard uses unknown metrics"
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool not installed: PromQL not checked")
+    rules = {"groups": [{"name": "dashboard", "rules": [
+        {"record": "pktaccel:panel%d" % i,
+         "expr": e.replace("$__rate_interval", "1m").replace("$instance",
+                                                             ".*")}
+        for i, e in enumerate(exprs)]}]}
+    path = write_json(str(tmp_path / "rules.json"), rules)   # YAML ⊃ JSON
+    r = subprocess.run([promtool, "check", "rules", path],
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
+
+
 # --------------------------------------------------------------------------
 # Start-up
 
