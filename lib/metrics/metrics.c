@@ -467,13 +467,15 @@ pa_metrics_render(struct pa_metrics *m, char **text, size_t *len)
 	size_t i, j;
 
 	m->duplicates = 0;
-	qsort(m->f, m->n, sizeof(*m->f), cmp_family);
+	if (m->n > 1)
+		qsort(m->f, m->n, sizeof(*m->f), cmp_family);
 	m->last = m->n;
 	sb_reserve(&b, m->samples * 48 + m->n * 128);
 	for (i = 0; i < m->n; i++) {
 		struct family *f = &m->f[i];
 
-		qsort(f->s, f->n, sizeof(*f->s), cmp_sample);
+		if (f->n > 1)
+			qsort(f->s, f->n, sizeof(*f->s), cmp_sample);
 		sb_puts(&b, "# HELP ");
 		sb_puts(&b, f->name);
 		if (f->help[0] != '\0') {

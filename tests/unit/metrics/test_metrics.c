@@ -463,6 +463,7 @@ metrics_suite(void)
 	tcase_add_test(tc, test_bad_names_and_labels_refused);
 	tcase_add_test(tc, test_float_values);
 	tcase_add_test(tc, test_many_samples_render_sorted_and_complete);
+	tcase_set_timeout(tc, 60);	/* 20000 samples under ASan: seconds */
 	suite_add_tcase(s, tc);
 	tc = tcase_create("collect");
 	tcase_add_test(tc, test_collect_counts_rpc_calls_per_method);
