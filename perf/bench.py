@@ -90,7 +90,9 @@ def bench_pktaccel(pcap, flows, seconds, tmp):
                               "net_pcap_bench0,rx_pcap=%s,infinite_rx=1" % pcap,
                               # infinite_rx preloads the whole file
                               "mbufs": flows + 8192}],
-                   "pipeline": {"mode": "rtc", "lcores": {"worker": [1]}}}, f)
+                   "pipeline": {"mode": "rtc", "lcores": {"worker": [1]}},
+                   # no listener on the default port beside a real daemon
+                   "metrics": None}, f)
     proc = subprocess.Popen([DAEMON] + EAL + ["--", "-c", conf, "-s", sock],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

@@ -480,7 +480,8 @@ def pktaccel_start(tmp, pcap, flows, rules, mem, name="bench"):
     cfg = {"ports": [{"name": "bench0", "devargs":
                       "net_pcap_bench0,rx_pcap=%s,infinite_rx=1" % pcap,
                       "mbufs": flows + 8192}],
-           "pipeline": {"mode": "rtc", "lcores": {"worker": [1]}}}
+           "pipeline": {"mode": "rtc", "lcores": {"worker": [1]}},
+           "metrics": None}
     if rules is not None:
         cfg["acl"] = {"default": "permit",
                       "rules": [rule_json(r) for r in rules]}

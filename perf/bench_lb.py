@@ -84,7 +84,8 @@ def start(tmp, pcap, n_flows, rules, mem, lb=None, mode="rtc", name="lb",
     cfg = {"ports": [{"name": "bench0", "devargs":
                       "net_pcap_bench0,rx_pcap=%s,infinite_rx=1" % pcap,
                       "mbufs": n_flows + 8192}],
-           "pipeline": pipe}
+           "pipeline": pipe,
+           "metrics": None}
     if rules is not None:
         cfg["acl"] = {"default": "permit",
                       "rules": [ba.rule_json(r) for r in rules]}

@@ -19,6 +19,8 @@ PACKAGES=(
 	clang			# fuzz targets (tests/fuzz, scripts/fuzz.sh)
 	libclang-rt-14-dev	# clang 14's libFuzzer and sanitizer runtimes
 	libedit-dev
+	libmicrohttpd-dev	# the Prometheus exporter's HTTP server (lib/metrics)
+	prometheus		# promtool: the tests lint /metrics with it
 	python3-scapy		# tests and lab tools (/usr/bin/python3)
 	python3-pytest
 	iproute2		# ip netns / veth for the live tests

@@ -31,7 +31,7 @@ set -uo pipefail
 
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." || exit 1
 
-ALL_TARGETS=(fuzz_pkt fuzz_config fuzz_rpc fuzz_rule)
+ALL_TARGETS=(fuzz_pkt fuzz_config fuzz_rpc fuzz_rule fuzz_metrics)
 BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
 
 secs=60
@@ -107,7 +107,10 @@ for t in "${targets[@]}"; do
 	# seeds in, without replacing what earlier runs found
 	cp -n "tests/fuzz/corpus/$t"/* "$corpus"/ 2>/dev/null
 	dict=()
-	[ "$t" != fuzz_pkt ] && dict=(-dict=tests/fuzz/json.dict)
+	case "$t" in
+	fuzz_pkt | fuzz_metrics) ;;
+	*) dict=(-dict=tests/fuzz/json.dict) ;;
+	esac
 	echo "fuzz: $t for ${secs}s (corpus $corpus)"
 	# shellcheck disable=SC2086
 	timeout -k 10 $((secs + 120)) "$BUILD/tests/fuzz/$t" \

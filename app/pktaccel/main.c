@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <getopt.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -31,6 +32,7 @@
 #include "pa_acl.h"
 #include "pa_lb.h"
 #include "pa_config.h"
+#include "pa_metrics.h"
 #include "pa_pipeline.h"
 #include "pa_pkt.h"
 #include "pa_port.h"
@@ -44,6 +46,7 @@
 #define DROP_RING_SIZE		1024
 #define MAX_EAL_ARGS		128
 #define ERR_LEN			1024
+#define CTRL_POLL_MS		50
 
 struct options {
 	const char *config;
@@ -318,21 +321,61 @@ rpc_shutdown(const json_t *params, json_t **result, struct pa_rpc_error *err)
 }
 PA_RPC_REGISTER("shutdown", rpc_shutdown, "stop the daemon cleanly")
 
-struct rpc_thread {
-	struct pa_rpc_server *server;
+/*
+ * The control thread: the JSON-RPC server, the metrics HTTP server and the
+ * telemetry mailbox, all waited on at once; whatever it serves reads the
+ * tables as the only control-plane thread.
+ */
+struct ctrl_thread {
+	struct pa_rpc_server *server;	/* may be NULL */
+	struct pa_metrics_http *http;	/* may be NULL */
+	bool telemetry;
+	struct pa_metrics_sources src;
 	pthread_t tid;
 	volatile bool stop;
 	bool running;
 };
 
-static void *
-rpc_thread_main(void *arg)
+static int
+metrics_render(void *arg, char **text, size_t *len)
 {
-	struct rpc_thread *t = arg;
+	return pa_metrics_scrape(arg, text, len);
+}
 
-	while (!t->stop)
-		if (pa_rpc_server_poll(t->server, 50) < 0)
+static void *
+ctrl_thread_main(void *arg)
+{
+	struct ctrl_thread *t = arg;
+	struct pollfd pfd[3];
+	int n, timeout, ht;
+
+	while (!t->stop) {
+		n = 0;
+		if (t->server != NULL)
+			pfd[n++] = (struct pollfd){
+				.fd = pa_rpc_server_fd(t->server), .events = POLLIN };
+		if (t->http != NULL)
+			pfd[n++] = (struct pollfd){
+				.fd = pa_metrics_http_fd(t->http), .events = POLLIN };
+		if (t->telemetry)
+			pfd[n++] = (struct pollfd){
+				.fd = pa_metrics_telemetry_fd(), .events = POLLIN };
+		timeout = CTRL_POLL_MS;
+		if (t->http != NULL) {
+			ht = pa_metrics_http_timeout_ms(t->http);
+			if (ht >= 0 && ht < timeout)
+				timeout = ht;
+		}
+		(void)poll(pfd, (nfds_t)n, timeout);	/* EINTR: go round */
+		/* the RPC server is polled at least every CTRL_POLL_MS, as
+		 * when it had the thread to itself */
+		if (t->server != NULL && pa_rpc_server_poll(t->server, 0) < 0)
 			break;
+		if (t->http != NULL)
+			pa_metrics_http_run(t->http);
+		if (t->telemetry)
+			pa_metrics_telemetry_run();
+	}
 	return NULL;
 }
 
@@ -414,7 +457,7 @@ main(int argc, char **argv)
 	struct pa_acl *acl = NULL;
 	struct pa_lb *lb = NULL;
 	struct pa_pipeline_opts popts;
-	struct rpc_thread rpc = { 0 };
+	struct ctrl_thread ctrl = { 0 };
 	struct replay_input rin = { 0 };
 	struct replay_drops *drops = NULL;
 	struct rte_ring *drop_ring = NULL;
@@ -575,25 +618,46 @@ main(int argc, char **argv)
 			.gid = cfg->rpc.gid,
 		};
 
-		rpc.server = pa_rpc_server_create(&so, err, sizeof(err));
-		if (rpc.server == NULL)
+		ctrl.server = pa_rpc_server_create(&so, err, sizeof(err));
+		if (ctrl.server == NULL)
 			goto out;
 	}
+	ctrl.src = (struct pa_metrics_sources){ .pl = pl, .acl = acl, .lb = lb,
+		.rpc = ctrl.server };
+	if (cfg->metrics.enabled) {
+		struct pa_metrics_http_opts mo = {
+			.listen = cfg->metrics.listen,
+			.render = metrics_render,
+			.render_arg = &ctrl.src,
+		};
+
+		ctrl.http = pa_metrics_http_create(&mo, err, sizeof(err));
+		if (ctrl.http == NULL)
+			goto out;
+		ctrl.src.http = ctrl.http;
+	}
+	ret = pa_metrics_telemetry_init();
+	if (ret != 0)
+		RTE_LOG(WARNING, USER1, "pktaccel: no /pktaccel telemetry commands: %s\n",
+			strerror(-ret));
+	ctrl.telemetry = ret == 0;
 
 	t0 = now_s();
 	if (pa_pipeline_start(pl) != 0) {
 		snprintf(err, sizeof(err), "cannot launch the data-path lcores");
 		goto out;
 	}
-	if (rpc.server != NULL) {
-		ret = rte_ctrl_thread_create(&rpc.tid, "pa-rpc", NULL,
-			rpc_thread_main, &rpc);
+	if (ctrl.server != NULL || ctrl.http != NULL) {
+		if (ctrl.telemetry)
+			pa_metrics_telemetry_serve(&ctrl.src);
+		ret = rte_ctrl_thread_create(&ctrl.tid, "pa-ctrl", NULL,
+			ctrl_thread_main, &ctrl);
 		if (ret != 0) {
-			snprintf(err, sizeof(err), "cannot start the RPC thread: %s",
+			snprintf(err, sizeof(err), "cannot start the control thread: %s",
 				strerror(ret));
 			goto out;
 		}
-		rpc.running = true;
+		ctrl.running = true;
 	}
 
 	while (!quit_requested) {
@@ -628,13 +692,15 @@ out:
 	}
 	if (drop_ring != NULL)
 		replay_drops_drain(drops, drop_ring);
-	if (rpc.running) {
-		rpc.stop = true;
-		pthread_join(rpc.tid, NULL);
+	if (ctrl.running) {
+		ctrl.stop = true;
+		pthread_join(ctrl.tid, NULL);
 	}
-	if (rpc.server != NULL) {
-		pa_rpc_server_flush(rpc.server, 500);
-		pa_rpc_server_destroy(rpc.server);
+	pa_metrics_telemetry_serve(NULL);
+	pa_metrics_http_destroy(ctrl.http);
+	if (ctrl.server != NULL) {
+		pa_rpc_server_flush(ctrl.server, 500);
+		pa_rpc_server_destroy(ctrl.server);
 	}
 	pa_pipeline_rpc_set(NULL);
 	pa_acl_rpc_set(NULL, NULL);

@@ -57,6 +57,11 @@ struct pa_rpc_method {
 	pa_rpc_handler_t handler;
 	const char *help;		/**< one line, for the console */
 	struct pa_rpc_method *next;
+	/** Calls of this method (notifications included) and those that
+	 * failed, counted by pa_rpc_handle*() on the thread that calls it
+	 * (the control thread); read them there (pa_rpc_methods()). */
+	uint64_t calls;
+	uint64_t errors;
 };
 
 /** Add a method to the global table (constructor time or later). */
@@ -74,6 +79,13 @@ void pa_rpc_register(struct pa_rpc_method *m);
 
 /** Find a method. */
 const struct pa_rpc_method *pa_rpc_find(const char *name);
+
+/** The registered methods (a list linked by "next", any order), with
+ * their call counters. Control thread. */
+const struct pa_rpc_method *pa_rpc_methods(void);
+
+/** Calls naming a method that is not registered (control thread). */
+uint64_t pa_rpc_unknown_method_calls(void);
 
 /** Sorted array of method names (new reference). */
 json_t *pa_rpc_method_names(void);

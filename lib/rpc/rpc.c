@@ -20,6 +20,7 @@ RTE_LOG_REGISTER(pa_rpc_logtype, pa.rpc, INFO);
 /* Registered methods, most recent first. Written at constructor time or by
  * the control thread only. */
 static struct pa_rpc_method *methods;
+static uint64_t unknown_calls;
 
 void
 pa_rpc_register(struct pa_rpc_method *m)
@@ -41,10 +42,10 @@ pa_rpc_register(struct pa_rpc_method *m)
 	methods = m;
 }
 
-const struct pa_rpc_method *
-pa_rpc_find(const char *name)
+static struct pa_rpc_method *
+find_method(const char *name)
 {
-	const struct pa_rpc_method *it;
+	struct pa_rpc_method *it;
 
 	if (name == NULL)
 		return NULL;
@@ -52,6 +53,24 @@ pa_rpc_find(const char *name)
 		if (strcmp(it->name, name) == 0)
 			return it;
 	return NULL;
+}
+
+const struct pa_rpc_method *
+pa_rpc_find(const char *name)
+{
+	return find_method(name);
+}
+
+const struct pa_rpc_method *
+pa_rpc_methods(void)
+{
+	return methods;
+}
+
+uint64_t
+pa_rpc_unknown_method_calls(void)
+{
+	return unknown_calls;
 }
 
 static int
@@ -264,7 +283,7 @@ count(struct pa_rpc_counters *c, bool failed)
 static json_t *
 handle_one(const json_t *req, struct pa_rpc_counters *c)
 {
-	const struct pa_rpc_method *m;
+	struct pa_rpc_method *m;
 	const json_t *id, *jsonrpc, *method, *params;
 	struct pa_rpc_error err;
 	json_t *result = NULL;
@@ -310,9 +329,10 @@ handle_one(const json_t *req, struct pa_rpc_counters *c)
 	name = json_string_value(method);
 	m = NULL;
 	if (strlen(name) == json_string_length(method))
-		m = pa_rpc_find(name);
+		m = find_method(name);
 	if (m == NULL) {
 		count(c, true);
+		unknown_calls++;
 		if (notification)
 			return NULL;
 		return error_response(id, PA_RPC_METHOD_NOT_FOUND,
@@ -320,6 +340,7 @@ handle_one(const json_t *req, struct pa_rpc_counters *c)
 	}
 
 	memset(&err, 0, sizeof(err));
+	m->calls++;
 	rc = m->handler(params, &result, &err);
 	if (rc == 0 && result != NULL) {
 		json_decref(err.data);
@@ -332,6 +353,7 @@ handle_one(const json_t *req, struct pa_rpc_counters *c)
 	}
 
 	count(c, true);
+	m->errors++;
 	json_decref(result);
 	if (rc == 0) {
 		json_decref(err.data);

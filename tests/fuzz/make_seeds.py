@@ -14,7 +14,9 @@ tests/fuzz/corpus/<target>/ gets a handful of small files each:
 - fuzz_rpc: the requests of docs/rpc.md, grouped as streams (one file per
   subsystem), plus batches and framing cases;
 - fuzz_rule: address, prefix, port range and MAC strings, ACL rule and
-  service objects.
+  service objects;
+- fuzz_metrics: listen addresses, and metric name / help / label fields
+  separated by \x01 (escapes, invalid names, invalid UTF-8).
 Files are named by content (sha1 prefix), as libFuzzer names its own.
 Deterministic: the same sources give the same files.
 """
@@ -160,6 +162,17 @@ def rule_seeds():
     return strings + [json.dumps(o).encode() for o in objs] + [b'"tcp"', b"255"]
 
 
+def metrics_seeds():
+    return [b"127.0.0.1:9469", b"[::1]:9100", b"0.0.0.0:65535",
+            b"[::ffff:1.2.3.4]:1", b"1.2.3.4:080",
+            b"pktaccel_port_rx_packets_total\x01Packets received\\by "
+            b"the port.\nsecond line\x01port\x01wan\"0\\\n\x01driver"
+            b"\x01net_pcap",
+            b"bad-name\x01help\x01__x\x01y",
+            b"ok:name\x01h\x01a\x011\x01a\x012",
+            b"x\x01h\x01v\x01a\x80b\xc0\xaf\xed\xa0\x80\xc3\xa9"]
+
+
 def write(target, seeds):
     d = os.path.join(HERE, "corpus", target)
     shutil.rmtree(d, ignore_errors=True)
@@ -179,6 +192,7 @@ def main():
     write("fuzz_config", config_seeds())
     write("fuzz_rpc", rpc_seeds())
     write("fuzz_rule", rule_seeds())
+    write("fuzz_metrics", metrics_seeds())
 
 
 if __name__ == "__main__":
