@@ -30,6 +30,7 @@
 
 #include "pa_acl.h"
 #include "pa_lb.h"
+#include "pa_neigh.h"
 #include "pa_config.h"
 #include "pa_pipeline.h"
 #include "pa_pkt.h"
@@ -311,8 +312,11 @@ rpc_shutdown(const json_t *params, json_t **result, struct pa_rpc_error *err)
 }
 PA_RPC_REGISTER("shutdown", rpc_shutdown, "stop the daemon cleanly")
 
+#define NEIGH_POLL_MS		10	/* RPC wait between neighbour polls */
+
 struct rpc_thread {
 	struct pa_rpc_server *server;
+	struct pa_neigh *neigh;
 	pthread_t tid;
 	volatile bool stop;
 	bool running;
@@ -323,9 +327,11 @@ rpc_thread_main(void *arg)
 {
 	struct rpc_thread *t = arg;
 
-	while (!t->stop)
-		if (pa_rpc_server_poll(t->server, 50) < 0)
+	while (!t->stop) {
+		pa_neigh_poll(t->neigh, pa_neigh_now_ms());
+		if (pa_rpc_server_poll(t->server, NEIGH_POLL_MS) < 0)
 			break;
+	}
 	return NULL;
 }
 
@@ -406,6 +412,7 @@ main(int argc, char **argv)
 	struct pa_pipeline *pl = NULL;
 	struct pa_acl *acl = NULL;
 	struct pa_lb *lb = NULL;
+	struct pa_neigh *neigh = NULL;
 	struct pa_pipeline_opts popts;
 	struct rpc_thread rpc = { 0 };
 	struct replay_input rin = { 0 };
@@ -550,6 +557,24 @@ main(int argc, char **argv)
 			goto out;
 	}
 	pa_pipeline_set_lb(pl, lb);
+	{
+		struct pa_neigh_opts no = {
+			.cfg = cfg,
+			.ports = ports,
+			.rcu = pa_pipeline_rcu(pl),
+			.lb = lb,
+			.replay = opt.replay_in != NULL,
+			.drop_ring = popts.drop_ring,
+			.socket = pa_pipeline_classify_socket(pl),
+		};
+
+		neigh = pa_neigh_create(&no, pa_neigh_now_ms(), err,
+			sizeof(err));
+		if (neigh == NULL)
+			goto out;
+	}
+	pa_pipeline_set_neigh(pl, neigh);
+	pa_neigh_rpc_set(neigh);
 	pa_lb_rpc_set(lb, cfg);
 	pa_pipeline_rpc_set(pl);
 	pa_acl_rpc_set(acl, cfg);
@@ -567,6 +592,7 @@ main(int argc, char **argv)
 			.gid = cfg->rpc.gid,
 		};
 
+		rpc.neigh = neigh;
 		rpc.server = pa_rpc_server_create(&so, err, sizeof(err));
 		if (rpc.server == NULL)
 			goto out;
@@ -591,16 +617,21 @@ main(int argc, char **argv)
 	while (!quit_requested) {
 		struct timespec nap = { 0, 200 * 1000 };
 
+		if (!rpc.running)
+			pa_neigh_poll(neigh, pa_neigh_now_ms());
 		if (drop_ring != NULL)
 			replay_drops_drain(drops, drop_ring);
+		/* done: every packet forwarded or dropped, and what the
+		 * neighbour subsystem had to answer sent */
 		if (opt.replay_in != NULL && !replay_done &&
-		    replay_finished(pl, ports, rin.packets)) {
+		    replay_finished(pl, ports, rin.packets) &&
+		    pa_neigh_idle(neigh)) {
 			if (drop_ring != NULL)
 				replay_drops_drain(drops, drop_ring);
 			replay_done = true;
 			if (!opt.stay)
 				break;
-			print_summary(replay_summary(pl, ports, lb,
+			print_summary(replay_summary(pl, ports, lb, neigh,
 				pa_port_mbufs_in_use(ports), now_s() - t0));
 		}
 		nanosleep(&nap, NULL);
@@ -624,6 +655,7 @@ out:
 		pa_rpc_server_destroy(rpc.server);
 	}
 	pa_pipeline_rpc_set(NULL);
+	pa_neigh_rpc_set(NULL);
 	pa_acl_rpc_set(NULL, NULL);
 	pa_lb_rpc_set(NULL, NULL);
 	pa_config_rpc_set_running(NULL);
@@ -633,7 +665,11 @@ out:
 		unsigned int in_use;
 
 		if (pl != NULL && opt.replay_in != NULL && status == EXIT_SUCCESS)
-			summary = replay_summary(pl, ports, lb, 0, now_s() - t0);
+			summary = replay_summary(pl, ports, lb, neigh, 0,
+				now_s() - t0);
+		/* its rings hold mbufs of the ports' pools */
+		pa_neigh_destroy(neigh);
+		neigh = NULL;
 		pa_port_close_all(ports);
 		in_use = pa_port_mbufs_in_use(ports);
 		if (summary != NULL) {
@@ -645,6 +681,7 @@ out:
 			RTE_LOG(WARNING, USER1, "pktaccel: %u mbufs not returned to their pools\n",
 				in_use);
 	}
+	pa_neigh_destroy(neigh);
 	pa_pipeline_destroy(pl);
 	pa_acl_destroy(acl);
 	pa_lb_destroy(lb);
