@@ -8,7 +8,10 @@ what is not for the appliance follows the old path; hostile ARP/ND is
 refused and counted. No static neighbour entry anywhere."""
 
 import collections
+import json
+import os
 import socket
+import time
 
 import pytest
 
@@ -209,3 +212,112 @@ def test_neigh_list_over_rpc_shows_the_gateway_reachable(tmp_path):
     finally:
         rc = d.stop()
     assert rc == 0, d.describe()
+
+
+# --------------------------------------------------------------------------
+# Live: veth pairs in a private namespace, no static neighbour entry
+
+from test_live_veth import netns, sh  # noqa: E402,F401  (the fixture)
+
+LIVE_HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "neigh_live_helper.py")
+
+
+def _mac_of(ns, dev):
+    r = sh("ip", "-n", ns, "-j", "link", "show", dev)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)[0]["address"]
+
+
+def _neigh_of(ns, ip):
+    r = sh("ip", "-n", ns, "-j", "neigh", "show", ip)
+    assert r.returncode == 0, r.stderr
+    ents = json.loads(r.stdout or b"[]")
+    return ents[0] if ents else {}
+
+
+def test_live_kernel_resolves_us_and_we_resolve_gateway_and_backend(
+        netns, tmp_path):
+    """vB1 (198.51.100.1/24, the gateway) and vB2 (203.0.113.20/24, a
+    backend) are the kernel's; the daemon runs vA1 (198.51.100.5/24) and
+    vA2 (203.0.113.5/24), peers. The kernel's ARP for the appliance's
+    address and a VIP is answered; the appliance resolves the gateway and
+    the backend itself (neigh_list: reachable, the right MACs); a TCP SYN
+    from the kernel to the VIP leaves vA2 in IPIP to the backend's
+    resolved MAC (not the client's, which the fallback would use)."""
+    ns = netns
+    for dev, a in (("vB1", "198.51.100.1/24"), ("vB2", "203.0.113.20/24")):
+        r = sh("ip", "-n", ns, "addr", "add", a, "dev", dev)
+        assert r.returncode == 0, r.stderr
+    # the VIP is on-link behind vB1: the kernel ARPs for it
+    r = sh("ip", "-n", ns, "route", "add", "192.0.2.0/24", "dev", "vB1")
+    assert r.returncode == 0, r.stderr
+    mac_b1, mac_b2 = _mac_of(ns, "vB1"), _mac_of(ns, "vB2")
+    sock = pautil.unique("nlive", ".sock")
+    conf = pautil.write_json(str(tmp_path / "live.json"), {
+        "ports": [
+            {"name": "p0", "devargs": "net_af_packet0,iface=vA1",
+             "peer": "p1", "addr": ["198.51.100.5/24"],
+             "gateway": "198.51.100.1"},
+            {"name": "p1", "devargs": "net_af_packet1,iface=vA2",
+             "peer": "p0", "addr": ["203.0.113.5/24"]},
+        ],
+        "pipeline": {"mode": "rtc"},
+        "lb": {"local_addr": "192.0.2.254", "services": [
+            {"name": "web", "vip": "192.0.2.10", "port": 80,
+             "proto": "tcp", "forward": "ipip",
+             "backends": [{"addr": "203.0.113.20"}]}]},
+        "metrics": None,
+    })
+    d = pautil.Daemon([pautil.DAEMON, "--no-huge", "--no-shconf",
+                       "--no-pci", "-m", "512", "-l", "0,1", "--", "-c",
+                       conf, "-s", sock], sock, str(tmp_path), "nlive",
+                      prefix=("ip", "netns", "exec", ns))
+    try:
+        d.wait_ready(60)
+        # the appliance resolves its targets by itself
+        deadline = time.monotonic() + 15
+        by = {}
+        while time.monotonic() < deadline:
+            by = {e["address"]: e for e in d.call("neigh_list")}
+            if all(by.get(a, {}).get("state") == "reachable"
+                   for a in ("198.51.100.1", "203.0.113.20")):
+                break
+            time.sleep(0.2)
+        assert by["198.51.100.1"]["state"] == "reachable", (by, d.describe())
+        assert by["198.51.100.1"]["mac"] == mac_b1
+        assert by["198.51.100.1"]["port"] == "p0"
+        assert by["198.51.100.1"]["target"] == "gateway"
+        assert by["203.0.113.20"]["state"] == "reachable", by
+        assert by["203.0.113.20"]["mac"] == mac_b2
+        assert by["203.0.113.20"]["port"] == "p1"
+        assert by["203.0.113.20"]["target"] == "backend"
+        # the kernel resolves the appliance's address and the VIP
+        sh("ip", "netns", "exec", ns, "ping", "-c", "1", "-W", "1",
+           "198.51.100.5")
+        e = _neigh_of(ns, "198.51.100.5")
+        assert e.get("lladdr") and e.get("state") != ["FAILED"], e
+        port_mac = e["lladdr"]
+        out = str(tmp_path / "lb.json")
+        r = sh("ip", "netns", "exec", ns, pautil.PYTHON, LIVE_HELPER,
+               "--vip", "192.0.2.10", "--rx", "vB2", "--out", out,
+               timeout=60)
+        assert r.returncode == 0, r.stderr.decode()[-2000:]
+        e = _neigh_of(ns, "192.0.2.10")
+        assert e.get("lladdr") == port_mac, e
+        with open(out) as f:
+            frames = [bytes.fromhex(h) for h in json.load(f)]
+        assert frames, "no IPIP frame on vB2\n%s" % d.describe()
+        for fr in frames:
+            p = s.Ether(fr)
+            assert p.dst == mac_b2, p.summary()
+            assert p[s.IP].dst == "203.0.113.20", p.summary()
+            assert p[s.IP].src == "192.0.2.254"
+            assert p[s.IP].payload[s.TCP].dport == 80
+        st = d.call("stats_get")
+        assert st["neigh"]["arp_replies_out"] >= 2, st["neigh"]
+        assert st["neigh"]["resolved"] >= 2, st["neigh"]
+        assert st["drops"]["local"] >= 4, st["drops"]
+    finally:
+        rc = d.stop()
+    assert rc == 0, "daemon exited %s\n%s" % (rc, d.describe())
