@@ -112,6 +112,10 @@ struct pa_neigh {
 	unsigned int n_retired;
 	struct retired retired[RETIRED_MAX];
 
+	/* handled frames the drop ring had no room for yet (replay) */
+	unsigned int n_pend;
+	struct rte_mbuf *pend[POLL_MAX];
+
 	struct neigh_ctr c;
 	uint8_t frame[FRAME_MAX];
 	uint8_t out[256];
@@ -832,12 +836,29 @@ handle(struct pa_neigh *n, struct rte_mbuf *m, uint64_t now)
 		handle_nd(n, (unsigned int)pi, &msg, now);
 }
 
+/* A handled frame: to the drops file when there is one (kept for the
+ * next poll while its ring is full: the replay's outcome must not depend
+ * on timing), else freed. */
 static void
 dispose(struct pa_neigh *n, struct rte_mbuf *m)
 {
-	if (n->drop_ring != NULL && rte_ring_mp_enqueue(n->drop_ring, m) == 0)
+	if (n->drop_ring == NULL) {
+		rte_pktmbuf_free(m);
 		return;
-	rte_pktmbuf_free(m);
+	}
+	if (n->n_pend != 0 || rte_ring_mp_enqueue(n->drop_ring, m) != 0)
+		n->pend[n->n_pend++] = m;
+}
+
+static void
+pend_flush(struct pa_neigh *n)
+{
+	unsigned int k;
+
+	k = rte_ring_mp_enqueue_burst(n->drop_ring, (void **)n->pend,
+		n->n_pend, NULL);
+	memmove(n->pend, n->pend + k, (n->n_pend - k) * sizeof(n->pend[0]));
+	n->n_pend -= k;
 }
 
 /* ------------------------------------------------------------------ */
@@ -942,7 +963,9 @@ pa_neigh_poll(struct pa_neigh *n, uint64_t now_ms)
 	if (pa_lb_version(n->lb) != n->lb_version &&
 	    targets_refresh(n, now_ms) != 0)
 		NEIGH_LOG(WARNING, "out of memory following the LB's changes");
-	while (total < POLL_MAX) {
+	if (n->n_pend != 0)
+		pend_flush(n);
+	while (total < POLL_MAX && n->n_pend + POLL_BURST <= POLL_MAX) {
 		got = rte_ring_sc_dequeue_burst(n->fast.rx, (void **)pkts,
 			POLL_BURST, NULL);
 		if (got == 0)
@@ -970,7 +993,7 @@ pa_neigh_idle(struct pa_neigh *n)
 	if (n == NULL)
 		return true;
 	pthread_mutex_lock(&n->lock);
-	idle = rte_ring_empty(n->fast.rx);
+	idle = rte_ring_empty(n->fast.rx) && n->n_pend == 0;
 	for (i = 0; i < n->n_ports && idle; i++)
 		if (n->port[i].tx != NULL && !rte_ring_empty(n->port[i].tx))
 			idle = false;
@@ -1110,6 +1133,7 @@ pa_neigh_destroy(struct pa_neigh *n)
 	if (n == NULL)
 		return;
 	ring_free_all(n->fast.rx);
+	rte_pktmbuf_free_bulk(n->pend, n->n_pend);
 	for (i = 0; i < n->n_ports; i++)
 		ring_free_all(n->port[i].tx);
 	for (i = 0; i < n->n_retired; i++)
