@@ -142,7 +142,9 @@ parse_arp(const uint8_t *a, uint32_t len, struct pa_neigh_msg *msg)
 	if (!(op == 1 && memcmp(msg->sender_ip, "\0\0\0\0", 4) == 0) &&
 	    !ip4_unicast(msg->sender_ip))
 		return -PA_NEIGH_BAD_SENDER;
-	if (!ip4_unicast(msg->target_ip))
+	/* 0.0.0.0 as a target only in the answer to a probe */
+	if (!ip4_unicast(msg->target_ip) &&
+	    !(op == 2 && memcmp(msg->target_ip, "\0\0\0\0", 4) == 0))
 		return -PA_NEIGH_BAD_TARGET;
 	if (memcmp(msg->eth_src, msg->sender_mac, 6) != 0)
 		return -PA_NEIGH_BAD_MAC_MISMATCH;

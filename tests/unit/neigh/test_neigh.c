@@ -418,6 +418,12 @@ START_TEST(test_parse_refuses_truncated_odd_and_spoofed_arp_with_its_reason)
 	ck_assert_int_eq(pa_neigh_parse(b, len, &m), 0);
 	len = arp_frame(b, 2, MAC0, HOST, "0.0.0.0", MAC0, "198.51.100.5");
 	ck_assert_int_eq(pa_neigh_parse(b, len, &m), -PA_NEIGH_BAD_SENDER);
+	/* ... and the answer to a probe (target 0.0.0.0) is a valid reply
+	 * (fuzz_neigh found the appliance refusing its own answer) */
+	len = arp_frame(b, 2, HOST, MAC0, "198.51.100.5", HOST, "0.0.0.0");
+	ck_assert_int_eq(pa_neigh_parse(b, len, &m), 0);
+	len = arp_frame(b, 1, BCAST, HOST, "198.51.100.9", ZERO6, "0.0.0.0");
+	ck_assert_int_eq(pa_neigh_parse(b, len, &m), -PA_NEIGH_BAD_TARGET);
 	len = arp_frame(b, 1, BCAST, HOST, "198.51.100.9", ZERO6,
 		"239.1.1.1");
 	ck_assert_int_eq(pa_neigh_parse(b, len, &m), -PA_NEIGH_BAD_TARGET);
@@ -675,6 +681,24 @@ START_TEST(test_ns_for_a_vip_gets_a_solicited_override_na_and_dad_gets_all_nodes
 	ck_assert_uint_eq(take(1, r), 0);
 	ck_assert_int_eq(invalid("hop_limit"), 1);
 	ck_assert_int_eq(stat("na_out"), 2);
+}
+END_TEST
+
+START_TEST(test_an_arp_probe_for_our_address_is_answered_and_teaches_nothing)
+{
+	uint8_t f[128], r[2048], z[4] = { 0 };
+	struct pa_neigh_msg m;
+	uint32_t len;
+
+	drain(0);
+	len = arp_frame(f, 1, BCAST, HOST, "0.0.0.0", ZERO6, "198.51.100.5");
+	inject(f, len, 0, T0 + 1);
+	len = take(0, r);
+	ck_assert_int_eq(pa_neigh_parse(r, len, &m), 0);
+	ck_assert_int_eq(m.type, PA_NEIGH_MSG_ARP_REPLY);
+	ck_assert_mem_eq(m.target_ip, z, 4);
+	ck_assert_mem_eq(r, HOST, 6);
+	ck_assert_int_eq(stat("learned"), 0);
 }
 END_TEST
 
@@ -1025,6 +1049,7 @@ neigh_suite(void)
 	tcase_add_test(tc, test_arp_request_for_a_port_address_gets_the_exact_reply_and_teaches_the_sender);
 	tcase_add_test(tc, test_vlan_tags_of_a_request_are_kept_in_the_reply);
 	tcase_add_test(tc, test_ns_for_a_vip_gets_a_solicited_override_na_and_dad_gets_all_nodes);
+	tcase_add_test(tc, test_an_arp_probe_for_our_address_is_answered_and_teaches_nothing);
 	tcase_add_test(tc, test_someone_else_claiming_our_address_is_a_conflict_not_learned);
 	tcase_add_test(tc, test_targets_are_the_gateway_and_on_link_backends_asked_for_at_start);
 	tcase_add_test(tc, test_unanswered_target_fails_after_its_probes_then_is_asked_again);
