@@ -5,7 +5,7 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #
 # SECONDS (default 60) is each target's -max_total_time; TARGETs default
-# to all of them (fuzz_pkt fuzz_config fuzz_rpc fuzz_rule). The build dir
+# to all of them (fuzz_pkt fuzz_config fuzz_rpc fuzz_rule fuzz_metrics fuzz_neigh). The build dir
 # (build-fuzz, or $FUZZ_BUILD_DIR) is set up on first use with
 #   CC=clang meson setup build-fuzz -Dfuzz=true -Dtests=false \
 #       -Db_sanitize=address,undefined -Db_lundef=false
@@ -31,7 +31,7 @@ set -uo pipefail
 
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." || exit 1
 
-ALL_TARGETS=(fuzz_pkt fuzz_config fuzz_rpc fuzz_rule fuzz_metrics)
+ALL_TARGETS=(fuzz_pkt fuzz_config fuzz_rpc fuzz_rule fuzz_metrics fuzz_neigh)
 BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
 
 secs=60
@@ -108,7 +108,7 @@ for t in "${targets[@]}"; do
 	cp -n "tests/fuzz/corpus/$t"/* "$corpus"/ 2>/dev/null
 	dict=()
 	case "$t" in
-	fuzz_pkt | fuzz_metrics) ;;
+	fuzz_pkt | fuzz_metrics | fuzz_neigh) ;;
 	*) dict=(-dict=tests/fuzz/json.dict) ;;
 	esac
 	echo "fuzz: $t for ${secs}s (corpus $corpus)"

@@ -31,6 +31,7 @@
 
 #include "pa_acl.h"
 #include "pa_lb.h"
+#include "pa_neigh.h"
 #include "pa_config.h"
 #include "pa_metrics.h"
 #include "pa_pipeline.h"
@@ -321,6 +322,8 @@ rpc_shutdown(const json_t *params, json_t **result, struct pa_rpc_error *err)
 }
 PA_RPC_REGISTER("shutdown", rpc_shutdown, "stop the daemon cleanly")
 
+#define NEIGH_POLL_MS		10	/* control wait between neighbour polls */
+
 /*
  * The control thread: the JSON-RPC server, the metrics HTTP server and the
  * telemetry mailbox, all waited on at once; whatever it serves reads the
@@ -331,6 +334,7 @@ struct ctrl_thread {
 	struct pa_metrics_http *http;	/* may be NULL */
 	bool telemetry;
 	struct pa_metrics_sources src;
+	struct pa_neigh *neigh;		/* may be NULL */
 	pthread_t tid;
 	volatile bool stop;
 	bool running;
@@ -360,13 +364,15 @@ ctrl_thread_main(void *arg)
 		if (t->telemetry)
 			pfd[n++] = (struct pollfd){
 				.fd = pa_metrics_telemetry_fd(), .events = POLLIN };
-		timeout = CTRL_POLL_MS;
+		timeout = t->neigh != NULL ? NEIGH_POLL_MS : CTRL_POLL_MS;
 		if (t->http != NULL) {
 			ht = pa_metrics_http_timeout_ms(t->http);
 			if (ht >= 0 && ht < timeout)
 				timeout = ht;
 		}
 		(void)poll(pfd, (nfds_t)n, timeout);	/* EINTR: go round */
+		if (t->neigh != NULL)
+			pa_neigh_poll(t->neigh, pa_neigh_now_ms());
 		/* the RPC server is polled at least every CTRL_POLL_MS, as
 		 * when it had the thread to itself */
 		if (t->server != NULL && pa_rpc_server_poll(t->server, 0) < 0)
@@ -456,6 +462,7 @@ main(int argc, char **argv)
 	struct pa_pipeline *pl = NULL;
 	struct pa_acl *acl = NULL;
 	struct pa_lb *lb = NULL;
+	struct pa_neigh *neigh = NULL;
 	struct pa_pipeline_opts popts;
 	struct ctrl_thread ctrl = { 0 };
 	struct replay_input rin = { 0 };
@@ -601,6 +608,24 @@ main(int argc, char **argv)
 			goto out;
 	}
 	pa_pipeline_set_lb(pl, lb);
+	{
+		struct pa_neigh_opts no = {
+			.cfg = cfg,
+			.ports = ports,
+			.rcu = pa_pipeline_rcu(pl),
+			.lb = lb,
+			.replay = opt.replay_in != NULL,
+			.drop_ring = popts.drop_ring,
+			.socket = pa_pipeline_classify_socket(pl),
+		};
+
+		neigh = pa_neigh_create(&no, pa_neigh_now_ms(), err,
+			sizeof(err));
+		if (neigh == NULL)
+			goto out;
+	}
+	pa_pipeline_set_neigh(pl, neigh);
+	pa_neigh_rpc_set(neigh);
 	pa_lb_rpc_set(lb, cfg);
 	pa_pipeline_rpc_set(pl);
 	pa_acl_rpc_set(acl, cfg);
@@ -622,6 +647,7 @@ main(int argc, char **argv)
 		if (ctrl.server == NULL)
 			goto out;
 	}
+	ctrl.neigh = neigh;
 	ctrl.src = (struct pa_metrics_sources){ .pl = pl, .acl = acl, .lb = lb,
 		.rpc = ctrl.server };
 	if (cfg->metrics.enabled) {
@@ -668,16 +694,21 @@ main(int argc, char **argv)
 			!replay_done) || drop_ring != NULL ?
 			200 * 1000 : 10 * 1000 * 1000 };
 
+		if (!ctrl.running)
+			pa_neigh_poll(neigh, pa_neigh_now_ms());
 		if (drop_ring != NULL)
 			replay_drops_drain(drops, drop_ring);
+		/* done: every packet forwarded or dropped, and what the
+		 * neighbour subsystem had to answer sent */
 		if (opt.replay_in != NULL && !replay_done &&
-		    replay_finished(pl, ports, rin.packets)) {
+		    replay_finished(pl, ports, rin.packets) &&
+		    pa_neigh_idle(neigh)) {
 			if (drop_ring != NULL)
 				replay_drops_drain(drops, drop_ring);
 			replay_done = true;
 			if (!opt.stay)
 				break;
-			print_summary(replay_summary(pl, ports, lb,
+			print_summary(replay_summary(pl, ports, lb, neigh,
 				pa_port_mbufs_in_use(ports), now_s() - t0));
 		}
 		nanosleep(&nap, NULL);
@@ -703,6 +734,7 @@ out:
 		pa_rpc_server_destroy(ctrl.server);
 	}
 	pa_pipeline_rpc_set(NULL);
+	pa_neigh_rpc_set(NULL);
 	pa_acl_rpc_set(NULL, NULL);
 	pa_lb_rpc_set(NULL, NULL);
 	pa_config_rpc_set_running(NULL);
@@ -712,7 +744,11 @@ out:
 		unsigned int in_use;
 
 		if (pl != NULL && opt.replay_in != NULL && status == EXIT_SUCCESS)
-			summary = replay_summary(pl, ports, lb, 0, now_s() - t0);
+			summary = replay_summary(pl, ports, lb, neigh, 0,
+				now_s() - t0);
+		/* its rings hold mbufs of the ports' pools */
+		pa_neigh_destroy(neigh);
+		neigh = NULL;
 		pa_port_close_all(ports);
 		in_use = pa_port_mbufs_in_use(ports);
 		if (summary != NULL) {
@@ -724,6 +760,7 @@ out:
 			RTE_LOG(WARNING, USER1, "pktaccel: %u mbufs not returned to their pools\n",
 				in_use);
 	}
+	pa_neigh_destroy(neigh);
 	pa_pipeline_destroy(pl);
 	pa_acl_destroy(acl);
 	pa_lb_destroy(lb);

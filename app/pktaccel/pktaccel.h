@@ -45,14 +45,17 @@ void replay_drops_close(struct replay_drops *d);
 uint64_t replay_port_losses(const struct pa_port_set *ps);
 
 struct pa_lb;
+struct pa_neigh;
 
 /**
  * The replay summary: {"rx_packets","tx_packets","dropped_packets",
- * "drops":{...},"mbufs_in_use", ..., "lb":{...}}; "lb" (the load
- * balancer's counters, as in stats_get) only when services exist.
+ * "drops":{...},"mbufs_in_use", ..., "lb":{...}, "neigh":{...}}; "lb"
+ * (the load balancer's counters, as in stats_get) only when services
+ * exist; "neigh" (as in stats_get) when @p neigh is given.
  */
 json_t *replay_summary(const struct pa_pipeline *pl,
 		const struct pa_port_set *ps, struct pa_lb *lb,
-		unsigned int mbufs_in_use, double seconds);
+		struct pa_neigh *neigh, unsigned int mbufs_in_use,
+		double seconds);
 
 #endif /* PKTACCEL_H */

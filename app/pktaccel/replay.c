@@ -12,6 +12,7 @@
 #include <rte_mbuf.h>
 
 #include "pa_lb.h"
+#include "pa_neigh.h"
 #include "pktaccel.h"
 
 int
@@ -136,7 +137,8 @@ replay_port_losses(const struct pa_port_set *ps)
 
 json_t *
 replay_summary(const struct pa_pipeline *pl, const struct pa_port_set *ps,
-		struct pa_lb *lb, unsigned int mbufs_in_use, double seconds)
+		struct pa_lb *lb, struct pa_neigh *neigh, unsigned int mbufs_in_use,
+		double seconds)
 {
 	struct pa_lcore_stats sum;
 	uint64_t lost = replay_port_losses(ps);
@@ -146,7 +148,7 @@ replay_summary(const struct pa_pipeline *pl, const struct pa_port_set *ps,
 	sum.rx_packets += lost;
 	sum.drops[PA_DROP_RX_ERROR] += lost;
 	drops = pa_stats_drops_json(&sum);
-	return json_pack("{s:I, s:I, s:I, s:o?, s:i, s:f, s:i, s:o*}",
+	return json_pack("{s:I, s:I, s:I, s:o?, s:i, s:f, s:i, s:o*, s:o*}",
 		"rx_packets", (json_int_t)sum.rx_packets,
 		"tx_packets", (json_int_t)sum.tx_packets,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(&sum),
@@ -154,5 +156,7 @@ replay_summary(const struct pa_pipeline *pl, const struct pa_port_set *ps,
 		"mbufs_in_use", (int)mbufs_in_use,
 		"duration_s", seconds,
 		"lcores", (int)pa_pipeline_lcore_count(pl),
-		"lb", pa_lb_active(lb) ? pa_lb_stats_json(lb) : NULL);
+		"lb", pa_lb_active(lb) ? pa_lb_stats_json(lb) : NULL,
+		"neigh", neigh != NULL ? pa_neigh_stats_json(neigh, &sum) :
+			NULL);
 }

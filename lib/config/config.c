@@ -2266,6 +2266,7 @@ config_parse(struct ctx *c, const json_t *doc, const struct pa_config_opts *opts
 	static const char *const keys[] = {
 		"ports", "pipeline", "acl", "lb", "metrics", "rpc", NULL
 	};
+	struct pa_config_port l3;
 	const char *replay_port;
 	char why[PA_CONFIG_ERR_MAX / 2];
 	const json_t *v;
@@ -2300,12 +2301,31 @@ config_parse(struct ctx *c, const json_t *doc, const struct pa_config_opts *opts
 			opts->replay_port : CFG_DEFAULT_REPLAY_PORT;
 		if (pa_config_check_name(replay_port, why, sizeof(why)) < 0)
 			return fail(c, "replay port: %s", why);
+		/* a port of the document named like the replay port lends
+		 * it its L3 settings (addresses, gateway), so that a replay
+		 * can answer ARP/ND for them and resolve */
+		rc = pa_config_port_index(cfg, replay_port);
+		memset(&l3, 0, sizeof(l3));
+		if (rc >= 0) {
+			l3.has_gateway_mac = cfg->ports[rc].has_gateway_mac;
+			memcpy(l3.gateway_mac, cfg->ports[rc].gateway_mac, 6);
+			l3.has_gateway = cfg->ports[rc].has_gateway;
+			l3.gateway = cfg->ports[rc].gateway;
+			l3.n_addrs = cfg->ports[rc].n_addrs;
+			memcpy(l3.addrs, cfg->ports[rc].addrs, sizeof(l3.addrs));
+		}
 		ports_clear(cfg);
 		cfg->ports_present = false;
 		snprintf(cfg->ports[0].name, sizeof(cfg->ports[0].name), "%s",
 				replay_port);
 		cfg->ports[0].promisc = true;
 		cfg->ports[0].peer = 0;
+		cfg->ports[0].has_gateway_mac = l3.has_gateway_mac;
+		memcpy(cfg->ports[0].gateway_mac, l3.gateway_mac, 6);
+		cfg->ports[0].has_gateway = l3.has_gateway;
+		cfg->ports[0].gateway = l3.gateway;
+		cfg->ports[0].n_addrs = l3.n_addrs;
+		memcpy(cfg->ports[0].addrs, l3.addrs, sizeof(l3.addrs));
 		cfg->n_ports = 1;
 	}
 

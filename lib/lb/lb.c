@@ -373,7 +373,7 @@ commit(struct pa_lb *lb, unsigned int slot, struct lb_svc *s,
 	__atomic_store_n(&lb->live, t, __ATOMIC_RELEASE);
 	if (lb->rcu != NULL)
 		rte_rcu_qsbr_synchronize(lb->rcu, RTE_QSBR_THRID_INVALID);
-	lb->version++;
+	__atomic_add_fetch(&lb->version, 1, __ATOMIC_RELEASE);
 	if (old != NULL) {
 		if (old->svc_map != t->svc_map)
 			rte_free(old->svc_map);
@@ -576,6 +576,10 @@ ctl_add_backend(struct pa_lb *lb, struct lb_svc_ctl *c,
 	c->cfg.backends[i] = *be;
 	c->be_uid[i] = new_uid(lb);
 	c->be_cslot[i] = lb->cslot_free[--lb->n_cslot_free];
+	/* no lcore reads a free slot: forget its last owner's next hop (the
+	 * neighbour subsystem publishes this backend's when it sees the
+	 * change) */
+	__atomic_store_n(&lb->be_nh[c->be_cslot[i]], 0, __ATOMIC_RELAXED);
 	return (int)i;
 }
 
@@ -1018,7 +1022,7 @@ pa_lb_stats_json(struct pa_lb *lb)
 	flows = sum.flows_created - sum.flows_expired -
 		sum.flows_backend_gone - sum.flows_rescheduled;
 	pthread_mutex_unlock(&lb->lock);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
 		"services", (json_int_t)lb->n_services,
 		"backends", (json_int_t)n_be,
 		"flows", (json_int_t)flows,
@@ -1038,6 +1042,7 @@ pa_lb_stats_json(struct pa_lb *lb)
 		"version", (json_int_t)lb->version,
 		"builds", (json_int_t)lb->builds,
 		"no_room", (json_int_t)sum.no_room,
+		"neigh_unresolved", (json_int_t)sum.neigh_unresolved,
 		"build_ms", lb->last_build_ms,
 		"build_ms_max", lb->max_build_ms);
 }
@@ -1329,7 +1334,9 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 	lb->local6 = lc->local_addr6;
 
 	lb->cslot_free = malloc(PA_LB_MAX_BACKENDS * sizeof(*lb->cslot_free));
-	if (lb->cslot_free == NULL) {
+	lb->be_nh = rte_zmalloc_socket("pa_lb_nh", PA_LB_MAX_BACKENDS *
+		sizeof(*lb->be_nh), RTE_CACHE_LINE_SIZE, lb->socket);
+	if (lb->cslot_free == NULL || lb->be_nh == NULL) {
 		seterr(err, err_len, "out of memory");
 		goto fail;
 	}
@@ -1403,6 +1410,7 @@ pa_lb_destroy(struct pa_lb *lb)
 		worker_free(lb->w[i]);
 	rte_hash_free(lb->nat);
 	free(lb->cslot_free);
+	rte_free(lb->be_nh);
 	pthread_mutex_destroy(&lb->lock);
 	free(lb);
 }
@@ -1428,4 +1436,116 @@ pa_lb_lcore_exit(struct pa_lb *lb, unsigned int lcore_idx)
 	w = lb->w[lcore_idx];
 	if (w != NULL)
 		__atomic_store_n(&w->running, false, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------------ */
+/* Neighbours                                                          */
+/* ------------------------------------------------------------------ */
+
+unsigned int
+pa_lb_neigh_set(struct pa_lb *lb, const struct pa_ip_addr *addr,
+		uint16_t port_id, const uint8_t *mac, bool wanted)
+{
+	uint64_t word = lb_nh_word(mac, port_id, wanted);
+	unsigned int i, j, n = 0;
+
+	if (lb == NULL)
+		return 0;
+	pthread_mutex_lock(&lb->lock);
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
+		const struct lb_svc_ctl *c = &lb->ctl[i];
+
+		if (!c->used)
+			continue;
+		for (j = 0; j < c->n_slots; j++) {
+			if (c->be_uid[j] == 0 || c->cfg.backends[j].has_mac ||
+			    !ip_eq(&c->cfg.backends[j].addr, addr))
+				continue;
+			__atomic_store_n(&lb->be_nh[c->be_cslot[j]],
+				mac != NULL || wanted ? word : 0,
+				__ATOMIC_RELAXED);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&lb->lock);
+	return n;
+}
+
+void
+pa_lb_gateway_set(struct pa_lb *lb, uint16_t port_id, const uint8_t *mac,
+		bool wanted)
+{
+	if (lb == NULL || port_id >= RTE_MAX_ETHPORTS)
+		return;
+	__atomic_store_n(&lb->port[port_id].gw_nh,
+		mac != NULL || wanted ? lb_nh_word(mac, port_id, wanted) : 0,
+		__ATOMIC_RELAXED);
+}
+
+/* Append @p a to @p arr (of @p n) unless it is there. */
+static int
+addr_put(struct pa_ip_addr **arr, unsigned int *n, unsigned int *cap,
+		const struct pa_ip_addr *a)
+{
+	struct pa_ip_addr *p;
+	unsigned int i;
+
+	for (i = 0; i < *n; i++)
+		if (ip_eq(&(*arr)[i], a))
+			return 0;
+	if (*n == *cap) {
+		*cap = *cap != 0 ? *cap * 2 : 16;
+		p = realloc(*arr, *cap * sizeof(*p));
+		if (p == NULL)
+			return -ENOMEM;
+		*arr = p;
+	}
+	(*arr)[(*n)++] = *a;
+	return 0;
+}
+
+int
+pa_lb_addresses(struct pa_lb *lb, struct pa_ip_addr **vips,
+		unsigned int *n_vips, struct pa_ip_addr **backends,
+		unsigned int *n_backends)
+{
+	unsigned int i, j, cv = 0, cb = 0;
+	int ret = 0;
+
+	*vips = NULL;
+	*backends = NULL;
+	*n_vips = 0;
+	*n_backends = 0;
+	if (lb == NULL)
+		return 0;
+	pthread_mutex_lock(&lb->lock);
+	for (i = 0; i < PA_LB_MAX_SERVICES && ret == 0; i++) {
+		const struct lb_svc_ctl *c = &lb->ctl[i];
+
+		if (!c->used)
+			continue;
+		ret = addr_put(vips, n_vips, &cv, &c->cfg.vip);
+		for (j = 0; j < c->n_slots && ret == 0; j++)
+			if (c->be_uid[j] != 0 && !c->cfg.backends[j].has_mac)
+				ret = addr_put(backends, n_backends, &cb,
+					&c->cfg.backends[j].addr);
+	}
+	pthread_mutex_unlock(&lb->lock);
+	if (ret != 0) {
+		free(*vips);
+		free(*backends);
+		*vips = NULL;
+		*backends = NULL;
+		*n_vips = 0;
+		*n_backends = 0;
+	}
+	return ret;
+}
+
+uint64_t
+pa_lb_version(const struct pa_lb *lb)
+{
+	if (lb == NULL)
+		return 0;
+	return __atomic_load_n(&lb->version, __ATOMIC_ACQUIRE);
 }

@@ -92,20 +92,45 @@ rewrite_addr_port(struct rte_ipv4_hdr *ip4, uint8_t *addr,
 /* L2                                                                  */
 /* ------------------------------------------------------------------ */
 
-/* Address a frame to its next hop: the backend's MAC, else the output
- * port's gateway, else the neighbour it came from. */
+/* Address a frame to its next hop: the backend's MAC, else the backend
+ * as the neighbour subsystem resolved it on this port, else the output
+ * port's gateway (configured, else resolved), else the neighbour it came
+ * from. A wanted but unresolved next hop falls back and is counted. */
 static __rte_always_inline void
-set_macs(const struct pa_lb *lb, struct rte_ether_hdr *eth, uint16_t out,
+set_macs(const struct pa_lb *lb, struct lb_worker *w,
+		struct rte_ether_hdr *eth, uint16_t out,
 		const struct lb_backend *b)
 {
 	const struct lb_port *p = &lb->port[out];
+	uint64_t nh;
 
-	if (b != NULL && b->has_mac)
+	if (b != NULL && b->has_mac) {
 		eth->dst_addr = b->mac;
-	else if (p->has_gw)
+		goto src;
+	}
+	if (b != NULL) {
+		nh = __atomic_load_n(&lb->be_nh[b->cslot], __ATOMIC_RELAXED);
+		if (nh != 0 && lb_nh_port(nh) == (out & 0xff)) {
+			if (likely(nh & LB_NH_VALID)) {
+				memcpy(&eth->dst_addr, &nh, RTE_ETHER_ADDR_LEN);
+				goto src;
+			}
+			w->st.neigh_unresolved++;
+		}
+	}
+	if (p->has_gw) {
 		eth->dst_addr = p->gw;
-	else
-		eth->dst_addr = eth->src_addr;
+		goto src;
+	}
+	nh = __atomic_load_n(&p->gw_nh, __ATOMIC_RELAXED);
+	if (likely(nh & LB_NH_VALID)) {
+		memcpy(&eth->dst_addr, &nh, RTE_ETHER_ADDR_LEN);
+		goto src;
+	}
+	if (nh & LB_NH_WANTED)
+		w->st.neigh_unresolved++;
+	eth->dst_addr = eth->src_addr;
+src:
 	if (p->known)
 		eth->src_addr = p->mac;
 }
@@ -205,7 +230,7 @@ fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		memcpy(out->src_addr, lb->local6.v6.s6_addr, 16);
 		memcpy(out->dst_addr, b->addr.v6.s6_addr, 16);
 	}
-	set_macs(lb, (struct rte_ether_hdr *)frame, meta->out_port, b);
+	set_macs(lb, w, (struct rte_ether_hdr *)frame, meta->out_port, b);
 	meta->l4_off += (uint16_t)hlen;
 	return PA_LB_V_FORWARD;
 }
@@ -238,7 +263,7 @@ fwd_nat(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	}
 	if (l4 != NULL)
 		meta->dport = rte_be_to_cpu_16(b->port);
-	set_macs(lb, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
+	set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
 		meta->out_port, b);
 	return PA_LB_V_FORWARD;
 }
@@ -260,7 +285,7 @@ forward(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		v = fwd_nat(lb, w, s, b, m, meta);
 		break;
 	default:
-		set_macs(lb, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
+		set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
 			meta->out_port, b);
 		v = PA_LB_V_FORWARD;
 		break;
@@ -501,7 +526,7 @@ nat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 			meta->l4_proto, (uint16_t *)l4, s->port);
 	}
 	meta->sport = rte_be_to_cpu_16(s->port);
-	set_macs(lb, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
+	set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
 		meta->out_port, NULL);
 	w->st.nat_replies++;
 }

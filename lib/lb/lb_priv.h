@@ -212,6 +212,8 @@ struct lb_lcore_stats {
 	uint64_t flows_backend_gone;	/* reaped: backend down or deleted */
 	uint64_t nat_stale;		/* reply entries left for lack of room
 					 * in the deferred-free queue */
+	uint64_t neigh_unresolved;	/* sent with a fallback MAC: next hop
+					 * wanted but not resolved yet */
 };
 
 /** A NAT reply entry waiting for quiescence before its slot is freed. */
@@ -250,6 +252,38 @@ struct lb_worker {
 	struct lb_flow trace_flow;
 } __rte_cache_aligned;
 
+/*
+ * A next hop published by lib/neigh: one 64-bit word, stored and loaded
+ * atomically. Bits 0-47: the MAC (memory order); 48-55: the output port
+ * (backends: the one it was resolved on); LB_NH_WANTED: being resolved;
+ * LB_NH_VALID: the MAC is good.
+ */
+#define LB_NH_VALID	(1ULL << 63)
+#define LB_NH_WANTED	(1ULL << 62)
+#define LB_NH_MAC_MASK	((1ULL << 48) - 1)
+
+static inline uint64_t
+lb_nh_word(const uint8_t *mac, uint16_t port_id, bool wanted)
+{
+	uint64_t w = (uint64_t)(port_id & 0xff) << 48;
+
+	if (mac != NULL) {
+		uint64_t m = 0;
+
+		memcpy(&m, mac, RTE_ETHER_ADDR_LEN);
+		w |= (m & LB_NH_MAC_MASK) | LB_NH_VALID;
+	}
+	if (wanted)
+		w |= LB_NH_WANTED;
+	return w;
+}
+
+static inline uint16_t
+lb_nh_port(uint64_t w)
+{
+	return (uint16_t)((w >> 48) & 0xff);
+}
+
 /** What the data path needs of an output port. */
 struct lb_port {
 	bool known;
@@ -257,6 +291,7 @@ struct lb_port {
 	struct rte_ether_addr mac;
 	struct rte_ether_addr gw;
 	uint16_t mtu;			/* 0: no check */
+	uint64_t gw_nh;			/* resolved "gateway" (atomic) */
 };
 
 /* Control-side record of a service (the configuration, and the slots its
@@ -293,6 +328,8 @@ struct pa_lb {
 	uint32_t per_lcore;		/* flows per lcore table */
 	bool tables_made;		/* with the first service */
 	struct lb_port port[RTE_MAX_ETHPORTS];
+	/* resolved backend next hops by counter slot (atomic words) */
+	uint64_t *be_nh;
 
 	/* control state */
 	struct lb_svc_ctl ctl[PA_LB_MAX_SERVICES];

@@ -27,10 +27,15 @@
  * Every forwarded packet leaves through its input port's peer (the input
  * port itself when the port has no peer: one-armed). Packets the
  * appliance addresses to an IP next hop (ipip, nat both ways) and dsr
- * packets get the output port's MAC as source; their destination MAC is
- * the backend's "mac", else the output port's gateway_mac, else the
- * source MAC the packet arrived with (the neighbour that handed it over:
- * the natural next hop of a one-armed appliance).
+ * packets get the output port's MAC as source; their destination MAC is,
+ * first that applies: the backend's "mac"; the backend's MAC as the
+ * neighbour subsystem resolved it on that output port (a backend on a
+ * connected subnet, pa_lb_neigh_set()); the output port's gateway_mac or
+ * its resolved "gateway" (pa_lb_gateway_set()); the source MAC the packet
+ * arrived with (the neighbour that handed it over: the natural next hop
+ * of a one-armed appliance). A packet whose backend or gateway the
+ * neighbour subsystem wants but has not resolved yet takes the next
+ * choice and is counted (lb.neigh_unresolved).
  *
  * Fragments (PA_PKT_F_FRAG) carry ports in their first fragment only, so
  * they are balanced without state on addresses and protocol: every
@@ -201,6 +206,37 @@ void pa_lb_lcore_exit(struct pa_lb *lb, unsigned int lcore_idx);
 /** True when the LB has at least one service (the stage can be skipped
  * otherwise; one relaxed load). */
 bool pa_lb_active(const struct pa_lb *lb);
+
+/* ---- Neighbours (lib/neigh publishes resolved MACs here) ---- */
+
+/**
+ * Next hop of backend @p addr (every service's backend of that address
+ * without a configured "mac") on output port @p port_id: @p mac, or,
+ * with @p mac NULL, unresolved (@p wanted: the neighbour subsystem is
+ * resolving it, packets that fall back are counted; false: not its
+ * business). One atomic store per backend; the data path reads it with
+ * no lock. Control thread.
+ * @return backends updated.
+ */
+unsigned int pa_lb_neigh_set(struct pa_lb *lb, const struct pa_ip_addr *addr,
+		uint16_t port_id, const uint8_t *mac, bool wanted);
+
+/** The resolved MAC of port @p port_id's "gateway" (NULL: unresolved;
+ * @p wanted as above). gateway_mac, when configured, wins. */
+void pa_lb_gateway_set(struct pa_lb *lb, uint16_t port_id, const uint8_t *mac,
+		bool wanted);
+
+/**
+ * The VIPs (each once) and the addresses of backends without a "mac"
+ * (each once) of the running services, in arrays the caller frees.
+ * @return 0 or -ENOMEM.
+ */
+int pa_lb_addresses(struct pa_lb *lb, struct pa_ip_addr **vips,
+		unsigned int *n_vips, struct pa_ip_addr **backends,
+		unsigned int *n_backends);
+
+/** A number that changes whenever services or backends change. */
+uint64_t pa_lb_version(const struct pa_lb *lb);
 
 /* ---- Maglev (pure functions, exported for tests and tools) ---- */
 

@@ -146,6 +146,16 @@ struct pa_lb;
 /** Give the lb stage its load balancer (before pa_pipeline_start()). */
 void pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb);
 
+struct pa_neigh;
+
+/**
+ * Give the rx stage the neighbour subsystem's ring and table, and each
+ * port's control-side TX ring to one TX-capable lcore (port i to the
+ * (i mod n)th), which sends its frames on its own queue of the port
+ * (before pa_pipeline_start()). Its counters join stats_get ("neigh").
+ */
+void pa_pipeline_set_neigh(struct pa_pipeline *pl, struct pa_neigh *n);
+
 /**
  * Which data-path lcores (by index, 0..pa_pipeline_lcore_count() - 1)
  * run the lb stage: @p runs_lb receives one flag per lcore.
@@ -221,7 +231,8 @@ unsigned int pa_pipeline_lcore_count(const struct pa_pipeline *pl);
 
 /**
  * stats_get result: {"rx_packets", "tx_packets", "dropped_packets",
- * "drops", "ports", "lcores", "acl", "lb", "mbufs_in_use", "latency"}.
+ * "drops", "ports", "lcores", "acl", "lb", "neigh", "mbufs_in_use",
+ * "latency"}.
  */
 json_t *pa_pipeline_stats_json(const struct pa_pipeline *pl);
 

@@ -323,6 +323,7 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 		req.tx_users[i] = n_tx;
 	}
 	req.inflight = pl->n_rings * pl->ring_size +
+		PA_NEIGH_INFLIGHT(ps->n) +
 		pl->n_workers * pl->burst * 2 +
 		n_tx * ps->n * pl->burst +
 		(o->drop_ring != NULL ? rte_ring_get_capacity(o->drop_ring) : 0);
@@ -375,6 +376,31 @@ pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb)
 	for (i = 0; i < pl->n_workers; i++)
 		if (pl->workers[i]->run_lb)
 			pl->workers[i]->lb = lb;
+}
+
+void
+pa_pipeline_set_neigh(struct pa_pipeline *pl, struct pa_neigh *n)
+{
+	unsigned int i, p, n_tx = pl->rank_count[pl->n_ranks - 1];
+	struct pa_worker *w;
+
+	pl->neigh = n;
+	for (i = 0; i < pl->n_workers; i++) {
+		w = pl->workers[i];
+		w->neigh = n != NULL && w->rank == 0 ? pa_neigh_fast(n) : NULL;
+		w->n_ctrl = 0;
+	}
+	if (n == NULL || n_tx == 0)
+		return;
+	for (p = 0; p < pl->ports->n; p++) {
+		w = worker_at(pl, pl->n_ranks - 1, p % n_tx);
+		if (pa_neigh_tx_ring(n, p) == NULL ||
+		    w->n_ctrl >= RTE_DIM(w->ctrl))
+			continue;
+		w->ctrl[w->n_ctrl].ring = pa_neigh_tx_ring(n, p);
+		w->ctrl[w->n_ctrl].port_index = (uint16_t)p;
+		w->n_ctrl++;
+	}
 }
 
 void

@@ -11,6 +11,7 @@
 
 #include "pa_acl.h"
 #include "pa_lb.h"
+#include "pa_neigh.h"
 #include "pa_pipeline.h"
 
 #define PA_PIPELINE_MAX_BURST	256
@@ -32,6 +33,12 @@ struct pa_txbuf {
 	bool shared;			/**< queue shared: take the port's lock */
 	rte_spinlock_t *lock;
 	struct rte_mbuf *pkts[PA_PIPELINE_MAX_BURST];
+};
+
+/** A port whose control-side frames (lib/neigh) this lcore sends. */
+struct pa_ctrl_tx {
+	struct rte_ring *ring;
+	uint16_t port_index;
 };
 
 /** Context of one data-path lcore; allocated on its socket. */
@@ -69,6 +76,10 @@ struct pa_worker {
 
 	unsigned int n_txb;
 	struct pa_txbuf *txb;		/**< one per port (run_tx) */
+	/** rx: ARP/ND for the appliance go to the control side here */
+	const struct pa_neigh_fast *neigh;
+	unsigned int n_ctrl;
+	struct pa_ctrl_tx ctrl[PA_CONFIG_MAX_PORTS];
 	uint64_t drain_tsc;
 	uint64_t last_drain;
 
@@ -94,6 +105,7 @@ struct pa_pipeline {
 	struct rte_rcu_qsbr *rcu;
 	struct pa_acl *acl;
 	struct pa_lb *lb;
+	struct pa_neigh *neigh;
 	volatile bool stop;
 	volatile bool abort;
 	unsigned int done[PA_STAGE_MAX];	/**< lcores finished, per rank */

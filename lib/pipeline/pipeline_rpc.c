@@ -88,7 +88,7 @@ pa_pipeline_stats_json(const struct pa_pipeline *pl)
 			latency_json(pl, (int)i)));
 	}
 	pa_pipeline_stats_sum(pl, &sum);
-	o = json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:I, s:o?}",
+	o = json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:o?, s:I, s:o?}",
 		"rx_packets", (json_int_t)sum.rx_packets,
 		"tx_packets", (json_int_t)sum.tx_packets,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(&sum),
@@ -97,6 +97,7 @@ pa_pipeline_stats_json(const struct pa_pipeline *pl)
 		"lcores", lcores,
 		"acl", pl->acl != NULL ? pa_acl_stats_json(pl->acl) : json_object(),
 		"lb", pl->lb != NULL ? pa_lb_stats_json(pl->lb) : json_object(),
+		"neigh", pa_neigh_stats_json(pl->neigh, &sum),
 		"mbufs_in_use", (json_int_t)pa_port_mbufs_in_use(pl->ports),
 		"latency", latency_json(pl, -1));
 	return o;

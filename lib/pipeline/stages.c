@@ -69,13 +69,76 @@ drop_bulk(struct pa_worker *w, struct rte_mbuf **pkts, unsigned int n,
 		pa_drop(w, pkts[i], r);
 }
 
-/* rx: parse each frame once; malformed frames leave here. @p stamp: the
- * burst's rx TSC (latency on). */
+/* The frames the control side (lib/neigh) sends on the ports this lcore
+ * serves for it: on the lcore's own TX queue, not counted in tx_packets
+ * (they were never received). */
+static void
+ctrl_tx(struct pa_worker *w)
+{
+	struct rte_mbuf *pkts[32];
+	unsigned int i, n, sent;
+
+	for (i = 0; i < w->n_ctrl; i++) {
+		const struct pa_txbuf *b = &w->txb[w->ctrl[i].port_index];
+
+		n = rte_ring_sc_dequeue_burst(w->ctrl[i].ring, (void **)pkts,
+			RTE_DIM(pkts), NULL);
+		for (sent = 0; sent < n;) {
+			if (unlikely(b->shared))
+				rte_spinlock_lock(b->lock);
+			sent += rte_eth_tx_burst(b->port_id, b->queue,
+				pkts + sent, (uint16_t)(n - sent));
+			if (unlikely(b->shared))
+				rte_spinlock_unlock(b->lock);
+			if (sent == n)
+				break;
+			if (!w->replay || w->pl->abort) {
+				rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+				w->stats.ctrl_tx_dropped += n - sent;
+				break;
+			}
+			wait_a_little(w);
+		}
+		w->stats.ctrl_tx_packets += RTE_MIN(sent, n);
+	}
+}
+
+/* Hand ARP/ND for the appliance to the control side: counted as left
+ * here ("local"); a full ring drops (live) or waits (replay, meanwhile
+ * sending what the control side queued and reporting quiescence: it may
+ * be waiting for either). */
+static void
+neigh_put(struct pa_worker *w, struct rte_mbuf **pkts, unsigned int n)
+{
+	unsigned int sent = 0;
+
+	for (;;) {
+		sent += rte_ring_mp_enqueue_burst(w->neigh->rx,
+			(void **)(pkts + sent), n - sent, NULL);
+		if (likely(sent == n))
+			break;
+		if (!w->replay || w->pl->abort) {
+			drop_bulk(w, pkts + sent, n - sent, w->replay ?
+				PA_DROP_SHUTDOWN : PA_DROP_NEIGH_RING_FULL);
+			break;
+		}
+		ctrl_tx(w);
+		rte_rcu_qsbr_quiescent(w->pl->rcu, w->lcore_id);
+		wait_a_little(w);
+	}
+	w->stats.drops[PA_DROP_LOCAL] += RTE_MIN(sent, n);
+}
+
+/* rx: parse each frame once; malformed frames leave here, and ARP/ND
+ * for the appliance (to the control side). @p stamp: the burst's rx TSC
+ * (latency on). */
 static __rte_always_inline uint16_t
 stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 		uint16_t n, uint64_t stamp)
 {
-	uint16_t i, kept = 0;
+	struct rte_mbuf *local[PA_PIPELINE_MAX_BURST];
+	uint16_t i, kept = 0, n_local = 0;
+	int nv;
 
 	w->stats.rx_packets += n;
 	w->stats.stage_packets[PA_STAGE_RX] += n;
@@ -86,11 +149,24 @@ stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 			pa_drop(w, m, PA_DROP_MALFORMED);
 			continue;
 		}
+		if (w->neigh != NULL) {
+			nv = pa_neigh_rx_classify(w->neigh, m, pa_pkt_meta(m),
+				q->port_index);
+			if (unlikely(nv != PA_NEIGH_RX_PASS)) {
+				if (nv == PA_NEIGH_RX_LOCAL)
+					local[n_local++] = m;
+				else
+					pa_drop(w, m, PA_DROP_MALFORMED);
+				continue;
+			}
+		}
 		pa_pkt_meta(m)->out_port = q->peer_port_id;
 		if (w->latency)
 			pa_pkt_rx_tsc_set(pa_pkt_meta(m), stamp);
 		pkts[kept++] = m;
 	}
+	if (unlikely(n_local != 0))
+		neigh_put(w, local, n_local);
 	return kept;
 }
 
@@ -515,6 +591,8 @@ pa_worker_main(void *arg)
 			txbuf_flush_all(w);
 			w->last_drain = now;
 		}
+		if (unlikely(w->n_ctrl != 0))
+			ctrl_tx(w);
 		rte_rcu_qsbr_quiescent(pl->rcu, w->lcore_id);
 		busy = got != 0;
 		if (w->lb != NULL)
@@ -546,6 +624,7 @@ pa_worker_main(void *arg)
 	}
 	if (w->run_tx)
 		txbuf_flush_all(w);
+	ctrl_tx(w);
 	pa_lb_lcore_exit(w->lb, w->widx);
 	rte_rcu_qsbr_thread_offline(pl->rcu, w->lcore_id);
 	rte_rcu_qsbr_thread_unregister(pl->rcu, w->lcore_id);

@@ -33,6 +33,9 @@ enum pa_drop_reason {
 	PA_DROP_TX_FULL,	/**< TX queue full (live mode) */
 	PA_DROP_RX_ERROR,	/**< lost by the PMD on receive (replay) */
 	PA_DROP_SHUTDOWN,	/**< still in flight when the daemon stopped */
+	PA_DROP_LOCAL,		/**< ARP/ND for the appliance itself, handed
+				 * to the control side (lib/neigh) */
+	PA_DROP_NEIGH_RING_FULL, /**< ... whose ring was full (live mode) */
 	PA_DROP_MAX
 };
 
@@ -56,6 +59,10 @@ struct pa_lcore_stats {
 	uint64_t busy_cycles;		/**< TSC cycles spent in busy iterations */
 	uint64_t sleeps;		/**< idle back-off sleeps (adaptive polling) */
 	uint64_t sleep_cycles;		/**< TSC cycles spent in those sleeps */
+	/** Frames the control side sent (lib/neigh), not in tx_packets:
+	 * they were never received. */
+	uint64_t ctrl_tx_packets;
+	uint64_t ctrl_tx_dropped;	/**< ... refused by a full TX queue */
 } __rte_cache_aligned;
 
 /*

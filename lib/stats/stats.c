@@ -14,6 +14,8 @@ static const char *const drop_names[PA_DROP_MAX] = {
 	[PA_DROP_TX_FULL] = "tx_full",
 	[PA_DROP_RX_ERROR] = "rx_error",
 	[PA_DROP_SHUTDOWN] = "shutdown",
+	[PA_DROP_LOCAL] = "local",
+	[PA_DROP_NEIGH_RING_FULL] = "neigh_ring_full",
 };
 
 static const char *const stage_names[PA_STAGE_MAX] = {
@@ -58,6 +60,8 @@ pa_stats_accumulate(struct pa_lcore_stats *dst,
 	dst->busy_cycles += read_once(&src->busy_cycles);
 	dst->sleeps += read_once(&src->sleeps);
 	dst->sleep_cycles += read_once(&src->sleep_cycles);
+	dst->ctrl_tx_packets += read_once(&src->ctrl_tx_packets);
+	dst->ctrl_tx_dropped += read_once(&src->ctrl_tx_dropped);
 }
 
 uint64_t

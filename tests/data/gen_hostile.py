@@ -23,6 +23,11 @@ Imported, it offers:
   first mbuf; the parser gathers at most PA_PKT_HDR_MAX = 512 bytes of a
   chain): (0, Meta) or (negative error, None).
 - ACL, LB: the acl and lb configuration sections the corpus is built for.
+- neigh_rx(frame, meta), neigh_answer(frame, port_mac): a model of
+  lib/neigh: which well-formed frames the rx stage hands to the control
+  side ("local") or calls malformed (pa_neigh_inline.h), and the exact
+  answer the control side sends to each (pa_neigh_parse()'s checks, RFC
+  826 / RFC 4861 7.2.4), or None.
 
 Categories: trunc_raw (valid frames of every kind cut at every length from
 0 to their full length, length fields untouched), trunc_len (the same cut
@@ -36,8 +41,11 @@ without a full L4 header, offsets beyond 64 KiB, MF with offset 0 and no
 payload, fragments to the VIPs), vlan (1, 2, 3, 10 tags, truncated tags,
 any TPID order), tiny (0 and 1 byte frames, runts), checksum (bogus IP,
 TCP, UDP, ICMP checksums), mcast (multicast/broadcast source MACs and
-addresses), tcp_doff, udp_len, l4_other (SCTP, GRE, IP-in-IP, ...), arp,
-nd (IPv6 neighbour discovery, truncated too), non_ip (other ethertypes,
+addresses), tcp_doff, udp_len, l4_other (SCTP, GRE, IP-in-IP, ...), arp (for the
+VIPs and local_addr and not, truncated, odd types and sizes, spoofed and
+multicast/broadcast/zero senders, replies never asked, conflicts), nd
+(IPv6 neighbour discovery: truncated, wrong hop limit, bad checksums and
+options, DAD right and wrong, multicast targets, conflicts), non_ip (other ethertypes,
 802.3 length fields), big (chained mbufs: frames of 2 KiB to 16128 bytes,
 the most net_pcap writes whole; a few malformed ones), fuzz (seeded
 mutations of valid frames of every kind),
@@ -537,6 +545,154 @@ def nd(typ, src, dst, target, lladdr=None, opt_type=1, flags=0):
     if lladdr is not None:
         body += struct.pack("!BB6s", opt_type, 1, lladdr)
     return body
+
+
+# --------------------------------------------------------------------------
+# The neighbour model (lib/neigh: pa_neigh_inline.h, pa_neigh_parse())
+
+OURS4 = {LOCAL4} | {s_["vip"] for s_ in LB["services"] if ":" not in s_["vip"]}
+OURS6 = {str(ipaddress.ip_address(a)) for a in
+         [LOCAL6] + [s_["vip"] for s_ in LB["services"] if ":" in s_["vip"]]}
+
+
+def neigh_rx(frame, m):
+    """What the rx stage does with a well-formed frame (meta m): None
+    (old path), "malformed" or "local" (to the control side). The replay
+    port has no addresses and resolves nothing: only the VIPs and the
+    local addresses are the appliance's."""
+    if m.flags & F_NON_IP:
+        l3 = m.l3_off
+        if frame[l3 - 2:l3] != b"\x08\x06":
+            return None
+        a = frame[l3:]
+        if len(a) < 8 or len(a) < 8 + 2 * (a[4] + a[5]):
+            return "malformed"
+        if a[0:4] != b"\x00\x01\x08\x00" or a[4] != 6 or a[5] != 4:
+            return None
+        return "local" if str(ipaddress.ip_address(a[24:28])) in OURS4 \
+            else None
+    if m.family != 6 or m.l4_proto != 58 or not m.flags & F_L4 or \
+            m.flags & F_FRAG:
+        return None
+    l3, l4 = m.l3_off, m.l4_off
+    end = l3 + 40 + _be16(frame, l3 + 4)
+    if end > len(frame) or end < l4 or frame[l4] not in (135, 136):
+        return None
+    if end - l4 < 24:
+        return "malformed"
+    tgt = str(ipaddress.ip_address(frame[l4 + 8:l4 + 24]))
+    return "local" if tgt in OURS6 else None
+
+
+def _mac_unicast(b):
+    return not b[0] & 1 and b != bytes(6)
+
+
+def _ip4_unicast(b):
+    return not (b[0] >= 224 or b[0] in (0, 127))
+
+
+def _icmp6_ok(src, dst, msg):
+    s = sum(_be16(src + dst, k) for k in range(0, 32, 2))
+    s += len(msg) + 58
+    m = msg + (b"\0" if len(msg) & 1 else b"")
+    s += sum(_be16(m, k) for k in range(0, len(m), 2))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s == 0xFFFF
+
+
+def _icmp6_csum(src, dst, msg):
+    s = sum(_be16(src + dst, k) for k in range(0, 32, 2))
+    s += len(msg) + 58
+    s += sum(_be16(msg, k) for k in range(0, len(msg), 2))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return (~s) & 0xFFFF
+
+
+def neigh_answer(frame, port_mac):
+    """The frame the control side sends for a "local" frame, or None
+    (refused, a conflict, a reply, an advertisement)."""
+    off, tags = 12, 0
+    while True:
+        if len(frame) - off < 2:
+            return None
+        et = _be16(frame, off)
+        if et not in VLAN_TPIDS:
+            break
+        tags += 1
+        if tags > 2 or len(frame) - off < 6:
+            return None
+        off += 4
+    tagb, esrc = frame[12:off], frame[6:12]
+    b = frame[off + 2:off + 2 + 2048]
+    if et == 0x0806:
+        if len(b) < 28 or b[0:6] != b"\x00\x01\x08\x00\x06\x04":
+            return None
+        op = _be16(b, 6)
+        sha, spa, tpa = b[8:14], b[14:18], b[24:28]
+        if op not in (1, 2) or not _mac_unicast(sha):
+            return None
+        probe = spa == bytes(4)
+        if not (op == 1 and probe) and not _ip4_unicast(spa):
+            return None
+        if not _ip4_unicast(tpa) or esrc != sha:
+            return None
+        if not probe and str(ipaddress.ip_address(spa)) in OURS4:
+            return None
+        if op != 1 or str(ipaddress.ip_address(tpa)) not in OURS4 or \
+                sha == port_mac:
+            return None
+        r = sha + port_mac + tagb + b"\x08\x06" + struct.pack(
+            "!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, 2, port_mac, tpa, sha, spa)
+        return r + bytes(max(0, 60 - len(r)))
+    if et != 0x86DD or len(b) < 40 or b[0] >> 4 != 6 or b[6] != 58:
+        return None
+    plen = _be16(b, 4)
+    if plen > len(b) - 40 or plen < 24:
+        return None
+    src, dst, icmp = b[8:24], b[24:40], b[40:40 + plen]
+    if icmp[0] not in (135, 136) or icmp[1] != 0 or b[7] != 255:
+        return None
+    if not _icmp6_ok(src, dst, icmp):
+        return None
+    ns, tgt, lla, o = icmp[0] == 135, icmp[8:24], None, 24
+    while o < plen:
+        if plen - o < 2 or icmp[o + 1] == 0 or icmp[o + 1] * 8 > plen - o:
+            return None
+        if icmp[o] == (1 if ns else 2):
+            if icmp[o + 1] != 1 or lla is not None:
+                return None
+            lla = icmp[o + 2:o + 8]
+        o += icmp[o + 1] * 8
+    zero, lo = bytes(16), bytes(15) + b"\x01"
+    if tgt[0] == 0xFF or tgt in (zero, lo) or src[0] == 0xFF or src == lo:
+        return None
+    if lla is not None and not _mac_unicast(lla):
+        return None
+    if ns and src == zero:
+        sol = b"\xff\x02" + bytes(9) + b"\x01\xff" + tgt[13:]
+        if dst != sol or lla is not None:
+            return None
+    if not ns and (src == zero or (dst[0] == 0xFF and icmp[4] & 0x40)):
+        return None
+    if lla is not None and lla != esrc:
+        return None
+    if src != zero and str(ipaddress.ip_address(src)) in OURS6:
+        return None
+    if lla == port_mac or not ns or \
+            str(ipaddress.ip_address(tgt)) not in OURS6:
+        return None
+    dad = src == zero
+    edst = bytes.fromhex("333300000001") if dad else (lla or esrc)
+    ipdst = ip6b("ff02::1") if dad else src
+    body = struct.pack("!BBHI16s", 136, 0, 0, (0x20 | (0 if dad else 0x40))
+                       << 24, tgt) + struct.pack("!BB6s", 2, 1, port_mac)
+    c = _icmp6_csum(tgt, ipdst, body)
+    body = body[:2] + struct.pack("!H", c) + body[4:]
+    return edst + port_mac + tagb + b"\x86\xdd" + struct.pack(
+        "!IHBB16s16s", 6 << 28, len(body), 58, 255, tgt, ipdst) + body
 
 
 # --------------------------------------------------------------------------
@@ -1227,6 +1383,91 @@ def gen_arp_nd(c):
                     b = bytearray(fr[:cut])
                     struct.pack_into("!H", b, 18, cut - 54)
                     c.add(pad60(b), "nd", nm + "_lencut%d" % cut)
+    # hostile ARP for the appliance: spoofed and odd senders, replies and
+    # announcements never asked for, conflicts, other opcodes
+    mc = bytes.fromhex("01005e000001")
+    for nm, op, esrc, sha, sip, tip in (
+            ("spoof_src", 1, mac(0x7201), mac(0x7202), "198.51.100.150", VIP4),
+            ("mcast_sha", 1, mc, mc, "198.51.100.151", VIP4),
+            ("zero_sha", 1, bytes(6), bytes(6), "198.51.100.152", VIP4),
+            ("bcast_sip", 1, mac(0x7203), mac(0x7203), "255.255.255.255",
+             VIP4),
+            ("mcast_sip", 1, mac(0x7204), mac(0x7204), "224.0.0.5", VIP4),
+            ("lo_sip", 1, mac(0x7205), mac(0x7205), "127.0.0.1", VIP4),
+            ("probe", 1, mac(0x7206), mac(0x7206), "0.0.0.0", VIP4_NAT),
+            ("probe_reply", 2, mac(0x7207), mac(0x7207), "0.0.0.0", VIP4),
+            ("never_asked", 2, mac(0x7208), mac(0x7208), "198.51.100.153",
+             LOCAL4),
+            ("conflict", 1, mac(0x7209), mac(0x7209), VIP4, VIP4),
+            ("garp_vip", 2, mac(0x720a), mac(0x720a), VIP4_DEAD, VIP4_DEAD),
+            ("op3", 3, mac(0x720b), mac(0x720b), "198.51.100.154", VIP4),
+            ("op0", 0, mac(0x720c), mac(0x720c), "198.51.100.155", VIP4),
+            ("ok_nat", 1, mac(0x720d), mac(0x720d), "198.51.100.156",
+             VIP4_NAT)):
+        c.add(pad60(eth(esrc, 0x0806, dst=bc) +
+                    arp(op, sha, sip, b"\0" * 6, tip)), "arp", nm)
+    c.add(eth(mac(0x720e), 0x0806, [(0x8100, 5), (0x88A8, 6)], dst=bc) +
+          arp(1, mac(0x720e), "198.51.100.157", b"\0" * 6, VIP4) +
+          b"\xee" * 20, "arp", "qinq_trailer")
+    for cut in (7, 8, 20, 27):
+        c.add(eth(mac(0x720f), 0x0806, dst=bc) +
+              arp(1, mac(0x720f), "198.51.100.158", b"\0" * 6,
+                  VIP4)[:cut], "arp", "short%d" % cut)
+    # hostile ND for the appliance
+    sm = mac(0x7300)
+    sol20 = bytes.fromhex("3333ff000020")
+
+    def ns_(src, dst, tgt, ll=sm, hlim=255, nm="", opts=None, esrc=sm,
+            edst=sol20, fix=True, typ=135, flags=0):
+        body = nd(typ, src, dst, tgt, lladdr=ll if opts is None else None,
+                  flags=flags, opt_type=2 if typ == 136 else 1)
+        if opts is not None:
+            body += opts
+        c.add(pad60(eth(esrc, 0x86DD, dst=edst) +
+                    ipv6(src, dst, 58, body, hlim=hlim,
+                         l4proto=(58, 0) if fix else None)), "nd", nm)
+
+    v6, sol = VIP6_IPIP, "ff02::1:ff00:20"
+    for h in (0, 1, 64, 254):
+        ns_("2001:db8:81::1", sol, v6, hlim=h, nm="hlim%d" % h)
+    ns_("2001:db8:81::2", sol, v6, nm="ok")
+    ns_("2001:db8:81::3", sol, v6, nm="bad_csum", fix=False)
+    ns_("2001:db8:81::4", sol, v6, nm="opt_len0",
+        opts=struct.pack("!BB6s", 1, 0, sm))
+    ns_("2001:db8:81::5", sol, v6, nm="opt_overrun",
+        opts=struct.pack("!BB6s", 1, 3, sm))
+    ns_("2001:db8:81::6", sol, v6, nm="slla_len2",
+        opts=struct.pack("!BB14s", 1, 2, sm + bytes(8)))
+    ns_("2001:db8:81::7", sol, v6, nm="two_slla",
+        opts=struct.pack("!BB6sBB6s", 1, 1, sm, 1, 1, sm))
+    ns_("2001:db8:81::8", sol, v6, nm="unknown_opt",
+        opts=struct.pack("!BB6sBB6s", 14, 1, b"\1" * 6, 1, 1, sm))
+    ns_("2001:db8:81::9", sol, v6, nm="spoof_slla", esrc=mac(0x7301))
+    ns_("2001:db8:81::a", sol, v6, nm="mcast_slla",
+        ll=bytes.fromhex("333300000001"), esrc=bytes.fromhex("333300000001"))
+    ns_("ff02::1", sol, v6, nm="mcast_src")
+    ns_("::", sol, v6, ll=None, nm="dad_ok")
+    ns_("::", sol, v6, nm="dad_slla")
+    ns_("::", "ff02::1:ff00:21", v6, ll=None, nm="dad_wrong_group")
+    ns_(VIP6_DSR, sol, v6, nm="conflict_src")
+    ns_("2001:db8:81::b", "ff02::1", "ff02::1", nm="mcast_target")
+    ns_("2001:db8:81::c", VIP6_DSR, VIP6_DSR, nm="unicast_ok",
+        edst=APPLIANCE_MAC)
+    ns_(LOCAL6, sol, LOCAL6, nm="local6")
+    # advertisements: never asked, conflicts, solicited to a group
+    ns_("2001:db8:81::d", "2001:db8:81::1", "2001:db8:81::d", typ=136,
+        flags=0x60, nm="na_never_asked", edst=APPLIANCE_MAC)
+    ns_("2001:db8:81::e", "ff02::1", VIP6_DSR, typ=136, flags=0x20,
+        nm="na_conflict", edst=bytes.fromhex("333300000001"))
+    ns_("2001:db8:81::f", "ff02::1", VIP6_IPIP, typ=136, flags=0x60,
+        nm="na_mcast_solicited", edst=bytes.fromhex("333300000001"))
+    ns_("2001:db8:81::10", sol, v6, typ=136, flags=0x60, nm="na_no_tlla",
+        ll=None)
+    # NS for the VIP behind a hop-by-hop header (refused: not ICMPv6 next)
+    c.add(pad60(eth(sm, 0x86DD, dst=sol20) +
+                ipv6("2001:db8:81::11", sol, 0,
+                     ext_opts(58, 0) + nd(135, None, None, v6, lladdr=sm),
+                     hlim=255, l4proto=(58, 8))), "nd", "hbh_ns")
     # ND behind a hop-by-hop header (MLD style) and with hop limit 1
     c.add(pad60(eth(c.smac(), 0x86DD) +
                 ipv6("fe80::1", "ff02::16", 0,

@@ -17,6 +17,9 @@ tests/fuzz/corpus/<target>/ gets a handful of small files each:
   service objects;
 - fuzz_metrics: listen addresses, and metric name / help / label fields
   separated by \x01 (escapes, invalid names, invalid UTF-8).
+- fuzz_neigh (and fuzz_pkt too): ARP requests and replies, neighbour
+  solicitations and advertisements (DAD, VLAN-tagged) for the addresses
+  fuzz_neigh.c configures.
 Files are named by content (sha1 prefix), as libFuzzer names its own.
 Deterministic: the same sources give the same files.
 """
@@ -171,6 +174,32 @@ def metrics_seeds():
             b"bad-name\x01help\x01__x\x01y",
             b"ok:name\x01h\x01a\x011\x01a\x012",
             b"x\x01h\x01v\x01a\x80b\xc0\xaf\xed\xa0\x80\xc3\xa9"]
+def neigh_seeds():
+    import gen_hostile as gh
+    bc, sm, gw = b"\xff" * 6, gh.mac(0x11), gh.mac(0x99)
+    sol5 = bytes.fromhex("3333ff000005")
+    out = [
+        gh.pad60(gh.eth(sm, 0x0806, dst=bc) +
+                 gh.arp(1, sm, "198.51.100.9", bytes(6), "198.51.100.5")),
+        gh.pad60(gh.eth(gw, 0x0806) +
+                 gh.arp(2, gw, "198.51.100.1", gh.APPLIANCE_MAC,
+                        "198.51.100.5")),
+        gh.pad60(gh.eth(gw, 0x0806, dst=bc) +
+                 gh.arp(1, gw, "198.51.100.1", bytes(6), "198.51.100.1")),
+        gh.pad60(gh.eth(sm, 0x0806, [(0x8100, 7)], dst=bc) +
+                 gh.arp(1, sm, "203.0.113.9", bytes(6), "192.0.2.254")),
+    ]
+    for src, dst, typ, tgt, ll, fl, edst in (
+            ("2001:db8:1::9", "ff02::1:ff00:5", 135, "2001:db8:1::5", sm, 0,
+             sol5),
+            ("::", "ff02::1:ff00:5", 135, "2001:db8:1::5", None, 0, sol5),
+            ("2001:db8:1::9", "2001:db8:1::5", 136, "2001:db8:1::9", sm,
+             0x60, gh.APPLIANCE_MAC)):
+        body = gh.nd(typ, src, dst, tgt, lladdr=ll,
+                     opt_type=2 if typ == 136 else 1, flags=fl)
+        out.append(gh.eth(sm, 0x86DD, dst=edst) +
+                   gh.ipv6(src, dst, 58, body, hlim=255, l4proto=(58, 0)))
+    return out
 
 
 def write(target, seeds):
@@ -188,11 +217,12 @@ def write(target, seeds):
 
 
 def main():
-    write("fuzz_pkt", pkt_seeds())
+    write("fuzz_pkt", pkt_seeds() + neigh_seeds())
     write("fuzz_config", config_seeds())
     write("fuzz_rpc", rpc_seeds())
     write("fuzz_rule", rule_seeds())
     write("fuzz_metrics", metrics_seeds())
+    write("fuzz_neigh", neigh_seeds())
 
 
 if __name__ == "__main__":

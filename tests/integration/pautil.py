@@ -29,14 +29,16 @@ read_pcap = gen_sample.read_pcap
 write_pcap = gen_sample.write_pcap
 
 DROP_REASONS = ("malformed", "acl", "police", "non_ip", "no_backend", "mtu",
-                "ring_full", "tx_full", "rx_error", "shutdown")
+                "ring_full", "tx_full", "rx_error", "shutdown", "local",
+                "neigh_ring_full")
 
 RPC_METHODS_NOW = ("rpc_get_methods", "stats_get", "pipeline_get",
                    "config_get", "shutdown",
                    "acl_rule_add", "acl_rule_delete", "acl_rule_list",
                    "acl_rules_replace", "trace_packet",
                    "lb_service_add", "lb_service_delete", "lb_service_list",
-                   "lb_backend_add", "lb_backend_delete", "lb_backend_set")
+                   "lb_backend_add", "lb_backend_delete", "lb_backend_set",
+                   "neigh_list")
 
 # Pipeline configurations exercised by the replay tests.
 PIPE4 = {"mode": "pipeline",

@@ -9,7 +9,8 @@ For every frame a model says what must happen to it: gen_hostile.parse()
 (the parser as pa_pkt_inline.h documents it) decides malformed or not,
 acl_model.AclModel the ACL's verdict, and the LB section which service
 takes it (fragments: the service of their VIP and protocol with the
-lowest port). Then:
+lowest port), and gh.neigh_rx() / gh.neigh_answer() which ARP and ND
+frames lib/neigh takes ("local") and what it answers. Then:
 
 - the daemon exits 0, rx == tx + dropped, the drops add up, no mbuf is
   left in use, and a sanitizer build has nothing to say on stderr;
@@ -18,6 +19,8 @@ lowest port). Then:
 - the drops pcap holds exactly the frames the model drops;
 - every forwarded frame that no service takes leaves byte-identical (or,
   for a "mark" rule, with exactly its DSCP and IPv4 checksum changed);
+- ARP/ND for the appliance is dropped as "local" (and is in the drops
+  pcap), and the output holds exactly the answers the model expects;
 - every balanced frame is its input as its forwarding mode rewrites it
   (ipip: outer header + the input's IP packet; nat: destination address
   and port, checksums updated incrementally; dsr: MACs only).
@@ -40,6 +43,7 @@ MODES = {"rtc1": RTC1, "rtc2": RTC2, "pipeline4": PIPE4}
 SANITIZER_MARKS = ("runtime error", "AddressSanitizer", "LeakSanitizer",
                    "ThreadSanitizer", "MemorySanitizer")
 PORT_MTU = 1500          # net_pcap's MTU (see lb_model.PORT_MTU)
+PORT_MAC = bytes.fromhex("027063617000")   # net_pcap's first port
 
 
 def _ip(a):
@@ -80,8 +84,9 @@ class Svc:
 
 
 Outcome = collections.namedtuple("Outcome", "what meta detail")
-# what: malformed | acl | police | no_backend | mtu | fwd | mark | lb
-# detail: error code, rule id, expected marked bytes, or the Svc
+# what: malformed | local | acl | police | no_backend | mtu | fwd | mark | lb
+# detail: error code, rule id, expected marked bytes, the Svc, or (local)
+# the answer the appliance sends (None: none)
 
 
 class Model:
@@ -112,6 +117,11 @@ class Model:
         err, m = gh.parse(data)
         if err:
             return Outcome("malformed", None, err)
+        nr = gh.neigh_rx(data, m)
+        if nr == "malformed":
+            return Outcome("malformed", m, "neigh")
+        if nr == "local":
+            return Outcome("local", m, gh.neigh_answer(data, PORT_MAC))
         if m.flags & gh.F_NON_IP:
             return Outcome("fwd", m, None)
         has_ports = bool(m.flags & gh.F_L4) and \
@@ -312,9 +322,15 @@ def test_corpus_is_deterministic_and_large(corpus):
                 "valid_lb", "valid_acl", "valid_other"):
         assert cats[cat] > 0, "no %s frames" % cat
     what = collections.Counter(o.what for o in outs)
-    for w in ("malformed", "acl", "police", "no_backend", "mtu", "fwd",
-              "mark", "lb"):
+    for w in ("malformed", "local", "acl", "police", "no_backend", "mtu",
+              "fwd", "mark", "lb"):
         assert what[w] > 0, "the corpus has no frame the model calls %s" % w
+    # answered and refused frames of each kind
+    ans = [o for o in outs if o.what == "local" and o.detail is not None]
+    assert sum(1 for o in ans if o.detail[12:14] == b"\x08\x06") >= 5
+    assert sum(1 for o in ans if o.detail[12:14] == b"\x86\xdd") >= 5
+    assert sum(1 for o in outs if o.what == "local" and o.detail is None) \
+        >= 40
     # every kind of balanced frame, fragments to the VIPs among them
     svcs = collections.Counter(o.detail.name for o in outs if o.what == "lb")
     assert len(svcs) == 5, svcs
@@ -339,7 +355,8 @@ def test_hostile_replay(mode, corpus, runs):
     n = collections.Counter(o.what for o in outs)
     want = {"malformed": n["malformed"], "acl": n["acl"],
             "no_backend": n["no_backend"], "mtu": n["mtu"], "non_ip": 0,
-            "ring_full": 0, "tx_full": 0, "rx_error": 0, "shutdown": 0}
+            "ring_full": 0, "tx_full": 0, "rx_error": 0, "shutdown": 0,
+            "local": n["local"], "neigh_ring_full": 0}
     got = {k: drops[k] for k in want}
     assert got == want, "drops %s, the model says %s (mode %s)" % (
         got, want, mode)
@@ -357,7 +374,7 @@ def test_hostile_replay(mode, corpus, runs):
     dropped = collections.Counter(read_pcap(res.drops_pcap))
     certain = collections.Counter(
         p.data for p, o in zip(pkts, outs)
-        if o.what in ("malformed", "acl", "no_backend", "mtu"))
+        if o.what in ("malformed", "acl", "no_backend", "mtu", "local"))
     policed = collections.Counter(p.data for p, o in zip(pkts, outs)
                                   if o.what == "police")
     index = {p.data: i for i, p in enumerate(pkts)}
@@ -375,9 +392,12 @@ def test_hostile_replay(mode, corpus, runs):
 
     # ---- the output: forwarded frames as they came (or re-marked)
     out_frames = read_pcap(res.out_pcap)
-    assert len(out_frames) == s["tx_packets"]
+    answers = [o.detail for o in outs if o.what == "local" and
+               o.detail is not None]
+    assert s["neigh"]["tx_sent"] == len(answers), s["neigh"]
+    assert len(out_frames) == s["tx_packets"] + len(answers)
     got_out = collections.Counter(out_frames)
-    want_fwd = collections.Counter()
+    want_fwd = collections.Counter(answers)
     for p, o in zip(pkts, outs):
         if o.what == "fwd":
             want_fwd[p.data] += 1
@@ -417,6 +437,8 @@ def check_balanced(pkts, outs, model, lb_in, rest, mode):
     assert len(port_macs) == 1, "balanced frames from several MACs: %s" % (
         port_macs)
     port_mac = next(iter(port_macs))
+    assert port_mac == PORT_MAC, "the answers' model uses %s, the port " \
+        "is %s" % (PORT_MAC.hex(), port_mac.hex())
 
     def key_in(i, o):
         d, m, s = pkts[i].data, o.meta, o.detail

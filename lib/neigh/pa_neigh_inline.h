@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef PA_NEIGH_INLINE_H
+#define PA_NEIGH_INLINE_H
+
+/**
+ * @file
+ * The rx stage's side of lib/neigh. Include pa_neigh.h, not this file.
+ *
+ * Which frames go to the control side (PA_NEIGH_RX_LOCAL)
+ * --------------------------------------------------------
+ * - ARP (ethertype 0x0806, behind VLAN tags too) for Ethernet/IPv4
+ *   (htype 1, ptype 0x0800, hlen 6, plen 4) whose target protocol address
+ *   is the appliance's: a VIP or lb.local_addr (any port), or an address
+ *   of the receiving port; and gratuitous ARP (sender address = target
+ *   address) from a neighbour the receiving port resolves.
+ * - ICMPv6 neighbour solicitations (135) whose target is the appliance's
+ *   (as above), and advertisements (136) whose target is the appliance's
+ *   (a conflict, counted) or a neighbour the receiving port resolves.
+ *
+ * Which are malformed (PA_NEIGH_RX_MALFORMED, dropped "malformed")
+ * ---------------------------------------------------------------
+ * - ARP shorter than its 8-byte fixed part, or than 8 + 2 * (hlen + plen);
+ * - NS and NA whose ICMPv6 message (bounded by the IPv6 payload length)
+ *   is shorter than 24 bytes.
+ *
+ * Everything else passes (PA_NEIGH_RX_PASS) and follows the old path:
+ * other ARP frames are non-IP frames (acl.non_ip), other ICMPv6 (router
+ * solicitations and advertisements, redirects, ND not for the appliance)
+ * goes through the ACL like any IPv6 packet. The control side validates
+ * what it gets (pa_neigh_parse(): hop limit 255, checksum, options,
+ * senders...) and counts what it refuses.
+ */
+
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_hash_crc.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "pa_pkt.h"
+
+/** Verdicts of pa_neigh_rx_classify(). */
+enum pa_neigh_rx {
+	PA_NEIGH_RX_PASS = 0,
+	PA_NEIGH_RX_LOCAL,
+	PA_NEIGH_RX_MALFORMED,
+};
+
+#define PA_NEIGH_DP_OURS_ANY	0x01	/**< VIP, lb.local_addr: every port */
+
+/** One address of the data path's table. */
+struct pa_neigh_dp_ent {
+	uint8_t family;			/**< 4 or 6; 0 = empty slot */
+	uint8_t flags;			/**< PA_NEIGH_DP_* */
+	uint16_t pad;
+	uint32_t ours_ports;		/**< ports (by index) it is ours on */
+	uint32_t watch_ports;		/**< ports resolving it */
+	uint8_t addr[16];		/**< IPv4: first 4 bytes */
+	uint32_t pad2;
+};
+
+/** The published address table: open addressing, linear probing, at
+ * most half full, immutable once published. */
+struct pa_neigh_dp {
+	uint32_t mask;			/**< slots - 1 (a power of two) */
+	uint32_t n;			/**< addresses */
+	struct pa_neigh_dp_ent ent[];
+};
+
+/** What the rx stage reads of the subsystem. */
+struct pa_neigh_fast {
+	struct pa_neigh_dp *dp;		/**< RCU: read with acquire */
+	struct rte_ring *rx;		/**< to the control side */
+};
+
+static __rte_always_inline uint32_t
+pa_neigh_dp_hash(uint8_t family, const uint8_t *addr)
+{
+	uint64_t a, b;
+	uint32_t x;
+
+	if (family == 4) {
+		memcpy(&x, addr, 4);
+		return rte_hash_crc_4byte(x, 0x9e3779b9u);
+	}
+	memcpy(&a, addr, 8);
+	memcpy(&b, addr + 8, 8);
+	return rte_hash_crc_8byte(b, rte_hash_crc_8byte(a, 0x9e3779b9u));
+}
+
+/** The entry of @p addr, or NULL. */
+static __rte_always_inline const struct pa_neigh_dp_ent *
+pa_neigh_dp_find(const struct pa_neigh_dp *t, uint8_t family,
+		const uint8_t *addr)
+{
+	const unsigned int alen = family == 4 ? 4 : 16;
+	uint32_t i;
+
+	if (t == NULL || t->n == 0)
+		return NULL;
+	for (i = pa_neigh_dp_hash(family, addr) & t->mask;;
+	     i = (i + 1) & t->mask) {
+		const struct pa_neigh_dp_ent *e = &t->ent[i];
+
+		if (e->family == 0)
+			return NULL;
+		if (e->family == family && memcmp(e->addr, addr, alen) == 0)
+			return e;
+	}
+}
+
+/** Out-of-line halves (neigh_dp.c): ARP and ICMPv6 frames are rare. */
+int pa_neigh_rx_arp(const struct pa_neigh_fast *nf, const struct rte_mbuf *m,
+		const struct pa_pkt_meta *meta, uint16_t port_index);
+int pa_neigh_rx_nd(const struct pa_neigh_fast *nf, const struct rte_mbuf *m,
+		const struct pa_pkt_meta *meta, uint16_t port_index);
+
+/**
+ * Is this parsed frame for the control side? One flag test for all but
+ * non-IP and ICMPv6 frames.
+ * @param port_index  index of the receiving port
+ * @return enum pa_neigh_rx
+ */
+static __rte_always_inline int
+pa_neigh_rx_classify(const struct pa_neigh_fast *nf, const struct rte_mbuf *m,
+		const struct pa_pkt_meta *meta, uint16_t port_index)
+{
+	if (likely(!(meta->flags & (PA_PKT_F_NON_IP | PA_PKT_F_IPV6))))
+		return PA_NEIGH_RX_PASS;
+	if (meta->flags & PA_PKT_F_NON_IP)
+		return pa_neigh_rx_arp(nf, m, meta, port_index);
+	if (meta->l4_proto != IPPROTO_ICMPV6)
+		return PA_NEIGH_RX_PASS;
+	return pa_neigh_rx_nd(nf, m, meta, port_index);
+}
+
+#endif /* PA_NEIGH_INLINE_H */
