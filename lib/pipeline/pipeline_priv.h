@@ -51,7 +51,7 @@ struct pa_worker {
 	bool replay;
 	bool shared_cpu;		/**< CPU shared with other lcores: yield when idle */
 	bool run_classify, run_lb, run_tx;
-	struct rte_ring *drop_ring;
+	struct pa_capture_tap *capture;	/**< dropped packets to capture, or NULL */
 	const uint16_t *port_index_of;	/**< ethdev id -> port index */
 
 	unsigned int n_rxq;
