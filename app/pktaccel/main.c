@@ -321,16 +321,18 @@ on_signal(int sig)
  * is no reason not to run.
  */
 static bool
-live_capture_init(void)
+live_capture_init(bool no_shconf)
 {
 	if (rte_pdump_init() != 0) {
 		RTE_LOG(NOTICE, USER1,
-			"pktaccel: dpdk-dumpcap cannot attach: %s%s\n",
-			rte_strerror(rte_errno), rte_errno == ENOTSUP ?
-			" (--no-shconf: no multi-process support)" : "");
+			"pktaccel: dpdk-dumpcap cannot attach: %s\n",
+			rte_strerror(rte_errno));
 		return false;
 	}
-	if (!rte_eal_has_hugepages())
+	if (no_shconf)
+		RTE_LOG(NOTICE, USER1,
+			"pktaccel: dpdk-dumpcap cannot attach to a --no-shconf or --in-memory daemon (no multi-process support)\n");
+	else if (!rte_eal_has_hugepages())
 		RTE_LOG(NOTICE, USER1,
 			"pktaccel: dpdk-dumpcap cannot attach to a --no-huge daemon (secondary processes need hugepages)\n");
 	return true;
@@ -521,8 +523,12 @@ main(int argc, char **argv)
 			rte_strerror(rte_errno));
 		goto out;
 	}
-	if (opt.replay_in == NULL)
-		pdump_up = live_capture_init();
+	if (opt.replay_in == NULL) {
+		static const char *const no_mp[] = { "--no-shconf",
+			"--in-memory", NULL };
+
+		pdump_up = live_capture_init(has_arg(n_eal, eal_args, no_mp));
+	}
 	ports = calloc(1, sizeof(*ports));
 	if (ports == NULL) {
 		snprintf(err, sizeof(err), "out of memory");
