@@ -47,14 +47,16 @@ capture_drop(struct pa_worker *w, struct rte_mbuf *m, enum pa_drop_reason r)
 	}
 }
 
+/* Counted once it is on the capture ring: when the replay sees every
+ * packet counted, every captured one is there for the final drain. */
 static __rte_always_inline void
 pa_drop(struct pa_worker *w, struct rte_mbuf *m, enum pa_drop_reason r)
 {
-	w->stats.drops[r]++;
 	if (unlikely(pa_capture_wanted(w->capture, r)))
 		capture_drop(w, m, r);
 	else
 		rte_pktmbuf_free(m);
+	w->stats.drops[r]++;
 }
 
 static void
