@@ -26,10 +26,12 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include <rte_pdump.h>
 #include <rte_ring.h>
 #include <rte_version.h>
 
 #include "pa_acl.h"
+#include "pa_capture.h"
 #include "pa_lb.h"
 #include "pa_neigh.h"
 #include "pa_config.h"
@@ -44,7 +46,7 @@
 #define REPLAY_PORT		"replay0"
 #define REPLAY_DEVICE		"net_pcap_" REPLAY_PORT
 #define REPLAY_MEM_MB		"1024"
-#define DROP_RING_SIZE		1024
+#define CAPTURE_RING_SIZE	1024
 #define MAX_EAL_ARGS		128
 #define ERR_LEN			1024
 #define CTRL_POLL_MS		50
@@ -57,6 +59,7 @@ struct options {
 	const char *replay_out;
 	const char *replay_drops;
 	const char *drivers_config;
+	const char *capture_dir;
 	bool stay;
 };
 
@@ -86,6 +89,8 @@ usage(FILE *f, const char *prog)
 "      --replay-drops FILE  write dropped packets here\n"
 "      --stay               after the replay keep serving RPC until SIGTERM or\n"
 "                           the 'shutdown' method\n"
+"      --capture-dir DIR    where capture_start writes its files (default\n"
+"                           " PA_CAPTURE_DEFAULT_DIR ")\n"
 "      --version            print the version and exit\n"
 "  -h, --help               this help\n"
 "\n"
@@ -102,7 +107,7 @@ parse_options(int argc, char **argv, struct options *o, char *err,
 		size_t err_len)
 {
 	enum { OPT_REPLAY = 256, OPT_REPLAY_OUT, OPT_REPLAY_DROPS, OPT_STAY,
-		OPT_VERSION, OPT_DRIVERS_CONFIG };
+		OPT_VERSION, OPT_DRIVERS_CONFIG, OPT_CAPTURE_DIR };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "rpc-socket", required_argument, NULL, 's' },
@@ -111,6 +116,7 @@ parse_options(int argc, char **argv, struct options *o, char *err,
 		{ "replay-drops", required_argument, NULL, OPT_REPLAY_DROPS },
 		{ "stay", no_argument, NULL, OPT_STAY },
 		{ "drivers-config", required_argument, NULL, OPT_DRIVERS_CONFIG },
+		{ "capture-dir", required_argument, NULL, OPT_CAPTURE_DIR },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -144,6 +150,13 @@ parse_options(int argc, char **argv, struct options *o, char *err,
 			break;
 		case OPT_DRIVERS_CONFIG:
 			o->drivers_config = optarg;
+			break;
+		case OPT_CAPTURE_DIR:
+			if (optarg[0] == '\0') {
+				snprintf(err, err_len, "--capture-dir: empty");
+				return -EINVAL;
+			}
+			o->capture_dir = optarg;
 			break;
 		case OPT_VERSION:
 			printf("pktaccel %s (DPDK %s)\n", PA_VERSION, rte_version());
@@ -311,6 +324,31 @@ on_signal(int sig)
 	quit_requested = true;
 }
 
+/*
+ * Live mode: serve dpdk-dumpcap and dpdk-pdump (DPDK secondary processes
+ * that copy the packets of a port's queues). They need the shared
+ * runtime directory (no --no-shconf) and hugepages: a --no-huge primary
+ * cannot be attached to (docs/capture.md). Not being able to serve them
+ * is no reason not to run.
+ */
+static bool
+live_capture_init(bool no_shconf)
+{
+	if (rte_pdump_init() != 0) {
+		RTE_LOG(NOTICE, USER1,
+			"pktaccel: dpdk-dumpcap cannot attach: %s\n",
+			rte_strerror(rte_errno));
+		return false;
+	}
+	if (no_shconf)
+		RTE_LOG(NOTICE, USER1,
+			"pktaccel: dpdk-dumpcap cannot attach to a --no-shconf or --in-memory daemon (no multi-process support)\n");
+	else if (!rte_eal_has_hugepages())
+		RTE_LOG(NOTICE, USER1,
+			"pktaccel: dpdk-dumpcap cannot attach to a --no-huge daemon (secondary processes need hugepages)\n");
+	return true;
+}
+
 static int
 rpc_shutdown(const json_t *params, json_t **result, struct pa_rpc_error *err)
 {
@@ -466,10 +504,9 @@ main(int argc, char **argv)
 	struct pa_pipeline_opts popts;
 	struct ctrl_thread ctrl = { 0 };
 	struct replay_input rin = { 0 };
-	struct replay_drops *drops = NULL;
-	struct rte_ring *drop_ring = NULL;
+	struct pa_capture *capture = NULL;
 	struct sigaction sa;
-	bool eal_up = false, replay_done = false;
+	bool eal_up = false, replay_done = false, pdump_up = false;
 	double t0 = 0;
 
 	rte_openlog_stream(stderr);
@@ -544,6 +581,12 @@ main(int argc, char **argv)
 			rte_strerror(rte_errno));
 		goto out;
 	}
+	if (opt.replay_in == NULL) {
+		static const char *const no_mp[] = { "--no-shconf",
+			"--in-memory", NULL };
+
+		pdump_up = live_capture_init(has_arg(n_eal, eal_args, no_mp));
+	}
 	ports = calloc(1, sizeof(*ports));
 	if (ports == NULL) {
 		snprintf(err, sizeof(err), "out of memory");
@@ -552,31 +595,37 @@ main(int argc, char **argv)
 	if (pa_port_probe(ports, cfg, err, sizeof(err)) != 0)
 		goto out;
 
-	if (opt.replay_in != NULL && opt.replay_drops != NULL) {
-		drops = replay_drops_open(opt.replay_drops, err, sizeof(err));
-		if (drops == NULL)
+	/* Dropped packets to pcap files: --replay-drops and capture_start. */
+	{
+		struct pa_capture_opts co = {
+			.dir = opt.capture_dir,
+			.ring_size = CAPTURE_RING_SIZE,
+			.socket = (int)rte_socket_id(),
+			.wait = opt.replay_in != NULL,
+			.set_group = cfg->rpc.has_group,
+			.gid = cfg->rpc.gid,
+		};
+
+		capture = pa_capture_create(&co, err, sizeof(err));
+		if (capture == NULL)
 			goto out;
 	}
-	if (opt.replay_in != NULL) {
-		drop_ring = rte_ring_create("pa_drops", DROP_RING_SIZE,
-			(int)rte_socket_id(), RING_F_SC_DEQ);
-		if (drop_ring == NULL) {
-			snprintf(err, sizeof(err), "cannot create the drop ring: %s",
-				rte_strerror(rte_errno));
-			goto out;
-		}
-	}
+	if (opt.replay_in != NULL && opt.replay_drops != NULL &&
+	    pa_capture_open_drops(capture, opt.replay_drops, err,
+			sizeof(err)) != 0)
+		goto out;
 
 	memset(&popts, 0, sizeof(popts));
 	popts.cfg = cfg;
 	popts.ports = ports;
 	popts.replay = opt.replay_in != NULL;
-	popts.drop_ring = drops != NULL ? drop_ring : NULL;
+	popts.capture = pa_capture_tap(capture);
 	popts.segs_per_pkt = (uint16_t)RTE_MAX(1u, (rin.max_caplen +
 		RTE_MBUF_DEFAULT_DATAROOM - 1) / RTE_MBUF_DEFAULT_DATAROOM);
 	pl = pa_pipeline_create(&popts, err, sizeof(err));
 	if (pl == NULL)
 		goto out;
+	pa_capture_set_rcu(capture, pa_pipeline_rcu(pl));
 	{
 		struct pa_acl_opts ao = {
 			.rcu = pa_pipeline_rcu(pl),
@@ -615,7 +664,7 @@ main(int argc, char **argv)
 			.rcu = pa_pipeline_rcu(pl),
 			.lb = lb,
 			.replay = opt.replay_in != NULL,
-			.drop_ring = popts.drop_ring,
+			.capture = popts.capture,
 			.socket = pa_pipeline_classify_socket(pl),
 		};
 
@@ -631,6 +680,7 @@ main(int argc, char **argv)
 	pa_acl_rpc_set(acl, cfg);
 	pa_config_rpc_set_running(cfg);
 	pa_config_rpc_set_source(opt.config, &copts);
+	pa_capture_rpc_set(capture);
 
 	if (opt.replay_in == NULL || opt.socket_given) {
 		struct pa_rpc_server_opts so = {
@@ -687,24 +737,23 @@ main(int argc, char **argv)
 	}
 
 	while (!quit_requested) {
-		/* A replay is watched closely (its end, its drops); a live
-		 * daemon's main lcore only waits for a signal, and its naps
-		 * are its idle CPU cost (200 us naps: ~8% of a CPU). */
+		/* A replay is watched closely (its end, its drops), and so is
+		 * a running capture (its ring is drained here); otherwise a
+		 * live daemon's main lcore only waits for a signal, and its
+		 * naps are its idle CPU cost (200 us naps: ~8% of a CPU). */
 		struct timespec nap = { 0, (opt.replay_in != NULL &&
-			!replay_done) || drop_ring != NULL ?
+			!replay_done) || pa_capture_active(capture) ?
 			200 * 1000 : 10 * 1000 * 1000 };
 
 		if (!ctrl.running)
 			pa_neigh_poll(neigh, pa_neigh_now_ms());
-		if (drop_ring != NULL)
-			replay_drops_drain(drops, drop_ring);
+		pa_capture_poll(capture);
 		/* done: every packet forwarded or dropped, and what the
 		 * neighbour subsystem had to answer sent */
 		if (opt.replay_in != NULL && !replay_done &&
 		    replay_finished(pl, ports, rin.packets) &&
 		    pa_neigh_idle(neigh)) {
-			if (drop_ring != NULL)
-				replay_drops_drain(drops, drop_ring);
+			pa_capture_poll(capture);
 			replay_done = true;
 			if (!opt.stay)
 				break;
@@ -716,13 +765,15 @@ main(int argc, char **argv)
 	status = EXIT_SUCCESS;
 
 out:
+	/* Nobody drains the capture ring while the lcores stop: they must
+	 * not wait for room in it. */
+	pa_capture_quiesce(capture);
 	if (pl != NULL) {
 		if (quit_signals > 1)
 			pa_pipeline_abort(pl);
 		pa_pipeline_stop(pl);
 	}
-	if (drop_ring != NULL)
-		replay_drops_drain(drops, drop_ring);
+	pa_capture_poll(capture);
 	if (ctrl.running) {
 		ctrl.stop = true;
 		pthread_join(ctrl.tid, NULL);
@@ -739,6 +790,9 @@ out:
 	pa_lb_rpc_set(NULL, NULL);
 	pa_config_rpc_set_running(NULL);
 	pa_config_rpc_set_source(NULL, NULL);
+	pa_capture_rpc_set(NULL);
+	/* Before the ports: what is still queued goes back to their pools. */
+	pa_capture_destroy(capture);
 	if (ports != NULL) {
 		json_t *summary = NULL;
 		unsigned int in_use;
@@ -768,9 +822,9 @@ out:
 		pa_port_free_pools(ports);
 		free(ports);
 	}
-	rte_ring_free(drop_ring);
-	replay_drops_close(drops);
 	pa_config_free(cfg);
+	if (pdump_up)
+		rte_pdump_uninit();
 	if (eal_up)
 		rte_eal_cleanup();
 	if (status != EXIT_SUCCESS)

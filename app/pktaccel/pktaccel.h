@@ -25,18 +25,6 @@ struct replay_input {
 int replay_scan(const char *path, struct replay_input *in, char *err,
 		size_t err_len);
 
-struct replay_drops;
-
-/** Open DROPS.pcap for writing dropped packets. NULL on error (reason in err). */
-struct replay_drops *replay_drops_open(const char *path, char *err,
-		size_t err_len);
-
-/** Write and free every mbuf waiting in @p ring. @return how many. */
-unsigned int replay_drops_drain(struct replay_drops *d, struct rte_ring *ring);
-
-/** Flush and close (NULL is fine). */
-void replay_drops_close(struct replay_drops *d);
-
 /**
  * Packets the PMD lost on receive (rx errors, no buffer) on the replay
  * port: counted as drops with reason rx_error so that every record of the

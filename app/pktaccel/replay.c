@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Lab replay: input scan, the drops file and the summary line. */
+/* Lab replay: input scan and the summary line (the drops file is a
+ * capture sink: lib/capture). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include <pcap/pcap.h>
 
@@ -48,75 +48,6 @@ replay_scan(const char *path, struct replay_input *in, char *err,
 	/* A damaged tail ends the file for net_pcap too; what was read is
 	 * what will be replayed. */
 	return 0;
-}
-
-struct replay_drops {
-	pcap_t *pcap;
-	pcap_dumper_t *dumper;
-	uint8_t buf[UINT16_MAX + 1];
-};
-
-struct replay_drops *
-replay_drops_open(const char *path, char *err, size_t err_len)
-{
-	struct replay_drops *d = calloc(1, sizeof(*d));
-
-	if (d == NULL) {
-		snprintf(err, err_len, "--replay-drops: out of memory");
-		return NULL;
-	}
-	d->pcap = pcap_open_dead(DLT_EN10MB, UINT16_MAX);
-	if (d->pcap == NULL) {
-		snprintf(err, err_len, "--replay-drops: cannot create a pcap handle");
-		free(d);
-		return NULL;
-	}
-	d->dumper = pcap_dump_open(d->pcap, path);
-	if (d->dumper == NULL) {
-		snprintf(err, err_len, "--replay-drops %s: %s", path,
-			pcap_geterr(d->pcap));
-		pcap_close(d->pcap);
-		free(d);
-		return NULL;
-	}
-	return d;
-}
-
-unsigned int
-replay_drops_drain(struct replay_drops *d, struct rte_ring *ring)
-{
-	struct rte_mbuf *m;
-	unsigned int n = 0;
-
-	while (rte_ring_sc_dequeue(ring, (void **)&m) == 0) {
-		if (d != NULL) {
-			struct pcap_pkthdr h;
-			const void *data;
-			uint32_t len = RTE_MIN(rte_pktmbuf_pkt_len(m),
-				(uint32_t)sizeof(d->buf));
-
-			memset(&h, 0, sizeof(h));
-			gettimeofday(&h.ts, NULL);
-			h.caplen = len;
-			h.len = rte_pktmbuf_pkt_len(m);
-			data = rte_pktmbuf_read(m, 0, len, d->buf);
-			if (data != NULL)
-				pcap_dump((u_char *)d->dumper, &h, data);
-		}
-		rte_pktmbuf_free(m);
-		n++;
-	}
-	return n;
-}
-
-void
-replay_drops_close(struct replay_drops *d)
-{
-	if (d == NULL)
-		return;
-	pcap_dump_close(d->dumper);
-	pcap_close(d->pcap);
-	free(d);
 }
 
 uint64_t

@@ -90,7 +90,7 @@ struct pa_neigh {
 	struct rte_rcu_qsbr *rcu;
 	struct pa_lb *lb;
 	bool replay;
-	struct rte_ring *drop_ring;
+	struct pa_capture_tap *capture;
 	int socket;
 	uint32_t reachable_ms, retrans_ms, probes, failed_retry_ms, gc_ms;
 	uint32_t max_entries;
@@ -836,27 +836,37 @@ handle(struct pa_neigh *n, struct rte_mbuf *m, uint64_t now)
 		handle_nd(n, (unsigned int)pi, &msg, now);
 }
 
-/* A handled frame: to the drops file when there is one (kept for the
- * next poll while its ring is full: the replay's outcome must not depend
- * on timing), else freed. */
+/* A handled frame: to the capture when "local" is captured (the replay's
+ * drops file, capture_start), else freed. A replay's tap waits: a frame
+ * the full ring refuses is kept for the next poll (the outcome must not
+ * depend on timing); live, it is freed and counted as lost. */
 static void
 dispose(struct pa_neigh *n, struct rte_mbuf *m)
 {
-	if (n->drop_ring == NULL) {
+	struct pa_capture_tap *t = n->capture;
+
+	if (!pa_capture_wanted(t, PA_DROP_LOCAL)) {
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (n->n_pend != 0 || rte_ring_mp_enqueue(n->drop_ring, m) != 0)
-		n->pend[n->n_pend++] = m;
+	if (n->n_pend == 0 && pa_capture_offer(t, m, PA_DROP_LOCAL))
+		return;
+	if (!pa_capture_should_wait(t)) {
+		pa_capture_count_lost(t, PA_CAPTURE_CTRL_SLOT, PA_DROP_LOCAL);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	n->pend[n->n_pend++] = m;
 }
 
 static void
 pend_flush(struct pa_neigh *n)
 {
-	unsigned int k;
+	unsigned int k = 0;
 
-	k = rte_ring_mp_enqueue_burst(n->drop_ring, (void **)n->pend,
-		n->n_pend, NULL);
+	while (k < n->n_pend &&
+	       pa_capture_offer(n->capture, n->pend[k], PA_DROP_LOCAL))
+		k++;
 	memmove(n->pend, n->pend + k, (n->n_pend - k) * sizeof(n->pend[0]));
 	n->n_pend -= k;
 }
@@ -1039,7 +1049,7 @@ pa_neigh_create(const struct pa_neigh_opts *o, uint64_t now_ms, char *err,
 	n->rcu = o->rcu;
 	n->lb = o->lb;
 	n->replay = o->replay;
-	n->drop_ring = o->drop_ring;
+	n->capture = o->capture;
 	n->socket = o->socket < 0 ? 0 : o->socket;
 	n->reachable_ms = o->reachable_ms != 0 ? o->reachable_ms :
 		PA_NEIGH_DEF_REACHABLE_MS;

@@ -50,6 +50,7 @@
 
 #include <jansson.h>
 
+#include "pa_capture.h"
 #include "pa_config.h"
 #include "pa_port.h"
 #include "pa_stats.h"
@@ -92,10 +93,12 @@ struct pa_neigh_opts {
 	struct pa_lb *lb;
 	/** Replay: no timers (see above). */
 	bool replay;
-	/** If set, the frames handed to the control side end here once
-	 * handled (multi-producer enqueue; the owner frees them) instead of
-	 * being freed: the replay's drops file. */
-	struct rte_ring *drop_ring;
+	/** If set, the frames handed to the control side go to this
+	 * capture tap once handled (drop reason "local") while that reason
+	 * is captured (the replay's drops file, capture_start); else they
+	 * are freed. In replay mode (the tap waits) they are kept for the
+	 * next poll while its ring is full. */
+	struct pa_capture_tap *capture;
 	int socket;
 	/* Timers and size; 0 = the PA_NEIGH_DEF_* value. */
 	uint32_t reachable_ms;

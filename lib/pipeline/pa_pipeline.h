@@ -44,6 +44,7 @@
 
 #include <jansson.h>
 
+#include "pa_capture.h"
 #include "pa_config.h"
 #include "pa_port.h"
 #include "pa_stats.h"
@@ -121,9 +122,10 @@ struct pa_pipeline_opts {
 	/** Replay (lab) mode: full rings and TX queues make the producer
 	 * wait instead of dropping, so the outcome never depends on timing. */
 	bool replay;
-	/** If set, dropped mbufs are enqueued here (multi-producer) instead
-	 * of being freed; the owner frees them. */
-	struct rte_ring *drop_ring;
+	/** If set, dropped mbufs whose reason is in the tap's mask are put
+	 * on its ring instead of being freed (lib/capture); the capture
+	 * frees them. */
+	struct pa_capture_tap *capture;
 	/** Replay: mbufs one packet may need (chained jumbo frames). */
 	uint16_t segs_per_pkt;
 };

@@ -78,7 +78,7 @@ worker_new(struct pa_pipeline *pl, unsigned int lcore, enum pa_config_stage role
 	w->index = index;
 	w->burst = pl->burst;
 	w->replay = o->replay;
-	w->drop_ring = o->drop_ring;
+	w->capture = o->capture;
 	w->segs_per_pkt = RTE_MAX(o->segs_per_pkt, 1);
 	w->port_index_of = pl->ports->index_of;
 	w->drain_tsc = rte_get_tsc_hz() / 1000000 * pl->cfg->pipeline.tx_drain_us;
@@ -262,6 +262,8 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 	bool shared;
 	size_t sz;
 
+	/* the capture's loss counters are indexed by widx */
+	RTE_BUILD_BUG_ON(PA_CAPTURE_MAX_LCORES < PA_PIPELINE_MAX_LCORES);
 	pl = rte_zmalloc("pa_pipeline", sizeof(*pl), RTE_CACHE_LINE_SIZE);
 	if (pl == NULL) {
 		snprintf(err, err_len, "no memory for the pipeline");
@@ -326,7 +328,7 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 		PA_NEIGH_INFLIGHT(ps->n) +
 		pl->n_workers * pl->burst * 2 +
 		n_tx * ps->n * pl->burst +
-		(o->drop_ring != NULL ? rte_ring_get_capacity(o->drop_ring) : 0);
+		(o->capture != NULL ? rte_ring_get_capacity(o->capture->ring) : 0);
 	req.n_lcores = pl->n_workers + 1;
 	req.burst = pl->burst;
 	req.no_cache = o->replay;

@@ -62,7 +62,7 @@ struct pa_worker {
 	uint32_t spin_polls;		/**< adaptive: empty polls before sleeping */
 	uint32_t max_sleep_us;		/**< adaptive: longest sleep */
 	bool run_classify, run_lb, run_tx;
-	struct rte_ring *drop_ring;
+	struct pa_capture_tap *capture;	/**< dropped packets to capture, or NULL */
 	const uint16_t *port_index_of;	/**< ethdev id -> port index */
 
 	unsigned int n_rxq;

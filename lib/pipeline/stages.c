@@ -32,11 +32,17 @@ wait_a_little(const struct pa_worker *w)
 		rte_pause();
 }
 
+/* A dropped packet being captured goes to the capture ring; when it is
+ * full, replay waits (its outcome never depends on timing) and live mode
+ * frees the packet and counts it lost to the capture. */
 static void
-capture_drop(struct pa_worker *w, struct rte_mbuf *m)
+capture_drop(struct pa_worker *w, struct rte_mbuf *m, enum pa_drop_reason r)
 {
-	while (rte_ring_mp_enqueue(w->drop_ring, m) != 0) {
-		if (!w->replay || w->pl->abort) {
+	struct pa_capture_tap *t = w->capture;
+
+	while (!pa_capture_offer(t, m, r)) {
+		if (!pa_capture_should_wait(t) || w->pl->abort) {
+			pa_capture_count_lost(t, w->widx, r);
 			rte_pktmbuf_free(m);
 			return;
 		}
@@ -44,14 +50,16 @@ capture_drop(struct pa_worker *w, struct rte_mbuf *m)
 	}
 }
 
+/* Counted once it is on the capture ring: when the replay sees every
+ * packet counted, every captured one is there for the final drain. */
 static __rte_always_inline void
 pa_drop(struct pa_worker *w, struct rte_mbuf *m, enum pa_drop_reason r)
 {
-	w->stats.drops[r]++;
-	if (unlikely(w->drop_ring != NULL))
-		capture_drop(w, m);
+	if (unlikely(pa_capture_wanted(w->capture, r)))
+		capture_drop(w, m, r);
 	else
 		rte_pktmbuf_free(m);
+	w->stats.drops[r]++;
 }
 
 static void
@@ -60,7 +68,7 @@ drop_bulk(struct pa_worker *w, struct rte_mbuf **pkts, unsigned int n,
 {
 	unsigned int i;
 
-	if (w->drop_ring == NULL) {
+	if (likely(!pa_capture_wanted(w->capture, r))) {
 		w->stats.drops[r] += n;
 		rte_pktmbuf_free_bulk(pkts, n);
 		return;

@@ -18,21 +18,35 @@
  * answer "data path not running". "shutdown" is the daemon's
  * (app/pktaccel/main.c), not a library's: it is not in this table.
  *
+ * The capture_* methods drive a real capture (lib/capture) whose
+ * directory is a private temporary one: a capture_start that passes the
+ * checks makes a file there. After an input that started one, the capture
+ * is made afresh and the directory emptied. Oracle: nothing is ever
+ * created outside that directory (every entry made is a regular file
+ * directly in it, named as the rules allow).
+ *
  * Oracles: every response is one line of JSON, an object or an array;
  * after an input that changed the tables, the running configuration
  * (config_get) must load as itself.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <rte_ethdev.h>
 
 #include "fuzz_common.h"
 #include "pa_acl.h"
+#include "pa_capture.h"
 #include "pa_config.h"
 #include "pa_lb.h"
 #include "pa_pkt.h"
@@ -76,6 +90,9 @@ static struct pa_config *cfg;
 static struct pa_acl *acl;
 static struct pa_lb *lb;
 static json_int_t acl_version, lb_version;
+static struct pa_capture *capture;
+static char cap_base[] = "/tmp/pa-fuzz-rpc-XXXXXX";
+static char cap_dir[PATH_MAX];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -272,6 +289,71 @@ tables_reset(void)
 	pa_config_free(fresh);
 }
 
+static void
+capture_create(void)
+{
+	struct pa_capture_opts o = {
+		.dir = cap_dir, .ring_size = 64, .socket = SOCKET_ID_ANY,
+	};
+	char err[256];
+
+	capture = pa_capture_create(&o, err, sizeof(err));
+	if (capture == NULL)
+		fuzz_fail(TARGET, "pa_capture_create: %s", err);
+	pa_capture_rpc_set(capture);
+}
+
+/* Every entry of the capture directory must be a file a capture_start
+ * could make; remove them. */
+static void
+capture_dir_check_and_empty(void)
+{
+	char why[256];
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	d = opendir(cap_dir);
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (pa_capture_check_name(e->d_name, why, sizeof(why)) != 0 ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode))
+			fuzz_fail(TARGET, "capture directory holds '%s'",
+				e->d_name);
+		unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
+static void
+capture_reset(void)
+{
+	struct pa_capture_status st;
+
+	pa_capture_get(capture, &st);
+	if (st.state == PA_CAPTURE_IDLE)
+		return;
+	pa_capture_rpc_set(NULL);
+	pa_capture_destroy(capture);
+	capture_dir_check_and_empty();
+	capture_create();
+}
+
+static void
+capture_cleanup(void)
+{
+	pa_capture_rpc_set(NULL);
+	pa_capture_destroy(capture);
+	capture = NULL;
+	capture_dir_check_and_empty();
+	rmdir(cap_dir);
+	rmdir(cap_base);
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -286,6 +368,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	port_map[1] = 1;
 	tables_create();
 	atexit(tables_destroy);
+	if (mkdtemp(cap_base) == NULL)
+		fuzz_fail(TARGET, "mkdtemp: %s", strerror(errno));
+	snprintf(cap_dir, sizeof(cap_dir), "%s/caps", cap_base);
+	capture_create();
+	atexit(capture_cleanup);
 	return 0;
 }
 
@@ -315,5 +402,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	free(out);
 	tables_reset();
+	capture_reset();
 	return 0;
 }

@@ -38,7 +38,8 @@ RPC_METHODS_NOW = ("rpc_get_methods", "stats_get", "pipeline_get",
                    "acl_rules_replace", "trace_packet",
                    "lb_service_add", "lb_service_delete", "lb_service_list",
                    "lb_backend_add", "lb_backend_delete", "lb_backend_set",
-                   "neigh_list")
+                   "neigh_list", "capture_start", "capture_stop",
+                   "capture_get")
 
 # Pipeline configurations exercised by the replay tests.
 PIPE4 = {"mode": "pipeline",
