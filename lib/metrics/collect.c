@@ -204,6 +204,123 @@ collect_ports(struct ctx *c, const json_t *ports)
 }
 
 /* Per-lcore counters (stats_get "lcores"); sums the stages across lcores. */
+/* Latency of forwarded packets (stats_get "latency"): its percentiles as
+ * a gauge by percentile ("100" is the maximum; not a Prometheus summary,
+ * whose quantiles are over a sliding window), its count and sum. */
+static void
+collect_latency(struct ctx *c, const json_t *lat)
+{
+	static const struct {
+		const char *key;
+		const char *q;
+	} qs[] = {
+		{ "p50_ns", "50" }, { "p90_ns", "90" }, { "p99_ns", "99" },
+		{ "p999_ns", "99.9" }, { "max_ns", "100" },
+	};
+	struct labels l;
+	const json_t *mean;
+	unsigned int i;
+	uint64_t u, n;
+
+	if (!json_is_true(json_object_get(lat, "enabled")))
+		return;
+	for (i = 0; i < RTE_DIM(qs); i++) {
+		if (!get_u64(lat, qs[i].key, &u))
+			continue;
+		l = lbl(1, "percentile", qs[i].q);
+		emit_f(c, G, "pktaccel_latency_seconds",
+			"Time forwarded packets spent in the appliance (rx burst to TX queue), by percentile since start (100: the maximum); log-scale histogram, within 1/32.",
+			(double)u / 1e9, &l);
+	}
+	l.n = 0;
+	if (get_u64(lat, "count", &n)) {
+		emit_u(c, C, "pktaccel_latency_packets_total",
+			"Forwarded packets whose latency was recorded.", n, &l);
+		mean = json_object_get(lat, "mean_ns");
+		if (json_is_number(mean))
+			emit_f(c, C, "pktaccel_latency_sum_seconds_total",
+				"Sum of the recorded latencies (with pktaccel_latency_packets_total: the mean).",
+				json_number_value(mean) * (double)n / 1e9, &l);
+	}
+}
+
+static const struct field neigh_fields[] = {
+	{ "rx", "pktaccel_neigh_rx_frames_total", C, 0,
+	  "ARP/ND frames for the appliance handled by the control side." },
+	{ "arp_requests_in", "pktaccel_neigh_arp_requests_in_total", C, 0,
+	  "Valid ARP requests received." },
+	{ "arp_replies_in", "pktaccel_neigh_arp_replies_in_total", C, 0,
+	  "Valid ARP replies received." },
+	{ "ns_in", "pktaccel_neigh_solicitations_in_total", C, 0,
+	  "Valid neighbour solicitations received." },
+	{ "na_in", "pktaccel_neigh_advertisements_in_total", C, 0,
+	  "Valid neighbour advertisements received." },
+	{ "arp_replies_out", "pktaccel_neigh_arp_replies_out_total", C, 0,
+	  "ARP replies sent for the appliance's addresses and VIPs." },
+	{ "na_out", "pktaccel_neigh_advertisements_out_total", C, 0,
+	  "Neighbour advertisements sent." },
+	{ "arp_requests_out", "pktaccel_neigh_arp_requests_out_total", C, 0,
+	  "ARP requests sent to resolve gateways and backends." },
+	{ "ns_out", "pktaccel_neigh_solicitations_out_total", C, 0,
+	  "Neighbour solicitations sent." },
+	{ "learned", "pktaccel_neigh_learned_total", C, 0,
+	  "Cache entries made for hosts that asked for the appliance." },
+	{ "resolved", "pktaccel_neigh_resolved_total", C, 0,
+	  "Targets (gateways, on-link backends) that got a MAC, or a new one." },
+	{ "failed", "pktaccel_neigh_failed_total", C, 0,
+	  "Resolutions or probe rounds that went unanswered." },
+	{ "unsolicited", "pktaccel_neigh_unsolicited_total", C, 0,
+	  "Replies and announcements for addresses never asked for (ignored)." },
+	{ "conflicts", "pktaccel_neigh_conflicts_total", C, 0,
+	  "Frames claiming one of the appliance's own addresses (ignored)." },
+	{ "not_ours", "pktaccel_neigh_not_ours_total", C, 0,
+	  "Valid frames that did not concern the appliance." },
+	{ "cache_full", "pktaccel_neigh_cache_full_total", C, 0,
+	  "Entries not made for lack of room." },
+	{ "no_source_address", "pktaccel_neigh_no_source_address_total", C, 0,
+	  "Targets a port could not ask for (no address of that family)." },
+	{ "tx_no_mbuf", "pktaccel_neigh_tx_no_mbuf_total", C, 0,
+	  "Answers or solicitations not sent: no mbuf." },
+	{ "tx_ring_full", "pktaccel_neigh_tx_ring_full_total", C, 0,
+	  "Answers or solicitations not sent: the port's control TX ring was full." },
+	{ "unknown_port", "pktaccel_neigh_unknown_port_total", C, 0,
+	  "Frames from a port the neighbour subsystem does not know." },
+	{ "tx_sent", "pktaccel_neigh_tx_sent_total", C, 0,
+	  "Frames the lcores sent for the control side (not in tx_packets)." },
+	{ "tx_dropped", "pktaccel_neigh_tx_dropped_total", C, 0,
+	  "Control-side frames a full TX queue refused." },
+	{ "entries", "pktaccel_neigh_entries", G, 0,
+	  "Neighbour cache entries." },
+};
+
+static void
+collect_neigh(struct ctx *c, const json_t *ng)
+{
+	const json_t *v;
+	struct labels l = { 0 };
+	const char *k;
+
+	if (!json_is_object(ng))
+		return;
+	emit_fields(c, ng, neigh_fields, RTE_DIM(neigh_fields), &l);
+	json_object_foreach((json_t *)json_object_get(ng, "invalid"), k, v) {
+		if (!json_is_integer(v))
+			continue;
+		l = lbl(1, "reason", k);
+		emit_u(c, C, "pktaccel_neigh_invalid_total",
+			"ARP/ND frames refused by the strict parser, by reason.",
+			(uint64_t)json_integer_value(v), &l);
+	}
+	json_object_foreach((json_t *)json_object_get(ng, "states"), k, v) {
+		if (!json_is_integer(v))
+			continue;
+		l = lbl(1, "state", k);
+		emit_u(c, G, "pktaccel_neigh_state_entries",
+			"Neighbour cache entries by state.",
+			(uint64_t)json_integer_value(v), &l);
+	}
+}
+
 static void
 collect_lcores(struct ctx *c, const json_t *lcores)
 {
@@ -238,6 +355,15 @@ collect_lcores(struct ctx *c, const json_t *lcores)
 				"Loop iterations of the lcore, by whether they found work (busy) or not (idle).",
 				u, &l);
 		}
+		l = lbl(1, "lcore", id);
+		if (get_u64(s, "sleeps", &u))
+			emit_u(c, C, "pktaccel_lcore_sleeps_total",
+				"Idle back-off sleeps of the lcore (adaptive polling; replay naps).",
+				u, &l);
+		if (get_u64(s, "sleep_cycles", &u))
+			emit_u(c, C, "pktaccel_lcore_sleep_cycles_total",
+				"TSC cycles the lcore spent in those sleeps (divide by pktaccel_tsc_hertz for seconds).",
+				u, &l);
 		d = json_object_get(s, "stage_packets");
 		for (i = 0; i < PA_STAGE_MAX; i++) {
 			const char *st = pa_stats_stage_name((enum pa_stage_id)i);
@@ -577,6 +703,8 @@ pa_metrics_collect(struct pa_metrics *m, const struct pa_metrics_sources *src)
 		}
 		collect_ports(&c, json_object_get(stats, "ports"));
 		collect_lcores(&c, json_object_get(stats, "lcores"));
+		collect_latency(&c, json_object_get(stats, "latency"));
+		collect_neigh(&c, json_object_get(stats, "neigh"));
 		collect_pipeline(&c, desc);
 	}
 	if (src->acl != NULL) {

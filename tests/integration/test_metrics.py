@@ -281,6 +281,28 @@ def test_scrape_equals_rpc_views(replayd):
     assert value(f, "pktaccel_lb_table_version") == st["lb"]["version"]
 
 
+def test_latency_and_neighbour_families_equal_stats_get(replayd):
+    st = replayd.call("stats_get")
+    f = parse_exposition(scrape(replayd.port))
+    lat = st["latency"]
+    assert lat["enabled"] and lat["count"] == st["tx_packets"] > 0
+    assert value(f, "pktaccel_latency_packets_total") == lat["count"]
+    for key, pct in (("p50_ns", "50"), ("p90_ns", "90"), ("p99_ns", "99"),
+                     ("p999_ns", "99.9"), ("max_ns", "100")):
+        got = value(f, "pktaccel_latency_seconds", percentile=pct)
+        assert abs(got - lat[key] / 1e9) <= 1e-12 + 1e-9 * got, (key, got)
+    mean = value(f, "pktaccel_latency_sum_seconds_total") / lat["count"]
+    assert abs(mean - lat["mean_ns"] / 1e9) < 1e-9 + 1e-6 * mean
+    for lc, s in st["lcores"].items():
+        assert value(f, "pktaccel_lcore_sleeps_total", lcore=lc) <= \
+            s["sleeps"] + 10**6         # still counting while idle
+    ng = st["neigh"]
+    assert value(f, "pktaccel_neigh_entries") == ng["entries"]
+    assert value(f, "pktaccel_neigh_rx_frames_total") == ng["rx"]
+    for reason, n in ng["invalid"].items():
+        assert value(f, "pktaccel_neigh_invalid_total", reason=reason) == n
+
+
 def test_rpc_calls_and_errors_counted_per_method(replayd):
     def counts():
         f = parse_exposition(scrape(replayd.port))
