@@ -423,7 +423,9 @@ do_up() {
 	done
 	mkdir -p "$STATE"
 	: >"$CREATED"
-	trap 'echo "$PROG: up failed, cleaning up" >&2; do_down' ERR
+	# any failure from here on (set -e, die) removes what was made
+	UP_DONE=0
+	trap 'if [ "$UP_DONE" -ne 1 ]; then echo "$PROG: up failed, removing what it made" >&2; do_down; fi' EXIT
 
 	probe_ipip
 
@@ -547,7 +549,7 @@ do_up() {
 				}
 		done
 	fi
-	trap - ERR
+	UP_DONE=1
 	echo "$PROG: lab '$NAME' is up: $(all_ns | tr '\n' ' ')(ipip tunnels: $([ "$IPIP" -eq 1 ] && echo yes || echo "no, this kernel has none"))"
 }
 
@@ -590,9 +592,10 @@ command -v ip >/dev/null 2>&1 || die "ip (iproute2) not found"
 command -v ethtool >/dev/null 2>&1 || die "ethtool not found"
 mkdir -p "$STATE_ROOT"
 
-# one operation at a time per lab name
-exec 9>"$STATE_ROOT/$NAME.lock"
-flock -w 60 9 || die "lab '$NAME' is locked by another $PROG"
+# one operation at a time (all labs: a lock file per name would outlive
+# its lab)
+exec 9>"$STATE_ROOT/lock"
+flock -w 300 9 || die "$STATE_ROOT/lock is held by another $PROG"
 
 case "$CMD" in
 up) do_up ;;

@@ -53,15 +53,15 @@ def namespaces_usable():
 
 
 def reap_stale_labs():
-    """Labs of earlier test runs ("t<pid>") whose process is gone (killed
-    by a timeout before its clean-up ran): take them down. Only what
-    lab-netns.sh recorded is touched."""
+    """Labs of earlier test runs ("t<pid>", "u<pid>") whose process is
+    gone (killed by a timeout before its clean-up ran): take them down.
+    Only what lab-netns.sh recorded is touched."""
     try:
         names = os.listdir(STATE_ROOT)
     except OSError:
         return
     for n in names:
-        m = re.fullmatch(r"t(\d+)", n)
+        m = re.fullmatch(r"[tu](\d+)", n)
         if m is None or not os.path.isdir(os.path.join(STATE_ROOT, n)):
             continue
         if os.path.exists("/proc/%s" % m.group(1)):
@@ -290,7 +290,7 @@ class UdpProbe(_Interactive):
 
     def __init__(self, lab, vip, flows, rate, src, port, sport_base):
         args = ["udp", "--vip", vip, "--port", port, "--flows", flows,
-                "--rate", rate]
+                "--rate", rate, "--linger", 2]
         if src:
             args += ["--src", src]
         if sport_base:

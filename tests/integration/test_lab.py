@@ -198,10 +198,11 @@ def flow_of(ip):
 
 # ------------------------------------------------------------------ 1: lab
 
-def test_lab_script_idempotent_refuses_foreign_cleans_up():
+def test_lab_script_idempotent_refuses_foreign_cleans_up(tmp_path):
     """scripts/lab-netns.sh: lint, usage; refuses a namespace it did not
-    create (and creates nothing then); up twice = up once; the veths'
-    offloads, ARP and rp_filter settings; down removes all it made."""
+    create (and creates nothing then); a failed up removes what it made;
+    up twice = up once; the veths' offloads, ARP and rp_filter settings;
+    down removes all it made."""
     why = labutil.namespaces_usable()
     if why is not None:
         pytest.skip(why)
@@ -237,6 +238,17 @@ def test_lab_script_idempotent_refuses_foreign_cleans_up():
             "create: %s" % ours()
     finally:
         sh(["ip", "netns", "del", foreign])
+
+    # an up that fails half-way (here: ethtool refuses) removes what it made
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "ethtool").write_text("#!/bin/sh\nexit 1\n")
+    (fake / "ethtool").chmod(0o755)
+    r = sh([lab_sh, "up", "--name", name, "--no-servers"], timeout=120,
+           env=dict(os.environ, PATH="%s:%s" % (fake, os.environ["PATH"])))
+    assert r.returncode != 0 and b"ethtool" in r.stderr, r
+    assert ours() == [], "a failed up left %s" % ours()
+    assert not os.path.exists(os.path.join(labutil.STATE_ROOT, name))
 
     try:
         sh([lab_sh, "up", "--name", name, "--no-servers"], timeout=120,
@@ -346,12 +358,12 @@ def test_tcp_and_udp_through_the_appliance(lab, apps, mode):
 
     # UDP to the same VIP
     r = lab.client("udp", "--vip", v, "--flows", 12, "--rate", 400,
-                   "--duration", 1.5, "--linger", 1)
+                   "--duration", 1.5, "--linger", 2)
+    check_loss(r, "%s UDP (appliance: %s)" % (mode, diag(d)))
     trace = tracer(d)
     try:
         for f in r["flows"]:
-            assert f["sent"] > 0 and f["lost"] == 0, (f, diag(d))
-            assert len(f["backends"]) == 1, f
+            assert f["answered"] > 0 and len(f["backends"]) == 1, f
             name = list(f["backends"])[0]
             t = trace(client_addrs(lab)[0], f["sport"], v, 5353, "udp")
             assert t["backend"] == lab.backend_of(name)["addr"], (f, t)
