@@ -595,12 +595,16 @@ def test_tcpreplay_of_captured_traffic_reaches_the_backends(lab, apps,
     caps = _capture_backends(lab, tmp_path, "replay",
                              "src host %s or ip proto 4" % src)
     try:
+        b0 = d.call("stats_get")["lb"]["balanced"]
         r = sh(["ip", "netns", "exec", cli, "tcpreplay", "-q", "-i", "c0",
                 "--pps", "400", str(tmp_path / "client.pcap")], timeout=120)
         assert r.returncode == 0, r.stderr.decode()
         time.sleep(1.0)
+        balanced = d.call("stats_get")["lb"]["balanced"] - b0
     finally:
         got = {n: c.stop() for n, c in caps.items()}
+    assert balanced == len(frames), "the appliance balanced %d packets " \
+        "of the %d replayed" % (balanced, len(frames))
 
     nat_vip = vip(lab, "nat")
     nat_port = int(lab.env["NAT_BACKEND_PORT"])
@@ -657,7 +661,7 @@ def test_fleet_behind_ecmp_agrees_on_backends(lab, apps):
         lab.wait_service(v)
     src = client_addrs(lab)[0]
     n = 120
-    base = 20000 + (os.getpid() % 40) * 500
+    base = 20000 + (os.getpid() % 24) * 500    # below the ephemeral ports
     runs = []
     for r, active, idle in (("1", d1, d2), ("2", d2, d1)):
         lab.route(r)
@@ -683,8 +687,13 @@ def test_fleet_behind_ecmp_agrees_on_backends(lab, apps):
     share = (f1[0] - f0[0], f1[1] - f0[1])
     assert share[0] > 0 and share[1] > 0, "ECMP used one appliance: %s" \
         % (share,)
-    assert share[0] + share[1] == m, "flows created on the two " \
-        "appliances %s do not add up to %d connections" % (share, m)
+    # each connection is one flow on one appliance (a 5-tuple that the
+    # client reused within the burst, or that an earlier run left in a
+    # flow table, is not new: a few fewer)
+    flows = len({(c["src"], c["sport"]) for c in res["conns"]})
+    assert flows - 3 <= share[0] + share[1] <= flows, "flows created on " \
+        "the two appliances %s do not add up to the %d flows of %d " \
+        "connections" % (share, flows, m)
     t1, t2 = tracer(d1), tracer(d2)
     try:
         wrong = []
