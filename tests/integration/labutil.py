@@ -118,7 +118,20 @@ class Lab:
         for d in self.daemons:
             if d.alive():
                 d.kill()
+        self.forget_sockets()
         return sh([LAB_SH, "down", "--name", self.name], timeout=180)
+
+    def forget_sockets(self):
+        """Remove the RPC sockets (and their lock files) of the stopped
+        appliances."""
+        for d in self.daemons:
+            if d.alive():
+                continue
+            for p in (d.sock, d.sock + ".lock"):
+                try:
+                    os.unlink(p)
+                except OSError:
+                    pass
 
     def route(self, arg):
         sh([LAB_SH, "route", arg, "--name", self.name], check=True)

@@ -60,6 +60,7 @@ def apps(lab, tmp_path):
             if rc != 0:
                 errors.append("appliance %d exited %s\n%s"
                               % (d.k, rc, d.describe()))
+    lab.forget_sockets()
     lab.route("1")
     assert not errors, "\n".join(errors)
 
