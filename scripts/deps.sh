@@ -26,6 +26,8 @@ PACKAGES=(
 	iproute2		# ip netns / veth for the live tests
 	ethtool			# checksum offload off on veths
 	tcpdump
+	tcpreplay		# the live lab's replay test (tests/integration/test_lab.py)
+	curl			# the live lab by hand (docs/lab.md)
 	procps
 	gcovr			# scripts/coverage.sh
 	shellcheck		# lints scripts/*.sh (tests/integration/test_deploy.py)

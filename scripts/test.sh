@@ -10,7 +10,8 @@
 #   SANITIZE=address,undefined   build into build-san with -Db_sanitize=...
 #   PYTEST_ARGS="..."            extra arguments for pytest (e.g. -k rpc)
 #   UNIT_TIMEOUT=300             seconds for each unit test binary
-#   INTEGRATION_TIMEOUT=720      seconds for the whole pytest run
+#   INTEGRATION_TIMEOUT=1080     seconds for the whole pytest run (the live
+#                                lab of test_lab.py takes 2-4 minutes)
 set -uo pipefail
 
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." || exit 1
@@ -125,7 +126,7 @@ done <"$TMP/unit.list"
 section "integration (pytest)"
 junit="$TMP/junit.xml"
 # shellcheck disable=SC2086
-timeout -k 15 "${INTEGRATION_TIMEOUT:-720}" \
+timeout -k 15 "${INTEGRATION_TIMEOUT:-1080}" \
 	"$PY" -m pytest tests/integration -p no:cacheprovider -rfEs \
 	--junitxml="$junit" ${PYTEST_ARGS:-} </dev/null
 rc=$?

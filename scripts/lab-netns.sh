@@ -1,0 +1,612 @@
+#!/usr/bin/env bash
+# The live lab: network namespaces and veth pairs on this machine only, a
+# client behind a router, two appliance slots (pktaccel on net_af_packet),
+# backends with the VIPs on their loopback for direct server return.
+# See docs/lab.md for the diagram and how to run the appliance in it.
+set -euo pipefail
+
+PROG=$(basename "$0")
+HERE=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
+STATE_ROOT=${PA_LAB_STATE:-/run/pktaccel-lab}
+PY=/usr/bin/python3
+
+usage() {
+	cat <<EOF
+Usage: $PROG up|down|status|route|env [options]
+
+  up       build the lab (idempotent: a lab that is already complete is left
+           as it is, a half-built one is taken down and built again)
+  down     remove what "up" created, and nothing else
+  status   print what exists; exit 0 when the lab is complete, 1 otherwise
+  route A  send the VIPs from the router to appliance A: "1", "2" or "1,2"
+           (ECMP over both, L4 hash), or "none"
+  env      print the lab's addresses and names (KEY=VALUE lines)
+
+Options:
+  -n, --name NAME      lab name, 1-12 of [a-z0-9] (default: lab); the
+                       namespaces are pa-NAME-cli, -rtr, -app1, -app2, -beK
+  -b, --backends N     backends, 3..9 (default 3); up only
+      --static-neigh   DEVELOPMENT ONLY: install static kernel neighbour
+                       entries for the appliances' addresses (router and
+                       backends), for an appliance that does not answer ARP
+      --no-servers     do not start the backend servers (scripts/lab-backend.py)
+  -h, --help           this help
+
+Everything created is recorded under $STATE_ROOT/NAME/; "down" removes
+only what is recorded there, and "up" refuses to reuse a namespace it did
+not create. The appliance configurations for the two slots are written
+there too (app1.json, app2.json).
+EOF
+}
+
+die() {
+	echo "$PROG: $*" >&2
+	exit 1
+}
+
+# ------------------------------------------------------------------ options
+CMD=""
+NAME=lab
+NB=3
+STATIC_NEIGH=0
+SERVERS=1
+ROUTE_ARG=""
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	up | down | status | env)
+		[ -z "$CMD" ] || die "one command at a time"
+		CMD=$1
+		;;
+	route)
+		[ -z "$CMD" ] || die "one command at a time"
+		CMD=route
+		[ $# -ge 2 ] || die "route needs an argument: 1, 2, 1,2 or none"
+		ROUTE_ARG=$2
+		shift
+		;;
+	-n | --name)
+		[ $# -ge 2 ] || die "$1 needs a value"
+		NAME=$2
+		shift
+		;;
+	-b | --backends)
+		[ $# -ge 2 ] || die "$1 needs a value"
+		NB=$2
+		shift
+		;;
+	--static-neigh) STATIC_NEIGH=1 ;;
+	--no-servers) SERVERS=0 ;;
+	-h | --help)
+		usage
+		exit 0
+		;;
+	*) die "unknown option or command '$1' (see --help)" ;;
+	esac
+	shift
+done
+[ -n "$CMD" ] || die "no command (see --help)"
+[[ "$NAME" =~ ^[a-z0-9]{1,12}$ ]] || die "invalid name '$NAME' (1-12 of a-z 0-9)"
+[[ "$NB" =~ ^[3-9]$ ]] || die "invalid backend count '$NB' (3..9)"
+
+STATE="$STATE_ROOT/$NAME"
+CREATED="$STATE/created"
+
+# ------------------------------------------------------------------ topology
+# Namespaces
+NS_CLI="pa-$NAME-cli"
+NS_RTR="pa-$NAME-rtr"
+NS_APP=("pa-$NAME-app1" "pa-$NAME-app2")
+
+# Client
+CLI_IF=c0
+CLI_MAC=02:1a:00:00:00:02
+CLI_ADDRS=(10.10.0.2 10.10.0.3 10.10.0.4)
+CLI_NET=10.10.0.0/24
+# Router
+RTR_CLI_IF=r0
+RTR_CLI_MAC=02:1a:00:00:00:01
+RTR_CLI_ADDR=10.10.0.1
+RTR_BR=br0
+RTR_BR_MAC=02:1a:00:30:00:01
+RTR_BR_ADDR=10.30.0.1
+# Appliance slot k (1, 2): wan towards the router, lan towards the backends
+APP_WAN_IF=wan
+APP_LAN_IF=lan
+app_wan_mac() { echo "02:1a:0$1:00:00:02"; }
+app_lan_mac() { echo "02:1a:0$1:01:00:02"; }
+rtr_wan_if() { echo "r$1"; }		# router side of slot k's wan link
+rtr_wan_mac() { echo "02:1a:0$1:00:00:01"; }
+rtr_wan_addr() { echo "10.20.$1.1"; }
+app_wan_addr() { echo "10.20.$1.2"; }
+rtr_lan_if() { echo "rb$1"; }		# bridge port of slot k's lan link
+rtr_lan_mac() { echo "02:1a:0$1:01:00:01"; }
+app_lan_addr() { echo "10.30.0.$((1 + $1))"; }
+# Backend k (1..NB)
+BE_IF=e0
+be_ns() { echo "pa-$NAME-be$1"; }
+be_mac() { echo "02:1a:00:30:00:1$1"; }
+be_addr() { echo "10.30.0.$((10 + $1))"; }
+rtr_be_if() { echo "rs$1"; }
+rtr_be_mac() { echo "02:1a:00:31:00:1$1"; }
+# Services (the VIPs live on the backends' loopback for dsr)
+VIP_NET=10.99.0.0/24
+VIP_DSR=10.99.0.10
+VIP_NAT=10.99.0.11
+VIP_IPIP=10.99.0.12
+HTTP_PORT=80
+NAT_BACKEND_PORT=8080
+UDP_PORT=5353
+RT_DSR=100		# backends' routing table for replies from a VIP
+
+# ------------------------------------------------------------------ helpers
+q() {
+	"$@" >/dev/null 2>&1
+}
+
+record() {
+	echo "$*" >>"$CREATED"
+}
+
+recorded_netns() {
+	[ -f "$CREATED" ] || return 0
+	sed -n 's/^netns //p' "$CREATED"
+}
+
+recorded_pids() {
+	[ -f "$CREATED" ] || return 0
+	sed -n 's/^pid //p' "$CREATED"
+}
+
+netns_exists() {
+	[ -e "/run/netns/$1" ]
+}
+
+all_ns() {
+	local k
+	echo "$NS_CLI"
+	echo "$NS_RTR"
+	echo "${NS_APP[0]}"
+	echo "${NS_APP[1]}"
+	for k in $(seq 1 "$NB"); do be_ns "$k"; done
+}
+
+# A server pid is ours if it still runs scripts/lab-backend.py for this lab.
+pid_is_ours() {
+	local pid=$1 cmd
+	[ -r "/proc/$pid/cmdline" ] || return 1
+	cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline")
+	[[ "$cmd" == *lab-backend.py*"--lab $NAME "* ]]
+}
+
+ns_sysctl() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" sysctl -qw "$@" >/dev/null
+}
+
+add_netns() {
+	local ns=$1
+	netns_exists "$ns" && die "network namespace $ns exists but was not created by this script (see '$PROG down --name $NAME' or remove it yourself)"
+	ip netns add "$ns"
+	record "netns $ns"
+	ns_sysctl "$ns" net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1
+	ip -n "$ns" link set lo up
+}
+
+# veth NS_A:IF_A (MAC_A) <-> NS_B:IF_B (MAC_B), created inside the
+# namespaces (never in the caller's), checksum and segmentation offloads
+# off on both ends: the appliance relays the kernels' packets as they are.
+add_veth() {
+	local nsa=$1 ifa=$2 maca=$3 nsb=$4 ifb=$5 macb=$6 ns dev
+	ip -n "$nsa" link add "$ifa" address "$maca" type veth \
+		peer name "$ifb" address "$macb" netns "$nsb"
+	for ns_dev in "$nsa:$ifa" "$nsb:$ifb"; do
+		ns=${ns_dev%%:*}
+		dev=${ns_dev#*:}
+		ip netns exec "$ns" ethtool -K "$dev" rx off tx off >/dev/null 2>&1 ||
+			die "ethtool -K $dev rx off tx off failed in $ns"
+		q ip netns exec "$ns" ethtool -K "$dev" tso off gso off gro off || true
+		ip -n "$ns" link set "$dev" up
+	done
+}
+
+wait_tcp_listen() {
+	local ns=$1 port=$2 tries
+	for ((tries = 0; tries < 100; tries++)); do
+		if ip netns exec "$ns" ss -Hltn "sport = :$port" 2>/dev/null | grep -q LISTEN; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+write_config() {
+	local k=$1 f="$STATE/app$1.json" wan_next backends="" b nat_backends="" udp_backends=""
+	if [ "$STATIC_NEIGH" -eq 1 ]; then
+		wan_next="\"gateway_mac\": \"$(rtr_wan_mac "$k")\""
+	else
+		wan_next="\"gateway\": \"$(rtr_wan_addr "$k")\""
+	fi
+	for b in $(seq 1 "$NB"); do
+		[ -n "$backends" ] && backends="$backends,"
+		[ -n "$nat_backends" ] && nat_backends="$nat_backends,"
+		[ -n "$udp_backends" ] && udp_backends="$udp_backends,"
+		backends="$backends
+       {\"addr\": \"$(be_addr "$b")\", \"weight\": $b, \"mac\": \"$(be_mac "$b")\"}"
+		nat_backends="$nat_backends
+       {\"addr\": \"$(be_addr "$b")\", \"port\": $NAT_BACKEND_PORT, \"weight\": $b, \"mac\": \"$(be_mac "$b")\"}"
+		udp_backends="$udp_backends
+       {\"addr\": \"$(be_addr "$b")\", \"weight\": $b, \"mac\": \"$(be_mac "$b")\"}"
+	done
+	cat >"$f.tmp" <<EOF
+{
+ "ports": [
+  {"name": "wan", "devargs": "net_af_packet0,iface=$APP_WAN_IF", "peer": "lan",
+   "addr": ["$(app_wan_addr "$k")/24"], $wan_next},
+  {"name": "lan", "devargs": "net_af_packet1,iface=$APP_LAN_IF", "peer": "wan",
+   "addr": ["$(app_lan_addr "$k")/24"]}
+ ],
+ "pipeline": {"mode": "rtc"},
+ "acl": {"default": "permit"},
+ "lb": {
+  "local_addr": "$(app_lan_addr "$k")",
+  "flow_table": {"size": 65536, "tcp_fin_timeout": 2},
+  "services": [
+   {"name": "web-dsr", "vip": "$VIP_DSR", "port": $HTTP_PORT, "proto": "tcp", "forward": "dsr",
+    "backends": [$backends]},
+   {"name": "udp-dsr", "vip": "$VIP_DSR", "port": $UDP_PORT, "proto": "udp", "forward": "dsr",
+    "backends": [$udp_backends]},
+   {"name": "web-nat", "vip": "$VIP_NAT", "port": $HTTP_PORT, "proto": "tcp", "forward": "nat",
+    "backends": [$nat_backends]},
+   {"name": "udp-nat", "vip": "$VIP_NAT", "port": $UDP_PORT, "proto": "udp", "forward": "nat",
+    "backends": [$udp_backends]},
+   {"name": "web-ipip", "vip": "$VIP_IPIP", "port": $HTTP_PORT, "proto": "tcp", "forward": "ipip",
+    "backends": [$backends]},
+   {"name": "udp-ipip", "vip": "$VIP_IPIP", "port": $UDP_PORT, "proto": "udp", "forward": "ipip",
+    "backends": [$udp_backends]}
+  ]
+ },
+ "metrics": null
+}
+EOF
+	mv "$f.tmp" "$f"
+}
+
+write_env() {
+	local f="$STATE/lab.env" k
+	{
+		echo "NAME=$NAME"
+		echo "BACKENDS=$NB"
+		echo "STATIC_NEIGH=$STATIC_NEIGH"
+		echo "IPIP=$IPIP"
+		echo "NS_CLI=$NS_CLI"
+		echo "NS_RTR=$NS_RTR"
+		echo "CLI_IF=$CLI_IF"
+		echo "CLI_MAC=$CLI_MAC"
+		echo "CLI_ADDRS=${CLI_ADDRS[*]}"
+		echo "RTR_CLI_IF=$RTR_CLI_IF"
+		echo "RTR_CLI_MAC=$RTR_CLI_MAC"
+		echo "RTR_CLI_ADDR=$RTR_CLI_ADDR"
+		echo "RTR_BR_ADDR=$RTR_BR_ADDR"
+		for k in 1 2; do
+			echo "NS_APP$k=${NS_APP[$((k - 1))]}"
+			echo "APP${k}_WAN_IF=$APP_WAN_IF"
+			echo "APP${k}_LAN_IF=$APP_LAN_IF"
+			echo "APP${k}_WAN_MAC=$(app_wan_mac "$k")"
+			echo "APP${k}_LAN_MAC=$(app_lan_mac "$k")"
+			echo "APP${k}_WAN_ADDR=$(app_wan_addr "$k")"
+			echo "APP${k}_LAN_ADDR=$(app_lan_addr "$k")"
+			echo "APP${k}_GATEWAY=$(rtr_wan_addr "$k")"
+			echo "APP${k}_GATEWAY_MAC=$(rtr_wan_mac "$k")"
+			echo "APP${k}_CONFIG=$STATE/app$k.json"
+		done
+		for k in $(seq 1 "$NB"); do
+			echo "BE${k}_NS=$(be_ns "$k")"
+			echo "BE${k}_IF=$BE_IF"
+			echo "BE${k}_ADDR=$(be_addr "$k")"
+			echo "BE${k}_MAC=$(be_mac "$k")"
+			echo "BE${k}_NAME=be$k"
+			echo "BE${k}_WEIGHT=$k"
+		done
+		echo "VIP_DSR=$VIP_DSR"
+		echo "VIP_NAT=$VIP_NAT"
+		echo "VIP_IPIP=$VIP_IPIP"
+		echo "HTTP_PORT=$HTTP_PORT"
+		echo "NAT_BACKEND_PORT=$NAT_BACKEND_PORT"
+		echo "UDP_PORT=$UDP_PORT"
+	} >"$f.tmp"
+	mv "$f.tmp" "$f"
+}
+
+# Does this kernel have ipip tunnels? Probed in a scratch namespace of ours.
+probe_ipip() {
+	local ns="pa-$NAME-probe"
+	netns_exists "$ns" && die "network namespace $ns exists but was not created by this script"
+	ip netns add "$ns"
+	if q ip -n "$ns" link add pa-ipip0 type ipip local 10.0.0.1 remote 10.0.0.2; then
+		IPIP=1
+	else
+		IPIP=0
+	fi
+	ip netns del "$ns"
+}
+
+set_route() {
+	local arg=$1 hops=()
+	case "$arg" in
+	1) hops=(via "$(app_wan_addr 1)" dev "$(rtr_wan_if 1)") ;;
+	2) hops=(via "$(app_wan_addr 2)" dev "$(rtr_wan_if 2)") ;;
+	1,2 | 2,1)
+		hops=(nexthop via "$(app_wan_addr 1)" dev "$(rtr_wan_if 1)" weight 1
+			nexthop via "$(app_wan_addr 2)" dev "$(rtr_wan_if 2)" weight 1)
+		;;
+	none)
+		q ip -n "$NS_RTR" route del "$VIP_NET" || true
+		return 0
+		;;
+	*) die "route: expected 1, 2, 1,2 or none, got '$arg'" ;;
+	esac
+	ip -n "$NS_RTR" route replace "$VIP_NET" "${hops[@]}"
+	# forget the router's cached choices so that new flows take the new route
+	q ip -n "$NS_RTR" route flush cache || true
+}
+
+# ------------------------------------------------------------------ checks
+lab_complete() {
+	local ns pid
+	[ -f "$STATE/lab.env" ] || return 1
+	for ns in $(all_ns); do
+		netns_exists "$ns" || return 1
+		grep -qx "netns $ns" "$CREATED" || return 1
+	done
+	for pid in $(recorded_pids | cut -d' ' -f1); do
+		pid_is_ours "$pid" || return 1
+	done
+	return 0
+}
+
+# ------------------------------------------------------------------ down
+do_down() {
+	local ns pid _ tries left
+	if [ ! -d "$STATE" ]; then
+		return 0
+	fi
+	while read -r pid _; do
+		[ -n "$pid" ] || continue
+		if pid_is_ours "$pid"; then
+			kill "$pid" 2>/dev/null || true
+		fi
+	done < <(recorded_pids)
+	for ((tries = 0; tries < 30; tries++)); do
+		left=0
+		while read -r pid _; do
+			[ -n "$pid" ] || continue
+			pid_is_ours "$pid" && left=1
+		done < <(recorded_pids)
+		[ "$left" -eq 0 ] && break
+		sleep 0.1
+	done
+	while read -r pid _; do
+		[ -n "$pid" ] || continue
+		if pid_is_ours "$pid"; then
+			kill -9 "$pid" 2>/dev/null || true
+		fi
+	done < <(recorded_pids)
+	for ns in $(recorded_netns | tac); do
+		if netns_exists "$ns"; then
+			ip netns del "$ns" || echo "$PROG: could not delete $ns" >&2
+		fi
+	done
+	rm -rf "$STATE"
+}
+
+# ------------------------------------------------------------------ up
+do_up() {
+	local k ns ifr
+
+	if [ -f "$CREATED" ]; then
+		# a previous lab of this name: keep it if it is complete (with
+		# the same options), else start over
+		if lab_complete && grep -qx "BACKENDS=$NB" "$STATE/lab.env" &&
+			grep -qx "STATIC_NEIGH=$STATIC_NEIGH" "$STATE/lab.env" &&
+			{ [ "$SERVERS" -eq 0 ] || [ -n "$(recorded_pids)" ]; }; then
+			echo "$PROG: lab '$NAME' is already up ($STATE)"
+			return 0
+		fi
+		do_down
+	fi
+	for ns in $(all_ns); do
+		netns_exists "$ns" && die "network namespace $ns exists but was not created by this script; not touching it"
+	done
+	mkdir -p "$STATE"
+	: >"$CREATED"
+	# any failure from here on (set -e, die) removes what was made
+	UP_DONE=0
+	trap 'if [ "$UP_DONE" -ne 1 ]; then echo "$PROG: up failed, removing what it made" >&2; do_down; fi' EXIT
+
+	probe_ipip
+
+	for ns in $(all_ns); do
+		add_netns "$ns"
+	done
+
+	# router: forwarding, no reverse-path filter (dsr replies come from the
+	# VIPs, which the router routes towards the appliances), ARP answered
+	# only for the arriving interface's own addresses (the appliances pass
+	# broadcasts from one side to the other), L4 hash for ECMP
+	ns_sysctl "$NS_RTR" net.ipv4.ip_forward=1 \
+		net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
+		net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.default.arp_ignore=1 \
+		net.ipv4.conf.all.arp_announce=2 net.ipv4.conf.default.arp_announce=2 \
+		net.ipv4.fib_multipath_hash_policy=1
+
+	# client <-> router
+	add_veth "$NS_CLI" "$CLI_IF" "$CLI_MAC" "$NS_RTR" "$RTR_CLI_IF" "$RTR_CLI_MAC"
+	for a in "${CLI_ADDRS[@]}"; do
+		ip -n "$NS_CLI" addr add "$a/24" dev "$CLI_IF"
+	done
+	ip -n "$NS_CLI" route add default via "$RTR_CLI_ADDR"
+	ip -n "$NS_RTR" addr add "$RTR_CLI_ADDR/24" dev "$RTR_CLI_IF"
+
+	# the backends' LAN: a bridge in the router namespace, the router is
+	# its gateway (10.30.0.1)
+	ip -n "$NS_RTR" link add "$RTR_BR" address "$RTR_BR_MAC" type bridge \
+		stp_state 0 forward_delay 0
+	q ip netns exec "$NS_RTR" ethtool -K "$RTR_BR" tx off || true
+	ip -n "$NS_RTR" addr add "$RTR_BR_ADDR/24" dev "$RTR_BR"
+	ip -n "$NS_RTR" link set "$RTR_BR" up
+
+	# appliance slots: wan to the router, lan to the bridge; no kernel
+	# addresses there (pktaccel owns the interfaces through AF_PACKET)
+	for k in 1 2; do
+		ns=${NS_APP[$((k - 1))]}
+		add_veth "$ns" "$APP_WAN_IF" "$(app_wan_mac "$k")" \
+			"$NS_RTR" "$(rtr_wan_if "$k")" "$(rtr_wan_mac "$k")"
+		add_veth "$ns" "$APP_LAN_IF" "$(app_lan_mac "$k")" \
+			"$NS_RTR" "$(rtr_lan_if "$k")" "$(rtr_lan_mac "$k")"
+		ifr=$(rtr_wan_if "$k")
+		ip -n "$NS_RTR" addr add "$(rtr_wan_addr "$k")/24" dev "$ifr"
+		ip -n "$NS_RTR" link set "$(rtr_lan_if "$k")" master "$RTR_BR"
+		for dev in "$APP_WAN_IF" "$APP_LAN_IF"; do
+			ns_sysctl "$ns" "net.ipv4.conf.$dev.arp_ignore=8"
+		done
+	done
+
+	# backends
+	for k in $(seq 1 "$NB"); do
+		ns=$(be_ns "$k")
+		ns_sysctl "$ns" net.ipv4.conf.all.rp_filter=0 \
+			net.ipv4.conf.default.rp_filter=0 \
+			net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.default.arp_ignore=1 \
+			net.ipv4.conf.all.arp_announce=2 net.ipv4.conf.default.arp_announce=2
+		add_veth "$ns" "$BE_IF" "$(be_mac "$k")" \
+			"$NS_RTR" "$(rtr_be_if "$k")" "$(rtr_be_mac "$k")"
+		ns_sysctl "$ns" "net.ipv4.conf.$BE_IF.rp_filter=0" \
+			"net.ipv4.conf.$BE_IF.arp_ignore=1" \
+			"net.ipv4.conf.$BE_IF.arp_announce=2" \
+			net.ipv4.conf.lo.rp_filter=0
+		ip -n "$NS_RTR" link set "$(rtr_be_if "$k")" master "$RTR_BR"
+		ip -n "$ns" addr add "$(be_addr "$k")/24" dev "$BE_IF"
+		# the dsr VIP on the loopback: answered for, never announced
+		ip -n "$ns" addr add "$VIP_DSR/32" dev lo
+		# replies from a VIP (dsr) go straight to the router; replies
+		# to the clients from the backend's own address (nat) go back
+		# through appliance 1, which translates them
+		ip -n "$ns" route add default via "$RTR_BR_ADDR"
+		ip -n "$ns" route add "$CLI_NET" via "$(app_lan_addr 1)"
+		ip -n "$ns" route add default via "$RTR_BR_ADDR" table "$RT_DSR"
+		ip -n "$ns" rule add from "$VIP_NET" lookup "$RT_DSR" priority 100
+		if [ "$IPIP" -eq 1 ]; then
+			# decapsulate ipip: the fallback device tunl0 takes every
+			# IPIP packet; the inner packet is to the VIP
+			q ip -n "$ns" link add tunl0 type ipip || true
+			ip -n "$ns" link set tunl0 up
+			ns_sysctl "$ns" net.ipv4.conf.tunl0.rp_filter=0
+			ip -n "$ns" addr add "$VIP_IPIP/32" dev lo
+		fi
+	done
+
+	# VIPs to appliance 1 to begin with ("route 1,2" for ECMP)
+	set_route 1
+
+	if [ "$STATIC_NEIGH" -eq 1 ]; then
+		for k in 1 2; do
+			ip -n "$NS_RTR" neigh replace "$(app_wan_addr "$k")" \
+				lladdr "$(app_wan_mac "$k")" dev "$(rtr_wan_if "$k")" nud permanent
+		done
+		for k in $(seq 1 "$NB"); do
+			for a in 1 2; do
+				ip -n "$(be_ns "$k")" neigh replace "$(app_lan_addr "$a")" \
+					lladdr "$(app_lan_mac "$a")" dev "$BE_IF" nud permanent
+			done
+		done
+	fi
+
+	write_config 1
+	write_config 2
+	write_env
+
+	if [ "$SERVERS" -eq 1 ]; then
+		for k in $(seq 1 "$NB"); do
+			ns=$(be_ns "$k")
+			local udp_args=(--udp "$(be_addr "$k"):$UDP_PORT" --udp "$VIP_DSR:$UDP_PORT")
+			[ "$IPIP" -eq 1 ] && udp_args+=(--udp "$VIP_IPIP:$UDP_PORT")
+			# (fd 9, the lock, is not passed on)
+			ip netns exec "$ns" setsid "$PY" "$HERE/lab-backend.py" \
+				--lab "$NAME" --name "be$k" \
+				--tcp "$HTTP_PORT" --tcp "$NAT_BACKEND_PORT" "${udp_args[@]}" \
+				</dev/null >"$STATE/be$k.log" 2>&1 9>&- &
+			record "pid $! be$k"
+		done
+		for k in $(seq 1 "$NB"); do
+			wait_tcp_listen "$(be_ns "$k")" "$NAT_BACKEND_PORT" ||
+				{
+					cat "$STATE/be$k.log" >&2
+					false
+				}
+		done
+	fi
+	UP_DONE=1
+	echo "$PROG: lab '$NAME' is up: $(all_ns | tr '\n' ' ')(ipip tunnels: $([ "$IPIP" -eq 1 ] && echo yes || echo "no, this kernel has none"))"
+}
+
+# ------------------------------------------------------------------ status
+do_status() {
+	local ns ok=0
+	if [ ! -f "$CREATED" ]; then
+		echo "lab '$NAME': down"
+		return 1
+	fi
+	for ns in $(recorded_netns); do
+		if netns_exists "$ns"; then
+			echo "netns $ns: present ($(ip -n "$ns" -br link | awk '$1 != "lo" {print $1}' | tr '\n' ' '))"
+		else
+			echo "netns $ns: MISSING"
+		fi
+	done
+	while read -r pid what; do
+		[ -n "$pid" ] || continue
+		if pid_is_ours "$pid"; then
+			echo "server $what: running (pid $pid)"
+		else
+			echo "server $what: NOT RUNNING (pid $pid)"
+		fi
+	done < <(recorded_pids)
+	if netns_exists "$NS_RTR"; then
+		echo "route: $(ip -n "$NS_RTR" route show "$VIP_NET" | tr '\n' ' ')"
+	fi
+	lab_complete && ok=1
+	if [ "$ok" -eq 1 ]; then
+		echo "lab '$NAME': up ($STATE)"
+		return 0
+	fi
+	echo "lab '$NAME': incomplete ('$PROG up --name $NAME' rebuilds it)"
+	return 1
+}
+
+[ "$(id -u)" -eq 0 ] || die "must run as root (ip netns, veth)"
+command -v ip >/dev/null 2>&1 || die "ip (iproute2) not found"
+command -v ethtool >/dev/null 2>&1 || die "ethtool not found"
+mkdir -p "$STATE_ROOT"
+
+# one operation at a time (all labs: a lock file per name would outlive
+# its lab)
+exec 9>"$STATE_ROOT/lock"
+flock -w 300 9 || die "$STATE_ROOT/lock is held by another $PROG"
+
+case "$CMD" in
+up) do_up ;;
+down) do_down ;;
+status) do_status ;;
+route)
+	lab_complete || die "lab '$NAME' is not up"
+	set_route "$ROUTE_ARG"
+	;;
+env)
+	[ -f "$STATE/lab.env" ] || die "lab '$NAME' is not up"
+	cat "$STATE/lab.env"
+	;;
+esac
