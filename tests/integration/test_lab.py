@@ -355,7 +355,10 @@ def test_tcp_and_udp_through_the_appliance(lab, apps, mode):
         assert nat_replies == 0, nat_replies
         assert back < n // 10 + 20, "%d packets went back out through " \
             "the appliance for %d dsr connections" % (back, n)
-    assert st1["drops"] == st0["drops"], (st0["drops"], st1["drops"])
+    # nothing lost: "local" is ARP handled by the appliance, not a loss
+    lost0 = {k: v for k, v in st0["drops"].items() if k != "local"}
+    lost1 = {k: v for k, v in st1["drops"].items() if k != "local"}
+    assert lost1 == lost0, (st0["drops"], st1["drops"])
 
     # UDP to the same VIP
     r = lab.client("udp", "--vip", v, "--flows", 12, "--rate", 400,
