@@ -262,8 +262,9 @@ def main():
                         print("%-8s %-6s %8d flows: %6.2f Mpps (%5.1f c/p, "
                               "tx %.2f Mpps, drop %.3f, balanced %.3f, flows %s, "
                               "full %s)" % (
-                                  mode, case, nf, r["mpps"], r["tx_mpps"],
-                                  r["cycles_per_packet"], r["drop_share"] or 0,
+                                  mode, case, nf, r["mpps"],
+                                  r["cycles_per_packet"], r["tx_mpps"],
+                                  r["drop_share"] or 0,
                                   r["balanced_share"] or 0,
                                   r["flows_in_table"], r["flow_table_full"]),
                               flush=True)
