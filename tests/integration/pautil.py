@@ -347,7 +347,8 @@ class Daemon:
     """pktaccel in the background (replay --stay, or live mode), output to
     files. stop() sends SIGTERM and returns the exit status."""
 
-    def __init__(self, args, sock, workdir, name="daemon", prefix=()):
+    def __init__(self, args, sock, workdir, name="daemon", prefix=(),
+                 cwd=None):
         self.args = list(prefix) + list(args)
         self.sock = sock
         self.out_path = os.path.join(workdir, name + ".stdout")
@@ -357,7 +358,7 @@ class Daemon:
         self._err = open(self.err_path, "wb")
         self.proc = subprocess.Popen(self.args, stdout=self._out,
                                      stderr=self._err,
-                                     stdin=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL, cwd=cwd)
 
     @property
     def stdout(self):
