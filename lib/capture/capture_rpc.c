@@ -133,6 +133,23 @@ decode_start(const json_t *params, struct pa_capture_params *p,
 	return 0;
 }
 
+/* A capture's status as the result; capture_get adds the directory. */
+static int
+status_result(const struct pa_capture_status *st, bool with_dir,
+		json_t **result, struct pa_rpc_error *err)
+{
+	*result = pa_capture_status_json(st);
+	if (*result == NULL || (with_dir &&
+	    json_object_set_new(*result, "directory",
+			json_string(pa_capture_dir(rpc_capture))) != 0)) {
+		json_decref(*result);
+		*result = NULL;
+		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
+			"out of memory");
+	}
+	return 0;
+}
+
 static int
 rpc_capture_start(const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
@@ -161,11 +178,7 @@ rpc_capture_start(const json_t *params, json_t **result,
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR, "%s", why);
 	}
 	pa_capture_get(rpc_capture, &st);
-	*result = pa_capture_status_json(&st);
-	if (*result == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"out of memory");
-	return 0;
+	return status_result(&st, false, result, err);
 }
 PA_RPC_REGISTER("capture_start", rpc_capture_start,
 	"write dropped packets to a pcap file: reason (acl, ..., any) path [max_packets max_bytes snaplen]")
@@ -191,11 +204,7 @@ rpc_capture_stop(const json_t *params, json_t **result,
 		return pa_rpc_error_set(err, PA_RPC_ERR_NOT_FOUND,
 			"no capture running");
 	}
-	*result = pa_capture_status_json(&st);
-	if (*result == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"out of memory");
-	return 0;
+	return status_result(&st, false, result, err);
 }
 PA_RPC_REGISTER("capture_stop", rpc_capture_stop,
 	"stop the running capture: packets written, bytes, lost")
@@ -211,16 +220,7 @@ rpc_capture_get(const json_t *params, json_t **result,
 	if (rpc_capture == NULL)
 		return not_running(err);
 	pa_capture_get(rpc_capture, &st);
-	*result = pa_capture_status_json(&st);
-	if (*result == NULL ||
-	    json_object_set_new(*result, "directory",
-			json_string(pa_capture_dir(rpc_capture))) != 0) {
-		json_decref(*result);
-		*result = NULL;
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"out of memory");
-	}
-	return 0;
+	return status_result(&st, true, result, err);
 }
 PA_RPC_REGISTER("capture_get", rpc_capture_get,
 	"the running capture, or the last one: state, counts, why it stopped")
