@@ -10,89 +10,59 @@
 #include "pa_acl.h"
 #include "pa_rpc.h"
 
-static struct pa_acl *rpc_acl;
-static struct pa_config *rpc_cfg;
+PA_RPC_SUBSYSTEM(acl, "acl", "ACL not running");
 
-void
-pa_acl_rpc_set(struct pa_acl *acl, struct pa_config *running)
-{
-	rpc_acl = acl;
-	rpc_cfg = running;
-}
-
-struct pa_acl *
-pa_acl_rpc_get(void)
-{
-	return rpc_acl;
-}
-
-static int
-not_running(struct pa_rpc_error *err)
-{
-	return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR, "ACL not running");
-}
-
-/* Map a core error to a JSON-RPC one. */
+/* The ACL's reasons name their field already ("params.src: ..."). */
 static int
 core_error(int ret, const char *why, struct pa_rpc_error *err)
 {
-	switch (ret) {
-	case -EEXIST:
-		return pa_rpc_error_set(err, PA_RPC_ERR_EXISTS, "%s", why);
-	case -ENOENT:
-		return pa_rpc_error_set(err, PA_RPC_ERR_NOT_FOUND, "%s", why);
-	case -EINVAL:
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
-	default:
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR, "%s", why);
-	}
+	return pa_rpc_error_errno(err, ret, "", why);
 }
 
 /* Keep config_get / config_save in step with the live table. */
 static void
-sync_running(void)
+sync_running(const struct pa_acl_rpc_ctx *x)
 {
-	if (rpc_cfg != NULL)
-		pa_acl_export(rpc_acl, &rpc_cfg->acl);
+	if (x->running != NULL)
+		pa_acl_export(x->acl, &x->running->acl);
 }
 
 static int
-rpc_acl_rule_add(const json_t *params, json_t **result, struct pa_rpc_error *err)
+rpc_acl_rule_add(void *ctx, const json_t *params, json_t **result,
+		struct pa_rpc_error *err)
 {
+	struct pa_acl_rpc_ctx *x = ctx;
 	struct pa_config_acl_rule rule;
 	char why[PA_RPC_MSG_MAX];
 	int ret;
 
-	if (rpc_acl == NULL)
-		return not_running(err);
 	if (!json_is_object(params))
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params: expected a rule object");
 	memset(&rule, 0, sizeof(rule));
-	if (pa_config_parse_acl_rule(params, rpc_cfg, "params", &rule, why,
+	if (pa_config_parse_acl_rule(params, x->running, "params", &rule, why,
 			sizeof(why)) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
-	ret = pa_acl_rule_add(rpc_acl, &rule, why, sizeof(why));
+	ret = pa_acl_rule_add(x->acl, &rule, why, sizeof(why));
 	if (ret != 0)
 		return core_error(ret, why, err);
-	sync_running();
+	sync_running(x);
 	*result = json_pack("{s:I}", "id", (json_int_t)rule.id);
 	return 0;
 }
-PA_RPC_REGISTER("acl_rule_add", rpc_acl_rule_add,
+PA_RPC_METHOD(acl, "acl_rule_add", rpc_acl_rule_add,
 	"add an ACL rule: id priority src dst sport dport proto action [dscp rate_pps burst in_port]")
 
 static int
-rpc_acl_rule_delete(const json_t *params, json_t **result,
+rpc_acl_rule_delete(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
+	struct pa_acl_rpc_ctx *x = ctx;
 	char why[PA_RPC_MSG_MAX];
 	json_error_t jerr;
 	json_int_t id;
 	int ret;
 
-	if (rpc_acl == NULL)
-		return not_running(err);
 	if (params == NULL || json_unpack_ex((json_t *)params, &jerr,
 			JSON_STRICT, "{s:I}", "id", &id) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
@@ -102,31 +72,30 @@ rpc_acl_rule_delete(const json_t *params, json_t **result,
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params.id: %lld out of range 1..2147483648",
 			(long long)id);
-	ret = pa_acl_rule_delete(rpc_acl, (uint32_t)id, why, sizeof(why));
+	ret = pa_acl_rule_delete(x->acl, (uint32_t)id, why, sizeof(why));
 	if (ret != 0)
 		return core_error(ret, why, err);
-	sync_running();
+	sync_running(x);
 	*result = json_true();
 	return 0;
 }
-PA_RPC_REGISTER("acl_rule_delete", rpc_acl_rule_delete,
+PA_RPC_METHOD(acl, "acl_rule_delete", rpc_acl_rule_delete,
 	"delete the ACL rule with this id")
 
 static int
-rpc_acl_rule_list(const json_t *params, json_t **result,
+rpc_acl_rule_list(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
+	struct pa_acl_rpc_ctx *x = ctx;
 	if (pa_rpc_no_params(params, err) != 0)
 		return -1;
-	if (rpc_acl == NULL)
-		return not_running(err);
-	*result = pa_acl_rules_json(rpc_acl);
+	*result = pa_acl_rules_json(x->acl);
 	if (*result == NULL)
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
 			"out of memory");
 	return 0;
 }
-PA_RPC_REGISTER("acl_rule_list", rpc_acl_rule_list,
+PA_RPC_METHOD(acl, "acl_rule_list", rpc_acl_rule_list,
 	"the ACL rules, best first, with hit counters")
 
 static int
@@ -154,9 +123,10 @@ parse_choice(const json_t *v, const char *path, const char *a, const char *b,
 }
 
 static int
-rpc_acl_rules_replace(const json_t *params, json_t **result,
+rpc_acl_rules_replace(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
+	struct pa_acl_rpc_ctx *x = ctx;
 	struct pa_config_acl table;
 	char why[PA_RPC_MSG_MAX], path[64];
 	const char *key;
@@ -165,8 +135,6 @@ rpc_acl_rules_replace(const json_t *params, json_t **result,
 	size_t i;
 	int ret = -1;
 
-	if (rpc_acl == NULL)
-		return not_running(err);
 	if (!json_is_object(params))
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params: expected {\"default\": ..., \"rules\": [...]}");
@@ -177,7 +145,7 @@ rpc_acl_rules_replace(const json_t *params, json_t **result,
 				"params.%s: unknown key", key);
 	}
 	memset(&table, 0, sizeof(table));
-	pa_acl_export(rpc_acl, &table);	/* current default and non_ip */
+	pa_acl_export(x->acl, &table);	/* current default and non_ip */
 	free(table.rules);
 	table.rules = NULL;
 	table.n_rules = 0;
@@ -204,8 +172,8 @@ rpc_acl_rules_replace(const json_t *params, json_t **result,
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR, "out of memory");
 	json_array_foreach(rules, i, v) {
 		snprintf(path, sizeof(path), "params.rules[%zu]", i);
-		if (pa_config_parse_acl_rule(v, rpc_cfg, path, &table.rules[i],
-				why, sizeof(why)) != 0) {
+		if (pa_config_parse_acl_rule(v, x->running, path,
+				&table.rules[i], why, sizeof(why)) != 0) {
 			pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
 			goto out;
 		}
@@ -220,18 +188,18 @@ rpc_acl_rules_replace(const json_t *params, json_t **result,
 			goto out;
 		}
 	}
-	ret = pa_acl_rules_replace(rpc_acl, &table, why, sizeof(why));
+	ret = pa_acl_rules_replace(x->acl, &table, why, sizeof(why));
 	if (ret != 0) {
 		core_error(ret, why, err);
 		ret = -1;
 		goto out;
 	}
-	sync_running();
+	sync_running(x);
 	*result = json_pack("{s:i}", "rules", (int)table.n_rules);
 	ret = 0;
 out:
 	free(table.rules);
 	return ret;
 }
-PA_RPC_REGISTER("acl_rules_replace", rpc_acl_rules_replace,
+PA_RPC_METHOD(acl, "acl_rules_replace", rpc_acl_rules_replace,
 	"replace the whole ACL atomically: {\"default\", \"rules\", \"non_ip\"?}")

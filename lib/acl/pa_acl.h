@@ -143,14 +143,15 @@ void pa_acl_classify(struct pa_acl *acl, unsigned int lcore_idx,
 		struct rte_mbuf **pkts, uint16_t n, uint8_t *verdicts);
 
 /**
- * Make @p acl the ACL that the acl_* methods and trace_packet use, and
- * @p running the configuration they keep in step (config_get). NULL
- * detaches. Control thread.
+ * The context of the acl_* methods (RPC subsystem "acl", bound by the
+ * application with pa_rpc_bind("acl", ctx)): the ACL they change and the
+ * running configuration they keep in step with it (config_get,
+ * config_save). Owned by the application; both pointers are borrowed.
  */
-void pa_acl_rpc_set(struct pa_acl *acl, struct pa_config *running);
-
-/** The ACL set with pa_acl_rpc_set(), or NULL. */
-struct pa_acl *pa_acl_rpc_get(void);
+struct pa_acl_rpc_ctx {
+	struct pa_acl *acl;
+	struct pa_config *running;	/**< may be NULL: nothing kept in step */
+};
 
 extern int pa_acl_logtype;
 

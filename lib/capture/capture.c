@@ -23,6 +23,7 @@
 #include <rte_ring.h>
 
 #include "pa_capture.h"
+#include "pa_clock.h"
 #include "pa_pkt.h"
 
 RTE_LOG_REGISTER(pa_capture_logtype, pa.capture, INFO);
@@ -84,15 +85,6 @@ const char *
 pa_capture_end_name(enum pa_capture_end e)
 {
 	return (unsigned int)e < RTE_DIM(end_names) ? end_names[e] : NULL;
-}
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Pair a TSC reading with the wall clock: packet times come from the TSC
@@ -265,7 +257,7 @@ sink_end(struct pa_capture *c, struct sink *s, enum pa_capture_end why)
 	s->lost = sink_lost(c, s);
 	s->open = false;
 	s->ended_by = why;
-	s->t_end = now_s();
+	s->t_end = pa_clock_s();
 	pcap_dump_close(s->dumper);
 	pcap_close(s->pcap);
 	s->dumper = NULL;
@@ -313,7 +305,7 @@ sink_open(struct pa_capture *c, struct sink *s, FILE *f, const char *path,
 	s->max_packets = max_packets;
 	s->max_bytes = max_bytes;
 	s->snaplen = snaplen;
-	s->t_start = now_s();
+	s->t_start = pa_clock_s();
 	lost_now(c, s->lost_base);
 	s->open = true;
 	return 0;
@@ -496,9 +488,9 @@ pa_capture_start(struct pa_capture *c, const struct pa_capture_params *p,
 	if (fstatvfs(dfd, &vfs) == 0 &&
 	    (uint64_t)vfs.f_bavail * vfs.f_frsize < p->max_bytes) {
 		snprintf(err, err_len,
-			"capture directory %s: %llu bytes free, less than max_bytes %" PRIu64,
-			c->dir, (unsigned long long)vfs.f_bavail * vfs.f_frsize,
-			p->max_bytes);
+			"max_bytes: %" PRIu64 " is more than the %llu bytes free in the capture directory %s",
+			p->max_bytes,
+			(unsigned long long)vfs.f_bavail * vfs.f_frsize, c->dir);
 		ret = -ENOSPC;
 		goto out;
 	}
@@ -653,7 +645,7 @@ status_of(const struct pa_capture *c, struct pa_capture_status *st)
 	st->packets = s->packets;
 	st->bytes = s->bytes;
 	st->lost = sink_lost(c, s);
-	st->duration_s = (s->open ? now_s() : s->t_end) - s->t_start;
+	st->duration_s = (s->open ? pa_clock_s() : s->t_end) - s->t_start;
 	if (st->ended_by == PA_CAPTURE_END_ERROR)
 		snprintf(st->error, sizeof(st->error), "%s", s->error);
 }

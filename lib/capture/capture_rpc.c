@@ -9,20 +9,7 @@
 #include "pa_capture.h"
 #include "pa_rpc.h"
 
-static struct pa_capture *rpc_capture;
-
-void
-pa_capture_rpc_set(struct pa_capture *c)
-{
-	rpc_capture = c;
-}
-
-static int
-not_running(struct pa_rpc_error *err)
-{
-	return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-		"capture not running");
-}
+PA_RPC_SUBSYSTEM(capture, "capture", "capture not running");
 
 /* "name1, name2, ..." of every drop reason, for messages. */
 static void
@@ -135,13 +122,13 @@ decode_start(const json_t *params, struct pa_capture_params *p,
 
 /* A capture's status as the result; capture_get adds the directory. */
 static int
-status_result(const struct pa_capture_status *st, bool with_dir,
-		json_t **result, struct pa_rpc_error *err)
+status_result(struct pa_capture *cap, const struct pa_capture_status *st,
+		bool with_dir, json_t **result, struct pa_rpc_error *err)
 {
 	*result = pa_capture_status_json(st);
 	if (*result == NULL || (with_dir &&
 	    json_object_set_new(*result, "directory",
-			json_string(pa_capture_dir(rpc_capture))) != 0)) {
+			json_string(pa_capture_dir(cap))) != 0)) {
 		json_decref(*result);
 		*result = NULL;
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
@@ -151,9 +138,10 @@ status_result(const struct pa_capture_status *st, bool with_dir,
 }
 
 static int
-rpc_capture_start(const json_t *params, json_t **result,
+rpc_capture_start(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
+	struct pa_capture *cap = ctx;
 	struct pa_capture_params p;
 	struct pa_capture_status st;
 	char why[PA_RPC_MSG_MAX];
@@ -162,39 +150,27 @@ rpc_capture_start(const json_t *params, json_t **result,
 
 	if (decode_start(params, &p, err) != 0)
 		return -1;
-	if (rpc_capture == NULL)
-		return not_running(err);
-	ret = pa_capture_start(rpc_capture, &p, &id, why, sizeof(why));
-	switch (ret) {
-	case 0:
-		break;
-	case -EBUSY:
-	case -EEXIST:
-		return pa_rpc_error_set(err, PA_RPC_ERR_EXISTS, "%s", why);
-	case -EINVAL:
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "params.%s",
-			why);
-	default:
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR, "%s", why);
-	}
-	pa_capture_get(rpc_capture, &st);
-	return status_result(&st, false, result, err);
+	ret = pa_capture_start(cap, &p, &id, why, sizeof(why));
+	/* the capture's reasons start with the parameter ("max_bytes: ") */
+	if (ret != 0)
+		return pa_rpc_error_errno(err, ret, "params.", why);
+	pa_capture_get(cap, &st);
+	return status_result(cap, &st, false, result, err);
 }
-PA_RPC_REGISTER("capture_start", rpc_capture_start,
+PA_RPC_METHOD(capture, "capture_start", rpc_capture_start,
 	"write dropped packets to a pcap file: reason (acl, ..., any) path [max_packets max_bytes snaplen]")
 
 static int
-rpc_capture_stop(const json_t *params, json_t **result,
+rpc_capture_stop(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
+	struct pa_capture *cap = ctx;
 	struct pa_capture_status st;
 
 	if (pa_rpc_no_params(params, err) != 0)
 		return -1;
-	if (rpc_capture == NULL)
-		return not_running(err);
-	if (pa_capture_stop(rpc_capture, &st) != 0) {
-		pa_capture_get(rpc_capture, &st);
+	if (pa_capture_stop(cap, &st) != 0) {
+		pa_capture_get(cap, &st);
 		if (st.state == PA_CAPTURE_STOPPED)
 			return pa_rpc_error_set(err, PA_RPC_ERR_NOT_FOUND,
 				"no capture running (capture %llu ended: %s; see capture_get)",
@@ -204,23 +180,22 @@ rpc_capture_stop(const json_t *params, json_t **result,
 		return pa_rpc_error_set(err, PA_RPC_ERR_NOT_FOUND,
 			"no capture running");
 	}
-	return status_result(&st, false, result, err);
+	return status_result(cap, &st, false, result, err);
 }
-PA_RPC_REGISTER("capture_stop", rpc_capture_stop,
+PA_RPC_METHOD(capture, "capture_stop", rpc_capture_stop,
 	"stop the running capture: packets written, bytes, lost")
 
 static int
-rpc_capture_get(const json_t *params, json_t **result,
+rpc_capture_get(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
+	struct pa_capture *cap = ctx;
 	struct pa_capture_status st;
 
 	if (pa_rpc_no_params(params, err) != 0)
 		return -1;
-	if (rpc_capture == NULL)
-		return not_running(err);
-	pa_capture_get(rpc_capture, &st);
-	return status_result(&st, true, result, err);
+	pa_capture_get(cap, &st);
+	return status_result(cap, &st, true, result, err);
 }
-PA_RPC_REGISTER("capture_get", rpc_capture_get,
+PA_RPC_METHOD(capture, "capture_get", rpc_capture_get,
 	"the running capture, or the last one: state, counts, why it stopped")

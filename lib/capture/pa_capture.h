@@ -259,9 +259,8 @@ json_t *pa_capture_status_json(const struct pa_capture_status *st);
 /** The capture directory (as given, or the default). */
 const char *pa_capture_dir(const struct pa_capture *c);
 
-/** Make @p c the capture that the capture_* methods drive (NULL to
- * detach). Called by the daemon. */
-void pa_capture_rpc_set(struct pa_capture *c);
+/* The capture_* methods are the RPC subsystem "capture": bind the
+ * capture with pa_rpc_bind("capture", c). */
 
 extern int pa_capture_logtype;
 

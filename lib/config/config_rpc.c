@@ -14,39 +14,18 @@
 #include "pa_config.h"
 #include "pa_rpc.h"
 
-/* Borrowed from the daemon; only the control thread reads or sets it. */
-static const struct pa_config *running_cfg;
-static const char *source_path;
-static struct pa_config_opts source_opts;
-static pa_config_saver_t saver = pa_config_save_file;
-
-void
-pa_config_rpc_set_running(const struct pa_config *cfg)
-{
-	running_cfg = cfg;
-}
-
-void
-pa_config_rpc_set_source(const char *path, const struct pa_config_opts *opts)
-{
-	source_path = path;
-	if (opts != NULL)
-		source_opts = *opts;
-	else
-		memset(&source_opts, 0, sizeof(source_opts));
-}
+PA_RPC_SUBSYSTEM(config, "config", "no configuration loaded");
 
 static int
-config_get(const json_t *params, json_t **result, struct pa_rpc_error *err)
+config_get(void *ctx, const json_t *params, json_t **result,
+		struct pa_rpc_error *err)
 {
+	const struct pa_config_rpc_ctx *x = ctx;
 	json_t *doc;
 
 	if (pa_rpc_no_params(params, err) < 0)
 		return -1;
-	if (running_cfg == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-				"no configuration loaded");
-	doc = pa_config_to_json(running_cfg);
+	doc = pa_config_to_json(x->running);
 	if (doc == NULL)
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
 				"out of memory");
@@ -54,14 +33,8 @@ config_get(const json_t *params, json_t **result, struct pa_rpc_error *err)
 	return 0;
 }
 
-PA_RPC_REGISTER("config_get", config_get,
+PA_RPC_METHOD(config, "config_get", config_get,
 		"the running configuration, in the file's schema")
-
-void
-pa_config_rpc_set_saver(pa_config_saver_t fn)
-{
-	saver = fn != NULL ? fn : pa_config_save_file;
-}
 
 /* Errors that say the path is wrong are the caller's; the rest are ours. */
 static bool
@@ -77,8 +50,12 @@ path_errno(int e)
 }
 
 static int
-config_save(const json_t *params, json_t **result, struct pa_rpc_error *err)
+config_save(void *ctx, const json_t *params, json_t **result,
+		struct pa_rpc_error *err)
 {
+	const struct pa_config_rpc_ctx *x = ctx;
+	pa_config_saver_t saver = x->saver != NULL ? x->saver :
+		pa_config_save_file;
 	char why[PA_RPC_MSG_MAX];
 	const char *path = NULL;
 	json_error_t jerr;
@@ -101,15 +78,12 @@ config_save(const json_t *params, json_t **result, struct pa_rpc_error *err)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params: expected {\"path\"?: \"FILE\"}");
 	}
-	if (running_cfg == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-				"no configuration loaded");
 	if (path == NULL)
-		path = source_path;
+		path = x->path;
 	if (path == NULL)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params.path: required: the daemon was started without a configuration file");
-	rc = saver(running_cfg, path, why, sizeof(why));
+	rc = saver(x->running, path, why, sizeof(why));
 	if (rc != 0)
 		return pa_rpc_error_set(err, path_errno(-rc) ?
 			PA_RPC_INVALID_PARAMS : PA_RPC_INTERNAL_ERROR,
@@ -118,20 +92,21 @@ config_save(const json_t *params, json_t **result, struct pa_rpc_error *err)
 	return 0;
 }
 
-PA_RPC_REGISTER("config_save", config_save,
+PA_RPC_METHOD(config, "config_save", config_save,
 		"write the running configuration to its file (or params.path), atomically")
 
 static int
-config_validate(const json_t *params, json_t **result,
+config_validate(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
+	const struct pa_config_rpc_ctx *x = ctx;
 	char why[PA_RPC_MSG_MAX];
 	struct pa_config *cfg;
 
 	if (!json_is_object(params))
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params: expected a configuration document (an object)");
-	cfg = pa_config_load_json(params, &source_opts, why, sizeof(why));
+	cfg = pa_config_load_json(params, &x->opts, why, sizeof(why));
 	if (cfg == NULL)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
 	pa_config_free(cfg);
@@ -139,5 +114,5 @@ config_validate(const json_t *params, json_t **result,
 	return 0;
 }
 
-PA_RPC_REGISTER("config_validate", config_validate,
+PA_RPC_METHOD(config, "config_validate", config_validate,
 		"check a configuration document without applying it")

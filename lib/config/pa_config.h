@@ -349,24 +349,6 @@ json_t *pa_config_backend_to_json(const struct pa_config_backend *be);
 const char *pa_config_format_mac(const uint8_t mac[6], char *buf, size_t len);
 
 /**
- * Make @p cfg the configuration that the "config_get" RPC reports (NULL:
- * none; the method then fails with -32603 "no configuration loaded").
- * The pointer is borrowed: the caller keeps @p cfg alive until it sets
- * another one. Control thread only.
- */
-void pa_config_rpc_set_running(const struct pa_config *cfg);
-
-/**
- * Where "config_save" writes when called without a path, and how
- * "config_validate" loads a document: @p path is the file the daemon was
- * started from (NULL: none, config_save then needs a path), @p opts the
- * options it was loaded with (copied; its strings are borrowed and must
- * outlive the RPC server). Control thread only.
- */
-void pa_config_rpc_set_source(const char *path,
-		const struct pa_config_opts *opts);
-
-/**
  * Write @p cfg (as pa_config_to_json() gives it, indented) to @p path
  * atomically: a temporary file beside it, written and fsync'ed, renamed
  * over @p path, then the directory fsync'ed. A reader, or a crash at any
@@ -385,10 +367,24 @@ typedef int (*pa_config_saver_t)(const struct pa_config *cfg,
 		const char *path, char *err, size_t err_len);
 
 /**
- * Replace the writer behind "config_save" (NULL: pa_config_save_file).
- * For fuzzers and tests that must not write files where a request says.
- * Control thread only.
+ * The context of config_get, config_save and config_validate (RPC
+ * subsystem "config", bound by the application with
+ * pa_rpc_bind("config", ctx)). Owned by the application; everything in it
+ * is borrowed and must outlive the binding. Control thread only.
  */
-void pa_config_rpc_set_saver(pa_config_saver_t saver);
+struct pa_config_rpc_ctx {
+	/** What config_get reports and config_save writes (kept in step by
+	 * the acl_* and lb_* methods). */
+	const struct pa_config *running;
+	/** The file the daemon was started from: where config_save writes
+	 * without a path (NULL: none, config_save then needs a path). */
+	const char *path;
+	/** How config_validate loads a document: the options the daemon's
+	 * own configuration was loaded with. */
+	struct pa_config_opts opts;
+	/** The writer behind config_save (NULL: pa_config_save_file); for
+	 * fuzzers and tests that must not write where a request says. */
+	pa_config_saver_t saver;
+};
 
 #endif /* PA_CONFIG_H */

@@ -10,53 +10,23 @@
 #include "pa_lb.h"
 #include "pa_rpc.h"
 
-static struct pa_lb *rpc_lb;
-static struct pa_config *rpc_cfg;
+PA_RPC_SUBSYSTEM(lb, "lb", "LB not running");
 
-void
-pa_lb_rpc_set(struct pa_lb *lb, struct pa_config *running)
-{
-	rpc_lb = lb;
-	rpc_cfg = running;
-}
-
-struct pa_lb *
-pa_lb_rpc_get(void)
-{
-	return rpc_lb;
-}
-
-static int
-not_running(struct pa_rpc_error *err)
-{
-	return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR, "LB not running");
-}
-
+/* The LB's reasons do not name the parameter: "params: <why>". */
 static int
 core_error(int ret, const char *why, struct pa_rpc_error *err)
 {
-	switch (ret) {
-	case -EEXIST:
-		return pa_rpc_error_set(err, PA_RPC_ERR_EXISTS, "%s", why);
-	case -ENOENT:
-		return pa_rpc_error_set(err, PA_RPC_ERR_NOT_FOUND, "%s", why);
-	case -EINVAL:
-	case -ENOSPC:
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params: %s", why);
-	default:
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR, "%s", why);
-	}
+	return pa_rpc_error_errno(err, ret, "params: ", why);
 }
 
 /* Keep config_get / config_save in step with the live services. */
 static void
-sync_running(void)
+sync_running(const struct pa_lb_rpc_ctx *x)
 {
-	if (rpc_cfg == NULL)
+	if (x->running == NULL)
 		return;
-	if (pa_lb_export(rpc_lb, &rpc_cfg->lb) == 0)
-		rpc_cfg->lb.present = true;
+	if (pa_lb_export(x->lb, &x->running->lb) == 0)
+		x->running->lb.present = true;
 }
 
 /* "service" (a name) of @p params. */
@@ -117,43 +87,41 @@ only_keys(const json_t *params, const char *const *keys,
 }
 
 static int
-rpc_lb_service_add(const json_t *params, json_t **result,
+rpc_lb_service_add(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
+	struct pa_lb_rpc_ctx *x = ctx;
 	struct pa_config_service svc;
 	char why[PA_RPC_MSG_MAX];
 	int ret;
 
-	if (rpc_lb == NULL)
-		return not_running(err);
 	if (!json_is_object(params))
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params: expected a service object");
-	if (pa_config_parse_service(params, rpc_cfg != NULL ? &rpc_cfg->lb :
-			NULL, "params", &svc, why, sizeof(why)) != 0)
+	if (pa_config_parse_service(params, x->running != NULL ?
+			&x->running->lb : NULL, "params", &svc, why, sizeof(why)) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
-	ret = pa_lb_service_add(rpc_lb, &svc, why, sizeof(why));
+	ret = pa_lb_service_add(x->lb, &svc, why, sizeof(why));
 	if (ret == 0) {
-		sync_running();
+		sync_running(x);
 		*result = json_pack("{s:s}", "name", svc.name);
 	}
 	pa_config_service_clear(&svc);
 	return ret != 0 ? core_error(ret, why, err) : 0;
 }
-PA_RPC_REGISTER("lb_service_add", rpc_lb_service_add,
+PA_RPC_METHOD(lb, "lb_service_add", rpc_lb_service_add,
 	"add a service: name vip port proto [scheduler forward table_size backends]")
 
 static int
-rpc_lb_service_delete(const json_t *params, json_t **result,
+rpc_lb_service_delete(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
+	struct pa_lb_rpc_ctx *x = ctx;
 	static const char *const keys[] = { "name", NULL };
 	char why[PA_RPC_MSG_MAX];
 	const json_t *v;
 	int ret;
 
-	if (rpc_lb == NULL)
-		return not_running(err);
 	if (!json_is_object(params))
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params: expected {\"name\": \"...\"}");
@@ -163,38 +131,38 @@ rpc_lb_service_delete(const json_t *params, json_t **result,
 	if (!json_is_string(v))
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params.name: expected a service name");
-	ret = pa_lb_service_delete(rpc_lb, json_string_value(v), why,
+	ret = pa_lb_service_delete(x->lb, json_string_value(v), why,
 		sizeof(why));
 	if (ret != 0)
 		return core_error(ret, why, err);
-	sync_running();
+	sync_running(x);
 	*result = json_true();
 	return 0;
 }
-PA_RPC_REGISTER("lb_service_delete", rpc_lb_service_delete,
+PA_RPC_METHOD(lb, "lb_service_delete", rpc_lb_service_delete,
 	"delete a service by name")
 
 static int
-rpc_lb_service_list(const json_t *params, json_t **result,
+rpc_lb_service_list(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
+	struct pa_lb_rpc_ctx *x = ctx;
 	if (pa_rpc_no_params(params, err) != 0)
 		return -1;
-	if (rpc_lb == NULL)
-		return not_running(err);
-	*result = pa_lb_services_json(rpc_lb);
+	*result = pa_lb_services_json(x->lb);
 	if (*result == NULL)
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
 			"out of memory");
 	return 0;
 }
-PA_RPC_REGISTER("lb_service_list", rpc_lb_service_list,
+PA_RPC_METHOD(lb, "lb_service_list", rpc_lb_service_list,
 	"services with their backends' flows, packets and bytes")
 
 static int
-rpc_lb_backend_add(const json_t *params, json_t **result,
+rpc_lb_backend_add(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
+	struct pa_lb_rpc_ctx *x = ctx;
 	struct pa_config_service svc;
 	struct pa_config_backend be;
 	char why[PA_RPC_MSG_MAX];
@@ -202,12 +170,10 @@ rpc_lb_backend_add(const json_t *params, json_t **result,
 	json_t *obj;
 	int ret;
 
-	if (rpc_lb == NULL)
-		return not_running(err);
 	if (get_service_name(params, &name, err) != 0)
 		return -1;
 	memset(&svc, 0, sizeof(svc));
-	ret = pa_lb_service_get(rpc_lb, name, &svc);
+	ret = pa_lb_service_get(x->lb, name, &svc);
 	if (ret == -ENOENT)
 		return pa_rpc_error_set(err, PA_RPC_ERR_NOT_FOUND,
 			"params.service: no service '%s'", name);
@@ -228,45 +194,45 @@ rpc_lb_backend_add(const json_t *params, json_t **result,
 	pa_config_service_clear(&svc);
 	if (ret != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
-	ret = pa_lb_backend_add(rpc_lb, name, &be, why, sizeof(why));
+	ret = pa_lb_backend_add(x->lb, name, &be, why, sizeof(why));
 	if (ret != 0)
 		return core_error(ret, why, err);
-	sync_running();
+	sync_running(x);
 	*result = json_true();
 	return 0;
 }
-PA_RPC_REGISTER("lb_backend_add", rpc_lb_backend_add,
+PA_RPC_METHOD(lb, "lb_backend_add", rpc_lb_backend_add,
 	"add a backend: service addr [port weight mac state]")
 
 static int
-rpc_lb_backend_delete(const json_t *params, json_t **result,
+rpc_lb_backend_delete(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
+	struct pa_lb_rpc_ctx *x = ctx;
 	static const char *const keys[] = { "service", "addr", NULL };
 	char why[PA_RPC_MSG_MAX];
 	struct pa_ip_addr a;
 	const char *name = NULL;
 	int ret;
 
-	if (rpc_lb == NULL)
-		return not_running(err);
 	if (get_service_name(params, &name, err) != 0 ||
 	    only_keys(params, keys, err) != 0 || get_addr(params, &a, err) != 0)
 		return -1;
-	ret = pa_lb_backend_delete(rpc_lb, name, &a, why, sizeof(why));
+	ret = pa_lb_backend_delete(x->lb, name, &a, why, sizeof(why));
 	if (ret != 0)
 		return core_error(ret, why, err);
-	sync_running();
+	sync_running(x);
 	*result = json_true();
 	return 0;
 }
-PA_RPC_REGISTER("lb_backend_delete", rpc_lb_backend_delete,
+PA_RPC_METHOD(lb, "lb_backend_delete", rpc_lb_backend_delete,
 	"delete a backend: service addr")
 
 static int
-rpc_lb_backend_set(const json_t *params, json_t **result,
+rpc_lb_backend_set(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
+	struct pa_lb_rpc_ctx *x = ctx;
 	static const char *const keys[] = {
 		"service", "addr", "weight", "state", NULL
 	};
@@ -282,8 +248,6 @@ rpc_lb_backend_set(const json_t *params, json_t **result,
 	unsigned int i;
 	int ret;
 
-	if (rpc_lb == NULL)
-		return not_running(err);
 	if (get_service_name(params, &name, err) != 0 ||
 	    only_keys(params, keys, err) != 0 || get_addr(params, &a, err) != 0)
 		return -1;
@@ -311,12 +275,12 @@ rpc_lb_backend_set(const json_t *params, json_t **result,
 	if (wp == NULL && stp == NULL)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params: nothing to set (\"weight\" and/or \"state\")");
-	ret = pa_lb_backend_set(rpc_lb, name, &a, wp, stp, why, sizeof(why));
+	ret = pa_lb_backend_set(x->lb, name, &a, wp, stp, why, sizeof(why));
 	if (ret != 0)
 		return core_error(ret, why, err);
-	sync_running();
+	sync_running(x);
 	*result = json_true();
 	return 0;
 }
-PA_RPC_REGISTER("lb_backend_set", rpc_lb_backend_set,
+PA_RPC_METHOD(lb, "lb_backend_set", rpc_lb_backend_set,
 	"change a backend: service addr [weight] [state up|down|drain]")

@@ -268,12 +268,16 @@ size_t pa_lb_maglev_scratch_size(unsigned int n);
 
 /* ---- RPC ---- */
 
-/** Make @p lb the LB that the lb_* methods and trace_packet use, and
- * @p running the configuration they keep in step (NULL: detach). */
-void pa_lb_rpc_set(struct pa_lb *lb, struct pa_config *running);
-
-/** The LB set with pa_lb_rpc_set(), or NULL. */
-struct pa_lb *pa_lb_rpc_get(void);
+/**
+ * The context of the lb_* methods (RPC subsystem "lb", bound by the
+ * application with pa_rpc_bind("lb", ctx)): the LB they change and the
+ * running configuration they keep in step with it (config_get,
+ * config_save). Owned by the application; both pointers are borrowed.
+ */
+struct pa_lb_rpc_ctx {
+	struct pa_lb *lb;
+	struct pa_config *running;	/**< may be NULL: nothing kept in step */
+};
 
 extern int pa_lb_logtype;
 

@@ -22,6 +22,7 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
+#include "pa_clock.h"
 #include "pa_lb.h"
 #include "pa_neigh.h"
 
@@ -128,10 +129,7 @@ struct pa_neigh {
 uint64_t
 pa_neigh_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)pa_clock_ms();
 }
 
 static const char *const state_names[] = {

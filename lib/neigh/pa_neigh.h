@@ -262,9 +262,8 @@ void pa_neigh_solicited_node(const uint8_t target[16], uint8_t out[16]);
 
 /* ---- RPC ---- */
 
-/** Make @p n the subsystem neigh_list reports (NULL: detach; the method
- * then answers an empty list). */
-void pa_neigh_rpc_set(struct pa_neigh *n);
+/* neigh_list is the RPC subsystem "neigh": bind the neighbour subsystem
+ * with pa_rpc_bind("neigh", n). */
 
 /** Milliseconds of CLOCK_MONOTONIC: the clock the daemon polls with. */
 uint64_t pa_neigh_now_ms(void);

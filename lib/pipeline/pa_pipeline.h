@@ -242,9 +242,10 @@ json_t *pa_pipeline_stats_json(const struct pa_pipeline *pl);
  * stages, socket, CPU set, queues and input ring fill levels. */
 json_t *pa_pipeline_describe_json(const struct pa_pipeline *pl);
 
-/** Make @p pl the pipeline that stats_get / pipeline_get report (NULL to
- * detach). Called by the daemon. */
-void pa_pipeline_rpc_set(struct pa_pipeline *pl);
+/* stats_get, pipeline_get and trace_packet are the RPC subsystem
+ * "pipeline": bind the pipeline with pa_rpc_bind("pipeline", pl).
+ * trace_packet takes the ACL and the LB from the pipeline
+ * (pa_pipeline_set_acl(), pa_pipeline_set_lb()). */
 
 extern int pa_pipeline_logtype;
 

@@ -15,13 +15,7 @@
 #include "pa_rpc.h"
 #include "pipeline_priv.h"
 
-static struct pa_pipeline *rpc_pipeline;
-
-void
-pa_pipeline_rpc_set(struct pa_pipeline *pl)
-{
-	rpc_pipeline = pl;
-}
+PA_RPC_SUBSYSTEM(pipeline, "pipeline", "data path not running");
 
 static json_t *
 lcore_stats_json(const struct pa_lcore_stats *s, json_t *latency)
@@ -187,15 +181,13 @@ pa_pipeline_describe_json(const struct pa_pipeline *pl)
 
 /* Both methods: no parameters, a JSON view of the running pipeline. */
 static int
-reply_view(json_t *(*view)(const struct pa_pipeline *), const json_t *params,
+reply_view(json_t *(*view)(const struct pa_pipeline *),
+		const struct pa_pipeline *pl, const json_t *params,
 		json_t **result, struct pa_rpc_error *err)
 {
 	if (pa_rpc_no_params(params, err) != 0)
 		return -1;
-	if (rpc_pipeline == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"data path not running");
-	*result = view(rpc_pipeline);
+	*result = view(pl);
 	if (*result == NULL)
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
 			"out of memory");
@@ -203,19 +195,21 @@ reply_view(json_t *(*view)(const struct pa_pipeline *), const json_t *params,
 }
 
 static int
-rpc_stats_get(const json_t *params, json_t **result, struct pa_rpc_error *err)
+rpc_stats_get(void *ctx, const json_t *params, json_t **result,
+		struct pa_rpc_error *err)
 {
-	return reply_view(pa_pipeline_stats_json, params, result, err);
+	return reply_view(pa_pipeline_stats_json, ctx, params, result, err);
 }
-PA_RPC_REGISTER("stats_get", rpc_stats_get,
+PA_RPC_METHOD(pipeline, "stats_get", rpc_stats_get,
 	"packet, drop, port and lcore counters")
 
 static int
-rpc_pipeline_get(const json_t *params, json_t **result, struct pa_rpc_error *err)
+rpc_pipeline_get(void *ctx, const json_t *params, json_t **result,
+		struct pa_rpc_error *err)
 {
-	return reply_view(pa_pipeline_describe_json, params, result, err);
+	return reply_view(pa_pipeline_describe_json, ctx, params, result, err);
 }
-PA_RPC_REGISTER("pipeline_get", rpc_pipeline_get,
+PA_RPC_METHOD(pipeline, "pipeline_get", rpc_pipeline_get,
 	"lcores, their stages, NUMA socket, queues and ring fill levels")
 
 /*
@@ -248,11 +242,12 @@ trace_port(const json_t *v, const char *name, uint16_t *port,
 }
 
 static int
-rpc_trace_packet(const json_t *params, json_t **result,
+rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
-	struct pa_acl *acl = pa_acl_rpc_get();
-	struct pa_lb *lb = pa_lb_rpc_get();
+	const struct pa_pipeline *pl = ctx;
+	struct pa_acl *acl = pl->acl;
+	struct pa_lb *lb = pl->lb;
 	struct pa_lb_trace_result lbr;
 	char buf[INET6_ADDRSTRLEN];
 	const char *verdict = "forward";
@@ -268,9 +263,6 @@ rpc_trace_packet(const json_t *params, json_t **result,
 	int proto, in_port = -1;
 	bool ports;
 
-	if (rpc_pipeline == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"data path not running");
 	if (!json_is_object(params))
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params: expected {\"src\", \"dst\", \"sport\", \"dport\", \"proto\", \"in_port\"?}");
@@ -313,7 +305,7 @@ rpc_trace_packet(const json_t *params, json_t **result,
 	v = json_object_get(params, "in_port");
 	if (v != NULL) {
 		in_port = json_is_string(v) ? pa_config_port_index(
-			rpc_pipeline->cfg, json_string_value(v)) : -1;
+			pl->cfg, json_string_value(v)) : -1;
 		if (in_port < 0)
 			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 				"params.in_port: no such port");
@@ -369,5 +361,5 @@ rpc_trace_packet(const json_t *params, json_t **result,
 			json_null());
 	return 0;
 }
-PA_RPC_REGISTER("trace_packet", rpc_trace_packet,
+PA_RPC_METHOD(pipeline, "trace_packet", rpc_trace_packet,
 	"verdict for a described packet: src dst sport dport proto [in_port]")

@@ -11,9 +11,13 @@
  * (the response followed by '\n'). Notifications get no answer.
  *
  * Methods are registered in a global table, usually from a library's own
- * <lib>_rpc.c with PA_RPC_REGISTER(). Handlers run on the control thread
- * that calls pa_rpc_server_poll(), one at a time; they may block briefly
- * (e.g. waiting for RCU quiescence) but must not wait on the network.
+ * <lib>_rpc.c with PA_RPC_METHOD(), in the library's subsystem
+ * (PA_RPC_SUBSYSTEM()): the application binds one context per subsystem
+ * (pa_rpc_bind()) and the registry hands it to every method of that
+ * subsystem, so no adapter keeps a global of its own. Handlers run on
+ * the control thread that calls pa_rpc_server_poll(), one at a time; they
+ * may block briefly (e.g. waiting for RCU quiescence) but must not wait
+ * on the network.
  */
 
 #include <stdbool.h>
@@ -43,19 +47,43 @@ struct pa_rpc_error {
 };
 
 /**
+ * A subsystem: the methods of one library that share one context (the
+ * library's object, or a small struct of the library's own), handed to
+ * them by the registry. The application binds each subsystem's context
+ * with pa_rpc_bind() once the object exists and unbinds it (NULL) before
+ * destroying it; a method of an unbound subsystem is answered with
+ * -32603 and the subsystem's @p unbound message without being called.
+ * Declare one per library with PA_RPC_SUBSYSTEM().
+ */
+struct pa_rpc_subsystem {
+	const char *name;		/**< "acl", "lb", ...: pa_rpc_bind()'s key */
+	const char *unbound;		/**< the error while nothing is bound */
+	void *ctx;			/**< bound context, or NULL */
+};
+
+/** Declare subsystem @p id (an identifier) named @p name_str. */
+#define PA_RPC_SUBSYSTEM(id, name_str, unbound_msg)			\
+	static struct pa_rpc_subsystem pa_rpc_subsystem_##id = {	\
+		(name_str), (unbound_msg), NULL }
+
+/**
  * A method handler.
+ * @param ctx     the context bound to the method's subsystem (never NULL
+ *                for a method of a subsystem), or NULL for a method of
+ *                none (PA_RPC_REGISTER)
  * @param params  the "params" member, or NULL when absent (borrowed)
  * @param result  on success, set to a new reference (never NULL)
  * @param err     on failure, filled by pa_rpc_error_set()
  * @return 0 on success, -1 on failure (err filled)
  */
-typedef int (*pa_rpc_handler_t)(const json_t *params, json_t **result,
-		struct pa_rpc_error *err);
+typedef int (*pa_rpc_handler_t)(void *ctx, const json_t *params,
+		json_t **result, struct pa_rpc_error *err);
 
 struct pa_rpc_method {
 	const char *name;
 	pa_rpc_handler_t handler;
 	const char *help;		/**< one line, for the console */
+	struct pa_rpc_subsystem *subsys;	/**< NULL: needs no context */
 	struct pa_rpc_method *next;
 	/** Calls of this method (notifications included) and those that
 	 * failed, counted by pa_rpc_handle*() on the thread that calls it
@@ -67,15 +95,32 @@ struct pa_rpc_method {
 /** Add a method to the global table (constructor time or later). */
 void pa_rpc_register(struct pa_rpc_method *m);
 
-/** Register @p fn as method @p name at load time. */
-#define PA_RPC_REGISTER(name, fn, help_text)				\
+#define PA_RPC_REGISTER_IN_(subsys_ptr, name, fn, help_text)		\
 	static struct pa_rpc_method pa_rpc_method_##fn = {		\
-		(name), (fn), (help_text), NULL };			\
+		(name), (fn), (help_text), (subsys_ptr), NULL, 0, 0 };	\
 	static void __attribute__((constructor))			\
 	pa_rpc_register_##fn(void)					\
 	{								\
 		pa_rpc_register(&pa_rpc_method_##fn);			\
 	}
+
+/** Register @p fn as method @p name of subsystem @p id (declared with
+ * PA_RPC_SUBSYSTEM() in the same file) at load time. */
+#define PA_RPC_METHOD(id, name, fn, help_text)				\
+	PA_RPC_REGISTER_IN_(&pa_rpc_subsystem_##id, name, fn, help_text)
+
+/** Register @p fn as method @p name that needs no context (its handler
+ * gets ctx NULL) at load time. */
+#define PA_RPC_REGISTER(name, fn, help_text)				\
+	PA_RPC_REGISTER_IN_(NULL, name, fn, help_text)
+
+/**
+ * Bind @p ctx as the context of the methods of subsystem @p name (NULL:
+ * unbind; its methods then answer the subsystem's "unbound" message).
+ * Control thread, or before the server runs.
+ * @return 0, or -ENOENT when no registered method belongs to @p name.
+ */
+int pa_rpc_bind(const char *name, void *ctx);
 
 /** Find a method. */
 const struct pa_rpc_method *pa_rpc_find(const char *name);
@@ -99,6 +144,24 @@ int pa_rpc_error_set(struct pa_rpc_error *err, int code, const char *fmt, ...)
  * @return 0, or -1 with err filled (-32602).
  */
 int pa_rpc_no_params(const json_t *params, struct pa_rpc_error *err);
+
+/**
+ * The one map from a core function's -errno to a JSON-RPC error, for the
+ * adapters of pa_<lib>_*() functions (which return 0 or -errno with a
+ * reason in a buffer):
+ *   -EEXIST, -EBUSY   -32000 (the object exists, or the slot is in use)
+ *   -ENOENT           -32001 (no such object)
+ *   -EINVAL, -ENOSPC  -32602 (the parameters ask for what cannot be:
+ *                     malformed, or over a limit); the message is
+ *                     @p params_prefix followed by @p why, so that it names
+ *                     the parameter as the core's reason is phrased
+ *                     ("params: ", "params.", or "")
+ *   anything else     -32603
+ * Other messages are @p why as it is.
+ * @return -1, for "return pa_rpc_error_errno(...)".
+ */
+int pa_rpc_error_errno(struct pa_rpc_error *err, int ret,
+		const char *params_prefix, const char *why);
 
 struct pa_rpc_counters;
 

@@ -3,6 +3,7 @@
  * JSON-RPC 2.0 dispatch: the method table and the request rules
  * (https://www.jsonrpc.org/specification), independent of the transport.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,22 @@ pa_rpc_register(struct pa_rpc_method *m)
 	}
 	m->next = methods;
 	methods = m;
+}
+
+int
+pa_rpc_bind(const char *name, void *ctx)
+{
+	struct pa_rpc_method *it;
+	int ret = -ENOENT;
+
+	if (name == NULL)
+		return -EINVAL;
+	for (it = methods; it != NULL; it = it->next)
+		if (it->subsys != NULL && strcmp(it->subsys->name, name) == 0) {
+			it->subsys->ctx = ctx;
+			ret = 0;
+		}
+	return ret;
 }
 
 static struct pa_rpc_method *
@@ -135,6 +152,25 @@ pa_rpc_no_params(const json_t *params, struct pa_rpc_error *err)
 		return 0;
 	return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 		"params: method takes no parameters");
+}
+
+int
+pa_rpc_error_errno(struct pa_rpc_error *err, int ret,
+		const char *params_prefix, const char *why)
+{
+	switch (ret) {
+	case -EEXIST:
+	case -EBUSY:
+		return pa_rpc_error_set(err, PA_RPC_ERR_EXISTS, "%s", why);
+	case -ENOENT:
+		return pa_rpc_error_set(err, PA_RPC_ERR_NOT_FOUND, "%s", why);
+	case -EINVAL:
+	case -ENOSPC:
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s%s",
+			params_prefix != NULL ? params_prefix : "", why);
+	default:
+		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR, "%s", why);
+	}
 }
 
 static const char *
@@ -341,7 +377,12 @@ handle_one(const json_t *req, struct pa_rpc_counters *c)
 
 	memset(&err, 0, sizeof(err));
 	m->calls++;
-	rc = m->handler(params, &result, &err);
+	if (m->subsys != NULL && m->subsys->ctx == NULL)
+		rc = pa_rpc_error_set(&err, PA_RPC_INTERNAL_ERROR, "%s",
+			m->subsys->unbound);
+	else
+		rc = m->handler(m->subsys != NULL ? m->subsys->ctx : NULL,
+			params, &result, &err);
 	if (rc == 0 && result != NULL) {
 		json_decref(err.data);
 		count(c, false);
@@ -433,7 +474,7 @@ pa_rpc_handle(const json_t *request)
 }
 
 static int
-rpc_get_methods(const json_t *params, json_t **result,
+rpc_get_methods(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
 	if (pa_rpc_no_params(params, err) != 0)

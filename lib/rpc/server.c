@@ -54,6 +54,7 @@
 #include <rte_errno.h>
 #include <rte_log.h>
 
+#include "pa_clock.h"
 #include "pa_rpc.h"
 
 #ifndef TAILQ_FOREACH_SAFE	/* glibc's sys/queue.h lacks it */
@@ -701,15 +702,6 @@ pa_rpc_server_counters(const struct pa_rpc_server *s,
 
 /* ---- connections ---- */
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static size_t
 out_pending(const struct conn *c)
 {
@@ -915,7 +907,7 @@ conn_flush(struct conn *c)
 			MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n > 0) {
 			c->out_off += (size_t)n;
-			c->last_io_ms = now_ms();
+			c->last_io_ms = pa_clock_ms();
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -1333,7 +1325,7 @@ conn_serve(struct pa_rpc_server *s, struct conn *c)
 		n = read(c->fd, c->in + c->in_len, READ_CHUNK);
 		if (n > 0) {
 			c->in_len += (size_t)n;
-			c->last_io_ms = now_ms();
+			c->last_io_ms = pa_clock_ms();
 			budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
 			continue;
 		}
@@ -1414,8 +1406,8 @@ accept_conns(struct pa_rpc_server *s)
 			case ENOMEM:
 				/* transient: retried at the next poll; log
 				 * at most once a second */
-				if (now_ms() - s->accept_err_ms >= 1000) {
-					s->accept_err_ms = now_ms();
+				if (pa_clock_ms() - s->accept_err_ms >= 1000) {
+					s->accept_err_ms = pa_clock_ms();
 					RPC_LOG(WARNING, "accept on %s: %s",
 						s->path, strerror(errno));
 				}
@@ -1451,7 +1443,7 @@ accept_conns(struct pa_rpc_server *s)
 		}
 		c->fd = fd;
 		c->events = EPOLLIN;
-		c->last_io_ms = now_ms();
+		c->last_io_ms = pa_clock_ms();
 		if (ep_add(s->epfd, fd, EPOLLIN, c) != 0) {
 			close(fd);
 			free(c->kinds);
@@ -1496,7 +1488,7 @@ static void
 expire_idle(struct pa_rpc_server *s)
 {
 	struct conn *c, *tmp;
-	int64_t now = now_ms(), next = INT64_MAX, due;
+	int64_t now = pa_clock_ms(), next = INT64_MAX, due;
 	bool partial;
 
 	TAILQ_FOREACH_SAFE(c, &s->conns, next, tmp) {
@@ -1679,7 +1671,7 @@ pa_rpc_server_flush(struct pa_rpc_server *s, int timeout_ms)
 
 	if (s == NULL)
 		return;
-	deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	deadline = pa_clock_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	for (;;) {
 		n = 0;
 		TAILQ_FOREACH_SAFE(c, &s->conns, next, tmp) {
@@ -1694,7 +1686,7 @@ pa_rpc_server_flush(struct pa_rpc_server *s, int timeout_ms)
 				n++;
 			}
 		}
-		left = (int)(deadline - now_ms());
+		left = (int)(deadline - pa_clock_ms());
 		if (n == 0 || left <= 0)
 			break;
 		if (poll(pfd, (nfds_t)n, left) < 0 && errno != EINTR)

@@ -16,7 +16,7 @@
  * The tables run without a data path (no RCU variable, no lcores): the
  * methods that need the pipeline (stats_get, pipeline_get, trace_packet)
  * answer "data path not running". "shutdown" is the daemon's
- * (app/pktaccel/main.c), not a library's: it is not in this table.
+ * (app/pktaccel/app.c), not a library's: it is not in this table.
  *
  * The capture_* methods drive a real capture (lib/capture) whose
  * directory is a private temporary one: a capture_start that passes the
@@ -89,6 +89,9 @@ static uint16_t port_map[RTE_MAX_ETHPORTS];
 static struct pa_config *cfg;
 static struct pa_acl *acl;
 static struct pa_lb *lb;
+static struct pa_acl_rpc_ctx acl_ctx;
+static struct pa_lb_rpc_ctx lb_ctx;
+static struct pa_config_rpc_ctx config_ctx;
 static json_int_t acl_version, lb_version;
 static struct pa_capture *capture;
 static char cap_base[] = "/tmp/pa-fuzz-rpc-XXXXXX";
@@ -139,7 +142,8 @@ acl_create(void)
 	acl = pa_acl_create(&ao, err, sizeof(err));
 	if (acl == NULL)
 		fuzz_fail(TARGET, "pa_acl_create: %s", err);
-	pa_acl_rpc_set(acl, cfg);
+	acl_ctx = (struct pa_acl_rpc_ctx){ acl, cfg };
+	pa_rpc_bind("acl", &acl_ctx);
 	acl_version = stats_version(pa_acl_stats_json(acl));
 }
 
@@ -158,7 +162,8 @@ lb_create(void)
 	lb = pa_lb_create(&lo, err, sizeof(err));
 	if (lb == NULL)
 		fuzz_fail(TARGET, "pa_lb_create: %s", err);
-	pa_lb_rpc_set(lb, cfg);
+	lb_ctx = (struct pa_lb_rpc_ctx){ lb, cfg };
+	pa_rpc_bind("lb", &lb_ctx);
 	lb_version = stats_version(pa_lb_stats_json(lb));
 }
 
@@ -197,19 +202,20 @@ tables_create(void)
 	cfg = load_tables_doc();
 	acl_create();
 	lb_create();
-	pa_config_rpc_set_running(cfg);
-	pa_config_rpc_set_source("/fuzz/pktaccel.json", NULL);
-	pa_config_rpc_set_saver(fuzz_saver);
+	config_ctx = (struct pa_config_rpc_ctx){
+		.running = cfg,
+		.path = "/fuzz/pktaccel.json",
+		.saver = fuzz_saver,
+	};
+	pa_rpc_bind("config", &config_ctx);
 }
 
 static void
 tables_destroy(void)
 {
-	pa_config_rpc_set_running(NULL);
-	pa_config_rpc_set_source(NULL, NULL);
-	pa_config_rpc_set_saver(NULL);
-	pa_lb_rpc_set(NULL, NULL);
-	pa_acl_rpc_set(NULL, NULL);
+	pa_rpc_bind("config", NULL);
+	pa_rpc_bind("lb", NULL);
+	pa_rpc_bind("acl", NULL);
 	pa_lb_destroy(lb);
 	pa_acl_destroy(acl);
 	pa_config_free(cfg);
@@ -271,7 +277,7 @@ tables_reset(void)
 	if (acl_changed) {
 		struct pa_config_acl tmp = cfg->acl;
 
-		pa_acl_rpc_set(NULL, NULL);
+		pa_rpc_bind("acl", NULL);
 		pa_acl_destroy(acl);
 		cfg->acl = fresh->acl;
 		fresh->acl = tmp;
@@ -280,7 +286,7 @@ tables_reset(void)
 	if (lb_changed) {
 		struct pa_config_lb tmp = cfg->lb;
 
-		pa_lb_rpc_set(NULL, NULL);
+		pa_rpc_bind("lb", NULL);
 		pa_lb_destroy(lb);
 		cfg->lb = fresh->lb;
 		fresh->lb = tmp;
@@ -300,7 +306,7 @@ capture_create(void)
 	capture = pa_capture_create(&o, err, sizeof(err));
 	if (capture == NULL)
 		fuzz_fail(TARGET, "pa_capture_create: %s", err);
-	pa_capture_rpc_set(capture);
+	pa_rpc_bind("capture", capture);
 }
 
 /* Every entry of the capture directory must be a file a capture_start
@@ -337,7 +343,7 @@ capture_reset(void)
 	pa_capture_get(capture, &st);
 	if (st.state == PA_CAPTURE_IDLE)
 		return;
-	pa_capture_rpc_set(NULL);
+	pa_rpc_bind("capture", NULL);
 	pa_capture_destroy(capture);
 	capture_dir_check_and_empty();
 	capture_create();
@@ -346,7 +352,7 @@ capture_reset(void)
 static void
 capture_cleanup(void)
 {
-	pa_capture_rpc_set(NULL);
+	pa_rpc_bind("capture", NULL);
 	pa_capture_destroy(capture);
 	capture = NULL;
 	capture_dir_check_and_empty();

@@ -60,7 +60,7 @@ new_capture(bool wait)
 
 	cap = pa_capture_create(&o, err, sizeof(err));
 	ck_assert_msg(cap != NULL, "pa_capture_create: %s", err);
-	pa_capture_rpc_set(cap);
+	pa_rpc_bind("capture", cap);
 }
 
 static void
@@ -74,7 +74,7 @@ setup(void)
 static void
 teardown(void)
 {
-	pa_capture_rpc_set(NULL);
+	pa_rpc_bind("capture", NULL);
 	pa_capture_destroy(cap);
 	cap = NULL;
 	ck_assert_uint_eq(rte_mempool_avail_count(pool), POOL_SIZE);
@@ -767,9 +767,9 @@ START_TEST(test_rpc_start_get_stop)
 	expect_error("capture_start", json_pack("{s:s, s:s}", "reason", "acl",
 		"path", "rpc.pcap"), PA_RPC_ERR_EXISTS, "exists");
 
-	pa_capture_rpc_set(NULL);
+	pa_rpc_bind("capture", NULL);
 	expect_error("capture_get", NULL, PA_RPC_INTERNAL_ERROR, "not running");
-	pa_capture_rpc_set(cap);
+	pa_rpc_bind("capture", cap);
 }
 END_TEST
 

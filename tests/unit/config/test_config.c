@@ -1572,15 +1572,47 @@ END_TEST
 /* RPC                                                                 */
 /* ------------------------------------------------------------------ */
 
+static struct pa_config_rpc_ctx rpc_ctx;
+
+/* Bind @p cfg as the running configuration (NULL: unbind). */
+static void
+set_running(const struct pa_config *cfg)
+{
+	rpc_ctx = (struct pa_config_rpc_ctx){ .running = cfg };
+	ck_assert_int_eq(pa_rpc_bind("config", cfg != NULL ? &rpc_ctx : NULL),
+		0);
+}
+
+/* config_get through the registry, as the server calls it: 0 and the
+ * result, or -1 and the error (code, message) in @p e. */
 static int
 call_config_get(const json_t *params, json_t **result, struct pa_rpc_error *e)
 {
-	const struct pa_rpc_method *m = pa_rpc_find("config_get");
+	json_t *req, *resp, *error;
+	int ret;
 
-	ck_assert_ptr_nonnull(m);
 	memset(e, 0, sizeof(*e));
 	*result = NULL;
-	return m->handler(params, result, e);
+	req = json_pack("{s:s, s:i, s:s}", "jsonrpc", "2.0", "id", 1,
+		"method", "config_get");
+	if (params != NULL)
+		json_object_set(req, "params", (json_t *)params);
+	resp = pa_rpc_handle_call(req, NULL);
+	ck_assert_ptr_nonnull(resp);
+	error = json_object_get(resp, "error");
+	if (error == NULL) {
+		*result = json_incref(json_object_get(resp, "result"));
+		ret = 0;
+	} else {
+		e->code = (int)json_integer_value(json_object_get(error,
+			"code"));
+		snprintf(e->message, sizeof(e->message), "%s",
+			json_string_value(json_object_get(error, "message")));
+		ret = -1;
+	}
+	json_decref(resp);
+	json_decref(req);
+	return ret;
 }
 
 START_TEST(test_config_get_without_running_config_is_internal_error)
@@ -1588,7 +1620,7 @@ START_TEST(test_config_get_without_running_config_is_internal_error)
 	struct pa_rpc_error e;
 	json_t *res;
 
-	pa_config_rpc_set_running(NULL);
+	set_running(NULL);
 	ck_assert_int_eq(call_config_get(NULL, &res, &e), -1);
 	ck_assert_int_eq(e.code, PA_RPC_INTERNAL_ERROR);
 	ck_assert_str_eq(e.message, "no configuration loaded");
@@ -1602,13 +1634,13 @@ START_TEST(test_config_get_returns_running_config_in_file_schema)
 	struct pa_rpc_error e;
 	json_t *res, *expect;
 
-	pa_config_rpc_set_running(cfg);
+	set_running(cfg);
 	ck_assert_int_eq(call_config_get(NULL, &res, &e), 0);
 	expect = pa_config_to_json(cfg);
 	ck_assert(json_equal(res, expect));
 	json_decref(expect);
 	json_decref(res);
-	pa_config_rpc_set_running(NULL);
+	set_running(NULL);
 	pa_config_free(cfg);
 }
 END_TEST
@@ -1619,12 +1651,12 @@ START_TEST(test_config_get_refuses_params)
 	struct pa_rpc_error e;
 	json_t *res, *params = json_pack("{s:i}", "x", 1);
 
-	pa_config_rpc_set_running(cfg);
+	set_running(cfg);
 	ck_assert_int_eq(call_config_get(params, &res, &e), -1);
 	ck_assert_int_eq(e.code, PA_RPC_INVALID_PARAMS);
 	json_decref(e.data);
 	json_decref(params);
-	pa_config_rpc_set_running(NULL);
+	set_running(NULL);
 	pa_config_free(cfg);
 }
 END_TEST

@@ -32,7 +32,8 @@
 static int notify_count;	/* bumped by test_count, read by the tests */
 
 static int
-test_echo(const json_t *params, json_t **result, struct pa_rpc_error *err)
+test_echo(void *ctx, const json_t *params, json_t **result,
+		struct pa_rpc_error *err)
 {
 	*result = params != NULL ? json_deep_copy(params) :
 		json_string("no params");
@@ -41,7 +42,8 @@ test_echo(const json_t *params, json_t **result, struct pa_rpc_error *err)
 PA_RPC_REGISTER("test_echo", test_echo, "echo the params")
 
 static int
-test_count(const json_t *params, json_t **result, struct pa_rpc_error *err)
+test_count(void *ctx, const json_t *params, json_t **result,
+		struct pa_rpc_error *err)
 {
 	int n = __atomic_add_fetch(&notify_count, 1, __ATOMIC_SEQ_CST);
 
@@ -51,7 +53,8 @@ test_count(const json_t *params, json_t **result, struct pa_rpc_error *err)
 PA_RPC_REGISTER("test_count", test_count, "count calls")
 
 static int
-test_fail(const json_t *params, json_t **result, struct pa_rpc_error *err)
+test_fail(void *ctx, const json_t *params, json_t **result,
+		struct pa_rpc_error *err)
 {
 	err->data = json_pack("{s:i}", "widget", 7);
 	return pa_rpc_error_set(err, PA_RPC_ERR_NOT_FOUND,
@@ -60,7 +63,7 @@ test_fail(const json_t *params, json_t **result, struct pa_rpc_error *err)
 PA_RPC_REGISTER("test_fail", test_fail, "always fails")
 
 static int
-test_no_result(const json_t *params, json_t **result,
+test_no_result(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
 	return 0;
@@ -68,7 +71,7 @@ test_no_result(const json_t *params, json_t **result,
 PA_RPC_REGISTER("test_no_result", test_no_result, "buggy: no result")
 
 static int
-test_fail_nocode(const json_t *params, json_t **result,
+test_fail_nocode(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
 	return -1;
@@ -76,7 +79,7 @@ test_fail_nocode(const json_t *params, json_t **result,
 PA_RPC_REGISTER("test_fail_nocode", test_fail_nocode, "buggy: no code")
 
 static int
-test_long_message(const json_t *params, json_t **result,
+test_long_message(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
 	char big[600];
@@ -93,7 +96,8 @@ test_long_message(const json_t *params, json_t **result,
 PA_RPC_REGISTER("test_long_message", test_long_message, "long error")
 
 static int
-test_big(const json_t *params, json_t **result, struct pa_rpc_error *err)
+test_big(void *ctx, const json_t *params, json_t **result,
+		struct pa_rpc_error *err)
 {
 	json_int_t n = 0;
 	char *s;
@@ -116,7 +120,8 @@ PA_RPC_REGISTER("test_big", test_big, "a string of n bytes")
 static int sleep_count;	/* bumped by test_sleep */
 
 static int
-test_sleep(const json_t *params, json_t **result, struct pa_rpc_error *err)
+test_sleep(void *ctx, const json_t *params, json_t **result,
+		struct pa_rpc_error *err)
 {
 	struct timespec ts = { 0, 1000 * 1000 };	/* 1 ms */
 
@@ -129,13 +134,26 @@ PA_RPC_REGISTER("test_sleep", test_sleep, "sleep 1 ms, count calls")
 
 /* A second registration of an existing name is ignored. */
 static int
-test_echo_dup(const json_t *params, json_t **result,
+test_echo_dup(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
 	*result = json_string("duplicate");
 	return 0;
 }
 PA_RPC_REGISTER("test_echo", test_echo_dup, "duplicate name")
+
+/* A subsystem: its methods get the bound context, or are refused. */
+PA_RPC_SUBSYSTEM(widgets, "test_widgets", "widgets not running");
+
+static int
+test_widget_get(void *ctx, const json_t *params, json_t **result,
+		struct pa_rpc_error *err)
+{
+	*result = json_integer(*(const int *)ctx);
+	return 0;
+}
+PA_RPC_METHOD(widgets, "test_widget_get", test_widget_get,
+	"the bound widget count")
 
 /* ---- helpers for pa_rpc_handle ---- */
 
@@ -356,6 +374,61 @@ START_TEST(handler_error_carries_code_message_and_data)
 		json_object_get(e, "data"), "widget")), 7);
 	ck_assert_int_eq(json_object_size(e), 3);
 	json_decref(r);
+}
+END_TEST
+
+START_TEST(subsystem_method_gets_bound_context_and_is_refused_unbound)
+{
+	const char *req = "{\"jsonrpc\":\"2.0\",\"method\":\"test_widget_get\","
+		"\"id\":13}";
+	const struct pa_rpc_method *m = pa_rpc_find("test_widget_get");
+	int widgets = 42;
+	uint64_t errors;
+	json_t *r;
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(pa_rpc_bind("test_widgets", &widgets), 0);
+	r = call(req);
+	ck_assert_int_eq(envelope(r, "13"), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "result")), 42);
+	json_decref(r);
+
+	ck_assert_int_eq(pa_rpc_bind("test_widgets", NULL), 0);
+	errors = m->errors;
+	r = call(req);
+	ck_assert_int_eq(envelope(r, "13"), PA_RPC_INTERNAL_ERROR);
+	ck_assert_str_eq(err_message(r), "widgets not running");
+	json_decref(r);
+	/* counted like any failed call */
+	ck_assert_uint_eq(m->errors, errors + 1);
+	ck_assert_int_eq(pa_rpc_bind("no_such_subsystem", &widgets), -ENOENT);
+}
+END_TEST
+
+START_TEST(errno_map_gives_one_code_per_errno)
+{
+	static const struct { int ret; int code; const char *msg; } cases[] = {
+		{ -EEXIST, PA_RPC_ERR_EXISTS, "why" },
+		{ -EBUSY, PA_RPC_ERR_EXISTS, "why" },
+		{ -ENOENT, PA_RPC_ERR_NOT_FOUND, "why" },
+		{ -EINVAL, PA_RPC_INVALID_PARAMS, "params.why" },
+		{ -ENOSPC, PA_RPC_INVALID_PARAMS, "params.why" },
+		{ -ENOMEM, PA_RPC_INTERNAL_ERROR, "why" },
+		{ -EIO, PA_RPC_INTERNAL_ERROR, "why" },
+	};
+	struct pa_rpc_error e;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&e, 0, sizeof(e));
+		ck_assert_int_eq(pa_rpc_error_errno(&e, cases[i].ret,
+			"params.", "why"), -1);
+		ck_assert_int_eq(e.code, cases[i].code);
+		ck_assert_str_eq(e.message, cases[i].msg);
+	}
+	memset(&e, 0, sizeof(e));
+	pa_rpc_error_errno(&e, -EINVAL, NULL, "why");
+	ck_assert_str_eq(e.message, "why");
 }
 END_TEST
 
@@ -2223,6 +2296,8 @@ rpc_suite(void)
 	tcase_add_test(tc, unknown_method_is_method_not_found_naming_it);
 	tcase_add_test(tc, method_name_with_nul_is_not_found);
 	tcase_add_test(tc, handler_error_carries_code_message_and_data);
+	tcase_add_test(tc, subsystem_method_gets_bound_context_and_is_refused_unbound);
+	tcase_add_test(tc, errno_map_gives_one_code_per_errno);
 	tcase_add_test(tc, success_without_result_is_internal_error);
 	tcase_add_test(tc, failure_without_code_is_internal_error);
 	tcase_add_test(tc, truncated_utf8_message_stays_valid);
