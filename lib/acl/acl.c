@@ -30,51 +30,13 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_vect.h>
 
-#include "pa_acl.h"
+#include "acl_priv.h"
 
 RTE_LOG_REGISTER(pa_acl_logtype, pa.acl, INFO);
-#define ACL_LOG(level, fmt, ...) \
-	rte_log(RTE_LOG_ ## level, pa_acl_logtype, "pa.acl: " fmt "\n", ##__VA_ARGS__)
 
-#define ACL_MIN_SLOTS		1024
 #define ACL_MAX_BURST		256
 #define ACL_PORT_ANY		0xff
-#define ACL_DELTA_MAX		256	/* rules in the delta tier */
 #define ACL_FOLD_NICE		10	/* the folder's nice while not urgent */
-
-/* rte_acl input layouts (addresses and ports in network order). rte_acl
- * reads the first field, one byte, on its own, then groups of four bytes
- * (input_index); in_port and ports_known share the second group. */
-struct acl_key4 {
-	uint8_t proto;
-	uint8_t pad0[3];
-	uint8_t in_port;
-	uint8_t ports_known;
-	uint16_t pad1;
-	uint32_t src;
-	uint32_t dst;
-	uint16_t sport;
-	uint16_t dport;
-};
-
-struct acl_key6 {
-	uint8_t proto;
-	uint8_t pad0[3];
-	uint8_t in_port;
-	uint8_t ports_known;
-	uint16_t pad1;
-	uint8_t src[16];
-	uint8_t dst[16];
-	uint16_t sport;
-	uint16_t dport;
-};
-
-/* A group's fields must fill its four bytes: PAD (never constrained)
- * completes in_port and ports_known. */
-enum { F4_PROTO, F4_INPORT, F4_PK, F4_PAD, F4_SRC, F4_DST, F4_SPORT,
-	F4_DPORT, F4_NUM };
-enum { F6_PROTO, F6_INPORT, F6_PK, F6_PAD, F6_SRC0, F6_DST0 = F6_SRC0 + 4,
-	F6_SPORT = F6_DST0 + 4, F6_DPORT, F6_NUM };
 
 RTE_ACL_RULE_DEF(acl_rule4, F4_NUM);
 RTE_ACL_RULE_DEF(acl_rule6, F6_NUM);
@@ -82,8 +44,8 @@ RTE_ACL_RULE_DEF(acl_rule6, F6_NUM);
 static struct rte_acl_field_def defs4[F4_NUM];
 static struct rte_acl_field_def defs6[F6_NUM];
 
-static void
-init_defs(void)
+void
+acl_defs_init(void)
 {
 	unsigned int i;
 
@@ -126,128 +88,9 @@ init_defs(void)
 		2, F6_DPORT, 10, offsetof(struct acl_key6, dport) };
 }
 
-/* What the data path needs of one rule, by slot. */
-struct acl_slot {
-	uint32_t id;			/**< 0: slot unused in this version */
-	int32_t priority;
-	uint8_t dead;			/**< deleted, still in the base contexts */
-	uint8_t action;			/**< enum pa_acl_action */
-	uint8_t tos_mark;		/**< DSCP << 2 */
-	struct rte_meter_srtcm_profile profile;
-};
-
-struct acl_counter {
-	uint64_t packets;
-	uint64_t bytes;
-};
-
-/* Counters and meters, per lcore, by slot. Outlives table versions. */
-struct acl_store {
-	uint32_t capacity;
-	struct acl_counter **hits;		/**< [lcore][slot] */
-	struct rte_meter_srtcm **meters;	/**< [lcore][slot] */
-};
-
-/* Per-lcore counters that do not depend on rules. */
-struct acl_lcore_extra {
-	uint64_t default_hits;
-	uint64_t non_ip;
-} __rte_cache_aligned;
-
-/*
- * One published version: immutable once live. Two tiers of contexts per
- * family: the base holds the rules of the last full build, the delta the
- * rules added since. An add rebuilds only the small delta and hands the
- * base over to the new version; a packet takes the better of the two
- * tiers' matches. A full build (replace, deleting a base rule, a delta
- * grown past ACL_DELTA_MAX) folds everything into a new base.
- */
-#define ACL_TIERS	2
-
-/*
- * The contexts of one tier and family. rte_acl gives up on a context that
- * would need more than RTE_ACL_MAX_TRIES tries (diverse rule sets of a few
- * thousand rules); such a set is split into shards of consecutive ranks,
- * halving the shard size until each builds, each shard its own context,
- * looked up in turn.
- */
-#define ACL_MAX_SHARDS		64
-#define ACL_SHARD_MIN		128
-struct acl_set {
-	unsigned int n;				/* packets with L4 ports */
-	struct rte_acl_ctx *ctx[ACL_MAX_SHARDS];
-	/* Packets without ports match port fields as "any": they are
-	 * looked up in a copy of the rules with the port ranges widened,
-	 * built only when some rule of the set constrains ports (else the
-	 * contexts above serve them too). */
-	unsigned int n_np;
-	struct rte_acl_ctx *np[ACL_MAX_SHARDS];
-};
-
-struct acl_table {
-	struct acl_set v4[ACL_TIERS];
-	struct acl_set v6[ACL_TIERS];
-	enum pa_acl_action def;
-	bool non_ip_drop;
-	uint32_t n_dead;		/**< dead slots (their matches are void) */
-	uint32_t n_slots;		/**< slots[] entries */
-	struct acl_slot *slots;
-	struct acl_store *store;
-};
-
-struct pa_acl {
-	struct acl_table *live;			/* data path reads this */
-	struct acl_lcore_extra *extra;		/* [n_lcores] */
-	const uint16_t *port_index_of;
-
-	struct rte_rcu_qsbr *rcu;
-	unsigned int n_lcores;
-	int socket;
-	const struct pa_config *cfg;
-	enum rte_acl_classify_alg alg;
-
-	/* Control-side rule set, sorted by id, with each rule's slot. */
-	struct pa_config_acl_rule *rules;
-	uint32_t *rule_slot;
-	uint8_t *rule_tier;			/* 0 base, 1 delta, 2 both */
-	/* Slots of deleted rules that the base contexts still return: dead
-	 * in every version until a full build or a fold drops them. */
-	uint32_t *zombie;
-	unsigned int n_zombie;
-	unsigned int n_rules;
-	unsigned int n_delta;
-	enum pa_acl_action def;
-	bool non_ip_drop;
-	/* Slot allocator: a slot is "in use" while some rule holds it. */
-	uint8_t *slot_used;			/* [store capacity] */
-	uint32_t slot_hint;
-
-	struct acl_store *store;
-	/* The folder: a control thread that rebuilds base + delta into a new
-	 * base in the background, so that the delta (and every add) stays
-	 * small. lock serialises every control-plane call with it. */
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	pthread_t folder;
-	pid_t folder_tid;
-	int folder_nice;
-	bool folder_running;
-	bool folder_stop;
-	uint64_t gen;				/* bumped by removals, full builds */
-	uint64_t folds;
-	uint64_t version;
-	uint64_t builds;
-	double last_build_ms;
-	double last_update_ms;
-	uint64_t last_memory;
-};
-
 /* rte_acl context names are global to the process (rte_acl_create() of a
  * taken name hands back that context): number them across instances. */
 static unsigned int ctx_seq;
-
-static void folder_start(struct pa_acl *acl);
-static void folder_stop(struct pa_acl *acl);
 
 static const struct {
 	enum rte_acl_classify_alg alg;
@@ -264,8 +107,8 @@ static const struct {
 /* Stores                                                              */
 /* ------------------------------------------------------------------ */
 
-static void
-store_free(struct acl_store *s, unsigned int n_lcores)
+void
+acl_store_free(struct acl_store *s, unsigned int n_lcores)
 {
 	unsigned int l;
 
@@ -282,8 +125,8 @@ store_free(struct acl_store *s, unsigned int n_lcores)
 	rte_free(s);
 }
 
-static struct acl_store *
-store_new(uint32_t capacity, unsigned int n_lcores, int socket)
+struct acl_store *
+acl_store_new(uint32_t capacity, unsigned int n_lcores, int socket)
 {
 	struct acl_store *s;
 	unsigned int l;
@@ -308,7 +151,7 @@ store_new(uint32_t capacity, unsigned int n_lcores, int socket)
 	}
 	return s;
 fail:
-	store_free(s, n_lcores);
+	acl_store_free(s, n_lcores);
 	return NULL;
 }
 
@@ -321,14 +164,6 @@ ports_constrained(const struct pa_config_acl_rule *r)
 {
 	return !(r->sport.lo == 0 && r->sport.hi == UINT16_MAX &&
 		r->dport.lo == 0 && r->dport.hi == UINT16_MAX);
-}
-
-static int
-rule_family(const struct pa_config_acl_rule *r)
-{
-	if (r->src.addr.family != 0)
-		return r->src.addr.family;
-	return r->dst.addr.family;	/* 0: both */
 }
 
 /* What both families' entries share: rule data, protocol, input port, and
@@ -411,16 +246,10 @@ fill_common6(struct acl_rule6 *e, const struct pa_config_acl_rule *r,
 		prefix6_fields(&e->field[F6_DST0], &r->dst);
 }
 
-struct rank_item {
-	int32_t priority;
-	uint32_t id;
-	unsigned int index;
-};
-
-static int
-rank_cmp(const void *a, const void *b)
+int
+acl_rank_cmp(const void *a, const void *b)
 {
-	const struct rank_item *x = a, *y = b;
+	const struct acl_rank_item *x = a, *y = b;
 
 	if (x->priority != y->priority)
 		return x->priority > y->priority ? -1 : 1;
@@ -481,8 +310,8 @@ fail:
 	return NULL;
 }
 
-static void
-set_free(struct acl_set *set)
+void
+acl_set_free(struct acl_set *set)
 {
 	unsigned int i;
 
@@ -542,16 +371,16 @@ ctxs_build(struct pa_acl *acl, int family, const void *entries, unsigned int n,
 	}
 }
 
-static void
-table_free(struct acl_table *t)
+void
+acl_table_free(struct acl_table *t)
 {
 	unsigned int k;
 
 	if (t == NULL)
 		return;
 	for (k = 0; k < ACL_TIERS; k++) {
-		set_free(&t->v4[k]);
-		set_free(&t->v6[k]);
+		acl_set_free(&t->v4[k]);
+		acl_set_free(&t->v6[k]);
 	}
 	rte_free(t->slots);
 	rte_free(t);
@@ -594,13 +423,13 @@ fill_slot(struct acl_slot *s, const struct pa_config_acl_rule *r, char *err,
  * Build the contexts of one tier from the rules whose tier is @p tier
  * (every rule when @p tiers is NULL).
  */
-static int
-build_tier(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
+int
+acl_build_tier(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		const uint32_t *slots, const uint8_t *tiers, uint8_t tier,
 		unsigned int n, struct acl_set *s4, struct acl_set *s6,
 		char *err, size_t err_len)
 {
-	struct rank_item *rank;
+	struct acl_rank_item *rank;
 	struct acl_rule4 *e4;
 	struct acl_rule6 *e6;
 	unsigned int i, m = 0, n4 = 0, n6 = 0;
@@ -620,14 +449,14 @@ build_tier(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	}
 	for (i = 0; i < n; i++)
 		if (tiers == NULL || (tier == 0 ? tiers[i] == 0 : tiers[i] != 0))
-			rank[m++] = (struct rank_item){ rules[i].priority,
+			rank[m++] = (struct acl_rank_item){ rules[i].priority,
 				rules[i].id, i };
-	qsort(rank, m, sizeof(*rank), rank_cmp);
+	qsort(rank, m, sizeof(*rank), acl_rank_cmp);
 	for (i = 0; i < m; i++) {
 		const struct pa_config_acl_rule *r = &rules[rank[i].index];
 		uint32_t ud = slots[rank[i].index] + 1;
 		uint32_t prio = m - i;	/* rank 0 (best) gets the highest */
-		int fam = rule_family(r);
+		int fam = acl_rule_family(r);
 
 		ports |= ports_constrained(r);
 		if (fam == 0 || fam == AF_INET) {
@@ -654,8 +483,8 @@ build_tier(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		ret = ctxs_build(acl, AF_INET6, e6 + n, n6, s6->np, &s6->n_np,
 			err, err_len);
 	if (ret != 0) {
-		set_free(s4);
-		set_free(s6);
+		acl_set_free(s4);
+		acl_set_free(s6);
 	}
 out:
 	free(rank);
@@ -706,10 +535,10 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		t->n_dead = acl->n_zombie;
 	}
 	if (full || old == NULL) {
-		ret = build_tier(acl, rules, slots, NULL, 0, n, &t->v4[0],
+		ret = acl_build_tier(acl, rules, slots, NULL, 0, n, &t->v4[0],
 			&t->v6[0], err, err_len);
 	} else {
-		ret = build_tier(acl, rules, slots, tiers, 1, n, &t->v4[1],
+		ret = acl_build_tier(acl, rules, slots, tiers, 1, n, &t->v4[1],
 			&t->v6[1], err, err_len);
 	}
 	if (ret != 0)
@@ -751,7 +580,7 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		memset(&old->v4[0], 0, sizeof(old->v4[0]));
 		memset(&old->v6[0], 0, sizeof(old->v6[0]));
 	}
-	table_free(old);
+	acl_table_free(old);
 	acl->version++;
 	acl->builds += full;
 	acl->last_build_ms = (double)(t1 - t0) * 1000.0 /
@@ -769,7 +598,7 @@ nomem:
 	snprintf(err, err_len, "out of memory building the ACL");
 	ret = -ENOMEM;
 out:
-	table_free(t);
+	acl_table_free(t);
 	return ret;
 }
 
@@ -817,10 +646,10 @@ store_for(struct pa_acl *acl, uint32_t need)
 	cap = acl->store->capacity;
 	while (cap < need)
 		cap *= 2;
-	s = store_new(cap, acl->n_lcores, acl->socket);
+	s = acl_store_new(cap, acl->n_lcores, acl->socket);
 	used = realloc(acl->slot_used, cap);
 	if (s == NULL || used == NULL) {
-		store_free(s, acl->n_lcores);
+		acl_store_free(s, acl->n_lcores);
 		if (used != NULL)
 			acl->slot_used = used;
 		return NULL;
@@ -860,7 +689,7 @@ store_switch(struct pa_acl *acl, struct acl_store *s)
 		}
 	}
 	acl->store = s;
-	store_free(old, acl->n_lcores);
+	acl_store_free(old, acl->n_lcores);
 }
 
 static uint32_t
@@ -909,8 +738,8 @@ zombies_release(struct pa_acl *acl)
  * Replace the rule set with @p rules (n, any order; copied). Rules whose id
  * stays keep their slot (and so their counters).
  */
-static int
-apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
+int
+acl_apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		unsigned int n, enum pa_acl_action def, bool non_ip_drop,
 		bool full, char *err, size_t err_len)
 {
@@ -972,7 +801,7 @@ apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 			if (find_rule(acl, nr[i].id) < 0)
 				acl->slot_used[ns[i]] = 0;
 		if (store != acl->store)
-			store_free(store, acl->n_lcores);
+			acl_store_free(store, acl->n_lcores);
 		goto out;
 	}
 	store_switch(acl, store);
@@ -1052,7 +881,7 @@ rule_add_locked(struct pa_acl *acl, const struct pa_config_acl_rule *r,
 		memcpy(all, acl->rules, sizeof(*all) * acl->n_rules);
 	all[acl->n_rules] = *r;
 	/* A small delta tier takes adds; past ACL_DELTA_MAX all is rebuilt. */
-	ret = apply(acl, all, acl->n_rules + 1, acl->def, acl->non_ip_drop,
+	ret = acl_apply(acl, all, acl->n_rules + 1, acl->def, acl->non_ip_drop,
 		acl->live == NULL || acl->n_delta + 1 > ACL_DELTA_MAX, err,
 		err_len);
 	free(all);
@@ -1087,7 +916,7 @@ static bool
 rules_overlap(const struct pa_config_acl_rule *a,
 		const struct pa_config_acl_rule *b)
 {
-	int fa = rule_family(a), fb = rule_family(b);
+	int fa = acl_rule_family(a), fb = acl_rule_family(b);
 
 	return (fa == 0 || fb == 0 || fa == fb) &&
 		prefix_overlap(&a->src, &b->src) &&
@@ -1197,7 +1026,7 @@ rule_delete_locked(struct pa_acl *acl, uint32_t id, char *err,
 	memcpy(rest + pos, acl->rules + pos + 1,
 		sizeof(*rest) * (acl->n_rules - (unsigned int)pos - 1));
 	/* A delta rule: the delta is rebuilt; otherwise everything is. */
-	ret = apply(acl, rest, acl->n_rules - 1, acl->def, acl->non_ip_drop,
+	ret = acl_apply(acl, rest, acl->n_rules - 1, acl->def, acl->non_ip_drop,
 		acl->rule_tier[pos] != 1, err, err_len);
 	free(rest);
 	return ret;
@@ -1215,7 +1044,7 @@ rules_replace_locked(struct pa_acl *acl, const struct pa_config_acl *a,
 		if (ret != 0)
 			return ret;
 	}
-	return apply(acl, a->rules, a->n_rules, a->def, a->non_ip_drop, true,
+	return acl_apply(acl, a->rules, a->n_rules, a->def, a->non_ip_drop, true,
 		err, err_len);
 }
 
@@ -1223,8 +1052,8 @@ rules_replace_locked(struct pa_acl *acl, const struct pa_config_acl *a,
 /* Life cycle                                                          */
 /* ------------------------------------------------------------------ */
 
-static enum rte_acl_classify_alg
-best_algorithm(int socket)
+enum rte_acl_classify_alg
+acl_best_algorithm(int socket)
 {
 	struct rte_acl_param prm = {
 		.name = "pa_acl_probe", .socket_id = socket,
@@ -1267,7 +1096,7 @@ pa_acl_create(const struct pa_acl_opts *o, char *err, size_t err_len)
 	uint32_t cap;
 
 	if (!defs_ready) {
-		init_defs();
+		acl_defs_init();
 		defs_ready = true;
 	}
 	acl = rte_zmalloc_socket("pa_acl", sizeof(*acl), RTE_CACHE_LINE_SIZE,
@@ -1283,12 +1112,12 @@ pa_acl_create(const struct pa_acl_opts *o, char *err, size_t err_len)
 	acl->socket = o->socket;
 	acl->cfg = o->cfg;
 	acl->port_index_of = o->port_index_of;
-	acl->alg = best_algorithm(o->socket);
+	acl->alg = acl_best_algorithm(o->socket);
 	acl->extra = rte_zmalloc_socket("pa_acl_extra",
 		sizeof(*acl->extra) * acl->n_lcores, RTE_CACHE_LINE_SIZE,
 		o->socket);
 	cap = RTE_MAX((uint32_t)ACL_MIN_SLOTS, rte_align32pow2(a->n_rules));
-	acl->store = store_new(cap, acl->n_lcores, o->socket);
+	acl->store = acl_store_new(cap, acl->n_lcores, o->socket);
 	acl->slot_used = calloc(cap, 1);
 	if (acl->extra == NULL || acl->store == NULL || acl->slot_used == NULL) {
 		snprintf(err, err_len, "out of memory for the ACL");
@@ -1296,11 +1125,11 @@ pa_acl_create(const struct pa_acl_opts *o, char *err, size_t err_len)
 	}
 	acl->def = a->def;
 	acl->non_ip_drop = a->non_ip_drop;
-	if (apply(acl, a->rules, a->n_rules, a->def, a->non_ip_drop, true,
+	if (acl_apply(acl, a->rules, a->n_rules, a->def, a->non_ip_drop, true,
 			err, err_len) != 0)
 		goto fail;
 	if (!o->no_folder)
-		folder_start(acl);
+		acl_folder_start(acl);
 	ACL_LOG(INFO, "%u rules, default %s, classify algorithm %s",
 		acl->n_rules, acl->def == PA_ACL_DROP ? "drop" : "permit",
 		pa_acl_algorithm(acl));
@@ -1315,9 +1144,9 @@ pa_acl_destroy(struct pa_acl *acl)
 {
 	if (acl == NULL)
 		return;
-	folder_stop(acl);
-	table_free(acl->live);
-	store_free(acl->store, acl->n_lcores);
+	acl_folder_stop(acl);
+	acl_table_free(acl->live);
+	acl_store_free(acl->store, acl->n_lcores);
 	rte_free(acl->extra);
 	free(acl->slot_used);
 	free(acl->rules);
@@ -1352,7 +1181,7 @@ slot_hits(const struct pa_acl *acl, uint32_t slot, uint64_t *pkts,
 static json_t *
 rules_json_locked(const struct pa_acl *acl)
 {
-	struct rank_item *rank;
+	struct acl_rank_item *rank;
 	json_t *arr = json_array();
 	unsigned int i;
 
@@ -1363,9 +1192,9 @@ rules_json_locked(const struct pa_acl *acl)
 		return NULL;
 	}
 	for (i = 0; i < acl->n_rules; i++)
-		rank[i] = (struct rank_item){ acl->rules[i].priority,
+		rank[i] = (struct acl_rank_item){ acl->rules[i].priority,
 			acl->rules[i].id, i };
-	qsort(rank, acl->n_rules, sizeof(*rank), rank_cmp);
+	qsort(rank, acl->n_rules, sizeof(*rank), acl_rank_cmp);
 	for (i = 0; i < acl->n_rules; i++) {
 		unsigned int k = rank[i].index;
 		uint64_t pkts, bytes;
@@ -1817,7 +1646,7 @@ fold(struct pa_acl *acl)
 	memcpy(snap_slots, acl->rule_slot, sizeof(*snap_slots) * n);
 
 	pthread_mutex_unlock(&acl->lock);
-	ret = build_tier(acl, snap, snap_slots, NULL, 0, n, &b4, &b6, err,
+	ret = acl_build_tier(acl, snap, snap_slots, NULL, 0, n, &b4, &b6, err,
 		sizeof(err));
 	pthread_mutex_lock(&acl->lock);
 	if (ret != 0) {
@@ -1848,8 +1677,8 @@ fold(struct pa_acl *acl)
 	zombies_release(acl);
 	tiers = NULL;
 out:
-	set_free(&b4);
-	set_free(&b6);
+	acl_set_free(&b4);
+	acl_set_free(&b6);
 	free(tiers);
 	free(snap);
 	free(snap_slots);
@@ -1900,8 +1729,8 @@ folder_main(void *arg)
 	return NULL;
 }
 
-static void
-folder_start(struct pa_acl *acl)
+void
+acl_folder_start(struct pa_acl *acl)
 {
 	int ret;
 
@@ -1915,8 +1744,8 @@ folder_start(struct pa_acl *acl)
 	acl->folder_running = true;
 }
 
-static void
-folder_stop(struct pa_acl *acl)
+void
+acl_folder_stop(struct pa_acl *acl)
 {
 	if (!acl->folder_running)
 		return;
@@ -1927,14 +1756,6 @@ folder_stop(struct pa_acl *acl)
 	pthread_join(acl->folder, NULL);
 	acl->folder_running = false;
 }
-
-#define LOCKED(acl, expr) ({						\
-	__typeof__(expr) _r;						\
-	pthread_mutex_lock((pthread_mutex_t *)&(acl)->lock);		\
-	_r = (expr);							\
-	pthread_mutex_unlock((pthread_mutex_t *)&(acl)->lock);	\
-	_r;								\
-})
 
 /* Changes wake the folder, which folds the delta into the base. */
 static int
@@ -1951,13 +1772,13 @@ int
 pa_acl_rule_add(struct pa_acl *acl, const struct pa_config_acl_rule *r,
 		char *err, size_t err_len)
 {
-	return LOCKED(acl, changed(acl, rule_add_locked(acl, r, err, err_len)));
+	return ACL_LOCKED(acl, changed(acl, rule_add_locked(acl, r, err, err_len)));
 }
 
 int
 pa_acl_rule_delete(struct pa_acl *acl, uint32_t id, char *err, size_t err_len)
 {
-	return LOCKED(acl, changed(acl, rule_delete_locked(acl, id, err,
+	return ACL_LOCKED(acl, changed(acl, rule_delete_locked(acl, id, err,
 		err_len)));
 }
 
@@ -1965,31 +1786,31 @@ int
 pa_acl_rules_replace(struct pa_acl *acl, const struct pa_config_acl *a,
 		char *err, size_t err_len)
 {
-	return LOCKED(acl, rules_replace_locked(acl, a, err, err_len));
+	return ACL_LOCKED(acl, rules_replace_locked(acl, a, err, err_len));
 }
 
 json_t *
 pa_acl_rules_json(const struct pa_acl *acl)
 {
-	return LOCKED(acl, rules_json_locked(acl));
+	return ACL_LOCKED(acl, rules_json_locked(acl));
 }
 
 json_t *
 pa_acl_stats_json(const struct pa_acl *acl)
 {
-	return LOCKED(acl, stats_json_locked(acl));
+	return ACL_LOCKED(acl, stats_json_locked(acl));
 }
 
 int
 pa_acl_export(const struct pa_acl *acl, struct pa_config_acl *out)
 {
-	return LOCKED(acl, export_locked(acl, out));
+	return ACL_LOCKED(acl, export_locked(acl, out));
 }
 
 int
 pa_acl_trace(struct pa_acl *acl, const struct pa_flow_key *key, bool ports,
 		int in_port, uint32_t *rule_id, enum pa_acl_action *action)
 {
-	return LOCKED(acl, trace_locked(acl, key, ports, in_port, rule_id,
+	return ACL_LOCKED(acl, trace_locked(acl, key, ports, in_port, rule_id,
 		action));
 }
