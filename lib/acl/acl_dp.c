@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The ACL's data path: classify a burst on the live table (keys, lookups
+ * in every context of both tiers), count the hits, mark and police; and
+ * trace_packet's lookup of one described packet with the same code.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_acl.h>
+#include <rte_branch_prediction.h>
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_meter.h>
+
+#include "acl_priv.h"
+
+#define ACL_MAX_BURST		256
+#define ACL_PORT_ANY		0xff
+
+static __rte_always_inline bool
+has_ports(const struct pa_pkt_meta *meta)
+{
+	return (meta->flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG_LATER)) ==
+		PA_PKT_F_L4 && (meta->l4_proto == IPPROTO_TCP ||
+		meta->l4_proto == IPPROTO_UDP || meta->l4_proto == IPPROTO_SCTP);
+}
+
+static __rte_always_inline const uint8_t *
+l3_bytes(const struct rte_mbuf *m, const struct pa_pkt_meta *meta,
+		uint32_t len, uint8_t *buf)
+{
+	return rte_pktmbuf_read(m, meta->l3_off, len, buf);
+}
+
+/* Rewrite the DSCP bits (ECN kept) in place. Headers in a further
+ * segment (pathological chains) are left alone. */
+static void
+mark_packet(struct rte_mbuf *m, const struct pa_pkt_meta *meta, uint8_t tos)
+{
+	uint32_t sum;
+
+	if (meta->flags & PA_PKT_F_IPV4) {
+		struct rte_ipv4_hdr *ip;
+		uint16_t old_w, new_w;
+		uint8_t new_tos;
+
+		if ((uint32_t)meta->l3_off + sizeof(*ip) > rte_pktmbuf_data_len(m))
+			return;
+		ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+			meta->l3_off);
+		new_tos = (uint8_t)(tos | (ip->type_of_service & 3));
+		if (new_tos == ip->type_of_service)
+			return;
+		/* RFC 1624: HC' = ~(~HC + ~m + m') over the 16-bit word that
+		 * holds version/IHL and TOS. */
+		old_w = (uint16_t)(ip->version_ihl << 8 | ip->type_of_service);
+		new_w = (uint16_t)(ip->version_ihl << 8 | new_tos);
+		sum = (uint16_t)~rte_be_to_cpu_16(ip->hdr_checksum);
+		sum += (uint16_t)~old_w;
+		sum += new_w;
+		sum = (sum & 0xffff) + (sum >> 16);
+		sum = (sum & 0xffff) + (sum >> 16);
+		ip->type_of_service = new_tos;
+		ip->hdr_checksum = rte_cpu_to_be_16((uint16_t)~sum);
+	} else {
+		struct rte_ipv6_hdr *ip6;
+		uint32_t v, tc;
+
+		if ((uint32_t)meta->l3_off + sizeof(*ip6) > rte_pktmbuf_data_len(m))
+			return;
+		ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *,
+			meta->l3_off);
+		v = rte_be_to_cpu_32(ip6->vtc_flow);
+		tc = tos | ((v >> 20) & 3);
+		ip6->vtc_flow = rte_cpu_to_be_32((v & 0xf00fffff) | tc << 20);
+	}
+}
+
+/* Apply the verdict of slot @p res (0: default) to packet @p m. */
+static __rte_always_inline uint8_t
+act(struct pa_acl *acl, const struct acl_table *t, unsigned int lidx,
+		struct rte_mbuf *m, const struct pa_pkt_meta *meta, uint32_t res,
+		uint64_t now)
+{
+	const struct acl_slot *s;
+	struct acl_counter *c;
+
+	if (res == 0) {
+		acl->extra[lidx].default_hits++;
+		return t->def == PA_ACL_DROP ? PA_ACL_V_DROP_ACL :
+			PA_ACL_V_FORWARD;
+	}
+	s = &t->slots[res - 1];
+	c = &t->store->hits[lidx][res - 1];
+	c->packets++;
+	c->bytes += rte_pktmbuf_pkt_len(m);
+	switch (s->action) {
+	case PA_ACL_PERMIT:
+		return PA_ACL_V_FORWARD;
+	case PA_ACL_DROP:
+		return PA_ACL_V_DROP_ACL;
+	case PA_ACL_MARK:
+		mark_packet(m, meta, s->tos_mark);
+		return PA_ACL_V_FORWARD;
+	default:
+		return rte_meter_srtcm_color_blind_check(
+			&t->store->meters[lidx][res - 1],
+			(struct rte_meter_srtcm_profile *)(uintptr_t)&s->profile,
+			now, 1) == RTE_COLOR_GREEN ?
+			PA_ACL_V_FORWARD : PA_ACL_V_DROP_POLICE;
+	}
+}
+
+static __rte_always_inline uint8_t
+in_port_of(const struct pa_acl *acl, uint16_t port_id)
+{
+	uint16_t idx;
+
+	if (acl->port_index_of == NULL || port_id >= RTE_MAX_ETHPORTS)
+		return ACL_PORT_ANY;
+	idx = acl->port_index_of[port_id];
+	return idx > UINT8_MAX ? ACL_PORT_ANY : (uint8_t)idx;
+}
+
+/* The better of two matches (slot + 1, 0 = none): higher priority, then
+ * lower id. */
+static __rte_always_inline uint32_t
+better(const struct acl_table *t, uint32_t a, uint32_t b)
+{
+	const struct acl_slot *sa, *sb;
+
+	if (b == 0)
+		return a;
+	if (a == 0)
+		return b;
+	sa = &t->slots[a - 1];
+	sb = &t->slots[b - 1];
+	if (sb->priority > sa->priority ||
+	    (sb->priority == sa->priority && sb->id < sa->id))
+		return b;
+	return a;
+}
+
+/* Matches of deleted rules that the base still holds count as none. */
+static __rte_always_inline void
+void_dead(const struct acl_table *t, uint32_t *res, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (res[i] != 0 && t->slots[res[i] - 1].dead)
+			res[i] = 0;
+}
+
+/* Look @p n keys up in every context of both tiers of one family; @p np:
+ * the keys are of packets without ports. */
+static __rte_always_inline void
+lookup(const struct acl_table *t, const struct acl_set *sets, bool np,
+		const uint8_t **data, uint32_t *res, unsigned int n)
+{
+	uint32_t more[ACL_MAX_BURST];
+	unsigned int k, c, i, cnt;
+	bool first = true;
+
+	for (k = 0; k < ACL_TIERS; k++) {
+		struct rte_acl_ctx *const *ctx = sets[k].ctx;
+
+		cnt = sets[k].n;
+		if (np && sets[k].n_np != 0) {
+			ctx = sets[k].np;
+			cnt = sets[k].n_np;
+		}
+		for (c = 0; c < cnt; c++) {
+			if (first) {
+				rte_acl_classify(ctx[c], data, res, n, 1);
+				if (unlikely(t->n_dead != 0))
+					void_dead(t, res, n);
+				first = false;
+				continue;
+			}
+			rte_acl_classify(ctx[c], data, more, n, 1);
+			if (unlikely(t->n_dead != 0))
+				void_dead(t, more, n);
+			for (i = 0; i < n; i++)
+				res[i] = better(t, res[i], more[i]);
+		}
+	}
+	if (first)
+		memset(res, 0, sizeof(*res) * n);
+}
+
+void
+pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
+		uint16_t n, uint8_t *verdicts)
+{
+	const struct acl_table *t = __atomic_load_n(&acl->live, __ATOMIC_ACQUIRE);
+	struct acl_key4 k4[ACL_MAX_BURST];
+	struct acl_key6 k6[ACL_MAX_BURST];
+	const uint8_t *d4[ACL_MAX_BURST], *d6[ACL_MAX_BURST];
+	const uint8_t *d4n[ACL_MAX_BURST], *d6n[ACL_MAX_BURST];
+	uint32_t r4[ACL_MAX_BURST], r6[ACL_MAX_BURST];
+	uint32_t r4n[ACL_MAX_BURST], r6n[ACL_MAX_BURST];
+	uint16_t i4[ACL_MAX_BURST], i6[ACL_MAX_BURST];
+	uint16_t i4n[ACL_MAX_BURST], i6n[ACL_MAX_BURST];
+	uint8_t buf[40];
+	unsigned int i, n4 = 0, n6 = 0, n4n = 0, n6n = 0;
+	uint64_t now = 0;
+
+	n = RTE_MIN(n, (uint16_t)ACL_MAX_BURST);
+	if (t->v4[0].n + t->v4[1].n + t->v6[0].n + t->v6[1].n == 0) {
+		/* (a set with port-less contexts has the main ones too) */
+		/* No rules: the default for IP, non_ip for the rest. */
+		uint8_t def = t->def == PA_ACL_DROP ? PA_ACL_V_DROP_ACL :
+			PA_ACL_V_FORWARD;
+		uint8_t other = t->non_ip_drop ? PA_ACL_V_DROP_NON_IP :
+			PA_ACL_V_FORWARD;
+		unsigned int non_ip = 0;
+
+		for (i = 0; i < n; i++) {
+			bool ip = (pa_pkt_meta(pkts[i])->flags &
+				(PA_PKT_F_IPV4 | PA_PKT_F_IPV6)) != 0;
+
+			verdicts[i] = ip ? def : other;
+			non_ip += !ip;
+		}
+		acl->extra[lidx].default_hits += n - non_ip;
+		acl->extra[lidx].non_ip += non_ip;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const struct pa_pkt_meta *meta = pa_pkt_meta(m);
+		bool ports = has_ports(meta);
+		const uint8_t *l3;
+
+		if (meta->flags & PA_PKT_F_IPV4) {
+			struct acl_key4 *k = &k4[i];
+
+			l3 = l3_bytes(m, meta, 20, buf);
+			k->proto = meta->l4_proto;
+			k->in_port = in_port_of(acl, m->port);
+			k->ports_known = ports;
+			k->pad1 = 0;	/* read by rte_acl with in_port */
+			memcpy(&k->src, l3 + 12, 4);
+			memcpy(&k->dst, l3 + 16, 4);
+			k->sport = rte_cpu_to_be_16(meta->sport);
+			k->dport = rte_cpu_to_be_16(meta->dport);
+			if (likely(ports)) {
+				d4[n4] = (const uint8_t *)k;
+				i4[n4++] = (uint16_t)i;
+			} else {
+				d4n[n4n] = (const uint8_t *)k;
+				i4n[n4n++] = (uint16_t)i;
+			}
+		} else if (meta->flags & PA_PKT_F_IPV6) {
+			struct acl_key6 *k = &k6[i];
+
+			l3 = l3_bytes(m, meta, 40, buf);
+			k->proto = meta->l4_proto;
+			k->in_port = in_port_of(acl, m->port);
+			k->ports_known = ports;
+			k->pad1 = 0;
+			memcpy(k->src, l3 + 8, 16);
+			memcpy(k->dst, l3 + 24, 16);
+			k->sport = rte_cpu_to_be_16(meta->sport);
+			k->dport = rte_cpu_to_be_16(meta->dport);
+			if (likely(ports)) {
+				d6[n6] = (const uint8_t *)k;
+				i6[n6++] = (uint16_t)i;
+			} else {
+				d6n[n6n] = (const uint8_t *)k;
+				i6n[n6n++] = (uint16_t)i;
+			}
+		} else if (t->non_ip_drop) {
+			acl->extra[lidx].non_ip++;
+			verdicts[i] = PA_ACL_V_DROP_NON_IP;
+		} else {
+			acl->extra[lidx].non_ip++;
+			verdicts[i] = PA_ACL_V_FORWARD;
+		}
+	}
+	if (n4 != 0)
+		lookup(t, t->v4, false, d4, r4, n4);
+	if (n4n != 0)
+		lookup(t, t->v4, true, d4n, r4n, n4n);
+	if (n6 != 0)
+		lookup(t, t->v6, false, d6, r6, n6);
+	if (n6n != 0)
+		lookup(t, t->v6, true, d6n, r6n, n6n);
+	if (n4 + n6 + n4n + n6n != 0)
+		now = rte_rdtsc();
+	for (i = 0; i < n4; i++)
+		verdicts[i4[i]] = act(acl, t, lidx, pkts[i4[i]],
+			pa_pkt_meta(pkts[i4[i]]), r4[i], now);
+	for (i = 0; i < n4n; i++)
+		verdicts[i4n[i]] = act(acl, t, lidx, pkts[i4n[i]],
+			pa_pkt_meta(pkts[i4n[i]]), r4n[i], now);
+	for (i = 0; i < n6; i++)
+		verdicts[i6[i]] = act(acl, t, lidx, pkts[i6[i]],
+			pa_pkt_meta(pkts[i6[i]]), r6[i], now);
+	for (i = 0; i < n6n; i++)
+		verdicts[i6n[i]] = act(acl, t, lidx, pkts[i6n[i]],
+			pa_pkt_meta(pkts[i6n[i]]), r6n[i], now);
+}
+
+static int
+trace_locked(struct pa_acl *acl, const struct pa_flow_key *key,
+		bool ports, int in_port, uint32_t *rule_id,
+		enum pa_acl_action *action)
+{
+	const struct acl_table *t = acl->live;
+	const uint8_t *data[1];
+	uint32_t res = 0;
+	struct acl_key4 k4;
+	struct acl_key6 k6;
+
+	memset(&k4, 0, sizeof(k4));
+	memset(&k6, 0, sizeof(k6));
+	if (key->family == 4) {
+		k4.proto = key->proto;
+		k4.in_port = in_port < 0 || in_port > UINT8_MAX - 1 ?
+			ACL_PORT_ANY : (uint8_t)in_port;
+		k4.ports_known = ports;
+		k4.src = key->v4.src;
+		k4.dst = key->v4.dst;
+		k4.sport = key->sport;
+		k4.dport = key->dport;
+		data[0] = (const uint8_t *)&k4;
+		lookup(t, t->v4, !ports, data, &res, 1);
+	} else if (key->family == 6) {
+		k6.proto = key->proto;
+		k6.in_port = in_port < 0 || in_port > UINT8_MAX - 1 ?
+			ACL_PORT_ANY : (uint8_t)in_port;
+		k6.ports_known = ports;
+		memcpy(k6.src, key->v6.src, 16);
+		memcpy(k6.dst, key->v6.dst, 16);
+		k6.sport = key->sport;
+		k6.dport = key->dport;
+		data[0] = (const uint8_t *)&k6;
+		lookup(t, t->v6, !ports, data, &res, 1);
+	} else {
+		return -EINVAL;
+	}
+	if (res == 0) {
+		*rule_id = 0;
+		*action = t->def;
+	} else {
+		*rule_id = t->slots[res - 1].id;
+		*action = (enum pa_acl_action)t->slots[res - 1].action;
+	}
+	return 0;
+}
+
+int
+pa_acl_trace(struct pa_acl *acl, const struct pa_flow_key *key, bool ports,
+		int in_port, uint32_t *rule_id, enum pa_acl_action *action)
+{
+	return ACL_LOCKED(acl, trace_locked(acl, key, ports, in_port, rule_id,
+		action));
+}
