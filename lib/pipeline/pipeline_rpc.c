@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* stats_get and pipeline_get: JSON views of the running data path. */
+/* stats_get and pipeline_get (rendered by pipeline_stats.c), and
+ * trace_packet. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,10 +8,6 @@
 #include <netinet/in.h>
 
 #include <rte_byteorder.h>
-
-#include <rte_cycles.h>
-#include <rte_lcore.h>
-#include <rte_ring.h>
 
 #include "pa_rpc.h"
 #include "pipeline_priv.h"
@@ -21,168 +18,6 @@ void
 pa_pipeline_rpc_set(struct pa_pipeline *pl)
 {
 	rpc_pipeline = pl;
-}
-
-static json_t *
-lcore_stats_json(const struct pa_lcore_stats *s, json_t *latency)
-{
-	json_t *o, *stages;
-	unsigned int i;
-
-	stages = json_object();
-	for (i = 0; i < PA_STAGE_MAX; i++)
-		json_object_set_new(stages, pa_stats_stage_name((enum pa_stage_id)i),
-			json_integer((json_int_t)s->stage_packets[i]));
-	o = json_pack("{s:I, s:I, s:I, s:o, s:o?, s:I, s:I, s:I, s:I, s:I, s:o?}",
-		"rx_packets", (json_int_t)s->rx_packets,
-		"tx_packets", (json_int_t)s->tx_packets,
-		"dropped_packets", (json_int_t)pa_stats_total_drops(s),
-		"stage_packets", stages,
-		"drops", pa_stats_drops_json(s),
-		"busy_polls", (json_int_t)s->busy_polls,
-		"idle_polls", (json_int_t)s->idle_polls,
-		"busy_cycles", (json_int_t)s->busy_cycles,
-		"sleeps", (json_int_t)s->sleeps,
-		"sleep_cycles", (json_int_t)s->sleep_cycles,
-		"latency", latency);
-	return o;
-}
-
-/* A worker's histogram, or the merge of all: NULL when latency is off. */
-static json_t *
-latency_json(const struct pa_pipeline *pl, int idx)
-{
-	struct pa_stats_latency *h;
-	json_t *o;
-
-	if (!pl->cfg->pipeline.latency)
-		return pa_stats_latency_json(NULL, rte_get_tsc_hz());
-	h = calloc(1, sizeof(*h));
-	if (h == NULL)
-		return NULL;
-	if (idx < 0)
-		pa_pipeline_latency_sum(pl, h);
-	else
-		pa_stats_latency_merge(h, &pl->workers[idx]->lat);
-	o = pa_stats_latency_json(h, rte_get_tsc_hz());
-	free(h);
-	return o;
-}
-
-json_t *
-pa_pipeline_stats_json(const struct pa_pipeline *pl)
-{
-	struct pa_lcore_stats sum, one;
-	json_t *lcores, *o;
-	char key[16];
-	unsigned int i;
-
-	lcores = json_object();
-	if (lcores == NULL)
-		return NULL;
-	for (i = 0; i < pl->n_workers; i++) {
-		memset(&one, 0, sizeof(one));
-		pa_stats_accumulate(&one, &pl->workers[i]->stats);
-		snprintf(key, sizeof(key), "%u", pl->workers[i]->lcore_id);
-		json_object_set_new(lcores, key, lcore_stats_json(&one,
-			latency_json(pl, (int)i)));
-	}
-	pa_pipeline_stats_sum(pl, &sum);
-	o = json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:o?, s:I, s:o?}",
-		"rx_packets", (json_int_t)sum.rx_packets,
-		"tx_packets", (json_int_t)sum.tx_packets,
-		"dropped_packets", (json_int_t)pa_stats_total_drops(&sum),
-		"drops", pa_stats_drops_json(&sum),
-		"ports", pa_port_stats_json(pl->ports),
-		"lcores", lcores,
-		"acl", pl->acl != NULL ? pa_acl_stats_json(pl->acl) : json_object(),
-		"lb", pl->lb != NULL ? pa_lb_stats_json(pl->lb) : json_object(),
-		"neigh", pa_neigh_stats_json(pl->neigh, &sum),
-		"mbufs_in_use", (json_int_t)pa_port_mbufs_in_use(pl->ports),
-		"latency", latency_json(pl, -1));
-	return o;
-}
-
-static json_t *
-cpus_json(unsigned int lcore)
-{
-	rte_cpuset_t set = rte_lcore_cpuset(lcore);
-	json_t *a = json_array();
-	unsigned int c;
-
-	for (c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set))
-			json_array_append_new(a, json_integer(c));
-	return a;
-}
-
-static json_t *
-worker_json(const struct pa_pipeline *pl, const struct pa_worker *w)
-{
-	json_t *stages, *rxq, *txq, *rings, *o;
-	unsigned int i;
-
-	stages = json_array();
-	if (w->role == PA_CONFIG_STAGE_WORKER) {
-		for (i = 0; i < PA_STAGE_MAX; i++)
-			json_array_append_new(stages, json_string(
-				pa_stats_stage_name((enum pa_stage_id)i)));
-	} else {
-		json_array_append_new(stages, json_string(
-			pa_stats_stage_name((enum pa_stage_id)w->rank)));
-	}
-	rxq = json_array();
-	for (i = 0; i < w->n_rxq; i++)
-		json_array_append_new(rxq, json_pack("{s:s, s:i}",
-			"port", pl->ports->port[w->rxq[i].port_index].name,
-			"queue", (int)w->rxq[i].queue));
-	txq = json_array();
-	for (i = 0; i < w->n_txb; i++)
-		json_array_append_new(txq, json_pack("{s:s, s:i, s:b}",
-			"port", pl->ports->port[i].name,
-			"queue", (int)w->txb[i].queue,
-			"shared", w->txb[i].shared));
-	rings = json_array();
-	for (i = 0; i < w->n_in; i++)
-		json_array_append_new(rings, json_pack("{s:s, s:I, s:I}",
-			"name", w->in[i]->name,
-			"count", (json_int_t)rte_ring_count(w->in[i]),
-			"capacity", (json_int_t)rte_ring_get_capacity(w->in[i])));
-	o = json_pack("{s:i, s:i, s:o, s:s, s:o, s:o, s:o, s:o}",
-		"lcore", (int)w->lcore_id,
-		"socket", w->socket,
-		"cpus", cpus_json(w->lcore_id),
-		"role", w->role == PA_CONFIG_STAGE_WORKER ? "worker" :
-			pa_stats_stage_name((enum pa_stage_id)w->rank),
-		"stages", stages,
-		"rx_queues", rxq,
-		"tx_queues", txq,
-		"rings_in", rings);
-	return o;
-}
-
-json_t *
-pa_pipeline_describe_json(const struct pa_pipeline *pl)
-{
-	json_t *lcores = json_array();
-	unsigned int i;
-
-	if (lcores == NULL)
-		return NULL;
-	for (i = 0; i < pl->n_workers; i++)
-		json_array_append_new(lcores, worker_json(pl, pl->workers[i]));
-	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:b, s:I, s:s, s:o}",
-		"mode", pl->plan.mode == PA_PIPELINE_RTC ? "rtc" : "pipeline",
-		"replay", pl->replay,
-		"burst", (int)pl->burst,
-		"ring_size", (int)pl->ring_size,
-		"tx_drain_us", (int)pl->cfg->pipeline.tx_drain_us,
-		"main_lcore", (int)rte_get_main_lcore(),
-		"cpu_shared", pl->n_workers > 0 && pl->workers[0]->shared_cpu,
-		"tsc_hz", (json_int_t)rte_get_tsc_hz(),
-		"acl_algorithm", pl->acl != NULL ? pa_acl_algorithm(pl->acl) :
-			"none",
-		"lcores", lcores);
 }
 
 /* Both methods: no parameters, a JSON view of the running pipeline. */
