@@ -203,9 +203,8 @@ pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
 		"build_ms_max", s->build_ms_max);
 }
 
-/* One service: the file's schema, counters on each backend and on it. */
-static json_t *
-service_json(const struct pa_lb_service_snapshot *v)
+json_t *
+pa_lb_service_snapshot_json(const struct pa_lb_service_snapshot *v)
 {
 	json_t *o = pa_config_service_to_json(&v->cfg), *bes, *b;
 	unsigned int j;
@@ -247,7 +246,7 @@ pa_lb_snapshot_services_json(const struct pa_lb_snapshot *s)
 	if (arr == NULL)
 		return NULL;
 	for (i = 0; i < s->n_services; i++) {
-		o = service_json(&s->svc[i]);
+		o = pa_lb_service_snapshot_json(&s->svc[i]);
 		if (o == NULL || json_array_append_new(arr, o) != 0) {
 			json_decref(arr);
 			return NULL;

@@ -219,6 +219,12 @@ void pa_lb_snapshot_free(struct pa_lb_snapshot *s);
  * @return new reference, or NULL on allocation failure. */
 json_t *pa_lb_snapshot_json(const struct pa_lb_snapshot *s);
 
+/** One service of lb_service_list rendered from its snapshot: the
+ * file's schema, each backend with "flows", "packets" and "bytes", and
+ * "flows", "usable_backends", "build_ms".
+ * @return new reference, or NULL on allocation failure. */
+json_t *pa_lb_service_snapshot_json(const struct pa_lb_service_snapshot *v);
+
 /** lb_service_list rendered from a snapshot taken with
  * PA_LB_SNAPSHOT_SERVICES (see pa_lb_services_json()).
  * @return new reference, or NULL on allocation failure. */
