@@ -66,28 +66,34 @@ replay_port_losses(const struct pa_port_set *ps)
 	return n;
 }
 
+/* The summary repeats stats_get's counters: it renders the same
+ * snapshot (lb and neigh are the pipeline's own), with the packets the
+ * ports lost on receive counted in. */
 json_t *
 replay_summary(const struct pa_pipeline *pl, const struct pa_port_set *ps,
 		struct pa_lb *lb, struct pa_neigh *neigh, unsigned int mbufs_in_use,
 		double seconds)
 {
-	struct pa_lcore_stats sum;
+	struct pa_pipeline_snapshot s;
 	uint64_t lost = replay_port_losses(ps);
-	json_t *drops;
+	json_t *o;
 
-	pa_pipeline_stats_sum(pl, &sum);
-	sum.rx_packets += lost;
-	sum.drops[PA_DROP_RX_ERROR] += lost;
-	drops = pa_stats_drops_json(&sum);
-	return json_pack("{s:I, s:I, s:I, s:o?, s:i, s:f, s:i, s:o*, s:o*}",
-		"rx_packets", (json_int_t)sum.rx_packets,
-		"tx_packets", (json_int_t)sum.tx_packets,
-		"dropped_packets", (json_int_t)pa_stats_total_drops(&sum),
-		"drops", drops,
+	if (pa_pipeline_snapshot(pl, &s) != 0)
+		return NULL;
+	s.sum.rx_packets += lost;
+	s.sum.drops[PA_DROP_RX_ERROR] += lost;
+	o = json_pack("{s:I, s:I, s:I, s:o?, s:i, s:f, s:i, s:o*, s:o*}",
+		"rx_packets", (json_int_t)s.sum.rx_packets,
+		"tx_packets", (json_int_t)s.sum.tx_packets,
+		"dropped_packets", (json_int_t)pa_stats_total_drops(&s.sum),
+		"drops", pa_stats_drops_json(&s.sum),
 		"mbufs_in_use", (int)mbufs_in_use,
 		"duration_s", seconds,
-		"lcores", (int)pa_pipeline_lcore_count(pl),
-		"lb", pa_lb_active(lb) ? pa_lb_stats_json(lb) : NULL,
-		"neigh", neigh != NULL ? pa_neigh_stats_json(neigh, &sum) :
-			NULL);
+		"lcores", (int)s.n_lcores,
+		"lb", pa_lb_active(lb) && s.has_lb ?
+			pa_lb_snapshot_json(&s.lb) : NULL,
+		"neigh", neigh != NULL && s.has_neigh ?
+			pa_neigh_snapshot_json(&s.neigh) : NULL);
+	pa_pipeline_snapshot_free(&s);
+	return o;
 }

@@ -147,30 +147,43 @@ rules_json_locked(const struct pa_acl *acl)
 	return arr;
 }
 
-static json_t *
-stats_json_locked(const struct pa_acl *acl)
+static int
+snapshot_locked(const struct pa_acl *acl, unsigned int flags,
+		struct pa_acl_snapshot *s)
 {
-	uint64_t def = 0, non_ip = 0;
-	unsigned int l;
+	unsigned int l, k;
 
+	memset(s, 0, sizeof(*s));
 	for (l = 0; l < acl->n_lcores; l++) {
-		def += __atomic_load_n(&acl->extra[l].default_hits, __ATOMIC_RELAXED);
-		non_ip += __atomic_load_n(&acl->extra[l].non_ip, __ATOMIC_RELAXED);
+		s->default_hits += __atomic_load_n(&acl->extra[l].default_hits,
+			__ATOMIC_RELAXED);
+		s->non_ip_frames += __atomic_load_n(&acl->extra[l].non_ip,
+			__ATOMIC_RELAXED);
 	}
-	return json_pack("{s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:s}",
-		"rules", (int)acl->n_rules,
-		"default", acl->def == PA_ACL_DROP ? "drop" : "permit",
-		"non_ip", acl->non_ip_drop ? "drop" : "forward",
-		"default_hits", (json_int_t)def,
-		"non_ip_frames", (json_int_t)non_ip,
-		"version", (json_int_t)acl->version,
-		"folds", (json_int_t)acl->folds,
-		"delta_rules", (json_int_t)acl->n_delta,
-		"builds", (json_int_t)acl->builds,
-		"build_ms", acl->last_build_ms,
-		"update_ms", acl->last_update_ms,
-		"memory_bytes", (json_int_t)acl->last_memory,
-		"algorithm", pa_acl_algorithm(acl));
+	s->rules = acl->n_rules;
+	s->def = acl->def;
+	s->non_ip_drop = acl->non_ip_drop;
+	s->version = acl->version;
+	s->folds = acl->folds;
+	s->delta_rules = acl->n_delta;
+	s->builds = acl->builds;
+	s->build_ms = acl->last_build_ms;
+	s->update_ms = acl->last_update_ms;
+	s->memory_bytes = acl->last_memory;
+	s->algorithm = pa_acl_algorithm(acl);
+	if (!(flags & PA_ACL_SNAPSHOT_RULES) || acl->n_rules == 0)
+		return 0;
+	s->rule_counters = calloc(acl->n_rules, sizeof(*s->rule_counters));
+	if (s->rule_counters == NULL)
+		return -ENOMEM;
+	/* acl->rules is sorted by id */
+	for (k = 0; k < acl->n_rules; k++) {
+		s->rule_counters[k].id = acl->rules[k].id;
+		slot_hits(acl, acl->rule_slot[k], &s->rule_counters[k].hits,
+			&s->rule_counters[k].bytes);
+	}
+	s->n_rule_counters = acl->n_rules;
+	return 0;
 }
 
 static int
@@ -199,10 +212,11 @@ pa_acl_rules_json(const struct pa_acl *acl)
 	return ACL_LOCKED(acl, rules_json_locked(acl));
 }
 
-json_t *
-pa_acl_stats_json(const struct pa_acl *acl)
+int
+pa_acl_snapshot(const struct pa_acl *acl, unsigned int flags,
+		struct pa_acl_snapshot *s)
 {
-	return ACL_LOCKED(acl, stats_json_locked(acl));
+	return ACL_LOCKED(acl, snapshot_locked(acl, flags, s));
 }
 
 int

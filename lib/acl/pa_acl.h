@@ -104,10 +104,62 @@ int pa_acl_rules_replace(struct pa_acl *acl, const struct pa_config_acl *a,
  * "bytes" (sorted by priority, then id). */
 json_t *pa_acl_rules_json(const struct pa_acl *acl);
 
-/** "acl" part of stats_get: rules, default, non_ip, default_hits,
- * non_ip_frames (non-IP frames seen, forwarded or dropped), version,
- * builds (full builds), build_ms (last change), memory_bytes (heap growth
- * of the last full build), algorithm. */
+/** Counters of one rule in a struct pa_acl_snapshot. */
+struct pa_acl_rule_counters {
+	uint32_t id;			/**< the rule's id */
+	uint64_t hits;			/**< packets that matched it */
+	uint64_t bytes;			/**< their bytes (frame lengths) */
+};
+
+/**
+ * The ACL's state and counters at one moment: what stats_get ("acl"),
+ * the Prometheus exporter and telemetry report. Counters count since
+ * the ACL was created (a rule's since it was added).
+ */
+struct pa_acl_snapshot {
+	uint32_t rules;			/**< rules in the live table */
+	enum pa_acl_action def;		/**< default action: permit or drop */
+	bool non_ip_drop;		/**< acl.non_ip is "drop" */
+	uint64_t default_hits;		/**< packets no rule matched */
+	uint64_t non_ip_frames;		/**< non-IP frames seen (forwarded or
+					 * dropped) */
+	uint64_t version;		/**< bumped by every change */
+	uint64_t folds;			/**< delta tier folded into the base */
+	uint64_t delta_rules;		/**< rules in the delta tier */
+	uint64_t builds;		/**< full builds */
+	double build_ms;		/**< build time of the last change, ms */
+	double update_ms;		/**< last change until live, ms */
+	uint64_t memory_bytes;		/**< heap growth of the last full build */
+	const char *algorithm;		/**< pa_acl_algorithm() (static) */
+	/** Per-rule counters, sorted by id; only with
+	 * PA_ACL_SNAPSHOT_RULES (else 0 and NULL). Owned by the snapshot:
+	 * pa_acl_snapshot_free(). */
+	unsigned int n_rule_counters;
+	struct pa_acl_rule_counters *rule_counters;
+};
+
+/** pa_acl_snapshot() flag: fill the per-rule counters too. */
+#define PA_ACL_SNAPSHOT_RULES	0x1u
+
+/**
+ * Fill @p s with the ACL's state and counters (and with
+ * PA_ACL_SNAPSHOT_RULES in @p flags, each rule's). Control thread.
+ * @return 0, or -ENOMEM (@p s then holds nothing to free).
+ */
+int pa_acl_snapshot(const struct pa_acl *acl, unsigned int flags,
+		struct pa_acl_snapshot *s);
+
+/** Free what a snapshot holds (its per-rule counters); NULL ignored. */
+void pa_acl_snapshot_free(struct pa_acl_snapshot *s);
+
+/** "acl" part of stats_get rendered from a snapshot: rules, default,
+ * non_ip, default_hits, non_ip_frames, version, folds, delta_rules,
+ * builds, build_ms, update_ms, memory_bytes, algorithm.
+ * @return new reference, or NULL on allocation failure. */
+json_t *pa_acl_snapshot_json(const struct pa_acl_snapshot *s);
+
+/** "acl" part of stats_get: pa_acl_snapshot() (without rules) rendered
+ * by pa_acl_snapshot_json(). */
 json_t *pa_acl_stats_json(const struct pa_acl *acl);
 
 /** Copy the live rule set into @p out (replacing its rules; allocated,

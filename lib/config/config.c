@@ -2660,6 +2660,30 @@ pa_config_backend_to_json(const struct pa_config_backend *be)
 	return o;
 }
 
+const char *
+pa_config_proto_name(int proto)
+{
+	return proto_name(proto);
+}
+
+const char *
+pa_config_lb_sched_name(enum pa_lb_sched s)
+{
+	return (unsigned int)s <= PA_LB_LC ? sched_names[s] : "?";
+}
+
+const char *
+pa_config_lb_forward_name(enum pa_lb_forward f)
+{
+	return (unsigned int)f <= PA_LB_DSR ? forward_names[f] : "?";
+}
+
+const char *
+pa_config_lb_state_name(enum pa_lb_state s)
+{
+	return (unsigned int)s <= PA_LB_DRAIN ? state_names[s] : "?";
+}
+
 json_t *
 pa_config_service_to_json(const struct pa_config_service *svc)
 {

@@ -345,6 +345,15 @@ json_t *pa_config_acl_rule_to_json(const struct pa_config_acl_rule *r,
 json_t *pa_config_service_to_json(const struct pa_config_service *svc);
 json_t *pa_config_backend_to_json(const struct pa_config_backend *be);
 
+/** The file's names of a service's protocol ("tcp", "udp", ...; "?" for
+ * one without a name), scheduler ("maglev", ...), forwarding method
+ * ("ipip", "nat", "dsr") and a backend's state ("up", "down", "drain"),
+ * as the serializers above write them. Static strings. */
+const char *pa_config_proto_name(int proto);
+const char *pa_config_lb_sched_name(enum pa_lb_sched s);
+const char *pa_config_lb_forward_name(enum pa_lb_forward f);
+const char *pa_config_lb_state_name(enum pa_lb_state s);
+
 /** "aa:bb:cc:dd:ee:ff". @return @p buf. */
 const char *pa_config_format_mac(const uint8_t mac[6], char *buf, size_t len);
 

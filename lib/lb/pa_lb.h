@@ -146,10 +146,95 @@ int pa_lb_backend_set(struct pa_lb *lb, const char *service,
 int pa_lb_service_get(const struct pa_lb *lb, const char *name,
 		struct pa_config_service *out);
 
+/** Counters of one backend in a struct pa_lb_service_snapshot. */
+struct pa_lb_backend_snapshot {
+	uint64_t flows;			/**< active flows in the flow tables */
+	uint64_t packets;		/**< balanced to it since it was added */
+	uint64_t bytes;			/**< ... their bytes */
+};
+
+/** One service in a struct pa_lb_snapshot. */
+struct pa_lb_service_snapshot {
+	/** Its configuration, backends in list order (owned: released by
+	 * pa_lb_snapshot_free()). */
+	struct pa_config_service cfg;
+	/** Counters of cfg.backends[i], [cfg.n_backends] (owned). */
+	struct pa_lb_backend_snapshot *backends;
+	uint64_t flows;			/**< sum of its backends' flows */
+	uint64_t usable_backends;	/**< backends that take new flows */
+	double build_ms;		/**< last build of its tables, ms */
+};
+
+/**
+ * The load balancer's state and counters at one moment: what stats_get
+ * ("lb"), lb_service_list's counters, the Prometheus exporter and
+ * telemetry report. Counters count since start (the lcores' sums).
+ */
+struct pa_lb_snapshot {
+	uint64_t services;		/**< services */
+	uint64_t backends;		/**< backends of all services */
+	uint64_t flows;			/**< active flows: created - expired -
+					 * backend_gone - rescheduled */
+	uint64_t flow_table_capacity;	/**< flow table entries, all lcores */
+	uint64_t flow_table_bytes;	/**< heap the flow tables take */
+	uint64_t balanced;		/**< packets sent to a backend */
+	uint64_t flows_created;
+	uint64_t flows_expired;
+	uint64_t flows_rescheduled;	/**< moved: their backend went down */
+	uint64_t flows_backend_gone;	/**< removed: backend deleted/down */
+	uint64_t flow_table_full;	/**< balanced without a flow entry */
+	uint64_t fragments;		/**< IP fragments seen */
+	uint64_t nat_replies;		/**< NAT replies rewritten to the VIP */
+	uint64_t nat_table_full;	/**< NAT flows without a reply entry */
+	uint64_t no_backend;		/**< packets for a service without a
+					 * usable backend */
+	uint64_t mtu;			/**< too big once encapsulated */
+	uint64_t no_room;		/**< no headroom for the tunnel header */
+	uint64_t neigh_unresolved;	/**< sent with a fallback MAC */
+	uint64_t version;		/**< bumped by every change */
+	uint64_t builds;		/**< service table builds */
+	double build_ms;		/**< the last build, ms */
+	double build_ms_max;		/**< the longest build, ms */
+	/** Services in slot order, only with PA_LB_SNAPSHOT_SERVICES (else
+	 * 0 and NULL); owned: pa_lb_snapshot_free(). */
+	unsigned int n_services;
+	struct pa_lb_service_snapshot *svc;
+};
+
+/** pa_lb_snapshot() flag: fill the services and backends too. */
+#define PA_LB_SNAPSHOT_SERVICES	0x1u
+
+/**
+ * Fill @p s (and with PA_LB_SNAPSHOT_SERVICES in @p flags, every service
+ * and backend) under the LB's lock. Control thread.
+ * @return 0, or -ENOMEM (@p s then holds nothing to free).
+ */
+int pa_lb_snapshot(struct pa_lb *lb, unsigned int flags,
+		struct pa_lb_snapshot *s);
+
+/** Free what a snapshot holds; NULL ignored. */
+void pa_lb_snapshot_free(struct pa_lb_snapshot *s);
+
+/** The "lb" object of stats_get rendered from a snapshot.
+ * @return new reference, or NULL on allocation failure. */
+json_t *pa_lb_snapshot_json(const struct pa_lb_snapshot *s);
+
+/** One service of lb_service_list rendered from its snapshot: the
+ * file's schema, each backend with "flows", "packets" and "bytes", and
+ * "flows", "usable_backends", "build_ms".
+ * @return new reference, or NULL on allocation failure. */
+json_t *pa_lb_service_snapshot_json(const struct pa_lb_service_snapshot *v);
+
+/** lb_service_list rendered from a snapshot taken with
+ * PA_LB_SNAPSHOT_SERVICES (see pa_lb_services_json()).
+ * @return new reference, or NULL on allocation failure. */
+json_t *pa_lb_snapshot_services_json(const struct pa_lb_snapshot *s);
+
 /**
  * lb_service_list: every service in the file's schema, each backend with
  * "flows" (active flows in the flow tables), "packets" and "bytes"
- * (balanced to it since it was added).
+ * (balanced to it since it was added); each service with "flows",
+ * "usable_backends" and "build_ms".
  */
 json_t *pa_lb_services_json(struct pa_lb *lb);
 

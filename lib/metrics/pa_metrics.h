@@ -13,9 +13,11 @@
  *   samples with labels, rendered as text with names validated, label
  *   values and help escaped, families sorted by name, samples sorted by
  *   their labels and unique within a family. Pure; any thread that owns it.
- * - A collector (pa_metrics_collect()) filling a renderer from the same
- *   views stats_get, pipeline_get, acl_rule_list and lb_service_list
- *   answer with, plus the RPC and HTTP counters. Control thread only.
+ * - A collector (pa_metrics_collect()) filling a renderer from the typed
+ *   snapshots that stats_get, pipeline_get, acl_rule_list and
+ *   lb_service_list also render (pa_pipeline_snapshot(),
+ *   pa_acl_snapshot(), pa_lb_snapshot()), plus the RPC and HTTP
+ *   counters. Control thread only.
  * - An HTTP server (struct pa_metrics_http) without threads of its own:
  *   the control thread waits on pa_metrics_http_fd() and calls
  *   pa_metrics_http_run(). And a telemetry mailbox

@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
 
 #include <rte_common.h>
 #include <rte_log.h>
@@ -23,6 +24,7 @@
 #include <jansson.h>
 
 #include "pa_acl.h"
+#include "pa_config.h"
 #include "pa_lb.h"
 #include "pa_metrics.h"
 #include "pa_pipeline.h"
@@ -263,15 +265,22 @@ finish(struct rte_tel_data *d, json_t *o)
 	return rc;
 }
 
+/* The commands render the same snapshots as stats_get, pipeline_get and
+ * the exporter. */
+
 static int
 cmd_stats(const char *params, struct rte_tel_data *d,
 		const struct pa_metrics_sources *src)
 {
+	struct pa_pipeline_snapshot s;
 	json_t *o;
 
 	if (!no_params(params) || src->pl == NULL)
 		return -EINVAL;
-	o = pa_pipeline_stats_json(src->pl);
+	if (pa_pipeline_snapshot(src->pl, &s) != 0)
+		return -ENOMEM;
+	o = pa_pipeline_snapshot_json(&s);
+	pa_pipeline_snapshot_free(&s);
 	if (o != NULL) {
 		json_object_del(o, "ports");
 		json_object_del(o, "lcores");
@@ -283,16 +292,16 @@ static int
 cmd_ports(const char *params, struct rte_tel_data *d,
 		const struct pa_metrics_sources *src)
 {
-	json_t *o, *p;
+	struct pa_pipeline_snapshot s;
+	json_t *o;
 
 	if (!no_params(params) || src->pl == NULL)
 		return -EINVAL;
-	o = pa_pipeline_stats_json(src->pl);
-	if (o == NULL)
+	if (pa_pipeline_snapshot(src->pl, &s) != 0)
 		return -ENOMEM;
-	p = json_incref(json_object_get(o, "ports"));
-	json_decref(o);
-	return finish(d, p);
+	o = pa_pipeline_ports_json(&s);
+	pa_pipeline_snapshot_free(&s);
+	return finish(d, o);
 }
 
 /* Parse a decimal id 0..max (digits only). */
@@ -314,64 +323,80 @@ static int
 cmd_lcores(const char *params, struct rte_tel_data *d,
 		const struct pa_metrics_sources *src)
 {
-	json_t *o, *l;
+	struct pa_pipeline_snapshot s;
+	json_t *o = NULL;
 	unsigned long id;
+	unsigned int i;
+	char key[16];
 
 	if (src->pl == NULL)
 		return -EINVAL;
 	if (!no_params(params) && parse_id(params, RTE_MAX_LCORE, &id) != 0)
 		return -EINVAL;
-	o = pa_pipeline_stats_json(src->pl);
-	if (o == NULL)
+	if (pa_pipeline_snapshot(src->pl, &s) != 0)
 		return -ENOMEM;
-	l = json_object_get(o, "lcores");
-	if (!no_params(params)) {
-		l = json_object_get(l, params);
-		if (l == NULL) {
-			json_decref(o);
-			return -ENOENT;
-		}
+	if (no_params(params)) {
+		o = pa_pipeline_lcores_json(&s);
+		pa_pipeline_snapshot_free(&s);
+		return finish(d, o);
 	}
-	json_incref(l);
-	json_decref(o);
-	return finish(d, l);
+	/* the lcore whose key in stats_get's "lcores" is exactly params */
+	for (i = 0; i < s.n_lcores; i++) {
+		snprintf(key, sizeof(key), "%u", s.lcores[i].lcore_id);
+		if (strcmp(key, params) == 0)
+			break;
+	}
+	if (i == s.n_lcores) {
+		pa_pipeline_snapshot_free(&s);
+		return -ENOENT;
+	}
+	o = pa_pipeline_lcore_json(&s.lcores[i]);
+	pa_pipeline_snapshot_free(&s);
+	return finish(d, o);
 }
 
 static int
 cmd_pipeline(const char *params, struct rte_tel_data *d,
 		const struct pa_metrics_sources *src)
 {
-	json_t *desc, *roles, *rings, *cap, *w, *r;
-	const char *k;
+	struct pa_pipeline_snapshot s;
+	json_t *desc, *roles, *rings, *cap;
+	unsigned int i, j;
 	char id[24];
-	size_t i, j;
+	int rc = 0;
 
 	if (!no_params(params) || src->pl == NULL)
 		return -EINVAL;
+	if (pa_pipeline_snapshot(src->pl, &s) != 0)
+		return -ENOMEM;
 	desc = pa_pipeline_describe_json(src->pl);
 	roles = json_object();
 	rings = json_object();
 	cap = json_object();
 	if (desc == NULL || roles == NULL || rings == NULL || cap == NULL)
 		goto nomem;
-	json_array_foreach(json_object_get(desc, "lcores"), i, w) {
-		snprintf(id, sizeof(id), "%" JSON_INTEGER_FORMAT,
-			json_integer_value(json_object_get(w, "lcore")));
-		json_object_set(roles, id, json_object_get(w, "role"));
-		json_array_foreach(json_object_get(w, "rings_in"), j, r) {
-			k = json_string_value(json_object_get(r, "name"));
-			if (k == NULL)
-				continue;
-			json_object_set(rings, k, json_object_get(r, "count"));
-			json_object_set(cap, k, json_object_get(r, "capacity"));
+	for (i = 0; i < s.n_lcores; i++) {
+		const struct pa_pipeline_lcore_snapshot *w = &s.lcores[i];
+
+		snprintf(id, sizeof(id), "%u", w->lcore_id);
+		rc |= json_object_set_new(roles, id, json_string(w->role));
+		for (j = 0; j < w->n_rings; j++) {
+			rc |= json_object_set_new(rings, w->rings[j].name,
+				json_integer((json_int_t)w->rings[j].count));
+			rc |= json_object_set_new(cap, w->rings[j].name,
+				json_integer((json_int_t)w->rings[j].capacity));
 		}
 	}
+	if (rc != 0)
+		goto nomem;
+	pa_pipeline_snapshot_free(&s);
 	json_object_del(desc, "lcores");
 	json_object_set_new(desc, "roles", roles);
 	json_object_set_new(desc, "rings", rings);
 	json_object_set_new(desc, "ring_capacity", cap);
 	return finish(d, desc);
 nomem:
+	pa_pipeline_snapshot_free(&s);
 	json_decref(desc);
 	json_decref(roles);
 	json_decref(rings);
@@ -379,146 +404,140 @@ nomem:
 	return -ENOMEM;
 }
 
-static int
-cmp_rule_id(const void *a, const void *b)
-{
-	json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a,
-		"id"));
-	json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b,
-		"id"));
-
-	return x < y ? -1 : x > y;
-}
-
+/* The ACL's state and PAGE rules' hits from rule id @p params on (the
+ * snapshot lists the rules by id). */
 static int
 cmd_acl(const char *params, struct rte_tel_data *d,
 		const struct pa_metrics_sources *src)
 {
-	json_t *o, *rules, *hits, **by_id;
+	struct pa_acl_snapshot s;
 	unsigned long first = 0;
-	size_t n, i, shown = 0;
+	size_t i, shown = 0;
+	json_t *o, *hits;
 	char key[24];
-	json_int_t id;
 
 	if (src->acl == NULL || src->pl == NULL)
 		return -EINVAL;
 	if (!no_params(params) && parse_id(params, UINT32_MAX, &first) != 0)
 		return -EINVAL;
-	o = pa_pipeline_stats_json(src->pl);
-	rules = pa_acl_rules_json(src->acl);
+	if (pa_acl_snapshot(src->acl, PA_ACL_SNAPSHOT_RULES, &s) != 0)
+		return -ENOMEM;
+	o = pa_acl_snapshot_json(&s);
 	hits = json_object();
-	n = json_array_size(rules);
-	by_id = calloc(n + 1, sizeof(*by_id));
-	if (o == NULL || rules == NULL || hits == NULL || by_id == NULL) {
+	if (o == NULL || hits == NULL) {
 		json_decref(o);
-		json_decref(rules);
 		json_decref(hits);
-		free(by_id);
+		pa_acl_snapshot_free(&s);
 		return -ENOMEM;
 	}
-	for (i = 0; i < n; i++)
-		by_id[i] = json_array_get(rules, i);
-	qsort(by_id, n, sizeof(*by_id), cmp_rule_id);
-	json_incref(json_object_get(o, "acl"));
-	{
-		json_t *acl = json_object_get(o, "acl");
+	for (i = 0; i < s.n_rule_counters; i++) {
+		const struct pa_acl_rule_counters *r = &s.rule_counters[i];
 
-		json_decref(o);
-		o = acl;
-	}
-	for (i = 0; i < n; i++) {
-		id = json_integer_value(json_object_get(by_id[i], "id"));
-		if (id < (json_int_t)first)
+		if (r->id < first)
 			continue;
 		if (shown == PAGE) {
-			json_object_set_new(o, "next_id", json_integer(id));
+			json_object_set_new(o, "next_id", json_integer(r->id));
 			break;
 		}
-		snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, id);
-		json_object_set(hits, key, json_object_get(by_id[i], "hits"));
+		snprintf(key, sizeof(key), "%" PRIu32, r->id);
+		json_object_set_new(hits, key,
+			json_integer((json_int_t)r->hits));
 		shown++;
 	}
 	json_object_set_new(o, "hits", hits);
-	free(by_id);
-	json_decref(rules);
+	pa_acl_snapshot_free(&s);
 	return finish(d, o);
+}
+
+/* One service with its backends as columns: one array per field, in the
+ * same order. */
+static json_t *
+lb_service_columns(const struct pa_lb_service_snapshot *v)
+{
+	json_t *o = pa_lb_service_snapshot_json(v), *col[7];
+	char addr[INET6_ADDRSTRLEN];
+	unsigned int j, k;
+	int rc = 0;
+
+	if (o == NULL)
+		return NULL;
+	json_object_del(o, "backends");
+	for (k = 0; k < RTE_DIM(col); k++)
+		col[k] = json_array();
+	for (j = 0; j < v->cfg.n_backends; j++) {
+		const struct pa_config_backend *be = &v->cfg.backends[j];
+		const struct pa_lb_backend_snapshot *b = &v->backends[j];
+
+		rc |= json_array_append_new(col[0], json_string(
+			pa_config_format_ip(&be->addr, addr, sizeof(addr))));
+		rc |= json_array_append_new(col[1], json_integer(be->port));
+		rc |= json_array_append_new(col[2], json_integer(be->weight));
+		rc |= json_array_append_new(col[3], json_string(
+			pa_config_lb_state_name(be->state)));
+		rc |= json_array_append_new(col[4],
+			json_integer((json_int_t)b->flows));
+		rc |= json_array_append_new(col[5],
+			json_integer((json_int_t)b->packets));
+		rc |= json_array_append_new(col[6],
+			json_integer((json_int_t)b->bytes));
+	}
+	rc |= json_object_set_new(o, "backend_addr", col[0]);
+	rc |= json_object_set_new(o, "backend_port", col[1]);
+	rc |= json_object_set_new(o, "backend_weight", col[2]);
+	rc |= json_object_set_new(o, "backend_state", col[3]);
+	rc |= json_object_set_new(o, "backend_flows", col[4]);
+	rc |= json_object_set_new(o, "backend_packets", col[5]);
+	rc |= json_object_set_new(o, "backend_bytes", col[6]);
+	if (rc != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 static int
 cmd_lb(const char *params, struct rte_tel_data *d,
 		const struct pa_metrics_sources *src)
 {
-	static const char *const cols[] = { "addr", "port", "weight", "state",
-		"flows", "packets", "bytes" };
-	json_t *o = NULL, *svcs, *s = NULL, *b, *flows = NULL, *col;
-	const char *name;
-	size_t i, j, k, shown = 0;
+	struct pa_lb_snapshot s;
+	json_t *o = NULL, *flows;
+	unsigned int i;
 
 	if (src->lb == NULL || src->pl == NULL)
 		return -EINVAL;
-	svcs = pa_lb_services_json(src->lb);
-	if (svcs == NULL)
+	if (pa_lb_snapshot(src->lb, PA_LB_SNAPSHOT_SERVICES, &s) != 0)
 		return -ENOMEM;
 	if (no_params(params)) {
-		json_t *st = pa_pipeline_stats_json(src->pl);
-
-		o = json_incref(json_object_get(st, "lb"));
-		json_decref(st);
+		o = pa_lb_snapshot_json(&s);
 		flows = json_object();
-		if (o == NULL || flows == NULL)
-			goto nomem;
-		json_array_foreach(svcs, i, s) {
-			name = json_string_value(json_object_get(s, "name"));
-			if (name == NULL)
-				continue;
-			if (shown == PAGE) {
+		if (o == NULL || flows == NULL) {
+			json_decref(o);
+			json_decref(flows);
+			pa_lb_snapshot_free(&s);
+			return -ENOMEM;
+		}
+		for (i = 0; i < s.n_services; i++) {
+			if (i == PAGE) {
 				json_object_set_new(o, "truncated", json_true());
 				break;
 			}
-			json_object_set(flows, name, json_object_get(s, "flows"));
-			shown++;
+			json_object_set_new(flows, s.svc[i].cfg.name,
+				json_integer((json_int_t)s.svc[i].flows));
 		}
 		json_object_set_new(o, "service_flows", flows);
-		json_decref(svcs);
+		pa_lb_snapshot_free(&s);
 		return finish(d, o);
 	}
-	json_array_foreach(svcs, i, s) {
-		name = json_string_value(json_object_get(s, "name"));
-		if (name != NULL && strcmp(name, params) == 0)
+	for (i = 0; i < s.n_services; i++)
+		if (strcmp(s.svc[i].cfg.name, params) == 0)
 			break;
-	}
-	if (i == json_array_size(svcs)) {
-		json_decref(svcs);
+	if (i == s.n_services) {
+		pa_lb_snapshot_free(&s);
 		return -ENOENT;
 	}
-	o = json_deep_copy(s);
-	if (o == NULL)
-		goto nomem;
-	json_object_del(o, "backends");
-	/* backends as columns: one array per field, in the same order */
-	for (k = 0; k < RTE_DIM(cols); k++) {
-		col = json_array();
-		if (col == NULL)
-			goto nomem;
-		json_array_foreach(json_object_get(s, "backends"), j, b) {
-			json_t *v = json_object_get(b, cols[k]);
-
-			json_array_append_new(col, v != NULL ?
-				json_incref(v) : json_integer(0));
-		}
-		{
-			char key[32];
-
-			snprintf(key, sizeof(key), "backend_%s", cols[k]);
-			json_object_set_new(o, key, col);
-		}
-	}
-	json_decref(svcs);
+	o = lb_service_columns(&s.svc[i]);
+	pa_lb_snapshot_free(&s);
 	return finish(d, o);
-nomem:
-	json_decref(o);
-	json_decref(svcs);
-	return -ENOMEM;
 }
 
 static int

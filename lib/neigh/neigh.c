@@ -1249,60 +1249,45 @@ nomem:
 	return NULL;
 }
 
-json_t *
-pa_neigh_stats_json(struct pa_neigh *n, const struct pa_lcore_stats *sum)
+void
+pa_neigh_snapshot(struct pa_neigh *n, const struct pa_lcore_stats *sum,
+		struct pa_neigh_snapshot *s)
 {
-	unsigned int st[RTE_DIM(state_names)] = { 0 };
-	json_t *o, *inv, *states;
 	struct neigh_ctr c;
-	unsigned int i, used;
+	unsigned int i;
 
-	if (n == NULL)
-		return json_object();
+	memset(s, 0, sizeof(*s));
 	pthread_mutex_lock(&n->lock);
 	c = n->c;
-	used = n->n_used;
+	s->entries = n->n_used;
 	for (i = 0; i < n->n_pos; i++)
-		if (n->ent[i].used && n->ent[i].state < RTE_DIM(st))
-			st[n->ent[i].state]++;
+		if (n->ent[i].used && n->ent[i].state < PA_NEIGH_STATE_MAX)
+			s->states[n->ent[i].state]++;
 	pthread_mutex_unlock(&n->lock);
-	inv = json_object();
-	states = json_object();
-	for (i = 1; i < PA_NEIGH_BAD_MAX; i++)
-		json_object_set_new(inv, pa_neigh_bad_name((int)i),
-			json_integer((json_int_t)c.invalid[i]));
-	for (i = 0; i < RTE_DIM(st); i++)
-		json_object_set_new(states, state_names[i],
-			json_integer((json_int_t)st[i]));
-	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:o}",
-		"rx", (json_int_t)c.rx,
-		"arp_requests_in", (json_int_t)c.arp_requests_in,
-		"arp_replies_in", (json_int_t)c.arp_replies_in,
-		"ns_in", (json_int_t)c.ns_in,
-		"na_in", (json_int_t)c.na_in,
-		"arp_replies_out", (json_int_t)c.arp_replies_out,
-		"arp_requests_out", (json_int_t)c.arp_requests_out,
-		"na_out", (json_int_t)c.na_out,
-		"ns_out", (json_int_t)c.ns_out,
-		"learned", (json_int_t)c.learned,
-		"resolved", (json_int_t)c.resolved,
-		"failed", (json_int_t)c.failed,
-		"unsolicited", (json_int_t)c.unsolicited,
-		"conflicts", (json_int_t)c.conflicts,
-		"not_ours", (json_int_t)c.not_ours,
-		"cache_full", (json_int_t)c.cache_full,
-		"no_source_address", (json_int_t)c.no_source,
-		"tx_no_mbuf", (json_int_t)c.tx_no_mbuf,
-		"tx_ring_full", (json_int_t)c.tx_ring_full,
-		"unknown_port", (json_int_t)c.unknown_port,
-		"invalid", inv,
-		"entries", (json_int_t)used,
-		"states", states);
-	if (o != NULL && sum != NULL) {
-		json_object_set_new(o, "tx_sent",
-			json_integer((json_int_t)sum->ctrl_tx_packets));
-		json_object_set_new(o, "tx_dropped",
-			json_integer((json_int_t)sum->ctrl_tx_dropped));
+	s->rx = c.rx;
+	s->arp_requests_in = c.arp_requests_in;
+	s->arp_replies_in = c.arp_replies_in;
+	s->ns_in = c.ns_in;
+	s->na_in = c.na_in;
+	s->arp_replies_out = c.arp_replies_out;
+	s->arp_requests_out = c.arp_requests_out;
+	s->na_out = c.na_out;
+	s->ns_out = c.ns_out;
+	s->learned = c.learned;
+	s->resolved = c.resolved;
+	s->failed = c.failed;
+	s->unsolicited = c.unsolicited;
+	s->conflicts = c.conflicts;
+	s->not_ours = c.not_ours;
+	s->cache_full = c.cache_full;
+	s->no_source_address = c.no_source;
+	s->tx_no_mbuf = c.tx_no_mbuf;
+	s->tx_ring_full = c.tx_ring_full;
+	s->unknown_port = c.unknown_port;
+	memcpy(s->invalid, c.invalid, sizeof(s->invalid));
+	if (sum != NULL) {
+		s->has_lcore_tx = true;
+		s->tx_sent = sum->ctrl_tx_packets;
+		s->tx_dropped = sum->ctrl_tx_dropped;
 	}
-	return o;
 }

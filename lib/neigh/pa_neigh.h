@@ -155,14 +155,6 @@ const struct pa_neigh_fast *pa_neigh_fast(const struct pa_neigh *n);
  */
 json_t *pa_neigh_list_json(struct pa_neigh *n, uint64_t now_ms);
 
-/**
- * The "neigh" object of stats_get: the control side's counters, the
- * entries by state, and (from @p sum, the lcores' counters; may be NULL)
- * the frames the lcores sent for it and dropped for lack of TX room.
- */
-json_t *pa_neigh_stats_json(struct pa_neigh *n,
-		const struct pa_lcore_stats *sum);
-
 /** Look an entry up (tests, tools). @return 0 and the state/MAC, or
  * -ENOENT. */
 int pa_neigh_lookup(struct pa_neigh *n, const struct pa_ip_addr *addr,
@@ -203,6 +195,74 @@ enum pa_neigh_bad {
 	PA_NEIGH_BAD_NA_MCAST_SOLICITED, /**< solicited NA to a multicast group */
 	PA_NEIGH_BAD_MAX
 };
+
+/* ---- counters (filled in neigh.c, rendered in neigh_stats.c) ---- */
+
+/** Number of cache entry states (enum pa_neigh_state). */
+#define PA_NEIGH_STATE_MAX	(PA_NEIGH_FAILED + 1)
+
+/**
+ * The neighbour subsystem's counters at one moment: what stats_get
+ * ("neigh"), the Prometheus exporter and the replay summary report.
+ * Counters count since start; plain values owned by the caller.
+ */
+struct pa_neigh_snapshot {
+	uint64_t rx;			/**< ARP/ND frames for the appliance
+					 * handled by the control side */
+	uint64_t arp_requests_in;	/**< valid ARP requests received */
+	uint64_t arp_replies_in;	/**< valid ARP replies received */
+	uint64_t ns_in;			/**< valid solicitations received */
+	uint64_t na_in;			/**< valid advertisements received */
+	uint64_t arp_replies_out;	/**< ARP replies sent */
+	uint64_t arp_requests_out;	/**< ARP requests sent */
+	uint64_t na_out;		/**< advertisements sent */
+	uint64_t ns_out;		/**< solicitations sent */
+	uint64_t learned;		/**< entries made for hosts that asked */
+	uint64_t resolved;		/**< targets that got a (new) MAC */
+	uint64_t failed;		/**< resolutions/probe rounds unanswered */
+	uint64_t unsolicited;		/**< answers never asked for (ignored) */
+	uint64_t conflicts;		/**< frames claiming our addresses */
+	uint64_t not_ours;		/**< valid frames not about the appliance */
+	uint64_t cache_full;		/**< entries not made for lack of room */
+	uint64_t no_source_address;	/**< targets a port could not ask for */
+	uint64_t tx_no_mbuf;		/**< frames not sent: no mbuf */
+	uint64_t tx_ring_full;		/**< frames not sent: TX ring full */
+	uint64_t unknown_port;		/**< frames from an unknown port */
+	/** Frames refused by pa_neigh_parse(), by enum pa_neigh_bad
+	 * (index 0 unused). */
+	uint64_t invalid[PA_NEIGH_BAD_MAX];
+	uint64_t entries;		/**< cache entries */
+	uint64_t states[PA_NEIGH_STATE_MAX]; /**< entries by state */
+	/** tx_sent and tx_dropped are filled (from the lcores' counters). */
+	bool has_lcore_tx;
+	uint64_t tx_sent;		/**< frames the lcores sent for it */
+	uint64_t tx_dropped;		/**< ... a full TX queue refused */
+};
+
+/**
+ * Fill @p s with @p n's counters and, when @p sum (the lcores' counters)
+ * is not NULL, the frames the lcores sent for it and dropped for lack of
+ * TX room. Control thread (takes the subsystem's lock).
+ */
+void pa_neigh_snapshot(struct pa_neigh *n, const struct pa_lcore_stats *sum,
+		struct pa_neigh_snapshot *s);
+
+/**
+ * The "neigh" object of stats_get rendered from a snapshot: the counters,
+ * "invalid" (by reason name), "entries", "states" (by state name), and
+ * "tx_sent"/"tx_dropped" when the snapshot has them.
+ * @return new reference, or NULL on allocation failure.
+ */
+json_t *pa_neigh_snapshot_json(const struct pa_neigh_snapshot *s);
+
+/**
+ * The "neigh" object of stats_get: pa_neigh_snapshot() rendered by
+ * pa_neigh_snapshot_json(); an empty object when @p n is NULL.
+ */
+json_t *pa_neigh_stats_json(struct pa_neigh *n,
+		const struct pa_lcore_stats *sum);
+
+/* ---- frames, continued ---- */
 
 /** A parsed, validated frame. Addresses in network order. */
 struct pa_neigh_msg {

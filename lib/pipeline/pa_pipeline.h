@@ -44,8 +44,11 @@
 
 #include <jansson.h>
 
+#include "pa_acl.h"
 #include "pa_capture.h"
 #include "pa_config.h"
+#include "pa_lb.h"
+#include "pa_neigh.h"
 #include "pa_port.h"
 #include "pa_stats.h"
 
@@ -138,17 +141,11 @@ struct pa_pipeline_opts {
 struct pa_pipeline *pa_pipeline_create(const struct pa_pipeline_opts *o,
 		char *err, size_t err_len);
 
-struct pa_acl;
-
 /** Give the classify stage its ACL (before pa_pipeline_start()). */
 void pa_pipeline_set_acl(struct pa_pipeline *pl, struct pa_acl *acl);
 
-struct pa_lb;
-
 /** Give the lb stage its load balancer (before pa_pipeline_start()). */
 void pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb);
-
-struct pa_neigh;
 
 /**
  * Give the rx stage the neighbour subsystem's ring and table, and each
@@ -231,10 +228,119 @@ bool pa_pipeline_rings_empty(const struct pa_pipeline *pl);
 /** Number of data-path lcores. */
 unsigned int pa_pipeline_lcore_count(const struct pa_pipeline *pl);
 
+/* ------------------------------------------------------------------ */
+/* Reporting (pipeline_stats.c): one typed snapshot of the data path's
+ * counters, which stats_get, the Prometheus exporter, telemetry and the
+ * replay summary all render. */
+
+/** One port in a struct pa_pipeline_snapshot: rte_eth_stats, link. */
+struct pa_pipeline_port_snapshot {
+	char name[PA_CONFIG_NAME_MAX];	/**< the port's name */
+	char driver[32];		/**< its PMD */
+	uint16_t port_id;		/**< ethdev port id */
+	int socket;			/**< NUMA socket */
+	bool link_up;
+	uint32_t speed_mbps;		/**< link speed, Mbit/s */
+	uint64_t rx_packets;		/**< ipackets */
+	uint64_t tx_packets;		/**< opackets */
+	uint64_t rx_bytes;		/**< ibytes */
+	uint64_t tx_bytes;		/**< obytes */
+	uint64_t rx_missed;		/**< imissed: no RX descriptor */
+	uint64_t rx_errors;		/**< ierrors */
+	uint64_t tx_errors;		/**< oerrors */
+	uint64_t rx_nombuf;		/**< RX mbuf allocation failures */
+	uint16_t rx_queues, tx_queues;	/**< configured */
+	uint16_t rx_desc, tx_desc;	/**< descriptors per queue */
+	uint64_t mbufs_in_use;		/**< taken from the port's pool */
+	uint64_t pool_size;		/**< mbufs in the port's pool */
+};
+
+/** A ring between stages, seen from its consumer lcore. */
+struct pa_pipeline_ring_snapshot {
+	char name[RTE_RING_NAMESIZE];
+	uint64_t count;			/**< packets waiting */
+	uint64_t capacity;		/**< packets it can hold */
+};
+
+/** One data-path lcore in a struct pa_pipeline_snapshot. */
+struct pa_pipeline_lcore_snapshot {
+	unsigned int lcore_id;		/**< EAL lcore id */
+	int socket;			/**< NUMA socket */
+	const char *role;		/**< "worker" (rtc) or its stage's name
+					 * (static string) */
+	struct pa_lcore_stats stats;	/**< its counters */
+	/** its latency histogram summed up (enabled false when off) */
+	struct pa_stats_latency_summary latency;
+	unsigned int n_rings;		/**< rings it consumes */
+	struct pa_pipeline_ring_snapshot rings[PA_PIPELINE_MAX_STAGE];
+};
+
 /**
- * stats_get result: {"rx_packets", "tx_packets", "dropped_packets",
- * "drops", "ports", "lcores", "acl", "lb", "neigh", "mbufs_in_use",
- * "latency"}.
+ * The data path's counters at one moment: totals, ports, lcores,
+ * latency and the counters of the tables the stages use. Counters count
+ * since start. Filled by pa_pipeline_snapshot(), released by
+ * pa_pipeline_snapshot_free(); control thread.
+ */
+struct pa_pipeline_snapshot {
+	const char *mode;		/**< "rtc" or "pipeline" (static) */
+	uint64_t tsc_hz;		/**< TSC cycles per second */
+	uint16_t burst;			/**< burst size */
+	struct pa_lcore_stats sum;	/**< every lcore's counters summed */
+	uint64_t mbufs_in_use;		/**< taken from all pools */
+	/** every lcore's latency histograms merged, summed up */
+	struct pa_stats_latency_summary latency;
+	unsigned int n_ports;
+	struct pa_pipeline_port_snapshot ports[PA_CONFIG_MAX_PORTS];
+	unsigned int n_lcores;
+	/** [n_lcores], in pa_pipeline_lcore_stats() order (owned) */
+	struct pa_pipeline_lcore_snapshot *lcores;
+	bool has_acl;			/**< the classify stage has an ACL */
+	struct pa_acl_snapshot acl;	/**< its totals (no per-rule counters) */
+	bool has_lb;			/**< the lb stage has a load balancer */
+	struct pa_lb_snapshot lb;	/**< its totals (no services) */
+	bool has_neigh;			/**< the neighbour subsystem is set */
+	struct pa_neigh_snapshot neigh;	/**< its counters, with the lcores'
+					 * tx_sent / tx_dropped */
+};
+
+/**
+ * Fill @p s from the running data path and the tables set on it.
+ * @return 0, or -ENOMEM (@p s then holds nothing to free).
+ */
+int pa_pipeline_snapshot(const struct pa_pipeline *pl,
+		struct pa_pipeline_snapshot *s);
+
+/** Free what a snapshot holds; NULL ignored. */
+void pa_pipeline_snapshot_free(struct pa_pipeline_snapshot *s);
+
+/**
+ * stats_get rendered from a snapshot: {"rx_packets", "tx_packets",
+ * "dropped_packets", "drops", "ports", "lcores", "acl", "lb", "neigh",
+ * "mbufs_in_use", "latency"}.
+ * @return new reference, or NULL on allocation failure.
+ */
+json_t *pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s);
+
+/** The "ports" object of stats_get: {"name": {"port_id", "driver",
+ * "socket", "link", "speed_mbps", "rx_packets", "tx_packets", "rx_bytes",
+ * "tx_bytes", "rx_missed", "rx_errors", "tx_errors", "rx_nombuf",
+ * "rx_queues", "tx_queues", "rx_desc", "tx_desc", "mbufs_in_use",
+ * "pool_size"}}. @return new reference, or NULL. */
+json_t *pa_pipeline_ports_json(const struct pa_pipeline_snapshot *s);
+
+/** One lcore of the "lcores" object of stats_get: {"rx_packets",
+ * "tx_packets", "dropped_packets", "stage_packets", "drops",
+ * "busy_polls", "idle_polls", "busy_cycles", "sleeps", "sleep_cycles",
+ * "latency"}. @return new reference, or NULL. */
+json_t *pa_pipeline_lcore_json(const struct pa_pipeline_lcore_snapshot *l);
+
+/** The "lcores" object of stats_get: each lcore by its id.
+ * @return new reference, or NULL. */
+json_t *pa_pipeline_lcores_json(const struct pa_pipeline_snapshot *s);
+
+/**
+ * stats_get result: pa_pipeline_snapshot() rendered by
+ * pa_pipeline_snapshot_json().
  */
 json_t *pa_pipeline_stats_json(const struct pa_pipeline *pl);
 

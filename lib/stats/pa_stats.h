@@ -14,6 +14,7 @@
  * (64-bit naturally aligned stores).
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_common.h>
@@ -125,10 +126,39 @@ uint64_t pa_stats_latency_quantile(const struct pa_stats_latency *h,
 		double q);
 
 /**
- * The stats_get view of a histogram of TSC cycles, in nanoseconds:
- * {"enabled", "count", "mean_ns", "p50_ns", "p90_ns", "p99_ns",
- * "p999_ns", "max_ns"}. @p h NULL (latency off): enabled false, the
- * rest 0. @return new reference, or NULL on allocation failure.
+ * A latency histogram summed up in nanoseconds: the figures stats_get,
+ * the Prometheus exporter and telemetry report. Plain values, owned by
+ * whoever holds the struct.
+ */
+struct pa_stats_latency_summary {
+	bool enabled;		/**< false: latency off (the rest is 0) */
+	uint64_t count;		/**< values recorded */
+	uint64_t mean_ns;	/**< mean, rounded to the nanosecond */
+	uint64_t p50_ns;	/**< pa_stats_latency_quantile(0.5) */
+	uint64_t p90_ns;	/**< ... 0.9 */
+	uint64_t p99_ns;	/**< ... 0.99 */
+	uint64_t p999_ns;	/**< ... 0.999 */
+	uint64_t max_ns;	/**< the largest value */
+};
+
+/**
+ * Sum up a histogram of TSC cycles in nanoseconds (values rounded, at
+ * most INT64_MAX). @p h NULL (latency off): enabled false, the rest 0.
+ */
+void pa_stats_latency_summarize(const struct pa_stats_latency *h,
+		uint64_t tsc_hz, struct pa_stats_latency_summary *out);
+
+/**
+ * The stats_get view of a summary: {"enabled", "count", "mean_ns",
+ * "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"}.
+ * @return new reference, or NULL on allocation failure.
+ */
+json_t *pa_stats_latency_summary_json(
+		const struct pa_stats_latency_summary *s);
+
+/**
+ * pa_stats_latency_summarize() then pa_stats_latency_summary_json().
+ * @return new reference, or NULL on allocation failure.
  */
 json_t *pa_stats_latency_json(const struct pa_stats_latency *h,
 		uint64_t tsc_hz);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/* Data-path counters: drop and stage names, sums, latency histograms and
+ * their summaries, and the JSON renderings of those. */
 #include <stddef.h>
+#include <string.h>
 
 #include "pa_stats.h"
 
@@ -178,7 +181,7 @@ pa_stats_latency_quantile(const struct pa_stats_latency *h, double q)
 	return h->max != 0 && mid > h->max ? h->max : mid;
 }
 
-static json_int_t
+static uint64_t
 cycles_to_ns(uint64_t cycles, uint64_t tsc_hz)
 {
 	double ns;
@@ -186,39 +189,49 @@ cycles_to_ns(uint64_t cycles, uint64_t tsc_hz)
 	if (tsc_hz == 0)
 		return 0;
 	ns = (double)cycles * 1e9 / (double)tsc_hz;
-	return ns >= 9.2e18 ? (json_int_t)INT64_MAX : (json_int_t)(ns + 0.5);
+	return ns >= 9.2e18 ? (uint64_t)INT64_MAX : (uint64_t)(ns + 0.5);
+}
+
+void
+pa_stats_latency_summarize(const struct pa_stats_latency *h, uint64_t tsc_hz,
+		struct pa_stats_latency_summary *out)
+{
+	uint64_t n = h != NULL ? pa_stats_latency_count(h) : 0;
+
+	memset(out, 0, sizeof(*out));
+	out->enabled = h != NULL;
+	out->count = n;
+	if (n == 0)
+		return;
+	out->mean_ns = cycles_to_ns(h->sum / n, tsc_hz);
+	out->p50_ns = cycles_to_ns(pa_stats_latency_quantile(h, 0.5), tsc_hz);
+	out->p90_ns = cycles_to_ns(pa_stats_latency_quantile(h, 0.9), tsc_hz);
+	out->p99_ns = cycles_to_ns(pa_stats_latency_quantile(h, 0.99),
+		tsc_hz);
+	out->p999_ns = cycles_to_ns(pa_stats_latency_quantile(h, 0.999),
+		tsc_hz);
+	out->max_ns = cycles_to_ns(h->max, tsc_hz);
+}
+
+json_t *
+pa_stats_latency_summary_json(const struct pa_stats_latency_summary *s)
+{
+	return json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"enabled", s->enabled,
+		"count", (json_int_t)s->count,
+		"mean_ns", (json_int_t)s->mean_ns,
+		"p50_ns", (json_int_t)s->p50_ns,
+		"p90_ns", (json_int_t)s->p90_ns,
+		"p99_ns", (json_int_t)s->p99_ns,
+		"p999_ns", (json_int_t)s->p999_ns,
+		"max_ns", (json_int_t)s->max_ns);
 }
 
 json_t *
 pa_stats_latency_json(const struct pa_stats_latency *h, uint64_t tsc_hz)
 {
-	static const struct {
-		const char *key;
-		double q;
-	} qs[] = {
-		{ "p50_ns", 0.5 }, { "p90_ns", 0.9 }, { "p99_ns", 0.99 },
-		{ "p999_ns", 0.999 },
-	};
-	uint64_t n = h != NULL ? pa_stats_latency_count(h) : 0;
-	json_t *o = json_object();
-	unsigned int i;
-	int rc = 0;
+	struct pa_stats_latency_summary s;
 
-	if (o == NULL)
-		return NULL;
-	rc |= json_object_set_new(o, "enabled", json_boolean(h != NULL));
-	rc |= json_object_set_new(o, "count", json_integer((json_int_t)n));
-	rc |= json_object_set_new(o, "mean_ns", json_integer(n == 0 ? 0 :
-		cycles_to_ns(h->sum / n, tsc_hz)));
-	for (i = 0; i < RTE_DIM(qs); i++)
-		rc |= json_object_set_new(o, qs[i].key, json_integer(n == 0 ?
-			0 : cycles_to_ns(pa_stats_latency_quantile(h, qs[i].q),
-				tsc_hz)));
-	rc |= json_object_set_new(o, "max_ns", json_integer(n == 0 ? 0 :
-		cycles_to_ns(h->max, tsc_hz)));
-	if (rc != 0) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	pa_stats_latency_summarize(h, tsc_hz, &s);
+	return pa_stats_latency_summary_json(&s);
 }

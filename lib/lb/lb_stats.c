@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The load balancer's reporting: one snapshot of its counters, services
+ * and backends taken under its lock, and the JSON renderings of it
+ * (stats_get's "lb", lb_service_list). The exporter and telemetry walk
+ * the same struct.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "lb_priv.h"
+
+/* Sum of the lcores' counters of one backend. */
+static void
+backend_counts(const struct pa_lb *lb, uint32_t uid, uint32_t cslot,
+		struct pa_lb_backend_snapshot *b)
+{
+	unsigned int l;
+
+	memset(b, 0, sizeof(*b));
+	for (l = 0; l < lb->n_lcores; l++) {
+		const struct lb_ctr *c;
+
+		if (lb->w[l] == NULL)
+			continue;
+		c = &lb->w[l]->ctr[cslot];
+		if (__atomic_load_n(&c->uid, __ATOMIC_RELAXED) != uid)
+			continue;
+		b->flows += c->flows;
+		b->packets += c->packets;
+		b->bytes += c->bytes;
+	}
+}
+
+static void
+service_free(struct pa_lb_service_snapshot *v)
+{
+	free(v->cfg.backends);
+	free(v->backends);
+	memset(v, 0, sizeof(*v));
+}
+
+/* A service's configuration without its holes, and its counters. */
+static int
+service_fill(const struct pa_lb *lb, const struct lb_svc_ctl *c,
+		struct pa_lb_service_snapshot *v)
+{
+	const struct lb_svc *s = lb->live != NULL ? lb->live->svc[c - lb->ctl] :
+		NULL;
+	unsigned int i, n = 0;
+
+	memset(v, 0, sizeof(*v));
+	v->cfg = c->cfg;
+	v->cfg.backends = NULL;
+	v->cfg.n_backends = 0;
+	if (c->n_slots > 0) {
+		v->cfg.backends = calloc(c->n_slots, sizeof(*v->cfg.backends));
+		v->backends = calloc(c->n_slots, sizeof(*v->backends));
+		if (v->cfg.backends == NULL || v->backends == NULL) {
+			service_free(v);
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < c->n_slots; i++) {
+		if (c->be_uid[i] == 0)
+			continue;
+		v->cfg.backends[n] = c->cfg.backends[i];
+		backend_counts(lb, c->be_uid[i], c->be_cslot[i],
+			&v->backends[n]);
+		v->flows += v->backends[n].flows;
+		n++;
+	}
+	v->cfg.n_backends = n;
+	v->usable_backends = s != NULL ? s->n_up : 0;
+	v->build_ms = s != NULL ? s->build_ms : 0.0;
+	return 0;
+}
+
+static int
+snapshot_locked(const struct pa_lb *lb, unsigned int flags,
+		struct pa_lb_snapshot *s)
+{
+	struct lb_lcore_stats sum;
+	unsigned int l, i;
+	const uint64_t *src;
+	uint64_t *d;
+
+	memset(&sum, 0, sizeof(sum));
+	for (l = 0; l < lb->n_lcores; l++) {
+		const struct lb_worker *w = lb->w[l];
+
+		if (w == NULL)
+			continue;
+		src = (const uint64_t *)&w->st;
+		d = (uint64_t *)&sum;
+		for (i = 0; i < sizeof(sum) / sizeof(uint64_t); i++)
+			d[i] += src[i];
+		s->flow_table_capacity += w->n_pos;
+	}
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
+		const struct lb_svc_ctl *c = &lb->ctl[i];
+		unsigned int j;
+
+		if (!c->used)
+			continue;
+		for (j = 0; j < c->n_slots; j++)
+			if (c->be_uid[j] != 0)
+				s->backends++;
+	}
+	s->services = lb->n_services;
+	s->flows = sum.flows_created - sum.flows_expired -
+		sum.flows_backend_gone - sum.flows_rescheduled;
+	s->flow_table_bytes = lb->ft_bytes;
+	s->balanced = sum.balanced;
+	s->flows_created = sum.flows_created;
+	s->flows_expired = sum.flows_expired;
+	s->flows_rescheduled = sum.flows_rescheduled;
+	s->flows_backend_gone = sum.flows_backend_gone;
+	s->flow_table_full = sum.flow_table_full;
+	s->fragments = sum.fragments;
+	s->nat_replies = sum.nat_replies;
+	s->nat_table_full = sum.nat_table_full;
+	s->no_backend = sum.no_backend;
+	s->mtu = sum.mtu;
+	s->no_room = sum.no_room;
+	s->neigh_unresolved = sum.neigh_unresolved;
+	s->version = lb->version;
+	s->builds = lb->builds;
+	s->build_ms = lb->last_build_ms;
+	s->build_ms_max = lb->max_build_ms;
+	if (!(flags & PA_LB_SNAPSHOT_SERVICES) || lb->n_services == 0)
+		return 0;
+	s->svc = calloc(lb->n_services, sizeof(*s->svc));
+	if (s->svc == NULL)
+		return -ENOMEM;
+	for (i = 0; i < PA_LB_MAX_SERVICES &&
+			s->n_services < lb->n_services; i++) {
+		if (!lb->ctl[i].used)
+			continue;
+		if (service_fill(lb, &lb->ctl[i], &s->svc[s->n_services]) != 0)
+			return -ENOMEM;
+		s->n_services++;
+	}
+	return 0;
+}
+
+int
+pa_lb_snapshot(struct pa_lb *lb, unsigned int flags, struct pa_lb_snapshot *s)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&lb->lock);
+	rc = snapshot_locked(lb, flags, s);
+	pthread_mutex_unlock(&lb->lock);
+	if (rc != 0)
+		pa_lb_snapshot_free(s);
+	return rc;
+}
+
+void
+pa_lb_snapshot_free(struct pa_lb_snapshot *s)
+{
+	unsigned int i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->n_services; i++)
+		service_free(&s->svc[i]);
+	free(s->svc);
+	s->svc = NULL;
+	s->n_services = 0;
+}
+
+json_t *
+pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
+		"services", (json_int_t)s->services,
+		"backends", (json_int_t)s->backends,
+		"flows", (json_int_t)s->flows,
+		"flow_table_capacity", (json_int_t)s->flow_table_capacity,
+		"flow_table_bytes", (json_int_t)s->flow_table_bytes,
+		"balanced", (json_int_t)s->balanced,
+		"flows_created", (json_int_t)s->flows_created,
+		"flows_expired", (json_int_t)s->flows_expired,
+		"flows_rescheduled", (json_int_t)s->flows_rescheduled,
+		"flows_backend_gone", (json_int_t)s->flows_backend_gone,
+		"flow_table_full", (json_int_t)s->flow_table_full,
+		"fragments", (json_int_t)s->fragments,
+		"nat_replies", (json_int_t)s->nat_replies,
+		"nat_table_full", (json_int_t)s->nat_table_full,
+		"no_backend", (json_int_t)s->no_backend,
+		"mtu", (json_int_t)s->mtu,
+		"version", (json_int_t)s->version,
+		"builds", (json_int_t)s->builds,
+		"no_room", (json_int_t)s->no_room,
+		"neigh_unresolved", (json_int_t)s->neigh_unresolved,
+		"build_ms", s->build_ms,
+		"build_ms_max", s->build_ms_max);
+}
+
+json_t *
+pa_lb_service_snapshot_json(const struct pa_lb_service_snapshot *v)
+{
+	json_t *o = pa_config_service_to_json(&v->cfg), *bes, *b;
+	unsigned int j;
+	int rc = 0;
+
+	if (o == NULL)
+		return NULL;
+	bes = json_object_get(o, "backends");
+	for (j = 0; j < v->cfg.n_backends; j++) {
+		b = json_array_get(bes, j);
+		if (b == NULL)
+			goto fail;
+		rc |= json_object_set_new(b, "flows",
+			json_integer((json_int_t)v->backends[j].flows));
+		rc |= json_object_set_new(b, "packets",
+			json_integer((json_int_t)v->backends[j].packets));
+		rc |= json_object_set_new(b, "bytes",
+			json_integer((json_int_t)v->backends[j].bytes));
+	}
+	rc |= json_object_set_new(o, "flows",
+		json_integer((json_int_t)v->flows));
+	rc |= json_object_set_new(o, "usable_backends",
+		json_integer((json_int_t)v->usable_backends));
+	rc |= json_object_set_new(o, "build_ms", json_real(v->build_ms));
+	if (rc != 0)
+		goto fail;
+	return o;
+fail:
+	json_decref(o);
+	return NULL;
+}
+
+json_t *
+pa_lb_snapshot_services_json(const struct pa_lb_snapshot *s)
+{
+	json_t *arr = json_array(), *o;
+	unsigned int i;
+
+	if (arr == NULL)
+		return NULL;
+	for (i = 0; i < s->n_services; i++) {
+		o = pa_lb_service_snapshot_json(&s->svc[i]);
+		if (o == NULL || json_array_append_new(arr, o) != 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+json_t *
+pa_lb_services_json(struct pa_lb *lb)
+{
+	struct pa_lb_snapshot s;
+	json_t *o;
+
+	if (pa_lb_snapshot(lb, PA_LB_SNAPSHOT_SERVICES, &s) != 0)
+		return NULL;
+	o = pa_lb_snapshot_services_json(&s);
+	pa_lb_snapshot_free(&s);
+	return o;
+}
+
+json_t *
+pa_lb_stats_json(struct pa_lb *lb)
+{
+	struct pa_lb_snapshot s;
+
+	if (pa_lb_snapshot(lb, 0, &s) != 0)
+		return NULL;
+	return pa_lb_snapshot_json(&s);
+}
