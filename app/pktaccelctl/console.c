@@ -20,23 +20,30 @@
 #define HISTORY_MAX		1000
 #define PROMPT			"pktaccel> "
 
-static char **method_names;	/* NULL-terminated, for completion */
-static const char *const builtins[] = { "help", "quit", "exit", NULL };
+enum builtin_cmd {
+	BUILTIN_HELP,
+	BUILTIN_QUIT,
+};
 
-static void
-free_names(void)
-{
-	size_t i;
+/* The console's own commands; completion offers those it lists. */
+static const struct builtin {
+	const char *name;
+	enum builtin_cmd cmd;
+	bool complete;
+} builtins[] = {
+	{ "help", BUILTIN_HELP, true },
+	{ "quit", BUILTIN_QUIT, true },
+	{ "exit", BUILTIN_QUIT, true },
+	{ "?", BUILTIN_HELP, false },
+};
 
-	if (method_names == NULL)
-		return;
-	for (i = 0; method_names[i] != NULL; i++)
-		free(method_names[i]);
-	free(method_names);
-	method_names = NULL;
-}
+#define NUM_BUILTINS	(sizeof(builtins) / sizeof(builtins[0]))
 
-/* Fetch the method names once; NULL-terminated array or NULL. */
+/* The method names for completion (a JSON array), fetched once. */
+static json_t *method_list;
+
+/* The daemon's method names (a new reference), or NULL with the reason
+ * printed. */
 static json_t *
 fetch_methods(struct ctl *ctl)
 {
@@ -55,41 +62,25 @@ fetch_methods(struct ctl *ctl)
 	return list;
 }
 
-static void
-load_names(struct ctl *ctl)
-{
-	json_t *list, *v;
-	size_t i, n = 0;
-
-	list = fetch_methods(ctl);
-	if (list == NULL)
-		return;
-	method_names = calloc(json_array_size(list) + 1, sizeof(char *));
-	if (method_names != NULL)
-		json_array_foreach(list, i, v)
-			if (json_is_string(v))
-				method_names[n++] = strdup(json_string_value(v));
-	json_decref(list);
-}
-
 static char *
 complete_name(const char *text, int state)
 {
 	static size_t mi, bi;
 	size_t len = strlen(text);
+	const struct builtin *b;
 	const char *n;
 
 	if (state == 0)
 		mi = bi = 0;
-	while (method_names != NULL && method_names[mi] != NULL) {
-		n = method_names[mi++];
+	while (mi < json_array_size(method_list)) {
+		n = json_string_value(json_array_get(method_list, mi++));
 		if (n != NULL && strncmp(n, text, len) == 0)
 			return strdup(n);
 	}
-	while (builtins[bi] != NULL) {
-		n = builtins[bi++];
-		if (strncmp(n, text, len) == 0)
-			return strdup(n);
+	while (bi < NUM_BUILTINS) {
+		b = &builtins[bi++];
+		if (b->complete && strncmp(b->name, text, len) == 0)
+			return strdup(b->name);
 	}
 	return NULL;
 }
@@ -125,32 +116,92 @@ console_help(struct ctl *ctl)
 	return EXIT_OK;
 }
 
+static const struct builtin *
+find_builtin(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NUM_BUILTINS; i++)
+		if (strcmp(builtins[i].name, name) == 0)
+			return &builtins[i];
+	return NULL;
+}
+
 /*
  * One console line. @return the command's exit status, or -1 for quit.
- * @p status is the previous status (kept for blank lines).
+ * @p status is the previous status (kept for blank lines and comments).
  */
 static int
 console_line(struct ctl *ctl, const char *line, int status)
 {
+	const struct builtin *b;
 	char **argv;
 	int argc, rc;
 
 	argc = ctl_args_split_line(line, &argv);
 	if (argc < 0)
 		return EXIT_USAGE;
-	if (argc == 0 || argv[0][0] == '#') {
+	if (argc == 0 || argv[0][0] == '#')
 		rc = status;
-	} else if (strcmp(argv[0], "quit") == 0 ||
-			strcmp(argv[0], "exit") == 0) {
-		rc = -1;
-	} else if (strcmp(argv[0], "help") == 0 ||
-			strcmp(argv[0], "?") == 0) {
-		rc = console_help(ctl);
-	} else {
+	else if ((b = find_builtin(argv[0])) == NULL)
 		rc = ctl_run_command(ctl, argv[0], argc - 1, argv + 1);
-	}
+	else if (b->cmd == BUILTIN_QUIT)
+		rc = -1;
+	else
+		rc = console_help(ctl);
 	ctl_args_free_words(argv, argc);
 	return rc;
+}
+
+/*
+ * Run the lines that @p next_line gives (each to be freed; NULL at the
+ * end) until the end or quit. @return the status of the last command.
+ */
+static int
+console_loop(struct ctl *ctl, char *(*next_line)(void))
+{
+	int status = EXIT_OK, rc;
+	char *line;
+
+	while ((line = next_line()) != NULL) {
+		rc = console_line(ctl, line, status);
+		free(line);
+		if (rc < 0)
+			break;
+		status = rc;
+	}
+	return status;
+}
+
+/* The next line from the terminal, remembered in the history. */
+static char *
+next_line_tty(void)
+{
+	char *line = readline(PROMPT);
+
+	if (line == NULL)
+		putchar('\n');	/* end the prompt's line on ^D */
+	else if (line[strspn(line, " \t")] != '\0')
+		add_history(line);
+	return line;
+}
+
+/* The next line from a pipe, without its newline. */
+static char *
+next_line_pipe(void)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	n = getline(&line, &cap, stdin);
+	if (n < 0) {
+		free(line);
+		return NULL;
+	}
+	if (n > 0 && line[n - 1] == '\n')
+		line[n - 1] = '\0';
+	return line;
 }
 
 static char *
@@ -172,8 +223,8 @@ history_path(void)
 static int
 console_tty(struct ctl *ctl)
 {
-	char *hist, *line;
-	int status = EXIT_OK, rc;
+	char *hist;
+	int status;
 
 	rl_readline_name = "pktaccelctl";
 	rl_attempted_completion_function = complete;
@@ -183,44 +234,15 @@ console_tty(struct ctl *ctl)
 	if (hist != NULL)
 		read_history(hist);	/* a missing file is fine */
 
-	load_names(ctl);
+	method_list = fetch_methods(ctl);
 	printf("pktaccelctl %s: connected to %s. Type help, or quit.\n",
 		PA_VERSION, ctl->client.path);
-	while ((line = readline(PROMPT)) != NULL) {
-		if (line[strspn(line, " \t")] != '\0')
-			add_history(line);
-		rc = console_line(ctl, line, status);
-		free(line);
-		if (rc < 0)
-			break;
-		status = rc;
-	}
-	if (line == NULL)
-		putchar('\n');
+	status = console_loop(ctl, next_line_tty);
 	if (hist != NULL)
 		write_history(hist);	/* failures are not worth a word */
 	free(hist);
-	free_names();
-	return status;
-}
-
-static int
-console_pipe(struct ctl *ctl)
-{
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int status = EXIT_OK, rc;
-
-	while ((n = getline(&line, &cap, stdin)) >= 0) {
-		if (n > 0 && line[n - 1] == '\n')
-			line[n - 1] = '\0';
-		rc = console_line(ctl, line, status);
-		if (rc < 0)
-			break;
-		status = rc;
-	}
-	free(line);
+	json_decref(method_list);
+	method_list = NULL;
 	return status;
 }
 
@@ -229,5 +251,5 @@ ctl_console(struct ctl *ctl)
 {
 	if (isatty(STDIN_FILENO))
 		return console_tty(ctl);
-	return console_pipe(ctl);
+	return console_loop(ctl, next_line_pipe);
 }
