@@ -10,7 +10,7 @@
 
 #include "pktaccelctl.h"
 
-/* Text of a value in a table cell or after "key: ". */
+/* Text of a value in a table cell or after "key: " (free it), or NULL. */
 static char *
 value_text(const json_t *v)
 {
@@ -35,6 +35,16 @@ value_text(const json_t *v)
 	default:
 		return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 	}
+}
+
+/* Print a value's text ("?" when it cannot be had). */
+static void
+put_value(const json_t *v)
+{
+	char *t = value_text(v);
+
+	fputs(t != NULL ? t : "?", stdout);
+	free(t);
 }
 
 /* Display width: code points (wide characters count as one). */
@@ -99,6 +109,7 @@ ctl_fmt_table(const json_t *arr, int indent)
 	json_t *seen, *row, *v;
 	const char *key;
 
+	/* columns in first-seen key order */
 	seen = json_object();
 	if (seen == NULL)
 		return;
@@ -179,7 +190,6 @@ print_member(const char *key, const json_t *v, int indent)
 {
 	size_t i;
 	json_t *e;
-	char *t;
 
 	if (json_is_object(v) && json_object_size(v) > 0) {
 		printf("%*s%s:\n", indent, "", key);
@@ -194,16 +204,14 @@ print_member(const char *key, const json_t *v, int indent)
 	printf("%*s%s: ", indent, "", key);
 	if (json_is_array(v) && json_array_size(v) > 0 && all_scalars(v)) {
 		json_array_foreach(v, i, e) {
-			t = value_text(e);
-			printf("%s%s", i > 0 ? ", " : "", t != NULL ? t : "?");
-			free(t);
+			if (i > 0)
+				fputs(", ", stdout);
+			put_value(e);
 		}
-		putchar('\n');
-		return;
+	} else {
+		put_value(v);
 	}
-	t = value_text(v);
-	printf("%s\n", t != NULL ? t : "?");
-	free(t);
+	putchar('\n');
 }
 
 static void
@@ -249,14 +257,14 @@ ctl_fmt_result(const char *method, const json_t *r, bool json_out)
 			ctl_fmt_table(r, 0);
 		else
 			json_array_foreach(r, i, e) {
-				t = value_text(e);
-				printf("%s\n", t != NULL ? t : "?");
-				free(t);
+				put_value(e);
+				putchar('\n');
 			}
+	} else if (json_is_null(r)) {
+		printf("null\n");
 	} else {
-		t = value_text(r);
-		printf("%s\n", json_is_null(r) ? "null" : t != NULL ? t : "?");
-		free(t);
+		put_value(r);
+		putchar('\n');
 	}
 	json_decref(shown);
 }
