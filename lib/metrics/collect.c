@@ -144,7 +144,7 @@ emit_fields(struct ctx *c, const void *snap, const struct field *f,
 
 /* ------------------------------------------------------------------ */
 
-#define PORT(m)	offsetof(struct pa_pipeline_port_snapshot, m)
+#define PORT(m)	offsetof(struct pa_port_snapshot, m)
 
 static const struct field port_fields[] = {
 	{ PORT(rx_packets), "pktaccel_port_rx_packets_total", C, 0,
@@ -177,7 +177,7 @@ collect_ports(struct ctx *c, const struct pa_pipeline_snapshot *s)
 	unsigned int i;
 
 	for (i = 0; i < s->n_ports; i++) {
-		const struct pa_pipeline_port_snapshot *p = &s->ports[i];
+		const struct pa_port_snapshot *p = &s->ports[i];
 
 		l = lbl(1, "port", p->name);
 		emit_fields(c, p, port_fields, RTE_DIM(port_fields), &l);

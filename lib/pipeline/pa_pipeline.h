@@ -233,28 +233,6 @@ unsigned int pa_pipeline_lcore_count(const struct pa_pipeline *pl);
  * counters, which stats_get, the Prometheus exporter, telemetry and the
  * replay summary all render. */
 
-/** One port in a struct pa_pipeline_snapshot: rte_eth_stats, link. */
-struct pa_pipeline_port_snapshot {
-	char name[PA_CONFIG_NAME_MAX];	/**< the port's name */
-	char driver[32];		/**< its PMD */
-	uint16_t port_id;		/**< ethdev port id */
-	int socket;			/**< NUMA socket */
-	bool link_up;
-	uint32_t speed_mbps;		/**< link speed, Mbit/s */
-	uint64_t rx_packets;		/**< ipackets */
-	uint64_t tx_packets;		/**< opackets */
-	uint64_t rx_bytes;		/**< ibytes */
-	uint64_t tx_bytes;		/**< obytes */
-	uint64_t rx_missed;		/**< imissed: no RX descriptor */
-	uint64_t rx_errors;		/**< ierrors */
-	uint64_t tx_errors;		/**< oerrors */
-	uint64_t rx_nombuf;		/**< RX mbuf allocation failures */
-	uint16_t rx_queues, tx_queues;	/**< configured */
-	uint16_t rx_desc, tx_desc;	/**< descriptors per queue */
-	uint64_t mbufs_in_use;		/**< taken from the port's pool */
-	uint64_t pool_size;		/**< mbufs in the port's pool */
-};
-
 /** A ring between stages, seen from its consumer lcore. */
 struct pa_pipeline_ring_snapshot {
 	char name[RTE_RING_NAMESIZE];
@@ -290,7 +268,7 @@ struct pa_pipeline_snapshot {
 	/** every lcore's latency histograms merged, summed up */
 	struct pa_stats_latency_summary latency;
 	unsigned int n_ports;
-	struct pa_pipeline_port_snapshot ports[PA_CONFIG_MAX_PORTS];
+	struct pa_port_snapshot ports[PA_CONFIG_MAX_PORTS];
 	unsigned int n_lcores;
 	/** [n_lcores], in pa_pipeline_lcore_stats() order (owned) */
 	struct pa_pipeline_lcore_snapshot *lcores;

@@ -44,41 +44,6 @@ lcore_layout(const struct pa_worker *w, struct pa_pipeline_lcore_snapshot *l)
 	}
 }
 
-static void
-port_fill(const struct pa_port *p, struct pa_pipeline_port_snapshot *o)
-{
-	struct rte_eth_stats st;
-	struct rte_eth_link link;
-
-	memset(&st, 0, sizeof(st));
-	memset(&link, 0, sizeof(link));
-	if (p->port_id != UINT16_MAX) {
-		rte_eth_stats_get(p->port_id, &st);
-		rte_eth_link_get_nowait(p->port_id, &link);
-	}
-	snprintf(o->name, sizeof(o->name), "%s", p->name);
-	snprintf(o->driver, sizeof(o->driver), "%s", p->driver);
-	o->port_id = p->port_id;
-	o->socket = p->socket;
-	o->link_up = link.link_status != 0;
-	o->speed_mbps = link.link_speed;
-	o->rx_packets = st.ipackets;
-	o->tx_packets = st.opackets;
-	o->rx_bytes = st.ibytes;
-	o->tx_bytes = st.obytes;
-	o->rx_missed = st.imissed;
-	o->rx_errors = st.ierrors;
-	o->tx_errors = st.oerrors;
-	o->rx_nombuf = st.rx_nombuf;
-	o->rx_queues = p->nb_rxq;
-	o->tx_queues = p->nb_txq;
-	o->rx_desc = p->rx_desc;
-	o->tx_desc = p->tx_desc;
-	o->mbufs_in_use = p->pool != NULL ?
-		rte_mempool_in_use_count(p->pool) : 0;
-	o->pool_size = p->pool_size;
-}
-
 int
 pa_pipeline_snapshot(const struct pa_pipeline *pl,
 		struct pa_pipeline_snapshot *s)
@@ -118,7 +83,7 @@ pa_pipeline_snapshot(const struct pa_pipeline *pl,
 	pa_pipeline_stats_sum(pl, &s->sum);
 	s->n_ports = pl->ports->n;
 	for (i = 0; i < pl->ports->n; i++)
-		port_fill(&pl->ports->port[i], &s->ports[i]);
+		pa_port_snapshot(pl->ports, i, &s->ports[i]);
 	if (pl->acl != NULL) {
 		if (pa_acl_snapshot(pl->acl, 0, &s->acl) != 0)
 			goto nomem;
@@ -168,7 +133,7 @@ pa_pipeline_ports_json(const struct pa_pipeline_snapshot *s)
 	if (all == NULL)
 		return NULL;
 	for (i = 0; i < s->n_ports; i++) {
-		const struct pa_pipeline_port_snapshot *p = &s->ports[i];
+		const struct pa_port_snapshot *p = &s->ports[i];
 
 		o = json_pack("{s:i, s:s, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:I}",
 			"port_id", (int)p->port_id,

@@ -122,14 +122,35 @@ pa_port_index(const struct pa_port_set *ps, uint16_t port_id)
 	return ps->index_of[port_id];
 }
 
+/** A port's counters and link, as one reading (pa_port_snapshot()). */
+struct pa_port_snapshot {
+	char name[PA_CONFIG_NAME_MAX];	/**< the port's name */
+	char driver[32];		/**< its PMD */
+	uint16_t port_id;		/**< ethdev port id */
+	int socket;			/**< NUMA socket */
+	bool link_up;
+	uint32_t speed_mbps;		/**< link speed, Mbit/s */
+	uint64_t rx_packets;		/**< ipackets */
+	uint64_t tx_packets;		/**< opackets */
+	uint64_t rx_bytes;		/**< ibytes */
+	uint64_t tx_bytes;		/**< obytes */
+	uint64_t rx_missed;		/**< imissed: no RX descriptor */
+	uint64_t rx_errors;		/**< ierrors */
+	uint64_t tx_errors;		/**< oerrors */
+	uint64_t rx_nombuf;		/**< RX mbuf allocation failures */
+	uint16_t rx_queues, tx_queues;	/**< configured */
+	uint16_t rx_desc, tx_desc;	/**< descriptors per queue */
+	uint64_t mbufs_in_use;		/**< taken from the port's pool */
+	uint64_t pool_size;		/**< mbufs in the port's pool */
+};
+
 /**
- * Per-port statistics and link state as JSON (rte_eth_stats and link):
- * {"name": {"port_id", "driver", "socket", "link", "speed_mbps",
- *  "rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "rx_missed",
- *  "rx_errors", "tx_errors", "rx_nombuf", "rx_queues", "tx_queues",
- *  "rx_desc", "tx_desc", "mbufs_in_use", "pool_size"}}
+ * Read port @p i of @p ps: rte_eth_stats, link state (without waiting),
+ * queues, descriptors and its pool's use. A port that was never started
+ * reads as zeros. Control thread.
  */
-json_t *pa_port_stats_json(const struct pa_port_set *ps);
+void pa_port_snapshot(const struct pa_port_set *ps, unsigned int i,
+		struct pa_port_snapshot *o);
 
 extern int pa_port_logtype;
 

@@ -558,51 +558,39 @@ pa_port_free_pools(struct pa_port_set *ps)
 	}
 }
 
-json_t *
-pa_port_stats_json(const struct pa_port_set *ps)
+void
+pa_port_snapshot(const struct pa_port_set *ps, unsigned int i,
+		struct pa_port_snapshot *o)
 {
-	json_t *all = json_object();
-	unsigned int i;
+	const struct pa_port *p = &ps->port[i];
+	struct rte_eth_stats st;
+	struct rte_eth_link link;
 
-	if (all == NULL)
-		return NULL;
-	for (i = 0; i < ps->n; i++) {
-		const struct pa_port *p = &ps->port[i];
-		struct rte_eth_stats st;
-		struct rte_eth_link link;
-		json_t *o;
-
-		memset(&st, 0, sizeof(st));
-		memset(&link, 0, sizeof(link));
-		if (p->port_id != UINT16_MAX) {
-			rte_eth_stats_get(p->port_id, &st);
-			rte_eth_link_get_nowait(p->port_id, &link);
-		}
-		o = json_pack("{s:i, s:s, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:I}",
-			"port_id", (int)p->port_id,
-			"driver", p->driver,
-			"socket", p->socket,
-			"link", link.link_status ? "up" : "down",
-			"speed_mbps", (json_int_t)link.link_speed,
-			"rx_packets", (json_int_t)st.ipackets,
-			"tx_packets", (json_int_t)st.opackets,
-			"rx_bytes", (json_int_t)st.ibytes,
-			"tx_bytes", (json_int_t)st.obytes,
-			"rx_missed", (json_int_t)st.imissed,
-			"rx_errors", (json_int_t)st.ierrors,
-			"tx_errors", (json_int_t)st.oerrors,
-			"rx_nombuf", (json_int_t)st.rx_nombuf,
-			"rx_queues", (int)p->nb_rxq,
-			"tx_queues", (int)p->nb_txq,
-			"rx_desc", (int)p->rx_desc,
-			"tx_desc", (int)p->tx_desc,
-			"mbufs_in_use", (json_int_t)(p->pool != NULL ?
-				rte_mempool_in_use_count(p->pool) : 0),
-			"pool_size", (json_int_t)p->pool_size);
-		if (o == NULL || json_object_set_new(all, p->name, o) != 0) {
-			json_decref(all);
-			return NULL;
-		}
+	memset(&st, 0, sizeof(st));
+	memset(&link, 0, sizeof(link));
+	if (p->port_id != UINT16_MAX) {
+		rte_eth_stats_get(p->port_id, &st);
+		rte_eth_link_get_nowait(p->port_id, &link);
 	}
-	return all;
+	snprintf(o->name, sizeof(o->name), "%s", p->name);
+	snprintf(o->driver, sizeof(o->driver), "%s", p->driver);
+	o->port_id = p->port_id;
+	o->socket = p->socket;
+	o->link_up = link.link_status != 0;
+	o->speed_mbps = link.link_speed;
+	o->rx_packets = st.ipackets;
+	o->tx_packets = st.opackets;
+	o->rx_bytes = st.ibytes;
+	o->tx_bytes = st.obytes;
+	o->rx_missed = st.imissed;
+	o->rx_errors = st.ierrors;
+	o->tx_errors = st.oerrors;
+	o->rx_nombuf = st.rx_nombuf;
+	o->rx_queues = p->nb_rxq;
+	o->tx_queues = p->nb_txq;
+	o->rx_desc = p->rx_desc;
+	o->tx_desc = p->tx_desc;
+	o->mbufs_in_use = p->pool != NULL ?
+		rte_mempool_in_use_count(p->pool) : 0;
+	o->pool_size = p->pool_size;
 }
