@@ -14,7 +14,6 @@ import json
 import os
 import re
 import signal
-import socket
 import struct
 import subprocess
 import sys
@@ -22,7 +21,10 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DAEMON = os.path.join(ROOT, "build", "app", "pktaccel")
+sys.path.insert(0, os.path.join(ROOT, "tools", "pylib"))
+from pktaccel import rpc  # noqa: E402
+from pktaccel.daemon import DAEMON  # noqa: E402
+
 EAL = ["--no-huge", "--no-shconf", "--no-pci", "--no-telemetry", "-m", "1024",
        "-l", "0,1"]
 
@@ -53,35 +55,6 @@ def write_flows_pcap(path, flows):
             f.write(frame)
 
 
-def rpc(sock_path, method):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(5)
-    s.connect(sock_path)
-    s.sendall(json.dumps({"jsonrpc": "2.0", "id": 1,
-                          "method": method}).encode())
-    buf = b""
-    while not buf.endswith(b"\n"):
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        buf += chunk
-    s.close()
-    return json.loads(buf)["result"]
-
-
-def wait_socket(path, proc, timeout=30):
-    end = time.time() + timeout
-    while time.time() < end:
-        if proc.poll() is not None:
-            raise RuntimeError("pktaccel exited: rc %d" % proc.returncode)
-        try:
-            rpc(path, "rpc_get_methods")
-            return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("pktaccel socket never came up")
-
-
 def bench_pktaccel(pcap, flows, seconds, tmp):
     conf = os.path.join(tmp, "bench.json")
     sock = os.path.join(tmp, "bench.sock")
@@ -96,14 +69,14 @@ def bench_pktaccel(pcap, flows, seconds, tmp):
     proc = subprocess.Popen([DAEMON] + EAL + ["--", "-c", conf, "-s", sock],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        wait_socket(sock, proc)
+        rpc.wait_socket(sock, proc)
         time.sleep(2)
-        a = rpc(sock, "stats_get")
+        a = rpc.call(sock, "stats_get")
         t0 = time.time()
         time.sleep(seconds)
-        b = rpc(sock, "stats_get")
+        b = rpc.call(sock, "stats_get")
         t1 = time.time()
-        hz = rpc(sock, "pipeline_get")["tsc_hz"]
+        hz = rpc.call(sock, "pipeline_get")["tsc_hz"]
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

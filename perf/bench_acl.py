@@ -38,7 +38,10 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DAEMON = os.path.join(ROOT, "build", "app", "pktaccel")
+sys.path.insert(0, os.path.join(ROOT, "tools", "pylib"))
+from pktaccel.daemon import DAEMON  # noqa: E402
+from pktaccel.rpc import RpcClient, RpcError, wait_socket  # noqa: E402,F401
+
 L3FWD_BUILD = os.path.join(ROOT, "perf", "l3fwd", "build.sh")
 L3FWD_BIN = os.path.join(ROOT, "build", "peers", "examples", "l3fwd", "build",
                          "l3fwd")
@@ -314,67 +317,10 @@ def expected_drop_share(flows):
 # --------------------------------------------------------------------------
 # Processes and RPC
 
-class Rpc:
-    """One persistent JSON-RPC connection (responses end with '\\n')."""
-
-    def __init__(self, path, timeout=600):
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.s.settimeout(timeout)
-        self.s.connect(path)
-        self.buf = b""
-        self.next_id = 1
-
-    def call(self, method, params=None):
-        req = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
-        self.next_id += 1
-        if params is not None:
-            req["params"] = params
-        try:
-            self.s.sendall(json.dumps(req, separators=(",", ":")).encode() +
-                           b"\n")
-        except (BrokenPipeError, ConnectionResetError) as e:
-            # the server may refuse a request (too large) and close: its
-            # error response can still be waiting in the socket
-            try:
-                self.buf += self.s.recv(1 << 20)
-            except OSError:
-                pass
-            if b"\n" not in self.buf:
-                raise ConnectionError("%s: %s" % (method, e))
-        while b"\n" not in self.buf:
-            chunk = self.s.recv(1 << 20)
-            if not chunk:
-                raise ConnectionError("RPC connection closed (%s)" % method)
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        resp = json.loads(line)
-        if "error" in resp:
-            raise RpcError(method, resp["error"])
-        return resp["result"]
-
-    def close(self):
-        self.s.close()
-
-
-class RpcError(Exception):
-    def __init__(self, method, err):
-        super().__init__("%s: %s" % (method, err))
-        self.err = err
-
-
-def wait_socket(path, proc, timeout):
-    end = time.time() + timeout
-    while time.time() < end:
-        if proc.poll() is not None:
-            raise RuntimeError("pktaccel exited: rc %d" % proc.returncode)
-        try:
-            c = Rpc(path, timeout=5)
-            c.call("rpc_get_methods")
-            c.close()
-            return
-        except (OSError, ValueError):
-            time.sleep(0.2)
-    raise RuntimeError("pktaccel socket never came up")
+def rpc_connect(path, timeout=600):
+    """One persistent JSON-RPC connection, compact requests (their sizes
+    are reported), calls that may take minutes (large rule sets)."""
+    return RpcClient(path, timeout, compact=True)
 
 
 def stop(proc, sig=signal.SIGTERM):
@@ -520,7 +466,7 @@ def acl_algorithm(pipeline):
 def bench_pktaccel(tmp, pcap, flows, rules, seconds, mem):
     proc, sock, start_s = pktaccel_start(tmp, pcap, flows, rules, mem)
     try:
-        c = Rpc(sock)
+        c = rpc_connect(sock)
         pl = c.call("pipeline_get")
         time.sleep(2)
         a = c.call("stats_get")
@@ -662,7 +608,7 @@ def bench_updates(tmp, pcap, flows, mem, calls, sizes, sustained=600,
                                          name="upd")
     res["start_with_10k_rules_s"] = round(start_s, 2)
     try:
-        c = Rpc(sock)
+        c = rpc_connect(sock)
         time.sleep(2)
         st0 = c.call("stats_get")
         res["acl_at_start"] = acl_summary(st0)
@@ -754,7 +700,7 @@ def bench_updates(tmp, pcap, flows, mem, calls, sizes, sustained=600,
                     entry["daemon_exited"] = proc.returncode
                     res["replace"].append(entry)
                     break
-                c = Rpc(sock)
+                c = rpc_connect(sock)
             rss1 = vm_kib(proc.pid, "VmRSS")
             entry["rss_kib_before"] = rss0
             entry["rss_kib_after"] = rss1
@@ -780,7 +726,7 @@ def bench_startup_build(tmp, pcap, flows, n, mem):
         return {"rules": n, "eal_mem_mb": mem, "error": str(e),
                 "log": lines[-3:]}
     try:
-        c = Rpc(sock)
+        c = rpc_connect(sock)
         st = c.call("stats_get")
         c.close()
         return {"rules": n, "eal_mem_mb": mem, "start_s": round(start_s, 2),

@@ -35,9 +35,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-import labutil  # noqa: E402
-from labutil import Lab  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tools", "pylib"))
+from pktaccel.lab import Lab, namespaces_usable, sh  # noqa: E402
 
 
 def med(xs):
@@ -127,7 +126,7 @@ def main():
     ap.add_argument("--static-neigh", action="store_true",
                     default=os.environ.get("PA_LAB_STATIC_NEIGH") == "1")
     a = ap.parse_args()
-    why = labutil.namespaces_usable()
+    why = namespaces_usable()
     if why:
         sys.exit("bench_lab: %s" % why)
 
@@ -147,8 +146,8 @@ def main():
         cli_net = "10.10.0.0/24"
         for via in (lab.env["RTR_BR_ADDR"], lab.env["APP1_LAN_ADDR"]):
             for b in lab.backends:
-                labutil.sh(["ip", "-n", b["ns"], "route", "replace", cli_net,
-                            "via", via], check=True)
+                sh(["ip", "-n", b["ns"], "route", "replace", cli_net,
+                    "via", via], check=True)
             if via == lab.env["RTR_BR_ADDR"]:
                 res["load"]["direct"] = run_load(lab, be["addr"], 80,
                                                  a.conns, a.concurrency,

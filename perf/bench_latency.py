@@ -88,7 +88,7 @@ def one_cost_run(tmp, pcap, flows, rules, seconds, mem, latency):
     proc, sock = run_daemon(tmp, pcap, flows, rules, mem,
                             {"latency": latency}, "cost")
     try:
-        c = ba.Rpc(sock)
+        c = ba.rpc_connect(sock)
         hz = c.call("pipeline_get")["tsc_hz"]
         time.sleep(2)
         a, ca, t0 = c.call("stats_get"), ba.cpu_times(), time.time()
@@ -209,7 +209,7 @@ def idle_run(tmp, ns, mode, idle, seconds, probes, gap_ms):
         c0, t0, ca = proc_cpu_s(proc.pid), time.time(), ba.cpu_times()
         time.sleep(seconds)
         c1, t1, cb = proc_cpu_s(proc.pid), time.time(), ba.cpu_times()
-        c = ba.Rpc(sock)
+        c = ba.rpc_connect(sock)
         st = c.call("stats_get")
         res = {"mode": mode, "idle": idle,
                "cpu_share": (c1 - c0) / (t1 - t0),

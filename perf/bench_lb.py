@@ -116,7 +116,7 @@ def bench_one(tmp, pcap, flows, rules, seconds, mem, lb, mode, flow_table):
     proc, sock, start_s = start(tmp, pcap, len(flows), rules, mem, lb, mode,
                                 flow_table=flow_table)
     try:
-        c = ba.Rpc(sock)
+        c = ba.rpc_connect(sock)
         pl = c.call("pipeline_get")
         # warm-up: every flow seen once (the flow table filled)
         end = time.time() + 60
@@ -159,7 +159,7 @@ def bench_builds(tmp, pcap, n_flows, mem, sizes, reps=5):
     proc, sock, _ = start(tmp, pcap, n_flows, None, mem, name="builds")
     out = {}
     try:
-        c = ba.Rpc(sock)
+        c = ba.rpc_connect(sock)
         for n in sizes:
             ms, wall = [], []
             for r in range(reps):
@@ -195,7 +195,7 @@ def bench_memory(tmp, pcap, n_flows, mem):
                               lb=[service("web", 10)],
                               flow_table={"size": size})
         try:
-            c = ba.Rpc(sock)
+            c = ba.rpc_connect(sock)
             lb = c.call("stats_get")["lb"]
             c.close()
         finally:

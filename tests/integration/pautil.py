@@ -1,25 +1,28 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Helpers for the pktaccel integration tests: paths, replay runs, a small
-JSON-RPC client, a daemon handle, and packet matching."""
+"""Helpers for the pktaccel integration tests: what the tests check
+(replay summaries, output matching, flow order, load-balancer frames).
+The RPC client, the daemon handle, replay runs and the paths of the built
+binaries are tools/pylib/pktaccel's (shared with perf/ and the lab),
+re-exported here under their old names."""
 
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
-import uuid
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-BUILD = os.environ.get("PKTACCEL_BUILD_DIR") or os.path.join(REPO, "build")
-DAEMON = os.path.join(BUILD, "app", "pktaccel")
-CTL = os.path.join(BUILD, "app", "pktaccelctl")
-PYTHON = "/usr/bin/python3"
+PYLIB = os.path.join(REPO, "tools", "pylib")
+if PYLIB not in sys.path:
+    sys.path.insert(0, PYLIB)
+
+from pktaccel.daemon import (  # noqa: E402,F401  (re-exported)
+    BUILD, CTL, DAEMON, DEFAULT_CONF, PYTHON, REPLAY_TIMEOUT, START_TIMEOUT,
+    STOP_TIMEOUT, Daemon, Result, last_json_line, replay, replay_daemon_args,
+    run, unique, write_json)
+from pktaccel.rpc import RpcClient, RpcError, wait_socket  # noqa: E402,F401
+
 DATA = os.path.join(REPO, "tests", "data")
 SAMPLE = os.path.join(DATA, "sample.pcap")
-DEFAULT_CONF = os.path.join(REPO, "docs", "examples", "default.json")
 
 if DATA not in sys.path:
     sys.path.insert(0, DATA)
@@ -47,35 +50,6 @@ PIPE4 = {"mode": "pipeline",
 RTC1 = {"mode": "rtc"}
 RTC2 = {"mode": "rtc", "lcores": {"worker": [1, 2]}}
 
-# Timeouts (seconds). A replay of a few hundred packets takes about a
-# second; these only keep a hung daemon from hanging the suite.
-REPLAY_TIMEOUT = 90
-START_TIMEOUT = 30
-STOP_TIMEOUT = 30
-
-
-def unique(prefix, suffix=""):
-    """A short unique path under /tmp (AF_UNIX paths must stay < 108)."""
-    return "/tmp/pa-%s-%d-%s%s" % (prefix, os.getpid(), uuid.uuid4().hex[:8],
-                                   suffix)
-
-
-def write_json(path, doc):
-    with open(path, "w") as f:
-        json.dump(doc, f, indent=1)
-    return path
-
-
-def last_json_line(text):
-    """Parse the last non-empty line of text as JSON (None if it is not)."""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if not lines:
-        return None
-    try:
-        return json.loads(lines[-1])
-    except ValueError:
-        return None
-
 
 def json_lines(text):
     """Every line of text that parses as a JSON object."""
@@ -88,60 +62,6 @@ def json_lines(text):
             except ValueError:
                 pass
     return out
-
-
-class Result:
-    def __init__(self, args, rc, stdout, stderr):
-        self.args = args
-        self.rc = rc
-        self.stdout = stdout
-        self.stderr = stderr
-        self.summary = last_json_line(stdout)
-
-    def __repr__(self):
-        return ("<rc=%r args=%r\n--- stdout (tail) ---\n%s\n--- stderr ---\n%s>"
-                % (self.rc, self.args, self.stdout[-3000:],
-                   self.stderr[-3000:]))
-
-
-def run(args, timeout=REPLAY_TIMEOUT, **kw):
-    """Run a command with a timeout; a command that hangs is killed and
-    reported as rc None."""
-    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL, **kw)
-    try:
-        out, err = p.communicate(timeout=timeout)
-        rc = p.returncode
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-        rc = None
-        err += b"\n[test harness: killed after %ds]" % timeout
-    return Result(args, rc, out.decode("utf-8", "replace"),
-                  err.decode("utf-8", "replace"))
-
-
-def replay(in_pcap, out_pcap, config, drops=None, extra=(),
-           timeout=REPLAY_TIMEOUT, conf_path=None):
-    """Run one replay. config: a dict (written to a temp file) or a path."""
-    if isinstance(config, dict):
-        conf_path = conf_path or unique("conf", ".json")
-        write_json(conf_path, config)
-    else:
-        conf_path = config
-    args = [DAEMON, "--replay", in_pcap, "--replay-out", out_pcap,
-            "-c", conf_path]
-    if drops:
-        args += ["--replay-drops", drops]
-    args += list(extra)
-    try:
-        return run(args, timeout=timeout)
-    finally:
-        if isinstance(config, dict):
-            try:
-                os.unlink(conf_path)
-            except OSError:
-                pass
 
 
 def check_summary(res, n_rx, expect_drops=None):
@@ -212,234 +132,6 @@ def check_flow_order(pkts, idx):
             bad.append("flow %s: #%d after #%d" % (f, i, last[f]))
         last[f] = max(i, last.get(f, -1))
     assert not bad, "per-flow order broken:\n" + "\n".join(bad[:20])
-
-
-# --------------------------------------------------------------------------
-# JSON-RPC client
-
-class RpcClient:
-    """Minimal JSON-RPC 2.0 client over AF_UNIX: raw sends, newline-framed
-    responses."""
-
-    def __init__(self, path, timeout=10.0):
-        self.path = path
-        self.timeout = timeout
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        self.sock.connect(path)
-        self.buf = b""
-        self.next_id = 1
-        self.eof = False
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        self.close()
-
-    def send_raw(self, data):
-        if isinstance(data, str):
-            data = data.encode()
-        self.sock.sendall(data)
-
-    def send(self, obj):
-        self.send_raw(json.dumps(obj).encode() + b"\n")
-
-    def recv_line(self, timeout=None):
-        """Next newline-terminated line (bytes, without the newline).
-        Raises TimeoutError, or EOFError when the server closed."""
-        deadline = time.monotonic() + (timeout or self.timeout)
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("no response within %.1fs (have %r)"
-                                   % (timeout or self.timeout, self.buf[:200]))
-            self.sock.settimeout(left)
-            try:
-                chunk = self.sock.recv(65536)
-            except socket.timeout:
-                continue
-            except ConnectionResetError:
-                chunk = b""     # closed with our data unread: still EOF
-            if not chunk:
-                self.eof = True
-                raise EOFError("server closed the connection (have %r)"
-                               % self.buf[:200])
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line
-
-    def recv(self, timeout=None):
-        line = self.recv_line(timeout)
-        try:
-            return json.loads(line)
-        except ValueError:
-            raise AssertionError("response is not JSON: %r" % line[:300])
-
-    def expect_nothing(self, wait=0.3):
-        """Assert that nothing arrives within `wait` seconds."""
-        try:
-            line = self.recv_line(wait)
-        except TimeoutError:
-            return
-        raise AssertionError("unexpected response: %r" % line[:300])
-
-    def request(self, method, params=None, id=None, notify=False):
-        req = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            req["params"] = params
-        if not notify:
-            if id is None:
-                id = self.next_id
-                self.next_id += 1
-            req["id"] = id
-        return req
-
-    def call_raw(self, method, params=None, id=None):
-        """Send a request; return the whole response object."""
-        req = self.request(method, params, id)
-        self.send(req)
-        resp = self.recv()
-        assert resp.get("id") == req["id"], \
-            "response id %r for request id %r" % (resp.get("id"), req["id"])
-        return resp
-
-    def call(self, method, params=None):
-        """Send a request; return its result (AssertionError on error)."""
-        resp = self.call_raw(method, params)
-        assert "error" not in resp, "%s failed: %s" % (method, resp)
-        assert resp.get("jsonrpc") == "2.0", resp
-        return resp["result"]
-
-
-def wait_socket(path, proc=None, timeout=START_TIMEOUT):
-    """Wait until a Unix socket accepts connections."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError("daemon exited with %s before its socket "
-                                 "accepted" % proc.returncode)
-        try:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.settimeout(1)
-            s.connect(path)
-            s.close()
-            return
-        except OSError as e:
-            last = e
-            s.close()
-        time.sleep(0.05)
-    raise AssertionError("socket %s not accepting after %ds: %s"
-                         % (path, timeout, last))
-
-
-# --------------------------------------------------------------------------
-# A daemon running in the background
-
-class Daemon:
-    """pktaccel in the background (replay --stay, or live mode), output to
-    files. stop() sends SIGTERM and returns the exit status."""
-
-    def __init__(self, args, sock, workdir, name="daemon", prefix=(),
-                 cwd=None):
-        self.args = list(prefix) + list(args)
-        self.sock = sock
-        self.out_path = os.path.join(workdir, name + ".stdout")
-        self.err_path = os.path.join(workdir, name + ".stderr")
-        self.rc = None
-        self._out = open(self.out_path, "wb")
-        self._err = open(self.err_path, "wb")
-        self.proc = subprocess.Popen(self.args, stdout=self._out,
-                                     stderr=self._err,
-                                     stdin=subprocess.DEVNULL, cwd=cwd)
-
-    @property
-    def stdout(self):
-        with open(self.out_path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
-
-    @property
-    def stderr(self):
-        with open(self.err_path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
-
-    def describe(self):
-        return ("args=%r rc=%r\n--- stdout (tail) ---\n%s\n--- stderr ---\n%s"
-                % (self.args, self.proc.poll(), self.stdout[-3000:],
-                   self.stderr[-3000:]))
-
-    def wait_ready(self, timeout=START_TIMEOUT):
-        try:
-            wait_socket(self.sock, self.proc, timeout)
-        except AssertionError as e:
-            raise AssertionError("%s\n%s" % (e, self.describe()))
-
-    def client(self, timeout=10.0):
-        return RpcClient(self.sock, timeout)
-
-    def call(self, method, params=None):
-        with self.client() as c:
-            return c.call(method, params)
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def wait(self, timeout=STOP_TIMEOUT):
-        """Wait for exit; kill and fail after timeout."""
-        try:
-            self.rc = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            self._close()
-            raise AssertionError("daemon did not exit within %ds\n%s"
-                                 % (timeout, self.describe()))
-        self._close()
-        return self.rc
-
-    def stop(self, sig=signal.SIGTERM, timeout=STOP_TIMEOUT):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        return self.wait(timeout)
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self._close()
-
-    def _close(self):
-        for f in (self._out, self._err):
-            try:
-                f.close()
-            except OSError:
-                pass
-
-    def wait_replay_done(self, n, timeout=60):
-        """Poll stats_get until all n packets of the replay have left the
-        pipeline. Returns the last stats."""
-        deadline = time.monotonic() + timeout
-        st = None
-        while time.monotonic() < deadline:
-            st = self.call("stats_get")
-            if st.get("rx_packets") == n and \
-                    st.get("tx_packets", 0) + st.get("dropped_packets", 0) == n:
-                return st
-            time.sleep(0.05)
-        raise AssertionError("replay of %d packets not done after %ds: %s\n%s"
-                             % (n, timeout, st, self.describe()))
-
-
-def replay_daemon_args(in_pcap, out_pcap, conf_path, sock, extra=()):
-    return [DAEMON, "--replay", in_pcap, "--replay-out", out_pcap,
-            "-c", conf_path, "-s", sock, "--stay"] + list(extra)
 
 
 # --------------------------------------------------------------------------

@@ -42,8 +42,8 @@
 #include "pa_acl.h"
 #include "pa_config.h"
 #include "pa_pkt.h"
+#include "pa_test_frame.h"
 
-#define FRAME_MAX	256
 #define NO_PORT		0xffff
 
 /* ------------------------------------------------------------------ */
@@ -230,177 +230,92 @@ rnd(unsigned int n)
 /* Frames                                                              */
 /* ------------------------------------------------------------------ */
 
-struct frame {
-	uint8_t b[FRAME_MAX];
-	uint32_t len;
-	int l3;
-	int l4;
-	int ver;
-	uint8_t l4_proto;
-};
+/*
+ * Frames from the shared builder (pa_test_frame.h), this suite's way:
+ * 02:..:02 -> 02:..:01, TTL/hop limit 64, IPv4 id 0x1234, IPv6 fragment
+ * id 0x42, SYN-only TCP, payload that reads as ports 9999 -> 9999;
+ * frame_fix() fills the lengths and the IPv4 checksum.
+ */
+static const uint8_t mac_dst[6] = { 0x02, 0, 0, 0, 0, 0x01 };
+static const uint8_t mac_src[6] = { 0x02, 0, 0, 0, 0, 0x02 };
 
 static void
-put16(uint8_t *p, uint16_t v)
+frame_eth(struct pa_test_frame *f, uint16_t etype)
 {
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
-
-static uint8_t *
-grow(struct frame *f, uint32_t n)
-{
-	uint8_t *p = f->b + f->len;
-
-	ck_assert_uint_le(f->len + n, FRAME_MAX);
-	memset(p, 0, n);
-	f->len += n;
-	return p;
-}
-
-static void
-frame_eth(struct frame *f, uint16_t etype)
-{
-	uint8_t *p;
-
-	memset(f, 0, sizeof(*f));
-	f->l3 = -1;
-	f->l4 = -1;
-	p = grow(f, 14);
-	p[0] = 0x02;
-	p[5] = 0x01;
-	p[6] = 0x02;
-	p[11] = 0x02;
-	put16(p + 12, etype);
+	pa_test_frame_l2(f, mac_dst, mac_src, 0, NULL, 0, etype);
 }
 
 /* IPv4 header: addresses in network order, frag the raw flags/offset
  * field, ihl 5 or more (options are NOPs). */
 static void
-frame_ipv4(struct frame *f, const uint8_t src[4], const uint8_t dst[4],
+frame_ipv4(struct pa_test_frame *f, const uint8_t src[4], const uint8_t dst[4],
 		uint8_t proto, uint8_t tos, uint16_t frag, unsigned int ihl)
 {
-	uint8_t *p;
-
-	f->l3 = (int)f->len;
-	f->ver = 4;
-	p = grow(f, ihl * 4);
-	p[0] = (uint8_t)(0x40 | ihl);
-	p[1] = tos;
-	put16(p + 4, 0x1234);
-	put16(p + 6, frag);
-	p[8] = 64;
-	p[9] = proto;
-	memcpy(p + 12, src, 4);
-	memcpy(p + 16, dst, 4);
-	if (ihl > 5)
-		memset(p + 20, 1, ihl * 4 - 20);
-	f->l4_proto = proto;
+	pa_test_frame_ipv4(f, src, dst, proto, tos, ihl, frag, 0x1234, 64);
 }
 
 static void
-frame_ipv6(struct frame *f, const uint8_t src[16], const uint8_t dst[16],
-		uint8_t nh, uint8_t tc, uint32_t flow)
+frame_ipv6(struct pa_test_frame *f, const uint8_t src[16],
+		const uint8_t dst[16], uint8_t nh, uint8_t tc, uint32_t flow)
 {
-	uint32_t w = 6u << 28 | (uint32_t)tc << 20 | (flow & 0xfffff);
-	uint8_t *p;
-
-	f->l3 = (int)f->len;
-	f->ver = 6;
-	p = grow(f, 40);
-	put16(p, (uint16_t)(w >> 16));
-	put16(p + 2, (uint16_t)w);
-	p[6] = nh;
-	p[7] = 64;
-	memcpy(p + 8, src, 16);
-	memcpy(p + 24, dst, 16);
-	f->l4_proto = nh;
+	pa_test_frame_ipv6(f, src, dst, nh, tc, flow, 64);
 }
 
 /* IPv6 fragment header, offset in 8-byte units. */
 static void
-frame_frag6(struct frame *f, uint8_t nh, uint16_t offset, bool more)
+frame_frag6(struct pa_test_frame *f, uint8_t nh, uint16_t offset, bool more)
 {
-	uint8_t *p = grow(f, 8);
-
-	p[0] = nh;
-	put16(p + 2, (uint16_t)(offset << 3 | (more ? 1 : 0)));
-	p[7] = 0x42;
-	f->l4_proto = nh;
+	pa_test_frame_frag6(f, nh, offset, more, 0x42);
 }
 
 /* L4 header of @p proto (TCP, UDP, SCTP with ports; ICMP/ICMPv6; other
  * protocols: 8 bytes of payload). */
 static void
-frame_l4(struct frame *f, uint8_t proto, uint16_t sport, uint16_t dport)
+frame_l4(struct pa_test_frame *f, uint8_t proto, uint16_t sport,
+		uint16_t dport)
 {
 	uint8_t *p;
 
-	f->l4 = (int)f->len;
 	switch (proto) {
 	case IPPROTO_TCP:
-		p = grow(f, 20);
-		put16(p, sport);
-		put16(p + 2, dport);
-		p[12] = 5 << 4;
-		p[13] = 0x02;
+		pa_test_frame_tcp(f, sport, dport, 5, 0x02, 0, 0);
 		break;
 	case IPPROTO_UDP:
-		p = grow(f, 8);
-		put16(p, sport);
-		put16(p + 2, dport);
+		pa_test_frame_udp(f, sport, dport);
 		break;
 	case IPPROTO_SCTP:
-		p = grow(f, 12);
-		put16(p, sport);
-		put16(p + 2, dport);
+		pa_test_frame_sctp(f, sport, dport);
 		break;
 	case IPPROTO_ICMP:
 	case IPPROTO_ICMPV6:
-		p = grow(f, 8);
-		p[0] = proto == IPPROTO_ICMP ? 8 : 128;
+		pa_test_frame_icmp(f, proto == IPPROTO_ICMP ? 8 : 128, 0);
 		break;
 	default:
 		f->l4 = -1;
-		p = grow(f, 8);
-		put16(p, sport);
-		put16(p + 2, dport);
+		p = pa_test_frame_grow(f, 8);
+		pa_test_put16(p, sport);
+		pa_test_put16(p + 2, dport);
 		break;
 	}
 }
 
 /* Payload that would read as ports 9999 -> 9999 if taken for L4. */
 static void
-frame_payload(struct frame *f, unsigned int n)
+frame_payload(struct pa_test_frame *f, unsigned int n)
 {
-	uint8_t *p = grow(f, n);
-	unsigned int i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		put16(p + i, 9999);
+	pa_test_frame_payload16(f, n, 9999);
 }
 
 /* Lengths and the IPv4 checksum. */
 static void
-frame_fix(struct frame *f)
+frame_fix(struct pa_test_frame *f)
 {
-	struct rte_ipv4_hdr *ip;
-
-	if (f->ver == 4) {
-		put16(f->b + f->l3 + 2, (uint16_t)(f->len - (uint32_t)f->l3));
-		ip = (struct rte_ipv4_hdr *)(f->b + f->l3);
-		ip->hdr_checksum = 0;
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
-	} else if (f->ver == 6) {
-		put16(f->b + f->l3 + 4,
-			(uint16_t)(f->len - (uint32_t)f->l3 - 40));
-	}
-	if (f->l4 >= 0 && f->l4_proto == IPPROTO_UDP)
-		put16(f->b + f->l4 + 4, (uint16_t)(f->len - (uint32_t)f->l4));
+	pa_test_frame_fix(f, PA_TEST_FIX_IP4_CSUM);
 }
 
 /* An mbuf holding @p f, received on ethdev port @p port, parsed. */
 static struct rte_mbuf *
-mbuf_of(const struct frame *f, uint16_t port)
+mbuf_of(const struct pa_test_frame *f, uint16_t port)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
 	char *p;
@@ -416,7 +331,7 @@ mbuf_of(const struct frame *f, uint16_t port)
 
 /* Classify one frame; the mbuf is freed. */
 static uint8_t
-classify_frame(const struct frame *f, uint16_t port)
+classify_frame(const struct pa_test_frame *f, uint16_t port)
 {
 	struct rte_mbuf *m = mbuf_of(f, port);
 	uint8_t v = 0xee;
@@ -467,7 +382,7 @@ proto_has_ports(uint8_t proto)
 }
 
 static void
-frame_of(const struct tuple *t, struct frame *f)
+frame_of(const struct tuple *t, struct pa_test_frame *f)
 {
 	uint16_t frag = 0;
 
@@ -548,7 +463,7 @@ static uint32_t
 lookup(const struct tuple *t)
 {
 	enum pa_acl_action a;
-	struct frame f;
+	struct pa_test_frame f;
 	uint64_t before, after;
 	uint32_t id;
 	uint8_t v;
@@ -660,7 +575,7 @@ START_TEST(test_default_drop_when_no_rule_matches)
 {
 	enum pa_acl_action a;
 	struct tuple t;
-	struct frame f;
+	struct pa_test_frame f;
 
 	setup_acl("{\"default\": \"drop\", \"rules\": ["
 		"{\"id\": 1, \"src\": \"10.0.0.0/8\", \"action\": \"permit\"}]}",
@@ -1038,7 +953,7 @@ END_TEST
 START_TEST(test_ipv4_non_first_fragment_matches_port_rules_as_any_ports)
 {
 	struct tuple t;
-	struct frame f;
+	struct pa_test_frame f;
 	struct rte_mbuf *m;
 
 	setup_acl("{\"rules\": ["
@@ -1065,7 +980,7 @@ END_TEST
 START_TEST(test_ipv6_non_first_fragment_matches_port_rules_as_any_ports)
 {
 	struct tuple t;
-	struct frame f;
+	struct pa_test_frame f;
 	struct rte_mbuf *m;
 
 	setup_acl("{\"rules\": ["
@@ -1092,7 +1007,7 @@ END_TEST
 START_TEST(test_tcp_first_fragment_uses_its_ports)
 {
 	struct tuple t;
-	struct frame f;
+	struct pa_test_frame f;
 	struct rte_mbuf *m;
 
 	setup_acl("{\"rules\": [{\"id\": 1, \"dport\": \"80\", \"proto\": \"tcp\", \"action\": \"drop\"}]}",
@@ -1188,7 +1103,7 @@ START_TEST(test_trace_in_port_index_and_unknown)
 END_TEST
 
 static void
-frame_arp(struct frame *f)
+frame_arp(struct pa_test_frame *f)
 {
 	frame_eth(f, 0x0806);
 	frame_payload(f, 28);
@@ -1196,7 +1111,7 @@ frame_arp(struct frame *f)
 
 START_TEST(test_non_ip_frames_are_forwarded_by_default)
 {
-	struct frame f;
+	struct pa_test_frame f;
 
 	setup_acl("{\"default\": \"drop\", \"rules\": [{\"id\": 1, \"action\": \"drop\"}]}",
 		NULL);
@@ -1212,7 +1127,7 @@ END_TEST
 START_TEST(test_non_ip_frames_are_dropped_when_non_ip_is_drop)
 {
 	struct pa_config_acl_rule r;
-	struct frame f;
+	struct pa_test_frame f;
 	json_t *s;
 
 	setup_acl("{\"non_ip\": \"drop\", \"rules\": [{\"id\": 1, \"action\": \"permit\"}]}",
@@ -1248,13 +1163,13 @@ check_mark4(uint8_t dscp, uint8_t tos, unsigned int ihl, uint16_t ip_id,
 	static const uint8_t src[4] = { 10, 0, 0, 1 }, dst[4] = { 10, 0, 0, 2 };
 	struct rte_ipv4_hdr *ip, before;
 	struct rte_mbuf *m;
-	struct frame f;
+	struct pa_test_frame f;
 	uint16_t sum;
 	uint8_t v = 0xee;
 
 	frame_eth(&f, 0x0800);
 	frame_ipv4(&f, src, dst, IPPROTO_UDP, tos, frag, ihl);
-	put16(f.b + f.l3 + 4, ip_id);
+	pa_test_put16(f.b + f.l3 + 4, ip_id);
 	f.b[f.l3 + 8] = ttl;
 	if (frag & 0x1fff)
 		frame_payload(&f, 8);
@@ -1340,7 +1255,7 @@ START_TEST(test_mark_rewrites_ipv6_traffic_class_keeping_ecn_and_flow_label)
 	struct rte_ipv6_hdr *ip6;
 	struct rte_mbuf *m;
 	struct tuple t;
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int i;
 	uint32_t w;
 	uint8_t v;
@@ -1378,7 +1293,7 @@ START_TEST(test_police_passes_burst_then_drops)
 {
 	enum pa_acl_action a;
 	struct tuple t;
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int i;
 	uint8_t v;
 
@@ -1405,7 +1320,7 @@ START_TEST(test_police_in_one_burst_passes_burst_packets)
 	struct rte_mbuf *m[32];
 	uint8_t v[32];
 	struct tuple t;
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int i, pass = 0, police = 0;
 
 	setup_acl("{\"rules\": [{\"id\": 1, \"action\": \"police\", \"rate_pps\": 1, \"burst\": 10}]}",
@@ -1430,7 +1345,7 @@ END_TEST
 START_TEST(test_police_meter_keeps_its_tokens_across_rebuilds)
 {
 	struct tuple t;
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int i;
 
 	setup_acl("{\"rules\": [{\"id\": 1, \"proto\": \"udp\", \"action\": \"police\", \"rate_pps\": 1, \"burst\": 3}]}",
@@ -1462,7 +1377,7 @@ START_TEST(test_counters_count_hits_and_bytes_per_rule)
 {
 	uint64_t p, b;
 	struct tuple t;
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int i;
 
 	setup_acl("{\"rules\": ["
@@ -1498,7 +1413,7 @@ send_from(unsigned int last, unsigned int n)
 {
 	char src[32];
 	struct tuple t;
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int i;
 
 	snprintf(src, sizeof(src), "10.0.0.%u", last);
@@ -1803,7 +1718,7 @@ static void
 send_to_rule(unsigned int id, unsigned int n)
 {
 	struct tuple t;
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int i;
 	uint32_t dst = htonl(0x0a000000u + id);
 
@@ -1982,7 +1897,7 @@ START_TEST(test_stats_json_has_every_field)
 		"rules", "default_hits", "non_ip_frames", "version", "builds",
 		"memory_bytes"
 	};
-	struct frame f;
+	struct pa_test_frame f;
 	json_t *s;
 	unsigned int i;
 
@@ -2456,7 +2371,7 @@ START_TEST(test_random_rule_sets_agree_with_a_reference_model)
 	enum pa_acl_action def;
 	char err[256];
 	uint8_t v[BURST];
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int round, i, j, k, n, n_base, mism = 0;
 
 	srand(4242);

@@ -44,8 +44,9 @@
 #include "pa_config.h"
 #include "pa_lb.h"
 #include "pa_pkt.h"
+#include "pa_test_frame.h"
 
-#define FRAME_MAX	512
+#define FRAME_MAX	512		/* the largest frame expected back */
 #define T0		1000000000ULL	/* the lcore's TSC at the first packet */
 
 #define TCP_FIN		0x01
@@ -77,26 +78,6 @@ static const uint8_t mac_srv[6] = { 0x02, 0, 0, 0, 0, 0xbb };	/* server side */
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
-
-static void
-put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static uint16_t
-get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
@@ -147,25 +128,8 @@ dq(const char *s)
 /* Checksums, the long way                                             */
 /* ------------------------------------------------------------------ */
 
-static uint32_t
-sum16(const uint8_t *p, size_t n, uint32_t s)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	return s;
-}
-
-static uint16_t
-fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
+/* The sums themselves are the frame builder's: pa_test_ip4_csum(),
+ * pa_test_l4_csum(). */
 
 /* The folded ones' complement sum (not complemented). */
 static uint16_t
@@ -176,57 +140,6 @@ fold_sum(uint32_t s)
 	return (uint16_t)s;
 }
 
-/* The IPv4 header checksum of the header at @p l3, computed afresh. */
-static uint16_t
-ip4_csum_full(const uint8_t *l3)
-{
-	uint8_t h[60];
-	unsigned int hl = (l3[0] & 0xf) * 4u;
-
-	memcpy(h, l3, hl);
-	h[10] = h[11] = 0;
-	return fold(sum16(h, hl, 0));
-}
-
-/* The TCP/UDP checksum of the packet at @p l3 (no extension headers),
- * computed afresh over the pseudo-header and the whole segment. */
-static uint16_t
-l4_csum_full(const uint8_t *l3)
-{
-	uint8_t seg[FRAME_MAX];
-	const uint8_t *l4;
-	uint32_t s, len;
-	uint8_t proto;
-	uint16_t c;
-
-	if ((l3[0] >> 4) == 4) {
-		unsigned int hl = (l3[0] & 0xf) * 4u;
-
-		proto = l3[9];
-		len = get16(l3 + 2) - hl;
-		l4 = l3 + hl;
-		s = sum16(l3 + 12, 8, 0);
-	} else {
-		proto = l3[6];
-		len = get16(l3 + 4);
-		l4 = l3 + 40;
-		s = sum16(l3 + 8, 32, 0);
-	}
-	s += proto;
-	s += len >> 16;
-	s += len & 0xffff;
-	REQUIRE(len <= sizeof(seg));
-	memcpy(seg, l4, len);
-	if (proto == IPPROTO_TCP)
-		seg[16] = seg[17] = 0;
-	else
-		seg[6] = seg[7] = 0;
-	c = fold(sum16(seg, len, s));
-	if (proto == IPPROTO_UDP && c == 0)
-		c = 0xffff;
-	return c;
-}
-
 /* Write the L4 checksum of the packet at @p l3, computed afresh. */
 static void
 set_l4_csum(uint8_t *l3)
@@ -235,7 +148,8 @@ set_l4_csum(uint8_t *l3)
 	uint8_t proto = v4 ? l3[9] : l3[6];
 	uint8_t *l4 = v4 ? l3 + (l3[0] & 0xf) * 4u : l3 + 40;
 
-	put16(l4 + (proto == IPPROTO_TCP ? 16 : 6), l4_csum_full(l3));
+	pa_test_put16(l4 + (proto == IPPROTO_TCP ? 16 : 6),
+		pa_test_l4_csum(l3));
 }
 
 /* Make the packet at @p l3 carry correct checksums (IPv4 header; L4
@@ -249,13 +163,13 @@ fix_csums(uint8_t *l3)
 	if ((l3[0] >> 4) == 4) {
 		l4 = l3 + (l3[0] & 0xf) * 4u;
 		off = l3[9] == IPPROTO_TCP ? 16 : 6;
-		if (!(l3[9] == IPPROTO_UDP && get16(l4 + 6) == 0))
-			put16(l4 + off, l4_csum_full(l3));
-		put16(l3 + 10, ip4_csum_full(l3));
+		if (!(l3[9] == IPPROTO_UDP && pa_test_get16(l4 + 6) == 0))
+			pa_test_put16(l4 + off, pa_test_l4_csum(l3));
+		pa_test_put16(l3 + 10, pa_test_ip4_csum(l3));
 	} else {
 		l4 = l3 + 40;
 		off = l3[6] == IPPROTO_TCP ? 16 : 6;
-		put16(l4 + off, l4_csum_full(l3));
+		pa_test_put16(l4 + off, pa_test_l4_csum(l3));
 	}
 }
 
@@ -263,173 +177,97 @@ fix_csums(uint8_t *l3)
 /* Frames                                                              */
 /* ------------------------------------------------------------------ */
 
-struct frame {
-	uint8_t b[FRAME_MAX];
-	uint32_t len;
-	int l3;			/* offset of the IP header */
-	int l4;			/* offset of the TCP/UDP header, -1: none */
-	int ver;		/* 4 or 6 */
-	bool frag;		/* a fragment: lengths and checksums by hand */
-	bool udp_no_csum;	/* IPv4 UDP with checksum 0 */
-};
-
-static uint8_t *
-grow(struct frame *f, unsigned int n)
-{
-	uint8_t *p;
-
-	REQUIRE(f->len + n <= FRAME_MAX);
-	p = f->b + f->len;
-	memset(p, 0, n);
-	f->len += n;
-	return p;
-}
+/*
+ * Frames from the shared builder (pa_test_frame.h), this suite's way:
+ * router -> appliance, TTL/hop limit 50, IPv6 flow label 0x12345, TCP
+ * with a sequence number from the source port and a window of 8192,
+ * payload bytes seed + 7i; frame_fix() fills the lengths and every
+ * checksum (not those of fragments: set by hand).
+ */
 
 /* Ethernet (router -> appliance), optionally one 802.1Q tag. */
 static void
-frame_eth(struct frame *f, uint16_t vlan, uint16_t etype)
+frame_eth(struct pa_test_frame *f, uint16_t vlan, uint16_t etype)
 {
-	uint8_t *p;
+	static const uint16_t tpid = RTE_ETHER_TYPE_VLAN;
 
-	memset(f, 0, sizeof(*f));
-	f->l3 = -1;
-	f->l4 = -1;
-	p = grow(f, 14);
-	memcpy(p, mac_me, 6);
-	memcpy(p + 6, mac_peer, 6);
-	if (vlan != 0) {
-		put16(p + 12, RTE_ETHER_TYPE_VLAN);
-		p = grow(f, 4);
-		put16(p, vlan);
-		put16(p + 2, etype);
-	} else {
-		put16(p + 12, etype);
-	}
+	pa_test_frame_l2(f, mac_me, mac_peer, vlan != 0 ? 1 : 0, &tpid, vlan,
+		etype);
 }
 
 static void
-frame_ipv4(struct frame *f, const char *src, const char *dst, uint8_t proto,
-		uint8_t tos, uint16_t frag, uint16_t id)
+frame_ipv4(struct pa_test_frame *f, const char *src, const char *dst,
+		uint8_t proto, uint8_t tos, uint16_t frag, uint16_t id)
 {
-	uint8_t *p = grow(f, 20);
+	uint8_t s[4], d[4];
 
-	f->l3 = (int)(p - f->b);
-	f->ver = 4;
-	p[0] = 0x45;
-	p[1] = tos;
-	put16(p + 4, id);
-	put16(p + 6, frag);
-	p[8] = 50;
-	p[9] = proto;
-	REQUIRE(inet_pton(AF_INET, src, p + 12) == 1);
-	REQUIRE(inet_pton(AF_INET, dst, p + 16) == 1);
-	f->frag = (frag & 0x3fff) != 0;
+	REQUIRE(inet_pton(AF_INET, src, s) == 1);
+	REQUIRE(inet_pton(AF_INET, dst, d) == 1);
+	pa_test_frame_ipv4(f, s, d, proto, tos, 5, frag, id, 50);
 }
 
 static void
-frame_ipv6(struct frame *f, const char *src, const char *dst, uint8_t nh,
-		uint8_t tc)
+frame_ipv6(struct pa_test_frame *f, const char *src, const char *dst,
+		uint8_t nh, uint8_t tc)
 {
-	uint8_t *p = grow(f, 40);
+	uint8_t s[16], d[16];
 
-	f->l3 = (int)(p - f->b);
-	f->ver = 6;
-	put32(p, 6u << 28 | (uint32_t)tc << 20 | 0x12345);
-	p[6] = nh;
-	p[7] = 50;
-	REQUIRE(inet_pton(AF_INET6, src, p + 8) == 1);
-	REQUIRE(inet_pton(AF_INET6, dst, p + 24) == 1);
+	REQUIRE(inet_pton(AF_INET6, src, s) == 1);
+	REQUIRE(inet_pton(AF_INET6, dst, d) == 1);
+	pa_test_frame_ipv6(f, s, d, nh, tc, 0x12345, 50);
 }
 
 /* IPv6 fragment header; @p off in 8-byte units. */
 static void
-frame_frag6(struct frame *f, uint8_t nh, uint16_t off, bool more,
+frame_frag6(struct pa_test_frame *f, uint8_t nh, uint16_t off, bool more,
 		uint32_t ident)
 {
-	uint8_t *p = grow(f, 8);
-
-	p[0] = nh;
-	put16(p + 2, (uint16_t)(off << 3 | (more ? 1 : 0)));
-	put32(p + 4, ident);
-	f->frag = true;
+	pa_test_frame_frag6(f, nh, off, more, ident);
 }
 
 static void
-frame_tcp(struct frame *f, uint16_t sport, uint16_t dport, uint8_t flags)
+frame_tcp(struct pa_test_frame *f, uint16_t sport, uint16_t dport,
+		uint8_t flags)
 {
-	uint8_t *p = grow(f, 20);
-
-	f->l4 = (int)(p - f->b);
-	put16(p, sport);
-	put16(p + 2, dport);
-	put32(p + 4, 0x01020304u + sport);
-	p[12] = 5 << 4;
-	p[13] = flags;
-	put16(p + 14, 8192);
+	pa_test_frame_tcp(f, sport, dport, 5, flags, 0x01020304u + sport, 8192);
 }
 
 static void
-frame_udp(struct frame *f, uint16_t sport, uint16_t dport)
+frame_udp(struct pa_test_frame *f, uint16_t sport, uint16_t dport)
 {
-	uint8_t *p = grow(f, 8);
-
-	f->l4 = (int)(p - f->b);
-	put16(p, sport);
-	put16(p + 2, dport);
+	pa_test_frame_udp(f, sport, dport);
 }
 
 static void
-frame_icmp(struct frame *f)
+frame_icmp(struct pa_test_frame *f)
 {
-	uint8_t *p = grow(f, 8);
-
-	p[0] = 8;	/* echo request */
-	put16(p + 4, 0x1234);
+	pa_test_frame_icmp(f, 8 /* echo request */, 0x1234);
 }
 
 static void
-frame_payload(struct frame *f, unsigned int n, uint8_t seed)
+frame_payload(struct pa_test_frame *f, unsigned int n, uint8_t seed)
 {
-	uint8_t *p = grow(f, n);
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)(seed + i * 7);
+	pa_test_frame_payload(f, n, seed, 7);
 }
 
 /* IP and UDP lengths and the checksums (not for fragments). */
 static void
-frame_fix(struct frame *f)
+frame_fix(struct pa_test_frame *f)
 {
-	uint8_t *l3 = f->b + f->l3;
-
-	if (f->ver == 4)
-		put16(l3 + 2, (uint16_t)(f->len - (uint32_t)f->l3));
-	else
-		put16(l3 + 4, (uint16_t)(f->len - (uint32_t)f->l3 - 40));
-	if (!f->frag && f->l4 >= 0) {
-		if (l3[f->ver == 4 ? 9 : 6] == IPPROTO_UDP)
-			put16(f->b + f->l4 + 4,
-				(uint16_t)(f->len - (uint32_t)f->l4));
-		if (!(f->ver == 4 && f->udp_no_csum))
-			set_l4_csum(l3);
-	}
-	if (f->ver == 4)
-		put16(l3 + 10, ip4_csum_full(l3));
+	pa_test_frame_fix(f, PA_TEST_FIX_IP4_CSUM | PA_TEST_FIX_L4_CSUM);
 }
 
 /* Ethernet padding up to @p total bytes (after frame_fix()). */
 static void
-frame_pad(struct frame *f, uint32_t total)
+frame_pad(struct pa_test_frame *f, uint32_t total)
 {
-	if (f->len < total)
-		grow(f, total - f->len);
+	pa_test_frame_pad(f, total);
 }
 
 /* A TCP or UDP packet client -> server, ready. */
 static void
-frame_l4(struct frame *f, const char *src, const char *dst, uint8_t proto,
-		uint16_t sport, uint16_t dport, uint8_t flags,
+frame_l4(struct pa_test_frame *f, const char *src, const char *dst,
+		uint8_t proto, uint16_t sport, uint16_t dport, uint8_t flags,
 		unsigned int payload)
 {
 	bool v6 = strchr(src, ':') != NULL;
@@ -449,7 +287,7 @@ frame_l4(struct frame *f, const char *src, const char *dst, uint8_t proto,
 
 /* An mbuf holding @p f, parsed, to leave on port 0. */
 static struct rte_mbuf *
-mbuf_of(const struct frame *f)
+mbuf_of(const struct pa_test_frame *f)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
 	char *p;
@@ -474,7 +312,7 @@ process1(struct rte_mbuf *m, uint64_t now)
 
 /* The 5-tuple of @p f, as trace_packet would be asked. */
 static struct pa_flow_key
-key_of(const struct frame *f)
+key_of(const struct pa_test_frame *f)
 {
 	struct rte_mbuf *m = mbuf_of(f);
 	struct pa_flow_key k;
@@ -487,7 +325,7 @@ key_of(const struct frame *f)
 /* Send @p f through an IPv4 ipip service; @return the outer destination
  * (network order). */
 static uint32_t
-send_ipip4(const struct frame *f, uint64_t now)
+send_ipip4(const struct pa_test_frame *f, uint64_t now)
 {
 	struct rte_mbuf *m = mbuf_of(f);
 	const uint8_t *o;
@@ -510,7 +348,7 @@ static uint32_t
 web4_flow(unsigned int i, uint8_t flags, uint64_t now)
 {
 	char src[32];
-	struct frame f;
+	struct pa_test_frame f;
 
 	snprintf(src, sizeof(src), "198.51.%u.%u", 100 + i / 200, 1 + i % 200);
 	frame_l4(&f, src, "10.0.0.10", IPPROTO_TCP, (uint16_t)(20000 + i),
@@ -1172,14 +1010,15 @@ check_outer4(const uint8_t *o, const uint8_t *inner, uint32_t in_len)
 
 	ck_assert_uint_eq(o[0], 0x45);
 	ck_assert_uint_eq(o[1], inner[1]);			/* tos */
-	ck_assert_uint_eq(get16(o + 2), in_len + 20);
-	ck_assert_uint_eq(get16(o + 6) & IP4_DF, get16(inner + 6) & IP4_DF);
-	ck_assert_uint_eq(get16(o + 6) & 0xbfff, 0);		/* MF, offset */
-	if (get16(inner + 6) & IP4_DF)
-		ck_assert_uint_eq(get16(o + 4), 0);
+	ck_assert_uint_eq(pa_test_get16(o + 2), in_len + 20);
+	ck_assert_uint_eq(pa_test_get16(o + 6) & IP4_DF,
+		pa_test_get16(inner + 6) & IP4_DF);
+	ck_assert_uint_eq(pa_test_get16(o + 6) & 0xbfff, 0);		/* MF, offset */
+	if (pa_test_get16(inner + 6) & IP4_DF)
+		ck_assert_uint_eq(pa_test_get16(o + 4), 0);
 	ck_assert_uint_eq(o[8], 64);
 	ck_assert_uint_eq(o[9], IPPROTO_IPIP);
-	ck_assert_uint_eq(get16(o + 10), ip4_csum_full(o));
+	ck_assert_uint_eq(pa_test_get16(o + 10), pa_test_ip4_csum(o));
 	memcpy(&src, o + 12, 4);
 	memcpy(&dst, o + 16, 4);
 	ck_assert_uint_eq(src, ip4("192.0.2.1"));
@@ -1194,7 +1033,7 @@ START_TEST(test_ipip4_prepends_outer_ipv4_and_keeps_the_inner_packet_byte_identi
 	setup_lb(SVC_WEB4);
 	for (i = 0; i < RTE_DIM(frags); i++) {
 		struct rte_mbuf *m;
-		struct frame f;
+		struct pa_test_frame f;
 		const uint8_t *o;
 
 		frame_eth(&f, 0, RTE_ETHER_TYPE_IPV4);
@@ -1211,7 +1050,7 @@ START_TEST(test_ipip4_prepends_outer_ipv4_and_keeps_the_inner_packet_byte_identi
 		/* next hop: the router it came from; our MAC left alone */
 		ck_assert(memcmp(o, mac_peer, 6) == 0);
 		ck_assert(memcmp(o + 6, mac_peer, 6) == 0);
-		ck_assert_uint_eq(get16(o + 12), RTE_ETHER_TYPE_IPV4);
+		ck_assert_uint_eq(pa_test_get16(o + 12), RTE_ETHER_TYPE_IPV4);
 		check_outer4(o + 14, f.b + 14, f.len - 14);
 		ck_assert(memcmp(o + 34, f.b + 14, f.len - 14) == 0);
 		rte_pktmbuf_free(m);
@@ -1223,7 +1062,7 @@ START_TEST(test_ipip4_addresses_the_frame_to_the_backend_mac_when_it_has_one)
 {
 	static const uint8_t be_mac[6] = { 0x02, 0, 0, 0, 0xbe, 0x01 };
 	struct rte_mbuf *m;
-	struct frame f;
+	struct pa_test_frame f;
 	const uint8_t *o;
 
 	setup_lb("{'name': 'm4', 'vip': '10.0.0.11', 'port': 80, 'proto': 'tcp',"
@@ -1244,7 +1083,7 @@ END_TEST
 START_TEST(test_ipip4_trims_ethernet_padding_after_the_inner_packet)
 {
 	struct rte_mbuf *m;
-	struct frame f;
+	struct pa_test_frame f;
 	const uint8_t *o;
 	uint32_t ilen;
 
@@ -1257,7 +1096,7 @@ START_TEST(test_ipip4_trims_ethernet_padding_after_the_inner_packet)
 	ck_assert_uint_eq(process1(m, T0), PA_LB_V_FORWARD);
 	o = rte_pktmbuf_mtod(m, const uint8_t *);
 	ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), 14 + 20 + ilen);
-	ck_assert_uint_eq(get16(o + 14 + 2), 20 + ilen);
+	ck_assert_uint_eq(pa_test_get16(o + 14 + 2), 20 + ilen);
 	ck_assert(memcmp(o + 34, f.b + 14, ilen) == 0);
 	rte_pktmbuf_free(m);
 }
@@ -1266,7 +1105,7 @@ END_TEST
 START_TEST(test_ipip4_keeps_the_vlan_tag_in_front_of_the_outer_header)
 {
 	struct rte_mbuf *m;
-	struct frame f;
+	struct pa_test_frame f;
 	const uint8_t *o;
 
 	setup_lb(SVC_WEB4);
@@ -1293,7 +1132,7 @@ START_TEST(test_ipip6_prepends_outer_ipv6_with_next_header_41_and_keeps_the_inne
 {
 	struct in6_addr local, b1, b2;
 	struct rte_mbuf *m;
-	struct frame f;
+	struct pa_test_frame f;
 	const uint8_t *o;
 	uint32_t w;
 
@@ -1312,11 +1151,11 @@ START_TEST(test_ipip6_prepends_outer_ipv6_with_next_header_41_and_keeps_the_inne
 	ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), f.len + 40);
 	ck_assert(memcmp(o, mac_peer, 6) == 0);
 	ck_assert(memcmp(o + 6, mac_peer, 6) == 0);
-	ck_assert_uint_eq(get16(o + 12), RTE_ETHER_TYPE_IPV6);
-	w = (uint32_t)get16(o + 14) << 16 | get16(o + 16);
+	ck_assert_uint_eq(pa_test_get16(o + 12), RTE_ETHER_TYPE_IPV6);
+	w = (uint32_t)pa_test_get16(o + 14) << 16 | pa_test_get16(o + 16);
 	ck_assert_uint_eq(w >> 28, 6);
 	ck_assert_uint_eq((w >> 20) & 0xff, 0xb8);
-	ck_assert_uint_eq(get16(o + 18), f.len - 14);
+	ck_assert_uint_eq(pa_test_get16(o + 18), f.len - 14);
 	ck_assert_uint_eq(o[20], IPPROTO_IPV6);
 	ck_assert_uint_eq(o[21], 64);
 	ck_assert(memcmp(o + 22, &local, 16) == 0);
@@ -1335,7 +1174,7 @@ END_TEST
  * rewritten, checksums recomputed in full, the frame addressed back to
  * the router. */
 static void
-nat_expect(const struct frame *f, const uint8_t *be, uint16_t bport,
+nat_expect(const struct pa_test_frame *f, const uint8_t *be, uint16_t bport,
 		uint8_t *out)
 {
 	uint8_t *l3 = out + f->l3, *l4 = out + f->l4;
@@ -1346,7 +1185,7 @@ nat_expect(const struct frame *f, const uint8_t *be, uint16_t bport,
 		memcpy(l3 + 16, be, 4);
 	else
 		memcpy(l3 + 24, be, 16);
-	put16(l4 + 2, bport);
+	pa_test_put16(l4 + 2, bport);
 	fix_csums(l3);
 }
 
@@ -1354,8 +1193,8 @@ nat_expect(const struct frame *f, const uint8_t *be, uint16_t bport,
  * nat_expect() of it for one of its backends (@p bes, @p n_be); @return
  * which. */
 static unsigned int
-check_nat(const struct frame *f, const char *const *bes, unsigned int n_be,
-		uint16_t bport)
+check_nat(const struct pa_test_frame *f, const char *const *bes,
+		unsigned int n_be, uint16_t bport)
 {
 	uint8_t exp[FRAME_MAX], a[16];
 	struct rte_mbuf *m = mbuf_of(f);
@@ -1392,7 +1231,7 @@ static const char *const nat6_bes[] = { "2001:db8:2::1", "2001:db8:2::2" };
 
 START_TEST(test_nat4_tcp_rewrites_destination_and_checksums_equal_full_recomputation)
 {
-	struct frame f;
+	struct pa_test_frame f;
 
 	setup_lb(SVC_NAT4);
 	frame_l4(&f, "198.51.100.7", "10.0.0.20", IPPROTO_TCP, 40000, 80,
@@ -1403,7 +1242,7 @@ END_TEST
 
 START_TEST(test_nat4_udp_rewrites_destination_and_checksums_equal_full_recomputation)
 {
-	struct frame f;
+	struct pa_test_frame f;
 
 	setup_lb(SVC_NAT4);
 	frame_l4(&f, "198.51.100.7", "10.0.0.20", IPPROTO_UDP, 40000, 53, 0,
@@ -1414,7 +1253,7 @@ END_TEST
 
 START_TEST(test_nat4_udp_without_checksum_stays_without)
 {
-	struct frame f;
+	struct pa_test_frame f;
 
 	setup_lb(SVC_NAT4);
 	frame_eth(&f, 0, RTE_ETHER_TYPE_IPV4);
@@ -1423,14 +1262,14 @@ START_TEST(test_nat4_udp_without_checksum_stays_without)
 	frame_payload(&f, 20, 5);
 	f.udp_no_csum = true;
 	frame_fix(&f);
-	ck_assert_uint_eq(get16(f.b + f.l4 + 6), 0);
+	ck_assert_uint_eq(pa_test_get16(f.b + f.l4 + 6), 0);
 	check_nat(&f, nat4_bes, 2, 5353);	/* expects checksum 0 */
 }
 END_TEST
 
 START_TEST(test_nat6_tcp_and_udp_rewrite_destination_and_checksums_equal_full_recomputation)
 {
-	struct frame f;
+	struct pa_test_frame f;
 
 	setup_lb(SVC_NAT6);
 	frame_l4(&f, "2001:db8:99::7", "2001:db8:20::20", IPPROTO_TCP, 40000,
@@ -1452,12 +1291,12 @@ force_l4_csum(uint8_t *l3, unsigned int woff, uint16_t want)
 	uint8_t *l4 = v4 ? l3 + (l3[0] & 0xf) * 4u : l3 + 40;
 	uint16_t s0;
 
-	put16(l4 + woff, 0);
+	pa_test_put16(l4 + woff, 0);
 	set_l4_csum(l3);
-	s0 = (uint16_t)~get16(l4 + ((v4 ? l3[9] : l3[6]) == IPPROTO_TCP ?
+	s0 = (uint16_t)~pa_test_get16(l4 + ((v4 ? l3[9] : l3[6]) == IPPROTO_TCP ?
 		16 : 6));
 	/* the sum must become ~want: add ~want - s0 */
-	put16(l4 + woff, fold_sum((uint32_t)(uint16_t)~want +
+	pa_test_put16(l4 + woff, fold_sum((uint32_t)(uint16_t)~want +
 		(uint16_t)~s0));
 	set_l4_csum(l3);
 }
@@ -1486,7 +1325,7 @@ START_TEST(test_nat_checksums_are_exact_whatever_the_original_checksum)
 		 * grow): where the carries of an incremental update wrap
 		 * depends on the addresses, so no sample would do */
 		for (want = 0; want <= 0xffff; want++) {
-			struct frame f;
+			struct pa_test_frame f;
 
 			frame_l4(&f, c[i].src, c[i].vip, c[i].proto, 40000,
 				c[i].port, TCP_ACK, 8);
@@ -1494,7 +1333,8 @@ START_TEST(test_nat_checksums_are_exact_whatever_the_original_checksum)
 				c[i].proto == IPPROTO_TCP ? 20 : 8,
 				(uint16_t)want);
 			if (f.ver == 4)
-				put16(f.b + f.l3 + 10, ip4_csum_full(f.b + f.l3));
+				pa_test_put16(f.b + f.l3 + 10,
+					pa_test_ip4_csum(f.b + f.l3));
 			check_nat(&f, c[i].bes, 2, c[i].bport);
 		}
 	}
@@ -1508,7 +1348,7 @@ START_TEST(test_nat_checksums_equal_full_recomputation_for_many_random_packets)
 	setup_lb_flows(SVC_NAT4 "," SVC_NAT6, 4096, 1);
 	for (i = 0; i < 800; i++) {
 		char src[64];
-		struct frame f;
+		struct pa_test_frame f;
 		bool v6 = i & 1, tcp = i & 2;
 		unsigned int be;
 
@@ -1543,8 +1383,8 @@ END_TEST
 /* The backend's reply to client flow @p f (which went to @p be:@p bport):
  * from the server side. */
 static void
-reply_of(const struct frame *f, const char *be, uint16_t bport,
-		struct frame *r, unsigned int payload)
+reply_of(const struct pa_test_frame *f, const char *be, uint16_t bport,
+		struct pa_test_frame *r, unsigned int payload)
 {
 	char client[64];
 	bool v6 = f->ver == 6;
@@ -1559,9 +1399,10 @@ reply_of(const struct frame *f, const char *be, uint16_t bport,
 	else
 		frame_ipv4(r, be, client, proto, 0, IP4_DF, 0);
 	if (proto == IPPROTO_TCP)
-		frame_tcp(r, bport, get16(f->b + f->l4), TCP_SYN | TCP_ACK);
+		frame_tcp(r, bport, pa_test_get16(f->b + f->l4),
+			TCP_SYN | TCP_ACK);
 	else
-		frame_udp(r, bport, get16(f->b + f->l4));
+		frame_udp(r, bport, pa_test_get16(f->b + f->l4));
 	frame_payload(r, payload, 77);
 	frame_fix(r);
 }
@@ -1569,7 +1410,7 @@ reply_of(const struct frame *f, const char *be, uint16_t bport,
 /* Send reply @p r; it must come out with source @p vip:@p vport,
  * checksums recomputed, addressed back where it came from. */
 static void
-check_nat_reply(const struct frame *r, const char *vip, uint16_t vport)
+check_nat_reply(const struct pa_test_frame *r, const char *vip, uint16_t vport)
 {
 	uint8_t exp[FRAME_MAX], a[16];
 	struct rte_mbuf *m = mbuf_of(r);
@@ -1580,7 +1421,7 @@ check_nat_reply(const struct frame *r, const char *vip, uint16_t vport)
 	memcpy(exp, r->b, r->len);
 	memcpy(exp, mac_srv, 6);
 	memcpy(exp + r->l3 + (r->ver == 4 ? 12 : 8), a, r->ver == 4 ? 4 : 16);
-	put16(exp + r->l4, vport);
+	pa_test_put16(exp + r->l4, vport);
 	fix_csums(exp + r->l3);
 	REQUIRE(process1(m, T0 + 5) == PA_LB_V_FORWARD);
 	o = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -1592,7 +1433,7 @@ check_nat_reply(const struct frame *r, const char *vip, uint16_t vport)
 
 START_TEST(test_nat_reply_of_a_known_flow_gets_the_vip_and_service_port_as_source)
 {
-	struct frame f, r;
+	struct pa_test_frame f, r;
 	unsigned int be;
 
 	setup_lb(SVC_NAT4 "," SVC_NAT6);
@@ -1626,7 +1467,7 @@ END_TEST
 START_TEST(test_nat_reply_without_a_flow_is_left_unchanged)
 {
 	struct rte_mbuf *m;
-	struct frame f, r;
+	struct pa_test_frame f, r;
 	unsigned int be;
 
 	setup_lb(SVC_NAT4);
@@ -1662,7 +1503,7 @@ START_TEST(test_dsr_changes_only_the_destination_mac_to_the_backends)
 		" 'mac': '02:00:00:00:be:02'}]}");
 	for (i = 0; i < 40; i++) {
 		struct rte_mbuf *m;
-		struct frame f;
+		struct pa_test_frame f;
 		const uint8_t *o;
 
 		frame_l4(&f, "198.51.100.7", "10.0.0.30", IPPROTO_TCP,
@@ -1831,7 +1672,7 @@ START_TEST(test_service_list_counts_flows_packets_and_bytes_per_backend)
 	for (i = 0; i < 60; i++) {
 		for (k = 0; k <= i % 4; k++) {
 			char src[32];
-			struct frame f;
+			struct pa_test_frame f;
 			uint32_t be;
 
 			snprintf(src, sizeof(src), "198.51.100.%u", 1 + i);
@@ -1881,7 +1722,7 @@ START_TEST(test_packets_of_one_new_flow_in_one_burst_share_a_backend)
 	 * 64, the second across the chunk boundary for i >= 14 */
 	for (i = 0; i < 100; i++) {
 		char src[32];
-		struct frame f;
+		struct pa_test_frame f;
 
 		snprintf(src, sizeof(src), "198.51.100.%u", 1 + i % 50);
 		frame_l4(&f, src, "10.0.0.50", IPPROTO_TCP, 1000, 80, TCP_SYN, 0);
@@ -1909,7 +1750,7 @@ START_TEST(test_idle_udp_flow_is_forgotten_after_udp_timeout)
 {
 	struct pa_lb_trace_result tr;
 	struct pa_flow_key k;
-	struct frame f;
+	struct pa_test_frame f;
 
 	setup_lb("{'name': 'dns4', 'vip': '10.0.0.40', 'port': 53, 'proto': 'udp',"
 		" 'forward': 'ipip', 'backends': [{'addr': '10.1.0.1'}]}");
@@ -1938,7 +1779,7 @@ END_TEST
 
 START_TEST(test_tcp_flow_that_saw_fin_ages_after_tcp_fin_timeout)
 {
-	struct frame fa, fb;
+	struct pa_test_frame fa, fb;
 	uint64_t t1 = T0 + hz;
 
 	setup_lb(SVC_WEB4);
@@ -1976,7 +1817,7 @@ START_TEST(test_aged_flows_give_their_table_entries_back)
 	for (round = 0; round < 3; round++) {
 		for (i = 0; i < 900; i++) {
 			char src[32];
-			struct frame f;
+			struct pa_test_frame f;
 
 			snprintf(src, sizeof(src), "198.%u.%u.%u", 51 + round,
 				100 + i / 200, 1 + i % 200);
@@ -2020,7 +1861,7 @@ START_TEST(test_full_flow_table_counts_and_sends_new_flows_to_the_maglev_choice)
 	ref_maglev(mb, 3, 1021, table);
 	for (i = 0; i < 1200; i++) {
 		char src[32];
-		struct frame f;
+		struct pa_test_frame f;
 		struct rte_mbuf *m;
 		uint32_t hash, dst;
 
@@ -2057,7 +1898,7 @@ END_TEST
  * header (to @p dport), two later ones. */
 static void
 frags4(const char *src, const char *vip, uint16_t dport, uint16_t id,
-		struct frame f[3])
+		struct pa_test_frame f[3])
 {
 	unsigned int i;
 
@@ -2067,7 +1908,7 @@ frags4(const char *src, const char *vip, uint16_t dport, uint16_t id,
 			(uint16_t)((i < 2 ? IP4_MF : 0) | (i * 3)), id);
 		if (i == 0) {
 			frame_udp(&f[i], (uint16_t)(3000 + id), dport);
-			put16(f[i].b + f[i].l4 + 4, 8 + 16 + 24 + 24);
+			pa_test_put16(f[i].b + f[i].l4 + 4, 8 + 16 + 24 + 24);
 			frame_payload(&f[i], 16, 1);
 			f[i].l4 = -1;
 		} else {
@@ -2079,7 +1920,7 @@ frags4(const char *src, const char *vip, uint16_t dport, uint16_t id,
 
 static void
 frags6(const char *src, const char *vip, uint16_t dport, uint32_t id,
-		struct frame f[3])
+		struct pa_test_frame f[3])
 {
 	unsigned int i;
 
@@ -2089,7 +1930,7 @@ frags6(const char *src, const char *vip, uint16_t dport, uint32_t id,
 		frame_frag6(&f[i], IPPROTO_UDP, (uint16_t)(i * 3), i < 2, id);
 		if (i == 0) {
 			frame_udp(&f[i], (uint16_t)(3000 + id), dport);
-			put16(f[i].b + f[i].l4 + 4, 8 + 16 + 24 + 24);
+			pa_test_put16(f[i].b + f[i].l4 + 4, 8 + 16 + 24 + 24);
 			frame_payload(&f[i], 16, 1);
 			f[i].l4 = -1;
 		} else {
@@ -2112,7 +1953,7 @@ frags6(const char *src, const char *vip, uint16_t dport, uint32_t id,
 /* Send the fragments; all must go to one backend, the one trace names
  * for a fragment of service @p svc. */
 static void
-check_frags(struct frame f[3], const char *svc, bool v6)
+check_frags(struct pa_test_frame f[3], const char *svc, bool v6)
 {
 	struct pa_lb_trace_result tr;
 	struct pa_flow_key k = key_of(&f[0]);
@@ -2148,7 +1989,7 @@ check_frags(struct frame f[3], const char *svc, bool v6)
 
 START_TEST(test_fragments_of_a_datagram_go_to_one_backend_without_a_flow_entry)
 {
-	struct frame f[3];
+	struct pa_test_frame f[3];
 	unsigned int i;
 	char src[64];
 
@@ -2169,7 +2010,7 @@ END_TEST
 
 START_TEST(test_fragments_go_to_the_lowest_port_service_of_their_vip_and_protocol)
 {
-	struct frame f[3];
+	struct pa_test_frame f[3];
 
 	setup_lb(SVC_FRAG4);
 	frags4("198.51.100.9", "10.0.0.40", 123, 7, f);
@@ -2180,7 +2021,7 @@ END_TEST
 START_TEST(test_service_with_all_backends_down_gives_no_backend)
 {
 	struct rte_mbuf *m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	setup_lb("{'name': 'dead', 'vip': '10.0.0.60', 'port': 80, 'proto': 'tcp',"
 		" 'forward': 'ipip', 'backends': [{'addr': '10.1.0.1', 'state': 'down'},"
@@ -2208,7 +2049,7 @@ START_TEST(test_service_with_all_backends_down_gives_no_backend)
 END_TEST
 
 static void
-check_untouched(const struct frame *f)
+check_untouched(const struct pa_test_frame *f)
 {
 	struct rte_mbuf *m = mbuf_of(f);
 
@@ -2220,7 +2061,7 @@ check_untouched(const struct frame *f)
 
 START_TEST(test_non_vip_traffic_and_icmp_to_the_vip_are_untouched)
 {
-	struct frame f;
+	struct pa_test_frame f;
 
 	setup_lb(SVC_WEB4 "," SVC_NAT4);
 	/* the service port, another address */
@@ -2499,7 +2340,7 @@ END_TEST
 START_TEST(test_deleted_service_no_longer_balances_and_its_flows_are_reaped)
 {
 	char err[PA_CONFIG_ERR_MAX];
-	struct frame f;
+	struct pa_test_frame f;
 
 	setup_lb(SVC_WEB4);
 	frame_l4(&f, "198.51.100.7", "10.0.0.10", IPPROTO_TCP, 1234, 80,
@@ -2522,7 +2363,7 @@ START_TEST(test_trace_gives_the_maglev_choice_for_a_new_flow_then_the_flows_back
 	setup_lb(SVC_WEB4);
 	for (i = 0; i < 30; i++) {
 		char src[32];
-		struct frame f;
+		struct pa_test_frame f;
 		struct pa_flow_key k;
 		uint32_t be;
 
@@ -2549,7 +2390,7 @@ START_TEST(test_trace_reports_the_existing_flows_backend_on_an_rr_service)
 {
 	struct pa_lb_trace_result tr;
 	struct pa_flow_key k;
-	struct frame f;
+	struct pa_test_frame f;
 	uint32_t be;
 
 	setup_lb("{'name': 'rr4', 'vip': '10.0.0.10', 'port': 80, 'proto': 'tcp',"
@@ -2586,7 +2427,7 @@ END_TEST
 START_TEST(test_two_lcores_keep_separate_tables_and_counters_sum)
 {
 	struct rte_mbuf *m;
-	struct frame f;
+	struct pa_test_frame f;
 	uint8_t v;
 	uint32_t b0, b1;
 

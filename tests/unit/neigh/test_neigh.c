@@ -33,6 +33,7 @@
 #include "pa_lb.h"
 #include "pa_neigh.h"
 #include "pa_pkt.h"
+#include "pa_test_frame.h"
 
 #define T0	100000ULL
 
@@ -300,27 +301,19 @@ state_of(const char *a, unsigned int port, uint8_t *mac)
 static void
 lb_dst_mac(const char *vip, uint8_t *out)
 {
-	uint8_t f[74] = { 0 }, v[4], c[4];
+	struct pa_test_frame f;
+	uint8_t v[4], c[4];
 	struct rte_mbuf *m;
 	uint8_t verdict;
 
-	memcpy(f, BCAST, 6);
-	memcpy(f + 6, HOST, 6);
-	f[12] = 0x08;
-	f[14] = 0x45;
-	f[17] = 60;
-	f[22] = 64;
-	f[23] = 6;
 	ip4("198.51.100.77", c);
 	ip4(vip, v);
-	memcpy(f + 26, c, 4);
-	memcpy(f + 30, v, 4);
-	f[34] = 0x9c;
-	f[35] = 0x40;
-	f[37] = 80;
-	f[46] = 0x50;
-	f[47] = 0x02;
-	m = mbuf_of(f, sizeof(f), 0);
+	pa_test_frame_l2(&f, BCAST, HOST, 0, NULL, 0, RTE_ETHER_TYPE_IPV4);
+	pa_test_frame_ipv4(&f, c, v, IPPROTO_TCP, 0, 5, 0, 0, 64);
+	pa_test_frame_tcp(&f, 40000, 80, 5, 0x02 /* SYN */, 0, 0);
+	pa_test_frame_grow(&f, 20);	/* 74 bytes */
+	pa_test_frame_fix(&f, 0);	/* lengths only: checksums stay 0 */
+	m = mbuf_of(f.b, f.len, 0);
 	ck_assert_int_eq(pa_pkt_parse_mbuf(m), 0);
 	pa_pkt_meta(m)->out_port = 0;
 	pa_lb_process(lb, 0, &m, 1, 1, &verdict);

@@ -26,218 +26,109 @@
 #include <rte_mempool.h>
 
 #include "pa_pkt.h"
+#include "pa_test_frame.h"
 
-#define FRAME_MAX	4096
-
-/* Frame builder: appends headers; frame_fix() fills the length fields. */
-struct frame {
-	uint8_t b[FRAME_MAX];
-	uint32_t len;
-	int l3;			/* offset of the IP header, -1 if none */
-	int ver;		/* 4, 6 or 0 */
-	int l4;			/* offset of the L4 header, -1 if none */
-	uint8_t l4_proto;
-};
-
+/*
+ * Frames from the shared builder (pa_test_frame.h), this suite's way:
+ * 02:..:02 -> 02:..:01, A -> B, TTL/hop limit 64, VLAN TCIs from 100,
+ * SYN-only TCP, payload bytes 0, 1, 2, ...; frame_fix() fills the lengths
+ * only (the parser does not read checksums).
+ */
 static const uint8_t mac_dst[6] = { 0x02, 0, 0, 0, 0, 0x01 };
 static const uint8_t mac_src[6] = { 0x02, 0, 0, 0, 0, 0x02 };
+static const uint8_t ip4_a[4] = { 10, 0, 0, 1 };
+static const uint8_t ip4_b[4] = { 10, 0, 0, 2 };
 static const uint8_t ip6_a[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
 static const uint8_t ip6_b[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 2 };
 #define IP4_A	0x0a000001u	/* 10.0.0.1 */
 #define IP4_B	0x0a000002u	/* 10.0.0.2 */
 
-static void
-put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v & 0xffff);
-}
-
-static uint8_t *
-frame_grow(struct frame *f, uint32_t n)
-{
-	uint8_t *p = f->b + f->len;
-
-	ck_assert_uint_le(f->len + n, FRAME_MAX);
-	memset(p, 0, n);
-	f->len += n;
-	return p;
-}
-
 /* Ethernet with ntags VLAN tags (TPIDs given) and the final ethertype. */
 static void
-frame_l2(struct frame *f, unsigned int ntags, const uint16_t *tpids,
+frame_l2(struct pa_test_frame *f, unsigned int ntags, const uint16_t *tpids,
 		uint16_t etype)
 {
-	uint8_t *p;
-	unsigned int i;
-
-	memset(f, 0, sizeof(*f));
-	f->l3 = -1;
-	f->l4 = -1;
-	p = frame_grow(f, 12);
-	memcpy(p, mac_dst, 6);
-	memcpy(p + 6, mac_src, 6);
-	for (i = 0; i < ntags; i++) {
-		p = frame_grow(f, 4);
-		put16(p, tpids[i]);
-		put16(p + 2, 100 + i);	/* TCI */
-	}
-	put16(frame_grow(f, 2), etype);
+	pa_test_frame_l2(f, mac_dst, mac_src, ntags, tpids, 100, etype);
 }
 
 static void
-frame_eth(struct frame *f, uint16_t etype)
+frame_eth(struct pa_test_frame *f, uint16_t etype)
 {
 	frame_l2(f, 0, NULL, etype);
 }
 
 /* IPv4 with ihl (options are NOPs) and the raw flags/fragment field. */
 static void
-frame_ipv4(struct frame *f, uint8_t proto, unsigned int ihl, uint16_t frag)
+frame_ipv4(struct pa_test_frame *f, uint8_t proto, unsigned int ihl,
+		uint16_t frag)
 {
-	unsigned int hl = ihl < 5 ? 20 : ihl * 4;
-	uint8_t *p;
-
-	f->l3 = f->len;
-	f->ver = 4;
-	p = frame_grow(f, hl);
-	p[0] = 0x40 | (ihl & 0xf);
-	put16(p + 6, frag);
-	p[8] = 64;
-	p[9] = proto;
-	put32(p + 12, IP4_A);
-	put32(p + 16, IP4_B);
-	if (hl > 20)
-		memset(p + 20, 1, hl - 20);
-	f->l4_proto = proto;
+	pa_test_frame_ipv4(f, ip4_a, ip4_b, proto, 0, ihl, frag, 0, 64);
 }
 
 static void
-frame_ipv6(struct frame *f, uint8_t nh)
+frame_ipv6(struct pa_test_frame *f, uint8_t nh)
 {
-	uint8_t *p;
-
-	f->l3 = f->len;
-	f->ver = 6;
-	p = frame_grow(f, 40);
-	p[0] = 0x60;
-	p[6] = nh;
-	p[7] = 64;
-	memcpy(p + 8, ip6_a, 16);
-	memcpy(p + 24, ip6_b, 16);
-	f->l4_proto = nh;
+	pa_test_frame_ipv6(f, ip6_a, ip6_b, nh, 0, 0, 64);
 }
 
 /* IPv6 extension header of len bytes (multiple of 8, or of 4 for AH). */
 static void
-frame_ext(struct frame *f, uint8_t type, uint8_t nh, unsigned int len)
+frame_ext(struct pa_test_frame *f, uint8_t type, uint8_t nh, unsigned int len)
 {
-	uint8_t *p = frame_grow(f, len);
-
-	p[0] = nh;
-	if (type == IPPROTO_AH)
-		p[1] = len / 4 - 2;
-	else
-		p[1] = len / 8 - 1;
-	f->l4_proto = nh;
+	pa_test_frame_ext(f, type, nh, len);
 }
 
 /* IPv6 fragment header: offset in 8-byte units, m the More flag. */
 static void
-frame_frag6(struct frame *f, uint8_t nh, uint16_t offset, int m)
+frame_frag6(struct pa_test_frame *f, uint8_t nh, uint16_t offset, int m)
 {
-	uint8_t *p = frame_grow(f, 8);
-
-	p[0] = nh;
-	put16(p + 2, (uint16_t)(offset << 3) | (m ? 1 : 0));
-	put32(p + 4, 0x12345678);
-	f->l4_proto = nh;
+	pa_test_frame_frag6(f, nh, offset, m != 0, 0x12345678);
 }
 
 static void
-frame_tcp(struct frame *f, uint16_t sport, uint16_t dport, unsigned int doff)
+frame_tcp(struct pa_test_frame *f, uint16_t sport, uint16_t dport,
+		unsigned int doff)
 {
-	unsigned int hl = doff < 5 ? 20 : doff * 4;
-	uint8_t *p;
-
-	f->l4 = f->len;
-	p = frame_grow(f, hl);
-	put16(p, sport);
-	put16(p + 2, dport);
-	p[12] = (doff & 0xf) << 4;
-	p[13] = 0x02;	/* SYN */
+	pa_test_frame_tcp(f, sport, dport, doff, 0x02 /* SYN */, 0, 0);
 }
 
 static void
-frame_udp(struct frame *f, uint16_t sport, uint16_t dport)
+frame_udp(struct pa_test_frame *f, uint16_t sport, uint16_t dport)
 {
-	uint8_t *p;
-
-	f->l4 = f->len;
-	p = frame_grow(f, 8);
-	put16(p, sport);
-	put16(p + 2, dport);
+	pa_test_frame_udp(f, sport, dport);
 }
 
 static void
-frame_sctp(struct frame *f, uint16_t sport, uint16_t dport)
+frame_sctp(struct pa_test_frame *f, uint16_t sport, uint16_t dport)
 {
-	uint8_t *p;
-
-	f->l4 = f->len;
-	p = frame_grow(f, 12);
-	put16(p, sport);
-	put16(p + 2, dport);
+	pa_test_frame_sctp(f, sport, dport);
 }
 
 /* ICMP echo request (or ICMPv6: type 128) */
 static void
-frame_icmp(struct frame *f, uint8_t type)
+frame_icmp(struct pa_test_frame *f, uint8_t type)
 {
-	uint8_t *p;
-
-	f->l4 = f->len;
-	p = frame_grow(f, 8);
-	p[0] = type;
+	pa_test_frame_icmp(f, type, 0);
 }
 
 static void
-frame_payload(struct frame *f, unsigned int n)
+frame_payload(struct pa_test_frame *f, unsigned int n)
 {
-	uint8_t *p = frame_grow(f, n);
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		p[i] = i & 0xff;
+	pa_test_frame_payload(f, n, 0, 1);
 }
 
 /* Fill IP total/payload length and UDP length from what was built. */
 static void
-frame_fix(struct frame *f)
+frame_fix(struct pa_test_frame *f)
 {
-	if (f->ver == 4)
-		put16(f->b + f->l3 + 2, f->len - f->l3);
-	else if (f->ver == 6)
-		put16(f->b + f->l3 + 4, f->len - f->l3 - 40);
-	if (f->l4 >= 0 && f->l4_proto == IPPROTO_UDP)
-		put16(f->b + f->l4 + 4, f->len - f->l4);
+	pa_test_frame_fix(f, 0);
 }
 
 static void
-frame_set_ports(struct frame *f, uint16_t sport, uint16_t dport)
+frame_set_ports(struct pa_test_frame *f, uint16_t sport, uint16_t dport)
 {
-	put16(f->b + f->l4, sport);
-	put16(f->b + f->l4 + 2, dport);
+	pa_test_frame_set_ports(f, sport, dport);
 }
-
 /*
  * Parse with the inline parser and with the general one; they must agree
  * (result, and the whole metadata on success).
@@ -260,14 +151,15 @@ parse_both(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
 }
 
 static int
-parse_frame(const struct frame *f, struct pa_pkt_meta *meta)
+parse_frame(const struct pa_test_frame *f, struct pa_pkt_meta *meta)
 {
 	return parse_both(f->b, f->len, f->len, meta);
 }
 
 /* IPv4 UDP: A:sport -> B:dport with n bytes of payload */
 static void
-frame_v4_udp(struct frame *f, uint16_t sport, uint16_t dport, unsigned int n)
+frame_v4_udp(struct pa_test_frame *f, uint16_t sport, uint16_t dport,
+		unsigned int n)
 {
 	frame_eth(f, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(f, IPPROTO_UDP, 5, 0);
@@ -277,7 +169,8 @@ frame_v4_udp(struct frame *f, uint16_t sport, uint16_t dport, unsigned int n)
 }
 
 static void
-frame_v4_tcp(struct frame *f, uint16_t sport, uint16_t dport, unsigned int n)
+frame_v4_tcp(struct pa_test_frame *f, uint16_t sport, uint16_t dport,
+		unsigned int n)
 {
 	frame_eth(f, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(f, IPPROTO_TCP, 5, 0);
@@ -291,7 +184,7 @@ frame_v4_tcp(struct frame *f, uint16_t sport, uint16_t dport, unsigned int n)
 START_TEST(test_frames_shorter_than_ethernet_header_are_runt)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 	uint32_t n;
 
 	frame_v4_udp(&f, 1, 2, 0);
@@ -303,7 +196,7 @@ END_TEST
 START_TEST(test_non_ip_frame_is_ok_with_non_ip_flag_and_mac_hash)
 {
 	struct pa_pkt_meta m, r;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_ARP);
 	frame_payload(&f, 28);
@@ -334,7 +227,7 @@ START_TEST(test_single_vlan_tag_sets_vlan_flag_and_shifts_l3)
 {
 	static const uint16_t tpid[] = { RTE_ETHER_TYPE_VLAN };
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_l2(&f, 1, tpid, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(&f, IPPROTO_UDP, 5, 0);
@@ -356,7 +249,7 @@ START_TEST(test_qinq_88a8_then_8100_sets_qinq_and_two_tags)
 	static const uint16_t tpid[] = { RTE_ETHER_TYPE_QINQ,
 		RTE_ETHER_TYPE_VLAN };
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_l2(&f, 2, tpid, RTE_ETHER_TYPE_IPV6);
 	frame_ipv6(&f, IPPROTO_TCP);
@@ -378,7 +271,7 @@ START_TEST(test_9100_tpid_is_a_vlan_tag)
 	static const uint16_t tpid[] = { RTE_ETHER_TYPE_QINQ1,
 		RTE_ETHER_TYPE_QINQ };
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_l2(&f, 2, tpid, RTE_ETHER_TYPE_ARP);
 	frame_payload(&f, 28);
@@ -395,7 +288,7 @@ START_TEST(test_third_vlan_tag_is_err_vlan)
 	static const uint16_t tpid[] = { RTE_ETHER_TYPE_QINQ,
 		RTE_ETHER_TYPE_VLAN, RTE_ETHER_TYPE_VLAN };
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_l2(&f, 3, tpid, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(&f, IPPROTO_UDP, 5, 0);
@@ -409,7 +302,7 @@ START_TEST(test_vlan_tag_cut_short_is_err_vlan)
 {
 	static const uint16_t tpid[] = { RTE_ETHER_TYPE_VLAN };
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 	uint32_t n;
 
 	frame_l2(&f, 1, tpid, RTE_ETHER_TYPE_IPV4);
@@ -424,7 +317,7 @@ END_TEST
 START_TEST(test_ipv4_udp_fills_every_field_but_out_port)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_v4_udp(&f, 12345, 53, 18);	/* 60-byte frame */
 	ck_assert_uint_eq(f.len, 60);
@@ -448,7 +341,7 @@ END_TEST
 START_TEST(test_ipv4_tcp_reports_ports_and_l4_offset)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(&f, IPPROTO_TCP, 5, 0x4000);	/* DF is not a fragment */
@@ -467,7 +360,7 @@ END_TEST
 START_TEST(test_ipv4_options_move_l4_offset_by_ihl)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int ihl;
 
 	for (ihl = 5; ihl <= 15; ihl++) {
@@ -486,7 +379,7 @@ END_TEST
 START_TEST(test_ipv4_ihl_below_5_is_l3_hdrlen)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int ihl;
 
 	for (ihl = 0; ihl < 5; ihl++) {
@@ -500,16 +393,16 @@ END_TEST
 START_TEST(test_ipv4_ihl_beyond_total_length_is_l3_hdrlen)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(&f, IPPROTO_UDP, 5, 0);
 	frame_payload(&f, 40);
 	frame_fix(&f);
-	put16(f.b + 16, 24);	/* total length 24, IHL 7 */
+	pa_test_put16(f.b + 16, 24);	/* total length 24, IHL 7 */
 	f.b[14] = 0x47;
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_ERR_L3_HDRLEN);
-	put16(f.b + 16, 19);	/* total length below the fixed header */
+	pa_test_put16(f.b + 16, 19);	/* total length below the fixed header */
 	f.b[14] = 0x45;
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_ERR_L3_HDRLEN);
 }
@@ -518,14 +411,14 @@ END_TEST
 START_TEST(test_ipv4_ihl_beyond_frame_is_l3_hdrlen)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(&f, IPPROTO_UDP, 5, 0);
 	frame_payload(&f, 4);
 	frame_fix(&f);
 	f.b[14] = 0x4f;		/* 60-byte header in a 24-byte packet */
-	put16(f.b + 16, 60);
+	pa_test_put16(f.b + 16, 60);
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_ERR_L3_HDRLEN);
 }
 END_TEST
@@ -533,12 +426,12 @@ END_TEST
 START_TEST(test_ipv4_total_length_beyond_frame_is_l3_len)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_v4_udp(&f, 1, 2, 10);
-	put16(f.b + 16, f.len - 14 + 1);
+	pa_test_put16(f.b + 16, f.len - 14 + 1);
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_ERR_L3_LEN);
-	put16(f.b + 16, 0xffff);
+	pa_test_put16(f.b + 16, 0xffff);
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_ERR_L3_LEN);
 }
 END_TEST
@@ -546,7 +439,7 @@ END_TEST
 START_TEST(test_ipv4_ethernet_padding_after_datagram_is_ok)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	/* 14 + 20 + 8 = 42 bytes of datagram padded to 60 */
 	frame_v4_udp(&f, 1, 2, 0);
@@ -564,7 +457,7 @@ END_TEST
 START_TEST(test_ipv4_header_cut_short_is_l3_trunc)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 	uint32_t n;
 
 	frame_v4_udp(&f, 1, 2, 0);
@@ -577,7 +470,7 @@ END_TEST
 START_TEST(test_ipv4_ethertype_with_version_6_is_l3_version)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_v4_udp(&f, 1, 2, 10);
 	f.b[14] = 0x65;
@@ -590,14 +483,14 @@ END_TEST
 START_TEST(test_ipv4_first_fragment_has_ports_and_frag_flag)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(&f, IPPROTO_UDP, 5, RTE_IPV4_HDR_MF_FLAG);
 	frame_udp(&f, 5000, 6000);
 	frame_payload(&f, 1472);
 	frame_fix(&f);
-	put16(f.b + f.l4 + 4, 3000);	/* the datagram goes on */
+	pa_test_put16(f.b + f.l4 + 4, 3000);	/* the datagram goes on */
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_OK);
 	ck_assert_uint_eq(m.flags, PA_PKT_F_IPV4 | PA_PKT_F_FRAG |
 		PA_PKT_F_L4);
@@ -608,7 +501,7 @@ START_TEST(test_ipv4_first_fragment_has_ports_and_frag_flag)
 		rte_cpu_to_be_32(IP4_B), 0, IPPROTO_UDP));
 
 	/* but a UDP length below 8 is still wrong */
-	put16(f.b + f.l4 + 4, 7);
+	pa_test_put16(f.b + f.l4 + 4, 7);
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_ERR_L4_LEN);
 }
 END_TEST
@@ -616,7 +509,7 @@ END_TEST
 START_TEST(test_ipv4_later_fragment_has_no_l4_and_no_ports)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	/* payload that would be a bad UDP header: must not be looked at */
 	frame_eth(&f, RTE_ETHER_TYPE_IPV4);
@@ -632,7 +525,7 @@ START_TEST(test_ipv4_later_fragment_has_no_l4_and_no_ports)
 	ck_assert_uint_eq(m.l4_off, 34);
 
 	/* last fragment: offset set, MF clear */
-	put16(f.b + 20, 185 | RTE_IPV4_HDR_MF_FLAG);
+	pa_test_put16(f.b + 20, 185 | RTE_IPV4_HDR_MF_FLAG);
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_OK);
 	ck_assert_uint_eq(m.flags, PA_PKT_F_IPV4 | PA_PKT_F_FRAG |
 		PA_PKT_F_FRAG_LATER);
@@ -642,7 +535,7 @@ END_TEST
 START_TEST(test_ipv4_fragments_of_a_datagram_hash_alike_both_ways)
 {
 	struct pa_pkt_meta first, later, rev;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(&f, IPPROTO_UDP, 5, RTE_IPV4_HDR_MF_FLAG);
@@ -651,14 +544,14 @@ START_TEST(test_ipv4_fragments_of_a_datagram_hash_alike_both_ways)
 	frame_fix(&f);
 	ck_assert_int_eq(parse_frame(&f, &first), PA_PKT_OK);
 
-	put16(f.b + 20, 9);	/* offset 72, last */
+	pa_test_put16(f.b + 20, 9);	/* offset 72, last */
 	ck_assert_int_eq(parse_frame(&f, &later), PA_PKT_OK);
 	ck_assert(later.flags & PA_PKT_F_FRAG_LATER);
 	ck_assert_uint_eq(first.hash, later.hash);
 
 	/* the reverse direction's fragments too */
-	put32(f.b + 26, IP4_B);
-	put32(f.b + 30, IP4_A);
+	pa_test_put32(f.b + 26, IP4_B);
+	pa_test_put32(f.b + 30, IP4_A);
 	ck_assert_int_eq(parse_frame(&f, &rev), PA_PKT_OK);
 	ck_assert_uint_eq(rev.hash, first.hash);
 }
@@ -669,7 +562,7 @@ END_TEST
 START_TEST(test_ipv6_udp_without_extension_headers)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV6);
 	frame_ipv6(&f, IPPROTO_UDP);
@@ -693,7 +586,7 @@ static void
 check_one_ext(uint8_t t, unsigned int len)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV6);
 	frame_ipv6(&f, t);
@@ -740,7 +633,7 @@ END_TEST
 START_TEST(test_ipv6_chain_of_every_extension_type)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV6);
 	frame_ipv6(&f, IPPROTO_HOPOPTS);
@@ -764,7 +657,7 @@ END_TEST
 
 /* n destination options headers, then UDP */
 static void
-frame_v6_chain(struct frame *f, unsigned int n)
+frame_v6_chain(struct pa_test_frame *f, unsigned int n)
 {
 	unsigned int i;
 
@@ -780,7 +673,7 @@ frame_v6_chain(struct frame *f, unsigned int n)
 START_TEST(test_ipv6_eight_extension_headers_ok_nine_is_err_ext)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_v6_chain(&f, PA_PKT_MAX_EXT_HDRS);
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_OK);
@@ -793,7 +686,7 @@ END_TEST
 START_TEST(test_ipv6_extension_header_past_payload_length_is_err_ext)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	/* the header's length runs past the payload length */
 	frame_eth(&f, RTE_ETHER_TYPE_IPV6);
@@ -818,7 +711,7 @@ END_TEST
 START_TEST(test_ipv6_payload_ending_at_extension_header_is_err_ext)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int cut;
 
 	/* payload length cut inside a 16-byte destination options header */
@@ -828,7 +721,7 @@ START_TEST(test_ipv6_payload_ending_at_extension_header_is_err_ext)
 		frame_ext(&f, IPPROTO_DSTOPTS, IPPROTO_UDP, 16);
 		frame_udp(&f, 1, 2);
 		frame_fix(&f);
-		put16(f.b + 18, cut);
+		pa_test_put16(f.b + 18, cut);
 		ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_ERR_EXT);
 	}
 }
@@ -837,7 +730,7 @@ END_TEST
 START_TEST(test_ipv6_first_fragment_parses_l4)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV6);
 	frame_ipv6(&f, IPPROTO_FRAGMENT);
@@ -845,7 +738,7 @@ START_TEST(test_ipv6_first_fragment_parses_l4)
 	frame_udp(&f, 3333, 4444);
 	frame_payload(&f, 100);
 	frame_fix(&f);
-	put16(f.b + f.l4 + 4, 5000);	/* datagram larger than fragment */
+	pa_test_put16(f.b + f.l4 + 4, 5000);	/* datagram larger than fragment */
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_OK);
 	ck_assert_uint_eq(m.flags, PA_PKT_F_IPV6 | PA_PKT_F_IPV6_EXT |
 		PA_PKT_F_FRAG | PA_PKT_F_L4);
@@ -860,7 +753,7 @@ END_TEST
 START_TEST(test_ipv6_later_fragment_has_no_l4_and_stops_chain)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV6);
 	frame_ipv6(&f, IPPROTO_HOPOPTS);
@@ -883,7 +776,7 @@ END_TEST
 START_TEST(test_ipv6_fragments_hash_alike_even_with_headers_after_frag)
 {
 	struct pa_pkt_meta first, later, rev;
-	struct frame f;
+	struct pa_test_frame f;
 
 	/* first: frag -> dest. options -> TCP; later: frag -> data */
 	frame_eth(&f, RTE_ETHER_TYPE_IPV6);
@@ -915,7 +808,7 @@ END_TEST
 START_TEST(test_ipv6_esp_and_no_next_header_stop_without_l4)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV6);
 	frame_ipv6(&f, IPPROTO_DSTOPTS);
@@ -940,16 +833,16 @@ END_TEST
 START_TEST(test_ipv6_payload_length_beyond_frame_is_l3_len)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV6);
 	frame_ipv6(&f, IPPROTO_UDP);
 	frame_udp(&f, 1, 2);
 	frame_fix(&f);
-	put16(f.b + 18, 9);
+	pa_test_put16(f.b + 18, 9);
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_ERR_L3_LEN);
 	/* padding after the payload is fine */
-	put16(f.b + 18, 8);
+	pa_test_put16(f.b + 18, 8);
 	frame_payload(&f, 12);
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_OK);
 }
@@ -958,14 +851,14 @@ END_TEST
 START_TEST(test_ipv6_jumbogram_is_l3_len)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV6);
 	frame_ipv6(&f, IPPROTO_HOPOPTS);
 	frame_ext(&f, IPPROTO_HOPOPTS, IPPROTO_UDP, 8);
 	f.b[56] = 0xc2;	/* jumbo payload option */
 	f.b[57] = 4;
-	put32(f.b + 58, 100000);
+	pa_test_put32(f.b + 58, 100000);
 	frame_udp(&f, 1, 2);
 	/* payload length left 0 */
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_ERR_L3_LEN);
@@ -975,7 +868,7 @@ END_TEST
 START_TEST(test_ipv6_header_errors_version_and_truncation)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 	uint32_t n;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV6);
@@ -994,7 +887,7 @@ END_TEST
 START_TEST(test_tcp_header_cut_short_is_l4_trunc)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int n;
 
 	for (n = 0; n < 20; n++) {
@@ -1011,7 +904,7 @@ END_TEST
 START_TEST(test_tcp_data_offset_below_5_or_past_payload_is_l4_len)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int doff;
 
 	for (doff = 0; doff < 5; doff++) {
@@ -1032,7 +925,7 @@ END_TEST
 START_TEST(test_udp_header_cut_short_is_l4_trunc)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int n;
 
 	for (n = 0; n < 8; n++) {
@@ -1049,16 +942,16 @@ END_TEST
 START_TEST(test_udp_length_below_8_or_past_payload_is_l4_len)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_v4_udp(&f, 1, 2, 10);
-	put16(f.b + 38, 7);
+	pa_test_put16(f.b + 38, 7);
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_ERR_L4_LEN);
-	put16(f.b + 38, 19);
+	pa_test_put16(f.b + 38, 19);
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_ERR_L4_LEN);
-	put16(f.b + 38, 18);
+	pa_test_put16(f.b + 38, 18);
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_OK);
-	put16(f.b + 38, 8);	/* shorter than the IP payload: allowed */
+	pa_test_put16(f.b + 38, 8);	/* shorter than the IP payload: allowed */
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_OK);
 }
 END_TEST
@@ -1066,7 +959,7 @@ END_TEST
 START_TEST(test_icmp_sets_l4_with_zero_ports_and_needs_4_bytes)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(&f, IPPROTO_ICMP, 5, 0);
@@ -1078,9 +971,9 @@ START_TEST(test_icmp_sets_l4_with_zero_ports_and_needs_4_bytes)
 	ck_assert_uint_eq(m.sport, 0);
 	ck_assert_uint_eq(m.dport, 0);
 
-	put16(f.b + 16, 23);	/* 3 bytes of ICMP */
+	pa_test_put16(f.b + 16, 23);	/* 3 bytes of ICMP */
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_ERR_L4_TRUNC);
-	put16(f.b + 16, 24);
+	pa_test_put16(f.b + 16, 24);
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_OK);
 }
 END_TEST
@@ -1088,7 +981,7 @@ END_TEST
 START_TEST(test_icmpv6_sets_l4_and_needs_4_bytes)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV6);
 	frame_ipv6(&f, IPPROTO_ICMPV6);
@@ -1099,7 +992,7 @@ START_TEST(test_icmpv6_sets_l4_and_needs_4_bytes)
 	ck_assert_uint_eq(m.l4_proto, IPPROTO_ICMPV6);
 	ck_assert_uint_eq(m.sport, 0);
 
-	put16(f.b + 18, 3);
+	pa_test_put16(f.b + 18, 3);
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_ERR_L4_TRUNC);
 }
 END_TEST
@@ -1107,7 +1000,7 @@ END_TEST
 START_TEST(test_sctp_reports_ports_and_needs_12_bytes)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(&f, IPPROTO_SCTP, 5, 0);
@@ -1119,7 +1012,7 @@ START_TEST(test_sctp_reports_ports_and_needs_12_bytes)
 	ck_assert_uint_eq(m.dport, 2906);
 	ck_assert_uint_eq(m.l4_proto, IPPROTO_SCTP);
 
-	put16(f.b + 16, 31);	/* 11 bytes of SCTP */
+	pa_test_put16(f.b + 16, 31);	/* 11 bytes of SCTP */
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_ERR_L4_TRUNC);
 }
 END_TEST
@@ -1127,7 +1020,7 @@ END_TEST
 START_TEST(test_gre_and_other_protocols_are_ok_without_l4)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(&f, IPPROTO_GRE, 5, 0);
@@ -1159,7 +1052,7 @@ END_TEST
 /* --- truncation and segments ------------------------------------------ */
 
 static void
-frame_vlan_v4_tcp(struct frame *f)
+frame_vlan_v4_tcp(struct pa_test_frame *f)
 {
 	static const uint16_t tpid[] = { RTE_ETHER_TYPE_VLAN };
 
@@ -1170,7 +1063,7 @@ frame_vlan_v4_tcp(struct frame *f)
 }
 
 static void
-frame_v6_ext_udp(struct frame *f)
+frame_v6_ext_udp(struct pa_test_frame *f)
 {
 	frame_eth(f, RTE_ETHER_TYPE_IPV6);
 	frame_ipv6(f, IPPROTO_HOPOPTS);
@@ -1185,7 +1078,7 @@ frame_v6_ext_udp(struct frame *f)
  * its size (valgrind and ASan see any over-read), must be an error.
  */
 static void
-check_every_prefix_fails(const struct frame *f)
+check_every_prefix_fails(const struct pa_test_frame *f)
 {
 	struct pa_pkt_meta m;
 	uint32_t n;
@@ -1209,7 +1102,7 @@ check_every_prefix_fails(const struct frame *f)
  * the headers fit, then OK with the same metadata as the whole frame.
  */
 static void
-check_every_split_segments(const struct frame *f, uint32_t hdr_end)
+check_every_split_segments(const struct pa_test_frame *f, uint32_t hdr_end)
 {
 	struct pa_pkt_meta m, whole;
 	uint32_t n;
@@ -1235,7 +1128,7 @@ check_every_split_segments(const struct frame *f, uint32_t hdr_end)
 
 START_TEST(test_every_truncation_of_vlan_ipv4_tcp_is_an_error)
 {
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_vlan_v4_tcp(&f);
 	ck_assert_uint_eq(f.len, 18 + 24 + 20);
@@ -1245,7 +1138,7 @@ END_TEST
 
 START_TEST(test_every_truncation_of_ipv6_ext_udp_is_an_error)
 {
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_v6_ext_udp(&f);
 	ck_assert_uint_eq(f.len, 14 + 40 + 8 + 24 + 8);
@@ -1255,7 +1148,7 @@ END_TEST
 
 START_TEST(test_headers_split_across_segments_give_segment)
 {
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_vlan_v4_tcp(&f);
 	frame_payload(&f, 30);
@@ -1278,7 +1171,7 @@ END_TEST
 START_TEST(test_later_fragment_payload_in_next_segment_is_ok)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(&f, IPPROTO_TCP, 5, 100);
@@ -1306,16 +1199,16 @@ END_TEST
 START_TEST(test_frame_errors_win_over_segment)
 {
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 
 	/* runt frame: never SEGMENT */
 	frame_v4_udp(&f, 1, 2, 0);
 	ck_assert_int_eq(parse_both(f.b, 5, 13, &m), PA_PKT_ERR_RUNT);
 	/* total length beyond the frame, UDP past the first segment */
-	put16(f.b + 16, 100);
+	pa_test_put16(f.b + 16, 100);
 	ck_assert_int_eq(parse_both(f.b, 36, f.len, &m), PA_PKT_ERR_L3_LEN);
 	/* UDP header cut by the IP length though the frame goes on */
-	put16(f.b + 16, 24);
+	pa_test_put16(f.b + 16, 24);
 	ck_assert_int_eq(parse_both(f.b, 36, f.len, &m),
 		PA_PKT_ERR_L4_TRUNC);
 }
@@ -1324,7 +1217,7 @@ END_TEST
 START_TEST(test_seg_len_beyond_pkt_len_counts_as_pkt_len)
 {
 	struct pa_pkt_meta m, whole;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_v4_udp(&f, 1, 2, 50);
 	ck_assert_int_eq(parse_frame(&f, &whole), PA_PKT_OK);
@@ -1355,7 +1248,7 @@ rng(void)
 START_TEST(test_fast_path_agrees_with_full_parser_on_mutated_frames)
 {
 	struct pa_pkt_meta m;
-	struct frame base[4], f;
+	struct pa_test_frame base[4], f;
 	unsigned int i, k, nmut;
 	uint32_t seg, len;
 	int ok = 0;
@@ -1394,7 +1287,7 @@ START_TEST(test_hash_is_symmetric_for_random_ipv4_tuples)
 	static const uint8_t protos[] = { IPPROTO_TCP, IPPROTO_UDP,
 		IPPROTO_SCTP };
 	struct pa_pkt_meta fwd, rev;
-	struct frame f, r;
+	struct pa_test_frame f, r;
 	unsigned int i;
 	uint32_t a, b;
 	uint16_t pa, pb;
@@ -1416,11 +1309,11 @@ START_TEST(test_hash_is_symmetric_for_random_ipv4_tuples)
 		else
 			frame_sctp(&f, pa, pb);
 		frame_fix(&f);
-		put32(f.b + 26, a);
-		put32(f.b + 30, b);
+		pa_test_put32(f.b + 26, a);
+		pa_test_put32(f.b + 30, b);
 		r = f;
-		put32(r.b + 26, b);
-		put32(r.b + 30, a);
+		pa_test_put32(r.b + 26, b);
+		pa_test_put32(r.b + 30, a);
 		frame_set_ports(&r, pb, pa);
 
 		ck_assert_int_eq(parse_frame(&f, &fwd), PA_PKT_OK);
@@ -1435,7 +1328,7 @@ END_TEST
 START_TEST(test_hash_is_symmetric_for_random_ipv6_tuples)
 {
 	struct pa_pkt_meta fwd, rev;
-	struct frame f, r;
+	struct pa_test_frame f, r;
 	uint8_t a[16], b[16];
 	unsigned int i, k;
 	uint16_t pa, pb;
@@ -1555,13 +1448,13 @@ START_TEST(test_hash_spreads_random_flows_over_16_buckets)
 	enum { N = 10000 };
 	static uint32_t h[N];
 	struct pa_pkt_meta m;
-	struct frame f;
+	struct pa_test_frame f;
 	unsigned int i;
 
 	for (i = 0; i < N; i++) {
 		frame_v4_udp(&f, rng(), rng(), 18);
-		put32(f.b + 26, rng());
-		put32(f.b + 30, rng());
+		pa_test_put32(f.b + 26, rng());
+		pa_test_put32(f.b + 30, rng());
 		ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_OK);
 		h[i] = m.hash;
 	}
@@ -1607,7 +1500,7 @@ START_TEST(test_flow_key_raw_ipv4_is_network_order_tuple)
 	struct pa_pkt_meta m;
 	struct pa_flow_key k, zero;
 	static const uint16_t tpid[] = { RTE_ETHER_TYPE_VLAN };
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_l2(&f, 1, tpid, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(&f, IPPROTO_TCP, 7, 0);
@@ -1634,7 +1527,7 @@ START_TEST(test_flow_key_raw_ipv6_after_extension_headers)
 {
 	struct pa_pkt_meta m;
 	struct pa_flow_key k;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_v6_ext_udp(&f);
 	ck_assert_int_eq(parse_frame(&f, &m), PA_PKT_OK);
@@ -1652,7 +1545,7 @@ START_TEST(test_flow_key_raw_of_non_ip_is_einval_with_family_0)
 {
 	struct pa_pkt_meta m;
 	struct pa_flow_key k;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_ARP);
 	frame_payload(&f, 28);
@@ -1667,7 +1560,7 @@ START_TEST(test_flow_key_raw_of_later_fragment_has_zero_ports)
 {
 	struct pa_pkt_meta m;
 	struct pa_flow_key k;
-	struct frame f;
+	struct pa_test_frame f;
 
 	frame_eth(&f, RTE_ETHER_TYPE_IPV4);
 	frame_ipv4(&f, IPPROTO_UDP, 5, 100);
@@ -1709,7 +1602,7 @@ eal_teardown(void)
 
 /* f as a chain whose segments end at the given offsets (last: f->len) */
 static struct rte_mbuf *
-mbuf_chain(const struct frame *f, const uint32_t *ends, unsigned int n)
+mbuf_chain(const struct pa_test_frame *f, const uint32_t *ends, unsigned int n)
 {
 	struct rte_mbuf *head = NULL, *m;
 	uint32_t start = 0;
@@ -1747,7 +1640,7 @@ START_TEST(test_parse_mbuf_single_segment_fills_dynfield)
 {
 	struct pa_pkt_meta whole;
 	struct rte_mbuf *m;
-	struct frame f;
+	struct pa_test_frame f;
 	uint32_t end;
 
 	frame_v4_udp(&f, 777, 888, 18);
@@ -1768,7 +1661,7 @@ START_TEST(test_parse_mbuf_gathers_headers_split_across_segments)
 	struct pa_pkt_meta whole, got;
 	struct pa_flow_key k1, k2;
 	struct rte_mbuf *m;
-	struct frame f;
+	struct pa_test_frame f;
 	uint32_t ends[3];
 
 	frame_v6_ext_udp(&f);
@@ -1804,7 +1697,7 @@ START_TEST(test_rx_timestamp_keeps_48_bits_and_differences_wrap)
 
 	memset(&meta, 0, sizeof(meta));
 	ck_assert_uint_le(sizeof(meta), 24);
-	struct frame f;
+	struct pa_test_frame f;
 
 	pa_pkt_rx_tsc_set(&meta, t);
 	ck_assert_uint_eq(pa_pkt_rx_tsc(&meta), t & PA_PKT_TSC_MASK);
@@ -1827,12 +1720,12 @@ END_TEST
 START_TEST(test_parse_mbuf_never_returns_segment)
 {
 	struct rte_mbuf *m;
-	struct frame f;
+	struct pa_test_frame f;
 	uint32_t ends[2];
 
 	/* truncated chain: an error of its own, not SEGMENT */
 	frame_v4_tcp(&f, 1, 2, 0);
-	put16(f.b + 16, 200);
+	pa_test_put16(f.b + 16, 200);
 	ends[0] = 20;
 	ends[1] = f.len;
 	m = mbuf_chain(&f, ends, 2);
@@ -1857,7 +1750,7 @@ START_TEST(test_flow_key_reads_addresses_from_a_chain)
 {
 	struct pa_flow_key k;
 	struct rte_mbuf *m;
-	struct frame f;
+	struct pa_test_frame f;
 	uint32_t ends[2];
 
 	frame_v4_tcp(&f, 4321, 443, 10);
