@@ -50,6 +50,7 @@
 #include <jansson.h>
 
 #include "pa_config.h"
+#include "pa_net.h"
 #include "pa_pkt.h"
 
 /** Verdict of one packet (what the caller must do with it). */

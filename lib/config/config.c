@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "pa_config.h"
+#include "pa_net.h"
 #include "pa_rpc.h"
 
 #ifndef PA_DRIVERS_CONFIG_DIR
@@ -159,37 +160,6 @@ static bool
 is_digit(char ch)
 {
 	return ch >= '0' && ch <= '9';
-}
-
-static int
-hex_val(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
-/* Decimal digits only (no sign, no blanks); *end gets the first other char. */
-static int
-parse_ulong(const char *s, const char **end, unsigned long max,
-		unsigned long *out)
-{
-	char *e;
-	unsigned long v;
-
-	if (!is_digit(s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &e, 10);
-	if (errno != 0 || v > max)
-		return -ERANGE;
-	*end = e;
-	*out = v;
-	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -387,7 +357,7 @@ port_number(struct ctx *c, const json_t *v, const char *path,
 		return fail(c, "%s: expected an integer or a string of digits, got %s",
 				path, type_name(v));
 	s = json_string_value(v);
-	if (parse_ulong(s, &end, 65535, &x) < 0 || *end != '\0')
+	if (pa_net_parse_number(s, &end, 65535, &x) < 0 || *end != '\0')
 		return fail(c, "%s: invalid port number '%s'", path, s);
 	if (x < min || x > max)
 		return fail(c, "%s: %lu out of range %lu..%lu", path, x, min, max);
@@ -400,202 +370,8 @@ port_number(struct ctx *c, const json_t *v, const char *path,
 /* ------------------------------------------------------------------ */
 
 int
-pa_config_parse_ip(const char *s, struct pa_ip_addr *a, char *why,
-		size_t why_len)
-{
-	memset(a, 0, sizeof(*a));
-	if (s == NULL)
-		return why_set(why, why_len, "missing IP address");
-	if (strchr(s, ':') != NULL) {
-		if (inet_pton(AF_INET6, s, &a->v6) == 1) {
-			a->family = AF_INET6;
-			return 0;
-		}
-	} else if (inet_pton(AF_INET, s, &a->v4) == 1) {
-		a->family = AF_INET;
-		return 0;
-	}
-	memset(a, 0, sizeof(*a));
-	return why_set(why, why_len, "invalid IP address '%s'", s);
-}
-
-#define PFX_ANY_OK	0x1	/* "any" accepted */
-#define PFX_HOST_OK	0x2	/* host bits may be set */
-#define PFX_NEED_LEN	0x4	/* "/len" required */
-
-static bool
-prefix_host_bits(const struct pa_ip_prefix *p)
-{
-	const uint8_t *b;
-	unsigned int nbytes, i, len = p->len;
-
-	if (p->addr.family == AF_INET) {
-		b = (const uint8_t *)&p->addr.v4;
-		nbytes = 4;
-	} else {
-		b = p->addr.v6.s6_addr;
-		nbytes = 16;
-	}
-	for (i = 0; i < nbytes; i++) {
-		uint8_t mask;
-
-		if (len >= 8)
-			mask = 0xff;
-		else
-			mask = (uint8_t)(0xff00 >> len);
-		len = len >= 8 ? len - 8 : 0;
-		if (b[i] & (uint8_t)~mask)
-			return true;
-	}
-	return false;
-}
-
-static void
-prefix_mask(struct pa_ip_prefix *p)
-{
-	uint8_t *b;
-	unsigned int nbytes, i, len = p->len;
-
-	if (p->addr.family == AF_INET) {
-		b = (uint8_t *)&p->addr.v4;
-		nbytes = 4;
-	} else {
-		b = p->addr.v6.s6_addr;
-		nbytes = 16;
-	}
-	for (i = 0; i < nbytes; i++) {
-		uint8_t mask = len >= 8 ? 0xff : (uint8_t)(0xff00 >> len);
-
-		len = len >= 8 ? len - 8 : 0;
-		b[i] &= mask;
-	}
-}
-
-static int
-prefix_parse(const char *s, struct pa_ip_prefix *p, unsigned int flags,
-		char *why, size_t why_len)
-{
-	char addr[INET6_ADDRSTRLEN + 1];
-	char buf[INET6_ADDRSTRLEN + 8];
-	struct pa_ip_prefix masked;
-	const char *slash, *end;
-	unsigned long len;
-	unsigned int max;
-	size_t alen;
-
-	memset(p, 0, sizeof(*p));
-	if (s == NULL)
-		return why_set(why, why_len, "missing prefix");
-	if (strcmp(s, "any") == 0) {
-		if (flags & PFX_ANY_OK)
-			return 0;
-		return why_set(why, why_len,
-				"invalid prefix 'any': an address is required here");
-	}
-	slash = strchr(s, '/');
-	alen = slash != NULL ? (size_t)(slash - s) : strlen(s);
-	if (alen == 0 || alen >= sizeof(addr))
-		return why_set(why, why_len,
-				"invalid prefix '%s': expected ADDRESS/LENGTH", s);
-	memcpy(addr, s, alen);
-	addr[alen] = '\0';
-	if (pa_config_parse_ip(addr, &p->addr, NULL, 0) < 0)
-		return why_set(why, why_len,
-				"invalid prefix '%s': invalid IP address '%s'",
-				s, addr);
-	max = p->addr.family == AF_INET ? 32 : 128;
-	if (slash == NULL) {
-		if (flags & PFX_NEED_LEN) {
-			memset(p, 0, sizeof(*p));
-			return why_set(why, why_len,
-					"invalid prefix '%s': missing /LENGTH", s);
-		}
-		p->len = max;
-		return 0;
-	}
-	if (parse_ulong(slash + 1, &end, 1000, &len) < 0 || *end != '\0') {
-		memset(p, 0, sizeof(*p));
-		return why_set(why, why_len,
-				"invalid prefix '%s': length is not a number", s);
-	}
-	if (len > max) {
-		memset(p, 0, sizeof(*p));
-		return why_set(why, why_len,
-				"invalid prefix '%s': length %lu exceeds %u",
-				s, len, max);
-	}
-	p->len = (uint8_t)len;
-	if (!(flags & PFX_HOST_OK) && prefix_host_bits(p)) {
-		masked = *p;
-		prefix_mask(&masked);
-		pa_config_format_prefix(&masked, buf, sizeof(buf));
-		memset(p, 0, sizeof(*p));
-		return why_set(why, why_len,
-				"invalid prefix '%s': host bits set (did you mean '%s'?)",
-				s, buf);
-	}
-	return 0;
-}
-
-int
-pa_config_parse_prefix(const char *s, struct pa_ip_prefix *p, char *why,
-		size_t why_len)
-{
-	return prefix_parse(s, p, PFX_ANY_OK, why, why_len);
-}
-
-int
-pa_config_parse_port_range(const char *s, struct pa_port_range *r,
-		char *why, size_t why_len)
-{
-	unsigned long lo, hi;
-	const char *end;
-
-	r->lo = 0;
-	r->hi = 65535;
-	if (s == NULL)
-		return why_set(why, why_len, "missing port range");
-	if (strcmp(s, "any") == 0)
-		return 0;
-	if (parse_ulong(s, &end, 65535, &lo) < 0)
-		goto bad;
-	if (*end == '\0') {
-		hi = lo;
-	} else if (*end == '-') {
-		if (parse_ulong(end + 1, &end, 65535, &hi) < 0 || *end != '\0')
-			goto bad;
-	} else {
-		goto bad;
-	}
-	if (lo > hi)
-		return why_set(why, why_len,
-				"invalid port range '%s': %lu > %lu", s, lo, hi);
-	r->lo = (uint16_t)lo;
-	r->hi = (uint16_t)hi;
-	return 0;
-bad:
-	return why_set(why, why_len,
-			"invalid port range '%s': expected \"any\", \"N\" or \"LO-HI\" with ports 0..65535",
-			s);
-}
-
-static const struct {
-	const char *name;
-	int proto;
-} proto_names[] = {
-	{ "tcp", IPPROTO_TCP },
-	{ "udp", IPPROTO_UDP },
-	{ "icmp", IPPROTO_ICMP },
-	{ "icmpv6", IPPROTO_ICMPV6 },
-};
-
-int
 pa_config_parse_proto(const json_t *v, int *proto, char *why, size_t why_len)
 {
-	const char *s, *end;
-	unsigned long x;
-	size_t i;
-
 	if (v == NULL)
 		return why_set(why, why_len, "missing protocol");
 	if (json_is_integer(v)) {
@@ -610,113 +386,7 @@ pa_config_parse_proto(const json_t *v, int *proto, char *why, size_t why_len)
 		return why_set(why, why_len,
 				"expected a protocol name or number, got %s",
 				type_name(v));
-	s = json_string_value(v);
-	if (strcmp(s, "any") == 0) {
-		*proto = PA_PROTO_ANY;
-		return 0;
-	}
-	for (i = 0; i < sizeof(proto_names) / sizeof(proto_names[0]); i++) {
-		if (strcmp(s, proto_names[i].name) == 0) {
-			*proto = proto_names[i].proto;
-			return 0;
-		}
-	}
-	if (parse_ulong(s, &end, 255, &x) == 0 && *end == '\0') {
-		*proto = (int)x;
-		return 0;
-	}
-	return why_set(why, why_len,
-			"unknown protocol '%s' (expected \"any\", \"tcp\", \"udp\", \"icmp\", \"icmpv6\" or a number 0..255)",
-			s);
-}
-
-int
-pa_config_parse_mac(const char *s, uint8_t mac[6], char *why, size_t why_len)
-{
-	int i, hi, lo;
-
-	if (s == NULL)
-		return why_set(why, why_len, "missing MAC address");
-	if (strlen(s) != 17)
-		goto bad;
-	for (i = 0; i < 6; i++) {
-		hi = hex_val(s[3 * i]);
-		lo = hex_val(s[3 * i + 1]);
-		if (hi < 0 || lo < 0)
-			goto bad;
-		if (i < 5 && s[3 * i + 2] != ':')
-			goto bad;
-		mac[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return 0;
-bad:
-	return why_set(why, why_len,
-			"invalid MAC address '%s' (expected aa:bb:cc:dd:ee:ff)", s);
-}
-
-const char *
-pa_config_format_ip(const struct pa_ip_addr *a, char *buf, size_t len)
-{
-	if (len == 0)
-		return buf;
-	buf[0] = '\0';
-	if (a->family == AF_INET)
-		inet_ntop(AF_INET, &a->v4, buf, len);
-	else if (a->family == AF_INET6)
-		inet_ntop(AF_INET6, &a->v6, buf, len);
-	return buf;
-}
-
-const char *
-pa_config_format_prefix(const struct pa_ip_prefix *p, char *buf, size_t len)
-{
-	char ip[INET6_ADDRSTRLEN];
-
-	if (p->addr.family == 0)
-		snprintf(buf, len, "any");
-	else
-		snprintf(buf, len, "%s/%u",
-				pa_config_format_ip(&p->addr, ip, sizeof(ip)),
-				p->len);
-	return buf;
-}
-
-const char *
-pa_config_format_mac(const uint8_t mac[6], char *buf, size_t len)
-{
-	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x",
-			mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
-	return buf;
-}
-
-static const char *
-format_port_range(const struct pa_port_range *r, char *buf, size_t len)
-{
-	if (r->lo == 0 && r->hi == 65535)
-		snprintf(buf, len, "any");
-	else if (r->lo == r->hi)
-		snprintf(buf, len, "%u", r->lo);
-	else
-		snprintf(buf, len, "%u-%u", r->lo, r->hi);
-	return buf;
-}
-
-static bool
-ip_equal(const struct pa_ip_addr *a, const struct pa_ip_addr *b)
-{
-	if (a->family != b->family)
-		return false;
-	if (a->family == AF_INET)
-		return a->v4.s_addr == b->v4.s_addr;
-	if (a->family == AF_INET6)
-		return memcmp(&a->v6, &b->v6, sizeof(a->v6)) == 0;
-	return true;
-}
-
-static const char *
-family_name(int family)
-{
-	return family == AF_INET ? "IPv4" : "IPv6";
+	return pa_net_parse_proto(json_string_value(v), proto, why, why_len);
 }
 
 /* Port and service names: 1..31 of [A-Za-z0-9_.-]. */
@@ -780,7 +450,7 @@ get_ip(struct ctx *c, const json_t *obj, const char *path, const char *key,
 	rc = get_string(c, obj, path, key, &s);
 	if (rc <= 0)
 		return rc;
-	if (pa_config_parse_ip(s, a, why, sizeof(why)) < 0)
+	if (pa_net_parse_ip(s, a, why, sizeof(why)) < 0)
 		return fail(c, "%s: %s", kpath(p, sizeof(p), path, key), why);
 	return 1;
 }
@@ -797,7 +467,7 @@ get_mac(struct ctx *c, const json_t *obj, const char *path, const char *key,
 	rc = get_string(c, obj, path, key, &s);
 	if (rc <= 0)
 		return rc;
-	if (pa_config_parse_mac(s, mac, why, sizeof(why)) < 0)
+	if (pa_net_parse_mac(s, mac, why, sizeof(why)) < 0)
 		return fail(c, "%s: %s", kpath(p, sizeof(p), path, key), why);
 	return 1;
 }
@@ -813,7 +483,7 @@ pci_parse(const char *s, uint64_t *id)
 
 	if (n == 12) {
 		for (i = 0; i < 4; i++) {
-			h[i] = hex_val(p[i]);
+			h[i] = pa_net_hex_digit(p[i]);
 			if (h[i] < 0)
 				return -EINVAL;
 		}
@@ -824,10 +494,10 @@ pci_parse(const char *s, uint64_t *id)
 	} else if (n != 7) {
 		return -EINVAL;
 	}
-	h[0] = hex_val(p[0]);
-	h[1] = hex_val(p[1]);
-	h[2] = hex_val(p[3]);
-	h[3] = hex_val(p[4]);
+	h[0] = pa_net_hex_digit(p[0]);
+	h[1] = pa_net_hex_digit(p[1]);
+	h[2] = pa_net_hex_digit(p[3]);
+	h[3] = pa_net_hex_digit(p[4]);
 	if (h[0] < 0 || h[1] < 0 || h[2] < 0 || h[3] < 0 ||
 			p[2] != ':' || p[5] != '.' || !is_digit(p[6]))
 		return -EINVAL;
@@ -1017,11 +687,11 @@ port_addrs(struct ctx *c, const json_t *arr, const char *path,
 			return fail(c, "%s: expected a string, got %s", p,
 					type_name(v));
 		a = &port->addrs[i];
-		if (prefix_parse(json_string_value(v), a,
-				PFX_HOST_OK | PFX_NEED_LEN, why, sizeof(why)) < 0)
+		if (pa_net_parse_prefix_flags(json_string_value(v), a,
+				PA_NET_PREFIX_HOST_OK | PA_NET_PREFIX_NEED_LEN, why, sizeof(why)) < 0)
 			return fail(c, "%s: %s", p, why);
 		for (j = 0; j < i; j++)
-			if (ip_equal(&port->addrs[j].addr, &a->addr))
+			if (pa_ip_equal(&port->addrs[j].addr, &a->addr))
 				return fail(c, "%s: duplicate address '%s' (also %s[%u])",
 						p, json_string_value(v), path, j);
 		port->n_addrs = i + 1;
@@ -1429,7 +1099,7 @@ rule_prefix(struct ctx *c, const json_t *obj, const char *path,
 	rc = get_string(c, obj, path, key, &s);
 	if (rc <= 0)
 		return rc;
-	if (pa_config_parse_prefix(s, pfx, why, sizeof(why)) < 0)
+	if (pa_net_parse_prefix(s, pfx, why, sizeof(why)) < 0)
 		return fail(c, "%s: %s", kpath(p, sizeof(p), path, key), why);
 	return 1;
 }
@@ -1458,7 +1128,7 @@ rule_ports(struct ctx *c, const json_t *obj, const char *path,
 	if (!json_is_string(v))
 		return fail(c, "%s: expected a string (\"any\", \"N\", \"LO-HI\") or an integer, got %s",
 				p, type_name(v));
-	if (pa_config_parse_port_range(json_string_value(v), r, why,
+	if (pa_net_parse_port_range(json_string_value(v), r, why,
 			sizeof(why)) < 0)
 		return fail(c, "%s: %s", p, why);
 	return 1;
@@ -1525,9 +1195,9 @@ rule_parse(struct ctx *c, const json_t *obj, const char *path,
 	if (r->src.addr.family != 0 && r->dst.addr.family != 0 &&
 			r->src.addr.family != r->dst.addr.family)
 		return fail(c, "%s.dst: %s prefix '%s' but src is %s; a rule matches one address family (use \"any\" or two rules)",
-				path, family_name(r->dst.addr.family),
-				pa_config_format_prefix(&r->dst, buf, sizeof(buf)),
-				family_name(r->src.addr.family));
+				path, pa_net_family_name(r->dst.addr.family),
+				pa_net_format_prefix(&r->dst, buf, sizeof(buf)),
+				pa_net_family_name(r->src.addr.family));
 	if (rule_ports(c, obj, path, "sport", &r->sport) < 0 ||
 			rule_ports(c, obj, path, "dport", &r->dport) < 0)
 		return -EINVAL;
@@ -1713,33 +1383,6 @@ is_prime(unsigned long n)
 	return true;
 }
 
-/* Why @p a cannot be a VIP or a backend (NULL: it can): the unspecified
- * address, multicast, IPv4 broadcast and loopback reach no host. */
-static const char *
-unicast_problem(const struct pa_ip_addr *a)
-{
-	if (a->family == AF_INET) {
-		uint32_t x = ntohl(a->v4.s_addr);
-
-		if (x == 0)
-			return "the unspecified address";
-		if ((x >> 28) == 0xe)
-			return "a multicast address";
-		if (x == 0xffffffffu)
-			return "the broadcast address";
-		if ((x >> 24) == 127)
-			return "a loopback address";
-		return NULL;
-	}
-	if (IN6_IS_ADDR_UNSPECIFIED(&a->v6))
-		return "the unspecified address";
-	if (IN6_IS_ADDR_MULTICAST(&a->v6))
-		return "a multicast address";
-	if (IN6_IS_ADDR_LOOPBACK(&a->v6))
-		return "a loopback address";
-	return NULL;
-}
-
 static int
 backend_parse(struct ctx *c, const json_t *obj, const char *path,
 		const struct pa_config_service *svc, struct pa_config_backend *be)
@@ -1764,16 +1407,16 @@ backend_parse(struct ctx *c, const json_t *obj, const char *path,
 		return missing(c, path, "addr");
 	if (be->addr.family != svc->vip.family)
 		return fail(c, "%s.addr: %s backend '%s' for an %s service",
-				path, family_name(be->addr.family),
-				pa_config_format_ip(&be->addr, buf, sizeof(buf)),
-				family_name(svc->vip.family));
-	if (unicast_problem(&be->addr) != NULL)
+				path, pa_net_family_name(be->addr.family),
+				pa_net_format_ip(&be->addr, buf, sizeof(buf)),
+				pa_net_family_name(svc->vip.family));
+	if (pa_ip_unicast_problem(&be->addr) != NULL)
 		return fail(c, "%s.addr: '%s' is %s, not a backend", path,
-				pa_config_format_ip(&be->addr, buf, sizeof(buf)),
-				unicast_problem(&be->addr));
-	if (ip_equal(&be->addr, &svc->vip))
+				pa_net_format_ip(&be->addr, buf, sizeof(buf)),
+				pa_ip_unicast_problem(&be->addr));
+	if (pa_ip_equal(&be->addr, &svc->vip))
 		return fail(c, "%s.addr: '%s' is the service's own VIP", path,
-				pa_config_format_ip(&be->addr, buf, sizeof(buf)));
+				pa_net_format_ip(&be->addr, buf, sizeof(buf)));
 	v = json_object_get(obj, "port");
 	if (v != NULL) {
 		kpath(p, sizeof(p), path, "port");
@@ -1852,10 +1495,10 @@ service_parse(struct ctx *c, const json_t *obj, const char *path,
 		return rc;
 	if (rc == 0)
 		return missing(c, path, "vip");
-	if (unicast_problem(&svc->vip) != NULL)
+	if (pa_ip_unicast_problem(&svc->vip) != NULL)
 		return fail(c, "%s.vip: '%s' is %s, not a VIP", path,
-				pa_config_format_ip(&svc->vip, buf, sizeof(buf)),
-				unicast_problem(&svc->vip));
+				pa_net_format_ip(&svc->vip, buf, sizeof(buf)),
+				pa_ip_unicast_problem(&svc->vip));
 	v = json_object_get(obj, "port");
 	if (v == NULL)
 		return missing(c, path, "port");
@@ -1891,7 +1534,7 @@ service_parse(struct ctx *c, const json_t *obj, const char *path,
 				path,
 				json_object_get(obj, "forward") == NULL ?
 					" (the default)" : "",
-				family_name(svc->vip.family),
+				pa_net_family_name(svc->vip.family),
 				need4 ? "local_addr" : "local_addr6");
 	rc = get_int(c, obj, path, "table_size", CFG_MIN_TABLE_SIZE,
 			CFG_MAX_TABLE_SIZE, &x);
@@ -1919,11 +1562,11 @@ service_parse(struct ctx *c, const json_t *obj, const char *path,
 		if (rc < 0)
 			goto out;
 		for (j = 0; j < i; j++) {
-			if (ip_equal(&svc->backends[j].addr,
+			if (pa_ip_equal(&svc->backends[j].addr,
 					&svc->backends[i].addr)) {
 				rc = fail(c, "%s.addr: duplicate backend '%s' (also %s[%u])",
 						bp,
-						pa_config_format_ip(&svc->backends[i].addr,
+						pa_net_format_ip(&svc->backends[i].addr,
 							buf, sizeof(buf)),
 						p, j);
 				goto out;
@@ -1950,12 +1593,9 @@ pa_config_parse_service(const json_t *obj, const struct pa_config_lb *lb,
 static const char *
 proto_name(int proto)
 {
-	size_t i;
+	const char *n = pa_net_proto_name(proto);
 
-	for (i = 0; i < sizeof(proto_names) / sizeof(proto_names[0]); i++)
-		if (proto_names[i].proto == proto)
-			return proto_names[i].name;
-	return "?";
+	return n != NULL ? n : "?";
 }
 
 static void
@@ -2061,10 +1701,10 @@ lb_parse(struct ctx *c, const json_t *obj, struct pa_config *cfg)
 			if (strcmp(a->name, b->name) == 0)
 				return fail(c, "%s.name: duplicate service name '%s' (also $.lb.services[%u])",
 						p, a->name, j);
-			if (ip_equal(&a->vip, &b->vip) && a->port == b->port &&
+			if (pa_ip_equal(&a->vip, &b->vip) && a->port == b->port &&
 					a->proto == b->proto)
 				return fail(c, "%s.vip: %s port %u %s is already service '%s' ($.lb.services[%u])",
-						p, pa_config_format_ip(&a->vip, buf,
+						p, pa_net_format_ip(&a->vip, buf,
 							sizeof(buf)),
 						a->port, proto_name(a->proto),
 						b->name, j);
@@ -2104,13 +1744,13 @@ listen_check(const char *s, char *why, size_t why_len)
 		goto bad;
 	memcpy(host, h, hlen);
 	host[hlen] = '\0';
-	if (pa_config_parse_ip(host, &a, NULL, 0) < 0)
+	if (pa_net_parse_ip(host, &a, NULL, 0) < 0)
 		return why_set(why, why_len,
 				"invalid listen address '%s': invalid IP address '%s'",
 				s, host);
 	if ((s[0] == '[') != (a.family == AF_INET6))
 		goto bad;
-	if (parse_ulong(colon + 1, &end, 65535, &port) < 0 || *end != '\0' ||
+	if (pa_net_parse_number(colon + 1, &end, 65535, &port) < 0 || *end != '\0' ||
 			port == 0)
 		return why_set(why, why_len,
 				"invalid listen address '%s': port must be 1..65535",
@@ -2439,7 +2079,7 @@ ip_json(const struct pa_ip_addr *a)
 {
 	char buf[INET6_ADDRSTRLEN];
 
-	return json_string(pa_config_format_ip(a, buf, sizeof(buf)));
+	return json_string(pa_net_format_ip(a, buf, sizeof(buf)));
 }
 
 static json_t *
@@ -2447,7 +2087,7 @@ prefix_json(const struct pa_ip_prefix *p)
 {
 	char buf[INET6_ADDRSTRLEN + 8];
 
-	return json_string(pa_config_format_prefix(p, buf, sizeof(buf)));
+	return json_string(pa_net_format_prefix(p, buf, sizeof(buf)));
 }
 
 static json_t *
@@ -2455,7 +2095,7 @@ mac_json(const uint8_t mac[6])
 {
 	char buf[18];
 
-	return json_string(pa_config_format_mac(mac, buf, sizeof(buf)));
+	return json_string(pa_net_format_mac(mac, buf, sizeof(buf)));
 }
 
 static json_t *
@@ -2576,9 +2216,9 @@ pa_config_acl_rule_to_json(const struct pa_config_acl_rule *r,
 	rc |= json_object_set_new(o, "src", prefix_json(&r->src));
 	rc |= json_object_set_new(o, "dst", prefix_json(&r->dst));
 	rc |= json_object_set_new(o, "sport",
-			json_string(format_port_range(&r->sport, buf, sizeof(buf))));
+			json_string(pa_net_format_port_range(&r->sport, buf, sizeof(buf))));
 	rc |= json_object_set_new(o, "dport",
-			json_string(format_port_range(&r->dport, buf, sizeof(buf))));
+			json_string(pa_net_format_port_range(&r->dport, buf, sizeof(buf))));
 	if (r->proto == PA_PROTO_ANY)
 		rc |= json_object_set_new(o, "proto", json_string("any"));
 	else if (strcmp(proto_name(r->proto), "?") != 0)

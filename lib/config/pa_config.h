@@ -20,32 +20,13 @@
 
 #include <jansson.h>
 
+#include "pa_net.h"
+
 #define PA_CONFIG_NAME_MAX	32	/**< port/service names, NUL included */
 #define PA_CONFIG_ERR_MAX	512	/**< size of an error message buffer */
 #define PA_CONFIG_MAX_PORTS	32
 #define PA_CONFIG_MAX_LCORES	128	/**< lcores per stage */
 #define PA_CONFIG_MAX_ADDRS	16	/**< addresses per port */
-
-/** An IPv4 or IPv6 address. */
-struct pa_ip_addr {
-	uint8_t family;			/**< AF_INET or AF_INET6 */
-	union {
-		struct in_addr v4;
-		struct in6_addr v6;
-	};
-};
-
-/** A prefix; family 0 means "any" (matches both families). */
-struct pa_ip_prefix {
-	struct pa_ip_addr addr;		/**< host bits are zero */
-	uint8_t len;			/**< prefix length */
-};
-
-/** Port range, inclusive, host order. "any" is 0-65535. */
-struct pa_port_range {
-	uint16_t lo;
-	uint16_t hi;
-};
 
 /** One port of the "ports" section. */
 struct pa_config_port {
@@ -122,9 +103,6 @@ enum pa_acl_action {
 	PA_ACL_MARK,
 	PA_ACL_POLICE,
 };
-
-/** Protocol value meaning "any". */
-#define PA_PROTO_ANY	(-1)
 
 struct pa_config_acl_rule {
 	uint32_t id;			/**< 1..2^31 */
@@ -265,25 +243,12 @@ json_t *pa_config_to_json(const struct pa_config *cfg);
 /** Index of the port named @p name, or -1. */
 int pa_config_port_index(const struct pa_config *cfg, const char *name);
 
-/* Field parsers, shared with the RPC adapters of later libraries.
- * Each returns 0 or -EINVAL and writes the reason (without the path) to
- * @p why. */
-int pa_config_parse_ip(const char *s, struct pa_ip_addr *a,
-		char *why, size_t why_len);
-int pa_config_parse_prefix(const char *s, struct pa_ip_prefix *p,
-		char *why, size_t why_len);
-int pa_config_parse_port_range(const char *s, struct pa_port_range *r,
-		char *why, size_t why_len);
+/**
+ * A protocol as a JSON value: an integer 0..255 or a string that
+ * pa_net_parse_proto() accepts. @return 0 or -EINVAL (reason in @p why).
+ */
 int pa_config_parse_proto(const json_t *v, int *proto,
 		char *why, size_t why_len);
-int pa_config_parse_mac(const char *s, uint8_t mac[6],
-		char *why, size_t why_len);
-
-/** Formatters (inverse of the parsers). @return @p buf. */
-const char *pa_config_format_ip(const struct pa_ip_addr *a,
-		char *buf, size_t len);
-const char *pa_config_format_prefix(const struct pa_ip_prefix *p,
-		char *buf, size_t len);
 
 /* ------------------------------------------------------------------ */
 /* Additions: helpers shared with the RPC adapters of later libraries.  */
@@ -344,9 +309,6 @@ json_t *pa_config_acl_rule_to_json(const struct pa_config_acl_rule *r,
 		const struct pa_config *cfg);
 json_t *pa_config_service_to_json(const struct pa_config_service *svc);
 json_t *pa_config_backend_to_json(const struct pa_config_backend *be);
-
-/** "aa:bb:cc:dd:ee:ff". @return @p buf. */
-const char *pa_config_format_mac(const uint8_t mac[6], char *buf, size_t len);
 
 /**
  * Make @p cfg the configuration that the "config_get" RPC reports (NULL:

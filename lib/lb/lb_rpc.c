@@ -89,7 +89,7 @@ get_addr(const json_t *params, struct pa_ip_addr *a, struct pa_rpc_error *err)
 	if (v == NULL)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params.addr: required key missing");
-	if (!json_is_string(v) || pa_config_parse_ip(json_string_value(v), a,
+	if (!json_is_string(v) || pa_net_parse_ip(json_string_value(v), a,
 			why, sizeof(why)) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params.addr: expected an IPv4 or IPv6 address");

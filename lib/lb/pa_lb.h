@@ -72,6 +72,7 @@
 #include <jansson.h>
 
 #include "pa_config.h"
+#include "pa_net.h"
 #include "pa_pkt.h"
 #include "pa_port.h"
 

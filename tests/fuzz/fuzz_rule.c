@@ -3,7 +3,7 @@
  * fuzz_rule: the field and object parsers that the loader and the RPC
  * adapters share (lib/config/).
  *
- * Each input is taken as a NUL-terminated string by pa_config_parse_ip,
+ * Each input is taken as a NUL-terminated string by pa_net_parse_ip,
  * _prefix, _port_range and _mac (what parses must format and parse back
  * to the same value), and, when it is JSON, by pa_config_parse_proto and,
  * for an object, by pa_config_parse_acl_rule and pa_config_parse_service
@@ -53,27 +53,27 @@ strings(const char *s)
 	struct pa_port_range r;
 	uint8_t mac[6], mac2[6];
 
-	if (pa_config_parse_ip(s, &a, why, sizeof(why)) == 0) {
-		pa_config_format_ip(&a, buf, sizeof(buf));
-		if (pa_config_parse_ip(buf, &a2, why, sizeof(why)) != 0 ||
+	if (pa_net_parse_ip(s, &a, why, sizeof(why)) == 0) {
+		pa_net_format_ip(&a, buf, sizeof(buf));
+		if (pa_net_parse_ip(buf, &a2, why, sizeof(why)) != 0 ||
 				memcmp(&a, &a2, sizeof(a)) != 0)
 			fuzz_fail(TARGET, "IP '%s' formats as '%s', which parses differently",
 				s, buf);
 	}
-	if (pa_config_parse_prefix(s, &p, why, sizeof(why)) == 0) {
-		pa_config_format_prefix(&p, buf, sizeof(buf));
-		if (pa_config_parse_prefix(buf, &p2, why, sizeof(why)) != 0 ||
+	if (pa_net_parse_prefix(s, &p, why, sizeof(why)) == 0) {
+		pa_net_format_prefix(&p, buf, sizeof(buf));
+		if (pa_net_parse_prefix(buf, &p2, why, sizeof(why)) != 0 ||
 				memcmp(&p, &p2, sizeof(p)) != 0)
 			fuzz_fail(TARGET, "prefix '%s' formats as '%s', which parses differently",
 				s, buf);
 	}
-	if (pa_config_parse_port_range(s, &r, why, sizeof(why)) == 0 &&
+	if (pa_net_parse_port_range(s, &r, why, sizeof(why)) == 0 &&
 			r.lo > r.hi)
 		fuzz_fail(TARGET, "port range '%s' parses as %u-%u", s, r.lo,
 			r.hi);
-	if (pa_config_parse_mac(s, mac, why, sizeof(why)) == 0) {
-		pa_config_format_mac(mac, buf, sizeof(buf));
-		if (pa_config_parse_mac(buf, mac2, why, sizeof(why)) != 0 ||
+	if (pa_net_parse_mac(s, mac, why, sizeof(why)) == 0) {
+		pa_net_format_mac(mac, buf, sizeof(buf));
+		if (pa_net_parse_mac(buf, mac2, why, sizeof(why)) != 0 ||
 				memcmp(mac, mac2, sizeof(mac)) != 0)
 			fuzz_fail(TARGET, "MAC '%s' formats as '%s', which parses differently",
 				s, buf);

@@ -61,7 +61,7 @@ ip4(const struct pa_ip_addr *a)
 {
 	static char buf[INET6_ADDRSTRLEN];
 
-	return pa_config_format_ip(a, buf, sizeof(buf));
+	return pa_net_format_ip(a, buf, sizeof(buf));
 }
 
 static void
@@ -478,9 +478,9 @@ START_TEST(test_port_addr_keeps_host_bits_as_given)
 	char buf[64];
 
 	ck_assert_uint_eq(cfg->ports[0].n_addrs, 2);
-	ck_assert_str_eq(pa_config_format_prefix(&cfg->ports[0].addrs[0], buf,
+	ck_assert_str_eq(pa_net_format_prefix(&cfg->ports[0].addrs[0], buf,
 			sizeof(buf)), "198.51.100.5/24");
-	ck_assert_str_eq(pa_config_format_prefix(&cfg->ports[0].addrs[1], buf,
+	ck_assert_str_eq(pa_net_format_prefix(&cfg->ports[0].addrs[1], buf,
 			sizeof(buf)), "2001:db8::5/64");
 	pa_config_free(cfg);
 }
@@ -1461,36 +1461,36 @@ START_TEST(test_field_parsers_accept_valid_and_refuse_invalid)
 	json_t *v;
 	int proto;
 
-	ck_assert_int_eq(pa_config_parse_ip("192.0.2.1", &a, why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_net_parse_ip("192.0.2.1", &a, why, sizeof(why)), 0);
 	ck_assert_int_eq(a.family, AF_INET);
-	ck_assert_int_eq(pa_config_parse_ip("::ffff:1.2.3.4", &a, why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_net_parse_ip("::ffff:1.2.3.4", &a, why, sizeof(why)), 0);
 	ck_assert_int_eq(a.family, AF_INET6);
-	ck_assert_int_eq(pa_config_parse_ip(" 192.0.2.1", &a, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_ip(" 192.0.2.1", &a, why, sizeof(why)), -EINVAL);
 	ck_assert_str_eq(why, "invalid IP address ' 192.0.2.1'");
-	ck_assert_int_eq(pa_config_parse_ip("192.0.2.1/32", &a, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_ip("192.0.2.1/32", &a, why, sizeof(why)), -EINVAL);
 
-	ck_assert_int_eq(pa_config_parse_prefix("any", &p, why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_net_parse_prefix("any", &p, why, sizeof(why)), 0);
 	ck_assert_int_eq(p.addr.family, 0);
-	ck_assert_int_eq(pa_config_parse_prefix("0.0.0.0/0", &p, why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_net_parse_prefix("0.0.0.0/0", &p, why, sizeof(why)), 0);
 	ck_assert_uint_eq(p.len, 0);
-	ck_assert_int_eq(pa_config_parse_prefix("2001:db8::/32", &p, why, sizeof(why)), 0);
-	ck_assert_str_eq(pa_config_format_prefix(&p, buf, sizeof(buf)), "2001:db8::/32");
-	ck_assert_int_eq(pa_config_parse_prefix("2001:db8::1/32", &p, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_prefix("2001:db8::/32", &p, why, sizeof(why)), 0);
+	ck_assert_str_eq(pa_net_format_prefix(&p, buf, sizeof(buf)), "2001:db8::/32");
+	ck_assert_int_eq(pa_net_parse_prefix("2001:db8::1/32", &p, why, sizeof(why)), -EINVAL);
 	ck_assert_str_eq(why, "invalid prefix '2001:db8::1/32': host bits set (did you mean '2001:db8::/32'?)");
-	ck_assert_int_eq(pa_config_parse_prefix("10.0.0.0/", &p, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_prefix("/8", &p, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_prefix("10.0.0.0/-1", &p, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_prefix("10.0.0.0/99999999999999999999", &p, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_prefix("10.0.0.0/", &p, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_prefix("/8", &p, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_prefix("10.0.0.0/-1", &p, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_prefix("10.0.0.0/99999999999999999999", &p, why, sizeof(why)), -EINVAL);
 
-	ck_assert_int_eq(pa_config_parse_port_range("any", &r, why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_net_parse_port_range("any", &r, why, sizeof(why)), 0);
 	ck_assert_uint_eq(r.lo, 0);
 	ck_assert_uint_eq(r.hi, 65535);
-	ck_assert_int_eq(pa_config_parse_port_range("80-80", &r, why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_net_parse_port_range("80-80", &r, why, sizeof(why)), 0);
 	ck_assert_uint_eq(r.lo, 80);
-	ck_assert_int_eq(pa_config_parse_port_range("80-", &r, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_port_range("-80", &r, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_port_range(" 80", &r, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_port_range("", &r, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_port_range("80-", &r, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_port_range("-80", &r, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_port_range(" 80", &r, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_port_range("", &r, why, sizeof(why)), -EINVAL);
 
 	v = json_string("udp");
 	ck_assert_int_eq(pa_config_parse_proto(v, &proto, why, sizeof(why)), 0);
@@ -1503,11 +1503,11 @@ START_TEST(test_field_parsers_accept_valid_and_refuse_invalid)
 	ck_assert_int_eq(pa_config_parse_proto(v, &proto, why, sizeof(why)), -EINVAL);
 	json_decref(v);
 
-	ck_assert_int_eq(pa_config_parse_mac("AA:bb:0c:dd:ee:0F", mac, why, sizeof(why)), 0);
-	ck_assert_str_eq(pa_config_format_mac(mac, buf, sizeof(buf)), "aa:bb:0c:dd:ee:0f");
-	ck_assert_int_eq(pa_config_parse_mac("aa:bb:cc:dd:ee:f", mac, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_mac("aa:bb:cc:dd:ee:fg", mac, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_mac("aa:bb:cc:dd:ee:ff:", mac, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_mac("AA:bb:0c:dd:ee:0F", mac, why, sizeof(why)), 0);
+	ck_assert_str_eq(pa_net_format_mac(mac, buf, sizeof(buf)), "aa:bb:0c:dd:ee:0f");
+	ck_assert_int_eq(pa_net_parse_mac("aa:bb:cc:dd:ee:f", mac, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_mac("aa:bb:cc:dd:ee:fg", mac, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_mac("aa:bb:cc:dd:ee:ff:", mac, why, sizeof(why)), -EINVAL);
 
 	ck_assert_int_eq(pa_config_check_name("a.b-c_D9", why, sizeof(why)), 0);
 	ck_assert_int_eq(pa_config_check_name("", why, sizeof(why)), -EINVAL);

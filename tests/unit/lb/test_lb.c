@@ -125,7 +125,7 @@ addr_of(const char *s)
 	char why[PA_CONFIG_ERR_MAX];
 	struct pa_ip_addr a;
 
-	ck_assert_msg(pa_config_parse_ip(s, &a, why, sizeof(why)) == 0,
+	ck_assert_msg(pa_net_parse_ip(s, &a, why, sizeof(why)) == 0,
 		"%s: %s", s, why);
 	return a;
 }
