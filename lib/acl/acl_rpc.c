@@ -69,7 +69,7 @@ rpc_acl_rule_add(const json_t *params, json_t **result, struct pa_rpc_error *err
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params: expected a rule object");
 	memset(&rule, 0, sizeof(rule));
-	if (pa_config_parse_acl_rule(params, rpc_cfg, "params", &rule, why,
+	if (pa_acl_config_parse_rule(params, rpc_cfg, "params", &rule, why,
 			sizeof(why)) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
 	ret = pa_acl_rule_add(rpc_acl, &rule, why, sizeof(why));
@@ -204,7 +204,7 @@ rpc_acl_rules_replace(const json_t *params, json_t **result,
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR, "out of memory");
 	json_array_foreach(rules, i, v) {
 		snprintf(path, sizeof(path), "params.rules[%zu]", i);
-		if (pa_config_parse_acl_rule(v, rpc_cfg, path, &table.rules[i],
+		if (pa_acl_config_parse_rule(v, rpc_cfg, path, &table.rules[i],
 				why, sizeof(why)) != 0) {
 			pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
 			goto out;

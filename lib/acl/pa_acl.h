@@ -49,6 +49,7 @@
 
 #include <jansson.h>
 
+#include "pa_acl_config.h"
 #include "pa_config.h"
 #include "pa_net.h"
 #include "pa_pkt.h"

@@ -467,7 +467,7 @@ ctl_clear(struct pa_lb *lb, struct lb_svc_ctl *c)
 	for (i = 0; i < c->n_slots; i++)
 		if (c->be_uid[i] != 0)
 			lb->cslot_free[lb->n_cslot_free++] = c->be_cslot[i];
-	pa_config_service_clear(&c->cfg);
+	pa_lb_config_service_clear(&c->cfg);
 	free(c->be_uid);
 	free(c->be_cslot);
 	memset(c, 0, sizeof(*c));
@@ -900,7 +900,7 @@ pa_lb_export(const struct pa_lb *lb, struct pa_config_lb *out)
 		n++;
 	}
 	for (i = 0; i < out->n_services; i++)
-		pa_config_service_clear(&out->services[i]);
+		pa_lb_config_service_clear(&out->services[i]);
 	free(out->services);
 	out->services = svcs;
 	out->n_services = n;
@@ -908,7 +908,7 @@ pa_lb_export(const struct pa_lb *lb, struct pa_config_lb *out)
 out:
 	if (svcs != NULL) {
 		for (i = 0; i < n; i++)
-			pa_config_service_clear(&svcs[i]);
+			pa_lb_config_service_clear(&svcs[i]);
 		free(svcs);
 	}
 	pthread_mutex_unlock(&l->lock);
@@ -954,7 +954,7 @@ pa_lb_services_json(struct pa_lb *lb)
 
 		if (!c->used)
 			continue;
-		o = pa_config_service_to_json(&c->cfg);
+		o = pa_lb_config_service_to_json(&c->cfg);
 		bes = json_array();
 		if (o == NULL || bes == NULL)
 			goto nomem;
@@ -962,7 +962,7 @@ pa_lb_services_json(struct pa_lb *lb)
 		for (j = 0; j < c->n_slots; j++) {
 			if (c->be_uid[j] == 0)
 				continue;
-			b = pa_config_backend_to_json(&c->cfg.backends[j]);
+			b = pa_lb_config_backend_to_json(&c->cfg.backends[j]);
 			if (b == NULL)
 				goto nomem;
 			backend_counts(lb, c->be_uid[j], c->be_cslot[j],

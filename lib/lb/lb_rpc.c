@@ -129,7 +129,7 @@ rpc_lb_service_add(const json_t *params, json_t **result,
 	if (!json_is_object(params))
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params: expected a service object");
-	if (pa_config_parse_service(params, rpc_cfg != NULL ? &rpc_cfg->lb :
+	if (pa_lb_config_parse_service(params, rpc_cfg != NULL ? &rpc_cfg->lb :
 			NULL, "params", &svc, why, sizeof(why)) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
 	ret = pa_lb_service_add(rpc_lb, &svc, why, sizeof(why));
@@ -137,7 +137,7 @@ rpc_lb_service_add(const json_t *params, json_t **result,
 		sync_running();
 		*result = json_pack("{s:s}", "name", svc.name);
 	}
-	pa_config_service_clear(&svc);
+	pa_lb_config_service_clear(&svc);
 	return ret != 0 ? core_error(ret, why, err) : 0;
 }
 PA_RPC_REGISTER("lb_service_add", rpc_lb_service_add,
@@ -217,15 +217,15 @@ rpc_lb_backend_add(const json_t *params, json_t **result,
 	/* the backend object is params without "service" */
 	obj = json_deep_copy(params);
 	if (obj == NULL) {
-		pa_config_service_clear(&svc);
+		pa_lb_config_service_clear(&svc);
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
 			"out of memory");
 	}
 	json_object_del(obj, "service");
-	ret = pa_config_parse_backend(obj, &svc, "params", &be, why,
+	ret = pa_lb_config_parse_backend(obj, &svc, "params", &be, why,
 		sizeof(why));
 	json_decref(obj);
-	pa_config_service_clear(&svc);
+	pa_lb_config_service_clear(&svc);
 	if (ret != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
 	ret = pa_lb_backend_add(rpc_lb, name, &be, why, sizeof(why));

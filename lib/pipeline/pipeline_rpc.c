@@ -296,7 +296,7 @@ rpc_trace_packet(const json_t *params, json_t **result,
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params.dst: address family differs from params.src");
 	v = json_object_get(params, "proto");
-	if (v == NULL || pa_config_parse_proto(v, &proto, why, sizeof(why)) != 0 ||
+	if (v == NULL || pa_decode_parse_proto(v, &proto, why, sizeof(why)) != 0 ||
 	    proto == PA_PROTO_ANY)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params.proto: expected a protocol name or number 0..255");
