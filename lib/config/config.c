@@ -56,12 +56,6 @@ pa_config_section_register(struct pa_config_section *s)
 	*pp = s;
 }
 
-const struct pa_config_section *
-pa_config_sections(void)
-{
-	return sections;
-}
-
 int
 pa_config_port_index(const struct pa_config *cfg, const char *name)
 {

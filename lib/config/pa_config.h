@@ -324,9 +324,6 @@ enum pa_config_order {
  * ignored). Before main(), from PA_CONFIG_SECTION_REGISTER(). */
 void pa_config_section_register(struct pa_config_section *s);
 
-/** The registered sections, in order (linked by "next"). */
-const struct pa_config_section *pa_config_sections(void);
-
 /** Register section @p sec (a static struct pa_config_section). */
 #define PA_CONFIG_SECTION_REGISTER(sec)					\
 	static void __attribute__((constructor))			\
