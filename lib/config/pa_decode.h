@@ -56,7 +56,7 @@ enum pa_decode_type {
 	PA_DECODE_STRING,
 	/** One of .names, stored as its index in an integer of .size bytes. */
 	PA_DECODE_ENUM,
-	/** pa_decode_check_name(), copied into a char[.size]. */
+	/** pa_decode_check_name(), copied into a char[PA_DECODE_NAME_MAX]. */
 	PA_DECODE_NAME,
 	/** struct pa_ip_addr */
 	PA_DECODE_IP,
