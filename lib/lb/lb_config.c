@@ -2,6 +2,7 @@
 /* The "lb" configuration section: services, backends, flow table. */
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -413,31 +414,23 @@ lb_flow_table(const struct pa_decode_field *f, const json_t *v,
 			err, err_len);
 }
 
+/* "local_addr" is the IPv4 outer source address, "local_addr6" the IPv6
+ * one; each refuses the other family. */
 static int
 lb_local_addr_check(const struct pa_decode_field *f, const json_t *v,
 		const char *path, void *out, void *arg, char *err,
 		size_t err_len)
 {
 	const struct pa_config_lb *lb = out;
+	bool v4 = f->offset == offsetof(struct pa_config_lb, local_addr);
+	const struct pa_ip_addr *a = v4 ? &lb->local_addr : &lb->local_addr6;
 
-	if (lb->local_addr.family != AF_INET)
+	if (a->family != (v4 ? AF_INET : AF_INET6))
 		return pa_decode_fail(err, err_len,
-				"%s: expected an IPv4 address, got '%s' (IPv6 goes in local_addr6)",
-				path, json_string_value(v));
-	return 0;
-}
-
-static int
-lb_local_addr6_check(const struct pa_decode_field *f, const json_t *v,
-		const char *path, void *out, void *arg, char *err,
-		size_t err_len)
-{
-	const struct pa_config_lb *lb = out;
-
-	if (lb->local_addr6.family != AF_INET6)
-		return pa_decode_fail(err, err_len,
-				"%s: expected an IPv6 address, got '%s' (IPv4 goes in local_addr)",
-				path, json_string_value(v));
+				"%s: expected an %s address, got '%s' (%s goes in %s)",
+				path, v4 ? "IPv4" : "IPv6", json_string_value(v),
+				v4 ? "IPv6" : "IPv4",
+				v4 ? "local_addr6" : "local_addr");
 	return 0;
 }
 
@@ -497,7 +490,7 @@ static const struct pa_decode_field lb_fields[] = {
 	  .check = lb_local_addr_check },
 	{ .name = "local_addr6", .type = PA_DECODE_IP, LB(local_addr6),
 	  PA_DECODE_PRESENT(struct pa_config_lb, has_local_addr6),
-	  .check = lb_local_addr6_check },
+	  .check = lb_local_addr_check },
 	{ .name = "flow_table", .type = PA_DECODE_CUSTOM,
 	  .decode = lb_flow_table },
 	{ .name = "services", .type = PA_DECODE_CUSTOM, .decode = lb_services },
