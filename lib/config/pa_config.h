@@ -309,8 +309,9 @@ struct pa_config_section {
 	struct pa_config_section *next;	/**< the registry's */
 };
 
-/** Parse order of the sections: later ones may use earlier ones
- * (ACL "in_port" names a port, LB services need nothing but ports). */
+/** Order of the sections: parsing (a later one may use an earlier one:
+ * ACL "in_port" names a port), freeing, and the keys of
+ * pa_config_to_json(). */
 enum pa_config_order {
 	PA_CONFIG_ORDER_PORTS = 10,	/**< lib/port/port_config.c */
 	PA_CONFIG_ORDER_PIPELINE = 20,	/**< lib/pipeline/pipeline_config.c */
