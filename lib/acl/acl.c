@@ -131,7 +131,7 @@ rules_json_locked(const struct pa_acl *acl)
 	for (i = 0; i < acl->n_rules; i++) {
 		unsigned int k = rank[i].index;
 		uint64_t pkts, bytes;
-		json_t *o = pa_config_acl_rule_to_json(&acl->rules[k], acl->cfg);
+		json_t *o = pa_acl_config_rule_to_json(&acl->rules[k], acl->cfg);
 
 		if (o == NULL) {
 			json_decref(arr);

@@ -40,7 +40,7 @@ rpc_acl_rule_add(void *ctx, const json_t *params, json_t **result,
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params: expected a rule object");
 	memset(&rule, 0, sizeof(rule));
-	if (pa_config_parse_acl_rule(params, x->running, "params", &rule, why,
+	if (pa_acl_config_parse_rule(params, x->running, "params", &rule, why,
 			sizeof(why)) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
 	ret = pa_acl_rule_add(x->acl, &rule, why, sizeof(why));
@@ -172,7 +172,7 @@ rpc_acl_rules_replace(void *ctx, const json_t *params, json_t **result,
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR, "out of memory");
 	json_array_foreach(rules, i, v) {
 		snprintf(path, sizeof(path), "params.rules[%zu]", i);
-		if (pa_config_parse_acl_rule(v, x->running, path,
+		if (pa_acl_config_parse_rule(v, x->running, path,
 				&table.rules[i], why, sizeof(why)) != 0) {
 			pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
 			goto out;

@@ -49,7 +49,9 @@
 
 #include <jansson.h>
 
+#include "pa_acl_config.h"
 #include "pa_config.h"
+#include "pa_net.h"
 #include "pa_pkt.h"
 
 /** Verdict of one packet (what the caller must do with it). */

@@ -12,6 +12,14 @@
  * field ("$.acl.rules[3].src: ...") and says why. A loaded pa_config is
  * plain memory owned by the caller (pa_config_free()); it is not
  * thread-safe, the control thread owns it.
+ *
+ * The structures of every section are declared here, so that a library
+ * lower than the one that owns a section (the port library for a
+ * pipeline, say) can read it without that library's header. Each
+ * section is parsed, freed and serialized by the library that uses it
+ * (lib/<name>/<name>_config.c), which registers a struct
+ * pa_config_section (below); lib/config keeps the document, the decoding
+ * kit (pa_decode.h) and the small "metrics" and "rpc" sections.
  */
 
 #include <stdbool.h>
@@ -20,32 +28,14 @@
 
 #include <jansson.h>
 
-#define PA_CONFIG_NAME_MAX	32	/**< port/service names, NUL included */
+#include "pa_decode.h"
+#include "pa_net.h"
+
+#define PA_CONFIG_NAME_MAX	PA_DECODE_NAME_MAX /**< port/service names, NUL included */
 #define PA_CONFIG_ERR_MAX	512	/**< size of an error message buffer */
 #define PA_CONFIG_MAX_PORTS	32
 #define PA_CONFIG_MAX_LCORES	128	/**< lcores per stage */
 #define PA_CONFIG_MAX_ADDRS	16	/**< addresses per port */
-
-/** An IPv4 or IPv6 address. */
-struct pa_ip_addr {
-	uint8_t family;			/**< AF_INET or AF_INET6 */
-	union {
-		struct in_addr v4;
-		struct in6_addr v6;
-	};
-};
-
-/** A prefix; family 0 means "any" (matches both families). */
-struct pa_ip_prefix {
-	struct pa_ip_addr addr;		/**< host bits are zero */
-	uint8_t len;			/**< prefix length */
-};
-
-/** Port range, inclusive, host order. "any" is 0-65535. */
-struct pa_port_range {
-	uint16_t lo;
-	uint16_t hi;
-};
 
 /** One port of the "ports" section. */
 struct pa_config_port {
@@ -122,9 +112,6 @@ enum pa_acl_action {
 	PA_ACL_MARK,
 	PA_ACL_POLICE,
 };
-
-/** Protocol value meaning "any". */
-#define PA_PROTO_ANY	(-1)
 
 struct pa_config_acl_rule {
 	uint32_t id;			/**< 1..2^31 */
@@ -265,28 +252,6 @@ json_t *pa_config_to_json(const struct pa_config *cfg);
 /** Index of the port named @p name, or -1. */
 int pa_config_port_index(const struct pa_config *cfg, const char *name);
 
-/* Field parsers, shared with the RPC adapters of later libraries.
- * Each returns 0 or -EINVAL and writes the reason (without the path) to
- * @p why. */
-int pa_config_parse_ip(const char *s, struct pa_ip_addr *a,
-		char *why, size_t why_len);
-int pa_config_parse_prefix(const char *s, struct pa_ip_prefix *p,
-		char *why, size_t why_len);
-int pa_config_parse_port_range(const char *s, struct pa_port_range *r,
-		char *why, size_t why_len);
-int pa_config_parse_proto(const json_t *v, int *proto,
-		char *why, size_t why_len);
-int pa_config_parse_mac(const char *s, uint8_t mac[6],
-		char *why, size_t why_len);
-
-/** Formatters (inverse of the parsers). @return @p buf. */
-const char *pa_config_format_ip(const struct pa_ip_addr *a,
-		char *buf, size_t len);
-const char *pa_config_format_prefix(const struct pa_ip_prefix *p,
-		char *buf, size_t len);
-
-/* ------------------------------------------------------------------ */
-/* Additions: helpers shared with the RPC adapters of later libraries.  */
 /*
  * Notes on the structures above, as the loader fills them:
  * - pa_config_port.addrs keep the address as written ("10.0.0.5/24"):
@@ -302,60 +267,77 @@ const char *pa_config_format_prefix(const struct pa_ip_prefix *p,
  *   rx_offloads, tx_offloads); port-level values override it.
  */
 
-/**
- * Parse one ACL rule object (CONTRACT section 4) as the loader does.
- * @param cfg   resolves "in_port" names (NULL: no ports, any in_port fails)
- * @param path  JSON path of @p obj used in messages ("$" if NULL)
- * @param err   receives "<path>.<field>: <reason>"
- * @return 0, -EINVAL or -ENOMEM. Uniqueness of ids is the caller's check.
- */
-int pa_config_parse_acl_rule(const json_t *obj, const struct pa_config *cfg,
-		const char *path, struct pa_config_acl_rule *rule,
-		char *err, size_t err_len);
+/* ------------------------------------------------------------------ */
+/* Sections                                                            */
+/* ------------------------------------------------------------------ */
 
 /**
- * Parse one LB service object, backends included (allocated: release with
- * pa_config_service_clear()). Uniqueness of the name and of (vip, port,
- * proto) across services is the caller's check.
- * @param lb  for the ipip check of local_addr/local_addr6 (NULL: none set)
- * @return 0, -EINVAL or -ENOMEM; on failure nothing is left allocated.
+ * How the document reaches each section.
+ *
+ * lib/config cannot call the libraries that own the sections: they sit
+ * above it (they include this header and link against it), and a call
+ * down-to-up would make the static libraries a cycle. So each owner
+ * describes its section with a struct pa_config_section and registers it
+ * from its <name>_config.c with PA_CONFIG_SECTION_REGISTER() (a
+ * constructor, like PA_RPC_REGISTER()). The loader walks the registry in
+ * @c order: every section's defaults(), then the top-level key check,
+ * then every section's parse(); pa_config_free() calls each clear() and
+ * pa_config_to_json() each to_json(), in the same order.
+ *
+ * Consequence for linking: a section exists only if its object file is
+ * linked. Executables, tests and fuzzers link the libraries whole
+ * (link_whole, pa_libs_dep); a key whose section is not linked in is
+ * refused as "$.<key>: unknown key".
  */
-int pa_config_parse_service(const json_t *obj, const struct pa_config_lb *lb,
-		const char *path, struct pa_config_service *svc,
-		char *err, size_t err_len);
+struct pa_config_section {
+	const char *key;		/**< top-level key, e.g. "acl" */
+	unsigned int order;		/**< PA_CONFIG_ORDER_* */
+	/** Fill the section's defaults (NULL: zeroes are the defaults).
+	 * Called for every load, before the document is looked at. */
+	void (*defaults)(struct pa_config *cfg,
+			const struct pa_config_opts *opts);
+	/** Parse the section's value @p v, NULL when the key is absent.
+	 * @return 0, -EINVAL or -ENOMEM with "<path>: <reason>" in @p err. */
+	int (*parse)(const json_t *v, struct pa_config *cfg,
+			const struct pa_config_opts *opts,
+			char *err, size_t err_len);
+	/** Free what parse() allocated (NULL: nothing). */
+	void (*clear)(struct pa_config *cfg);
+	/** Serialize: *out = new reference, or left NULL to omit the key.
+	 * @return 0 or -ENOMEM. */
+	int (*to_json)(const struct pa_config *cfg, json_t **out);
+	struct pa_config_section *next;	/**< the registry's */
+};
 
-/**
- * Parse one backend object of @p svc (family, forward mode and port of the
- * service are checked against it). Uniqueness within the service is the
- * caller's check.
- */
-int pa_config_parse_backend(const json_t *obj,
-		const struct pa_config_service *svc, const char *path,
-		struct pa_config_backend *be, char *err, size_t err_len);
+/** Order of the sections: parsing (a later one may use an earlier one:
+ * ACL "in_port" names a port), freeing, and the keys of
+ * pa_config_to_json(). */
+enum pa_config_order {
+	PA_CONFIG_ORDER_PORTS = 10,	/**< lib/port/port_config.c */
+	PA_CONFIG_ORDER_PIPELINE = 20,	/**< lib/pipeline/pipeline_config.c */
+	PA_CONFIG_ORDER_ACL = 30,	/**< lib/acl/acl_config.c */
+	PA_CONFIG_ORDER_LB = 40,	/**< lib/lb/lb_config.c */
+	PA_CONFIG_ORDER_METRICS = 50,	/**< lib/config/config.c */
+	PA_CONFIG_ORDER_RPC = 60,	/**< lib/config/config.c */
+};
 
-/** Free a service's backends (the struct itself is the caller's). */
-void pa_config_service_clear(struct pa_config_service *svc);
+/** Add @p s to the registry (once; a second section with the same key is
+ * ignored). Before main(), from PA_CONFIG_SECTION_REGISTER(). */
+void pa_config_section_register(struct pa_config_section *s);
 
-/** Check a port or service name: 1..31 characters of [A-Za-z0-9_.-]. */
-int pa_config_check_name(const char *s, char *why, size_t why_len);
+/** Register section @p sec (a static struct pa_config_section). */
+#define PA_CONFIG_SECTION_REGISTER(sec)					\
+	static void __attribute__((constructor))			\
+	pa_config_section_register_##sec(void)				\
+	{								\
+		pa_config_section_register(&(sec));			\
+	}
 
-/** Serializers of one object, in the file's schema (new references). */
-json_t *pa_config_acl_rule_to_json(const struct pa_config_acl_rule *r,
-		const struct pa_config *cfg);
-json_t *pa_config_service_to_json(const struct pa_config_service *svc);
-json_t *pa_config_backend_to_json(const struct pa_config_backend *be);
-
-/** The file's names of a service's protocol ("tcp", "udp", ...; "?" for
- * one without a name), scheduler ("maglev", ...), forwarding method
- * ("ipip", "nat", "dsr") and a backend's state ("up", "down", "drain"),
- * as the serializers above write them. Static strings. */
-const char *pa_config_proto_name(int proto);
-const char *pa_config_lb_sched_name(enum pa_lb_sched s);
-const char *pa_config_lb_forward_name(enum pa_lb_forward f);
-const char *pa_config_lb_state_name(enum pa_lb_state s);
-
-/** "aa:bb:cc:dd:ee:ff". @return @p buf. */
-const char *pa_config_format_mac(const uint8_t mac[6], char *buf, size_t len);
+/* Serialization helpers of the sections: new JSON strings (NULL when out
+ * of memory, which json_object_set_new() then reports). */
+json_t *pa_config_ip_json(const struct pa_ip_addr *a);
+json_t *pa_config_prefix_json(const struct pa_ip_prefix *p);
+json_t *pa_config_mac_json(const uint8_t mac[6]);
 
 /**
  * Write @p cfg (as pa_config_to_json() gives it, indented) to @p path

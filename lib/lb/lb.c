@@ -436,7 +436,7 @@ backend_index(const struct pa_lb *lb, int slot, const struct pa_ip_addr *a,
 	if (i < 0) {
 		seterr(err, err_len, "service '%s' has no backend %s",
 			lb->ctl[slot].cfg.name,
-			pa_config_format_ip(a, buf, sizeof(buf)));
+			pa_net_format_ip(a, buf, sizeof(buf)));
 		return -ENOENT;
 	}
 	return i;
@@ -467,7 +467,7 @@ ctl_clear(struct pa_lb *lb, struct lb_svc_ctl *c)
 	for (i = 0; i < c->n_slots; i++)
 		if (c->be_uid[i] != 0)
 			lb->cslot_free[lb->n_cslot_free++] = c->be_cslot[i];
-	pa_config_service_clear(&c->cfg);
+	pa_lb_config_service_clear(&c->cfg);
 	free(c->be_uid);
 	free(c->be_cslot);
 	memset(c, 0, sizeof(*c));
@@ -519,18 +519,18 @@ backend_check(const struct lb_svc_ctl *c, const struct pa_config_backend *be,
 
 	if (be->addr.family != c->cfg.vip.family) {
 		seterr(err, err_len, "backend %s: address family differs from the service's",
-			pa_config_format_ip(&be->addr, buf, sizeof(buf)));
+			pa_net_format_ip(&be->addr, buf, sizeof(buf)));
 		return -EINVAL;
 	}
 	if (c->cfg.forward != PA_LB_NAT && be->port != 0 &&
 	    be->port != c->cfg.port) {
 		seterr(err, err_len, "backend %s: only \"nat\" can change the destination port",
-			pa_config_format_ip(&be->addr, buf, sizeof(buf)));
+			pa_net_format_ip(&be->addr, buf, sizeof(buf)));
 		return -EINVAL;
 	}
 	if (c->cfg.forward == PA_LB_DSR && !be->has_mac) {
 		seterr(err, err_len, "backend %s: \"dsr\" needs the backend's \"mac\"",
-			pa_config_format_ip(&be->addr, buf, sizeof(buf)));
+			pa_net_format_ip(&be->addr, buf, sizeof(buf)));
 		return -EINVAL;
 	}
 	return 0;
@@ -546,7 +546,7 @@ ctl_add_backend(struct pa_lb *lb, struct lb_svc_ctl *c,
 
 	if (find_backend(c, &be->addr) >= 0) {
 		seterr(err, err_len, "service '%s' already has backend %s",
-			c->cfg.name, pa_config_format_ip(&be->addr, buf,
+			c->cfg.name, pa_net_format_ip(&be->addr, buf,
 				sizeof(buf)));
 		return -EEXIST;
 	}
@@ -628,7 +628,7 @@ service_add_locked(struct pa_lb *lb, const struct pa_config_service *svc,
 		if (lb->ctl[i].used && ip_eq(&o->vip, &svc->vip) &&
 		    o->port == svc->port && o->proto == svc->proto) {
 			seterr(err, err_len, "%s port %u %s is already service '%s'",
-				pa_config_format_ip(&svc->vip, buf, sizeof(buf)),
+				pa_net_format_ip(&svc->vip, buf, sizeof(buf)),
 				svc->port, svc->proto == IPPROTO_TCP ? "tcp" :
 				"udp", o->name);
 			return -EEXIST;
@@ -900,7 +900,7 @@ pa_lb_export(const struct pa_lb *lb, struct pa_config_lb *out)
 		n++;
 	}
 	for (i = 0; i < out->n_services; i++)
-		pa_config_service_clear(&out->services[i]);
+		pa_lb_config_service_clear(&out->services[i]);
 	free(out->services);
 	out->services = svcs;
 	out->n_services = n;
@@ -908,7 +908,7 @@ pa_lb_export(const struct pa_lb *lb, struct pa_config_lb *out)
 out:
 	if (svcs != NULL) {
 		for (i = 0; i < n; i++)
-			pa_config_service_clear(&svcs[i]);
+			pa_lb_config_service_clear(&svcs[i]);
 		free(svcs);
 	}
 	pthread_mutex_unlock(&l->lock);

@@ -59,7 +59,7 @@ get_addr(const json_t *params, struct pa_ip_addr *a, struct pa_rpc_error *err)
 	if (v == NULL)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params.addr: required key missing");
-	if (!json_is_string(v) || pa_config_parse_ip(json_string_value(v), a,
+	if (!json_is_string(v) || pa_net_parse_ip(json_string_value(v), a,
 			why, sizeof(why)) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params.addr: expected an IPv4 or IPv6 address");
@@ -98,7 +98,7 @@ rpc_lb_service_add(void *ctx, const json_t *params, json_t **result,
 	if (!json_is_object(params))
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params: expected a service object");
-	if (pa_config_parse_service(params, x->running != NULL ?
+	if (pa_lb_config_parse_service(params, x->running != NULL ?
 			&x->running->lb : NULL, "params", &svc, why, sizeof(why)) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
 	ret = pa_lb_service_add(x->lb, &svc, why, sizeof(why));
@@ -106,7 +106,7 @@ rpc_lb_service_add(void *ctx, const json_t *params, json_t **result,
 		sync_running(x);
 		*result = json_pack("{s:s}", "name", svc.name);
 	}
-	pa_config_service_clear(&svc);
+	pa_lb_config_service_clear(&svc);
 	return ret != 0 ? core_error(ret, why, err) : 0;
 }
 PA_RPC_METHOD(lb, "lb_service_add", rpc_lb_service_add,
@@ -183,15 +183,15 @@ rpc_lb_backend_add(void *ctx, const json_t *params, json_t **result,
 	/* the backend object is params without "service" */
 	obj = json_deep_copy(params);
 	if (obj == NULL) {
-		pa_config_service_clear(&svc);
+		pa_lb_config_service_clear(&svc);
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
 			"out of memory");
 	}
 	json_object_del(obj, "service");
-	ret = pa_config_parse_backend(obj, &svc, "params", &be, why,
+	ret = pa_lb_config_parse_backend(obj, &svc, "params", &be, why,
 		sizeof(why));
 	json_decref(obj);
-	pa_config_service_clear(&svc);
+	pa_lb_config_service_clear(&svc);
 	if (ret != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
 	ret = pa_lb_backend_add(x->lb, name, &be, why, sizeof(why));

@@ -206,7 +206,7 @@ pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
 json_t *
 pa_lb_service_snapshot_json(const struct pa_lb_service_snapshot *v)
 {
-	json_t *o = pa_config_service_to_json(&v->cfg), *bes, *b;
+	json_t *o = pa_lb_config_service_to_json(&v->cfg), *bes, *b;
 	unsigned int j;
 	int rc = 0;
 

@@ -72,6 +72,8 @@
 #include <jansson.h>
 
 #include "pa_config.h"
+#include "pa_lb_config.h"
+#include "pa_net.h"
 #include "pa_pkt.h"
 #include "pa_port.h"
 
@@ -142,7 +144,7 @@ int pa_lb_backend_set(struct pa_lb *lb, const char *service,
 		const enum pa_lb_state *state, char *err, size_t err_len);
 
 /** A service's configuration (a deep copy into @p out; release with
- * pa_config_service_clear()). @return 0 or -ENOENT / -ENOMEM. */
+ * pa_lb_config_service_clear()). @return 0 or -ENOENT / -ENOMEM. */
 int pa_lb_service_get(const struct pa_lb *lb, const char *name,
 		struct pa_config_service *out);
 

@@ -503,7 +503,7 @@ collect_backends(struct ctx *c, const struct pa_lb_service_snapshot *v)
 		const struct pa_config_backend *be = &v->cfg.backends[j];
 		const struct pa_lb_backend_snapshot *b = &v->backends[j];
 
-		pa_config_format_ip(&be->addr, addr, sizeof(addr));
+		pa_net_format_ip(&be->addr, addr, sizeof(addr));
 		l = lbl(2, "service", svc, "backend", addr);
 		emit_v(c, C, "pktaccel_lb_backend_packets_total",
 			"Packets balanced to each backend since it was added.",
@@ -517,7 +517,7 @@ collect_backends(struct ctx *c, const struct pa_lb_service_snapshot *v)
 			"Weight of each backend.", be->weight, &l);
 		for (k = 0; k < RTE_DIM(backend_states); k++) {
 			l = lbl(3, "service", svc, "backend", addr, "state",
-				pa_config_lb_state_name(backend_states[k]));
+				pa_lb_config_state_name(backend_states[k]));
 			emit_u(c, G, "pktaccel_lb_backend_state",
 				"1 for the state each backend is in (up, down, drain), 0 for the others.",
 				be->state == backend_states[k], &l);
@@ -550,12 +550,12 @@ collect_lb(struct ctx *c, const struct pa_lb_snapshot *lb,
 		emit_f(c, G, "pktaccel_lb_service_build_duration_seconds",
 			"Time the last build of each service's tables took.",
 			v->build_ms / MS, &l);
-		pa_config_format_ip(&v->cfg.vip, vip, sizeof(vip));
+		pa_net_format_ip(&v->cfg.vip, vip, sizeof(vip));
 		snprintf(port, sizeof(port), "%u", (unsigned int)v->cfg.port);
 		l = lbl(6, "service", svc, "vip", vip, "port", port,
-			"proto", pa_config_proto_name(v->cfg.proto),
-			"scheduler", pa_config_lb_sched_name(v->cfg.scheduler),
-			"forward", pa_config_lb_forward_name(v->cfg.forward));
+			"proto", pa_lb_config_proto_name(v->cfg.proto),
+			"scheduler", pa_lb_config_sched_name(v->cfg.scheduler),
+			"forward", pa_lb_config_forward_name(v->cfg.forward));
 		emit_u(c, G, "pktaccel_lb_service_info",
 			"Service settings as labels (value 1).", 1, &l);
 		collect_backends(c, v);

@@ -469,11 +469,11 @@ lb_service_columns(const struct pa_lb_service_snapshot *v)
 		const struct pa_lb_backend_snapshot *b = &v->backends[j];
 
 		rc |= json_array_append_new(col[0], json_string(
-			pa_config_format_ip(&be->addr, addr, sizeof(addr))));
+			pa_net_format_ip(&be->addr, addr, sizeof(addr))));
 		rc |= json_array_append_new(col[1], json_integer(be->port));
 		rc |= json_array_append_new(col[2], json_integer(be->weight));
 		rc |= json_array_append_new(col[3], json_string(
-			pa_config_lb_state_name(be->state)));
+			pa_lb_config_state_name(be->state)));
 		rc |= json_array_append_new(col[4],
 			json_integer((json_int_t)b->flows));
 		rc |= json_array_append_new(col[5],

@@ -1221,8 +1221,8 @@ pa_neigh_list_json(struct pa_neigh *n, uint64_t now_ms)
 		const struct neigh_ent *e = v[i];
 
 		key_addr(&e->key, &a);
-		pa_config_format_ip(&a, ip, sizeof(ip));
-		pa_config_format_mac(e->mac, mac, sizeof(mac));
+		pa_net_format_ip(&a, ip, sizeof(ip));
+		pa_net_format_mac(e->mac, mac, sizeof(mac));
 		o = json_pack("{s:s, s:o, s:s, s:s, s:f, s:o, s:i}",
 			"address", ip,
 			"mac", e->has_mac ? json_string(mac) : json_null(),

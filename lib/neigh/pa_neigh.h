@@ -52,6 +52,7 @@
 
 #include "pa_capture.h"
 #include "pa_config.h"
+#include "pa_net.h"
 #include "pa_port.h"
 #include "pa_stats.h"
 

@@ -67,7 +67,7 @@ trace_port(const json_t *v, const char *name, uint16_t *port,
 		*port = (uint16_t)json_integer_value(v);
 		return 0;
 	}
-	if (json_is_string(v) && pa_config_parse_port_range(json_string_value(v),
+	if (json_is_string(v) && pa_net_parse_port_range(json_string_value(v),
 			&r, why, sizeof(why)) == 0 && r.lo == r.hi) {
 		*port = r.lo;
 		return 0;
@@ -110,12 +110,12 @@ rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 				"params.%s: unknown key", k);
 	}
 	v = json_object_get(params, "src");
-	if (!json_is_string(v) || pa_config_parse_ip(json_string_value(v),
+	if (!json_is_string(v) || pa_net_parse_ip(json_string_value(v),
 			&src, why, sizeof(why)) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params.src: expected an IPv4 or IPv6 address");
 	v = json_object_get(params, "dst");
-	if (!json_is_string(v) || pa_config_parse_ip(json_string_value(v),
+	if (!json_is_string(v) || pa_net_parse_ip(json_string_value(v),
 			&dst, why, sizeof(why)) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params.dst: expected an IPv4 or IPv6 address");
@@ -123,7 +123,7 @@ rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params.dst: address family differs from params.src");
 	v = json_object_get(params, "proto");
-	if (v == NULL || pa_config_parse_proto(v, &proto, why, sizeof(why)) != 0 ||
+	if (v == NULL || pa_decode_parse_proto(v, &proto, why, sizeof(why)) != 0 ||
 	    proto == PA_PROTO_ANY)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params.proto: expected a protocol name or number 0..255");
@@ -189,7 +189,7 @@ rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 		"service", lbr.service_found ? json_string(lbr.service) :
 			json_null(),
 		"backend", lbr.backend_found ? json_string(
-			pa_config_format_ip(&lbr.backend, buf, sizeof(buf))) :
+			pa_net_format_ip(&lbr.backend, buf, sizeof(buf))) :
 			json_null(),
 		"existing_flow", lbr.existing_flow,
 		"lb_note", lbr.reason != NULL ? json_string(lbr.reason) :

@@ -127,7 +127,7 @@ rule_of(const char *text)
 	j = json_loads(text, 0, &jerr);
 	ck_assert_msg(j != NULL, "bad test JSON %s: %s", text, jerr.text);
 	memset(&r, 0, sizeof(r));
-	rc = pa_config_parse_acl_rule(j, cfg, "$", &r, err, sizeof(err));
+	rc = pa_acl_config_parse_rule(j, cfg, "$", &r, err, sizeof(err));
 	json_decref(j);
 	ck_assert_msg(rc == 0, "rule %s: %s", text, err);
 	return r;
@@ -1831,8 +1831,8 @@ START_TEST(test_export_round_trips_the_rule_set)
 			if (out.rules[j].id == cfg->acl.rules[i].id)
 				break;
 		ck_assert_uint_lt(j, out.n_rules);
-		a = pa_config_acl_rule_to_json(&cfg->acl.rules[i], cfg);
-		b = pa_config_acl_rule_to_json(&out.rules[j], cfg);
+		a = pa_acl_config_rule_to_json(&cfg->acl.rules[i], cfg);
+		b = pa_acl_config_rule_to_json(&out.rules[j], cfg);
 		ck_assert_msg(json_equal(a, b), "rule %u differs",
 			cfg->acl.rules[i].id);
 		json_decref(a);

@@ -13,7 +13,10 @@
 #include <check.h>
 #include <jansson.h>
 
+#include "pa_acl_config.h"
 #include "pa_config.h"
+#include "pa_lb_config.h"
+#include "pa_net.h"
 #include "pa_rpc.h"
 
 #ifndef PA_SOURCE_DRIVERS_CONFIG_DIR
@@ -61,7 +64,7 @@ ip4(const struct pa_ip_addr *a)
 {
 	static char buf[INET6_ADDRSTRLEN];
 
-	return pa_config_format_ip(a, buf, sizeof(buf));
+	return pa_net_format_ip(a, buf, sizeof(buf));
 }
 
 static void
@@ -478,9 +481,9 @@ START_TEST(test_port_addr_keeps_host_bits_as_given)
 	char buf[64];
 
 	ck_assert_uint_eq(cfg->ports[0].n_addrs, 2);
-	ck_assert_str_eq(pa_config_format_prefix(&cfg->ports[0].addrs[0], buf,
+	ck_assert_str_eq(pa_net_format_prefix(&cfg->ports[0].addrs[0], buf,
 			sizeof(buf)), "198.51.100.5/24");
-	ck_assert_str_eq(pa_config_format_prefix(&cfg->ports[0].addrs[1], buf,
+	ck_assert_str_eq(pa_net_format_prefix(&cfg->ports[0].addrs[1], buf,
 			sizeof(buf)), "2001:db8::5/64");
 	pa_config_free(cfg);
 }
@@ -1461,57 +1464,57 @@ START_TEST(test_field_parsers_accept_valid_and_refuse_invalid)
 	json_t *v;
 	int proto;
 
-	ck_assert_int_eq(pa_config_parse_ip("192.0.2.1", &a, why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_net_parse_ip("192.0.2.1", &a, why, sizeof(why)), 0);
 	ck_assert_int_eq(a.family, AF_INET);
-	ck_assert_int_eq(pa_config_parse_ip("::ffff:1.2.3.4", &a, why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_net_parse_ip("::ffff:1.2.3.4", &a, why, sizeof(why)), 0);
 	ck_assert_int_eq(a.family, AF_INET6);
-	ck_assert_int_eq(pa_config_parse_ip(" 192.0.2.1", &a, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_ip(" 192.0.2.1", &a, why, sizeof(why)), -EINVAL);
 	ck_assert_str_eq(why, "invalid IP address ' 192.0.2.1'");
-	ck_assert_int_eq(pa_config_parse_ip("192.0.2.1/32", &a, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_ip("192.0.2.1/32", &a, why, sizeof(why)), -EINVAL);
 
-	ck_assert_int_eq(pa_config_parse_prefix("any", &p, why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_net_parse_prefix("any", &p, why, sizeof(why)), 0);
 	ck_assert_int_eq(p.addr.family, 0);
-	ck_assert_int_eq(pa_config_parse_prefix("0.0.0.0/0", &p, why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_net_parse_prefix("0.0.0.0/0", &p, why, sizeof(why)), 0);
 	ck_assert_uint_eq(p.len, 0);
-	ck_assert_int_eq(pa_config_parse_prefix("2001:db8::/32", &p, why, sizeof(why)), 0);
-	ck_assert_str_eq(pa_config_format_prefix(&p, buf, sizeof(buf)), "2001:db8::/32");
-	ck_assert_int_eq(pa_config_parse_prefix("2001:db8::1/32", &p, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_prefix("2001:db8::/32", &p, why, sizeof(why)), 0);
+	ck_assert_str_eq(pa_net_format_prefix(&p, buf, sizeof(buf)), "2001:db8::/32");
+	ck_assert_int_eq(pa_net_parse_prefix("2001:db8::1/32", &p, why, sizeof(why)), -EINVAL);
 	ck_assert_str_eq(why, "invalid prefix '2001:db8::1/32': host bits set (did you mean '2001:db8::/32'?)");
-	ck_assert_int_eq(pa_config_parse_prefix("10.0.0.0/", &p, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_prefix("/8", &p, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_prefix("10.0.0.0/-1", &p, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_prefix("10.0.0.0/99999999999999999999", &p, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_prefix("10.0.0.0/", &p, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_prefix("/8", &p, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_prefix("10.0.0.0/-1", &p, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_prefix("10.0.0.0/99999999999999999999", &p, why, sizeof(why)), -EINVAL);
 
-	ck_assert_int_eq(pa_config_parse_port_range("any", &r, why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_net_parse_port_range("any", &r, why, sizeof(why)), 0);
 	ck_assert_uint_eq(r.lo, 0);
 	ck_assert_uint_eq(r.hi, 65535);
-	ck_assert_int_eq(pa_config_parse_port_range("80-80", &r, why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_net_parse_port_range("80-80", &r, why, sizeof(why)), 0);
 	ck_assert_uint_eq(r.lo, 80);
-	ck_assert_int_eq(pa_config_parse_port_range("80-", &r, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_port_range("-80", &r, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_port_range(" 80", &r, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_port_range("", &r, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_port_range("80-", &r, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_port_range("-80", &r, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_port_range(" 80", &r, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_port_range("", &r, why, sizeof(why)), -EINVAL);
 
 	v = json_string("udp");
-	ck_assert_int_eq(pa_config_parse_proto(v, &proto, why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_decode_parse_proto(v, &proto, why, sizeof(why)), 0);
 	ck_assert_int_eq(proto, IPPROTO_UDP);
 	json_decref(v);
 	v = json_integer(-1);
-	ck_assert_int_eq(pa_config_parse_proto(v, &proto, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_decode_parse_proto(v, &proto, why, sizeof(why)), -EINVAL);
 	json_decref(v);
 	v = json_real(6.0);
-	ck_assert_int_eq(pa_config_parse_proto(v, &proto, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_decode_parse_proto(v, &proto, why, sizeof(why)), -EINVAL);
 	json_decref(v);
 
-	ck_assert_int_eq(pa_config_parse_mac("AA:bb:0c:dd:ee:0F", mac, why, sizeof(why)), 0);
-	ck_assert_str_eq(pa_config_format_mac(mac, buf, sizeof(buf)), "aa:bb:0c:dd:ee:0f");
-	ck_assert_int_eq(pa_config_parse_mac("aa:bb:cc:dd:ee:f", mac, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_mac("aa:bb:cc:dd:ee:fg", mac, why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_parse_mac("aa:bb:cc:dd:ee:ff:", mac, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_mac("AA:bb:0c:dd:ee:0F", mac, why, sizeof(why)), 0);
+	ck_assert_str_eq(pa_net_format_mac(mac, buf, sizeof(buf)), "aa:bb:0c:dd:ee:0f");
+	ck_assert_int_eq(pa_net_parse_mac("aa:bb:cc:dd:ee:f", mac, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_mac("aa:bb:cc:dd:ee:fg", mac, why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_net_parse_mac("aa:bb:cc:dd:ee:ff:", mac, why, sizeof(why)), -EINVAL);
 
-	ck_assert_int_eq(pa_config_check_name("a.b-c_D9", why, sizeof(why)), 0);
-	ck_assert_int_eq(pa_config_check_name("", why, sizeof(why)), -EINVAL);
-	ck_assert_int_eq(pa_config_check_name("a\tb", why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_decode_check_name("a.b-c_D9", why, sizeof(why)), 0);
+	ck_assert_int_eq(pa_decode_check_name("", why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(pa_decode_check_name("a\tb", why, sizeof(why)), -EINVAL);
 }
 END_TEST
 
@@ -1522,16 +1525,16 @@ START_TEST(test_rule_parser_for_rpc_uses_the_given_path)
 	json_t *o, *back;
 
 	o = json_loads(J({"id": 5, "src": "10.0.0.1/8", "action": "drop"}), 0, &jerr);
-	ck_assert_int_eq(pa_config_parse_acl_rule(o, NULL, "params", &r, err,
+	ck_assert_int_eq(pa_acl_config_parse_rule(o, NULL, "params", &r, err,
 			sizeof(err)), -EINVAL);
 	assert_err_begins("params.src: invalid prefix");
 	json_decref(o);
 
 	o = json_loads(J({"id": 5, "src": "10.0.0.0/8", "proto": 200, "action": "police",
 			"rate_pps": 9, "burst": 3}), 0, &jerr);
-	ck_assert_int_eq(pa_config_parse_acl_rule(o, NULL, NULL, &r, err,
+	ck_assert_int_eq(pa_acl_config_parse_rule(o, NULL, NULL, &r, err,
 			sizeof(err)), 0);
-	back = pa_config_acl_rule_to_json(&r, NULL);
+	back = pa_acl_config_rule_to_json(&r, NULL);
 	ck_assert_int_eq(json_integer_value(json_object_get(back, "proto")), 200);
 	ck_assert_str_eq(json_string_value(json_object_get(back, "src")), "10.0.0.0/8");
 	json_decref(back);
@@ -1548,7 +1551,7 @@ START_TEST(test_service_parser_for_rpc_frees_on_error)
 
 	o = json_loads(J({"name": "w", "vip": "192.0.2.1", "port": 80, "proto": "tcp",
 			"backends": [{"addr": "10.0.0.1"}, {"addr": "10.0.0.1"}]}), 0, &jerr);
-	ck_assert_int_eq(pa_config_parse_service(o, &lb, "params", &s, err,
+	ck_assert_int_eq(pa_lb_config_parse_service(o, &lb, "params", &s, err,
 			sizeof(err)), -EINVAL);
 	assert_err_begins("params.backends[1].addr: duplicate backend");
 	ck_assert_ptr_null(s.backends);
@@ -1556,13 +1559,13 @@ START_TEST(test_service_parser_for_rpc_frees_on_error)
 
 	o = json_loads(J({"name": "w", "vip": "192.0.2.1", "port": 80, "proto": "tcp",
 			"backends": [{"addr": "10.0.0.1"}, {"addr": "10.0.0.2"}]}), 0, &jerr);
-	ck_assert_int_eq(pa_config_parse_service(o, &lb, "params", &s, err,
+	ck_assert_int_eq(pa_lb_config_parse_service(o, &lb, "params", &s, err,
 			sizeof(err)), 0);
 	ck_assert_uint_eq(s.n_backends, 2);
-	back = pa_config_service_to_json(&s);
+	back = pa_lb_config_service_to_json(&s);
 	ck_assert_uint_eq(json_array_size(json_object_get(back, "backends")), 2);
 	json_decref(back);
-	pa_config_service_clear(&s);
+	pa_lb_config_service_clear(&s);
 	ck_assert_ptr_null(s.backends);
 	json_decref(o);
 }

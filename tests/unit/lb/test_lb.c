@@ -106,7 +106,7 @@ addr_of(const char *s)
 	char why[PA_CONFIG_ERR_MAX];
 	struct pa_ip_addr a;
 
-	ck_assert_msg(pa_config_parse_ip(s, &a, why, sizeof(why)) == 0,
+	ck_assert_msg(pa_net_parse_ip(s, &a, why, sizeof(why)) == 0,
 		"%s: %s", s, why);
 	return a;
 }
@@ -514,7 +514,7 @@ service_of(const char *text, struct pa_config_service *svc)
 	json_t *o = json_loads(t, 0, &je);
 
 	ck_assert_msg(o != NULL, "%s: %s", t, je.text);
-	ck_assert_msg(pa_config_parse_service(o, &cfg->lb, "$", svc, err,
+	ck_assert_msg(pa_lb_config_parse_service(o, &cfg->lb, "$", svc, err,
 		sizeof(err)) == 0, "%s", err);
 	json_decref(o);
 	free(t);
@@ -532,9 +532,9 @@ backend_of(const char *name, const char *text, struct pa_config_backend *be)
 	ck_assert_msg(o != NULL, "%s: %s", t, je.text);
 	memset(&svc, 0, sizeof(svc));
 	ck_assert_int_eq(pa_lb_service_get(lb, name, &svc), 0);
-	ck_assert_msg(pa_config_parse_backend(o, &svc, "$", be, err,
+	ck_assert_msg(pa_lb_config_parse_backend(o, &svc, "$", be, err,
 		sizeof(err)) == 0, "%s", err);
-	pa_config_service_clear(&svc);
+	pa_lb_config_service_clear(&svc);
 	json_decref(o);
 	free(t);
 }
@@ -2213,16 +2213,16 @@ START_TEST(test_duplicate_service_name_or_vip_port_proto_is_eexist)
 	service_of("{'name': 'web4', 'vip': '10.0.0.77', 'port': 80, 'proto': 'tcp',"
 		" 'forward': 'ipip'}", &svc);
 	ck_assert_int_eq(pa_lb_service_add(lb, &svc, err, sizeof(err)), -EEXIST);
-	pa_config_service_clear(&svc);
+	pa_lb_config_service_clear(&svc);
 	service_of("{'name': 'other', 'vip': '10.0.0.10', 'port': 80, 'proto': 'tcp',"
 		" 'forward': 'ipip'}", &svc);
 	ck_assert_int_eq(pa_lb_service_add(lb, &svc, err, sizeof(err)), -EEXIST);
-	pa_config_service_clear(&svc);
+	pa_lb_config_service_clear(&svc);
 	/* same VIP and port, the other protocol: a different service */
 	service_of("{'name': 'other', 'vip': '10.0.0.10', 'port': 80, 'proto': 'udp',"
 		" 'forward': 'ipip', 'backends': [{'addr': '10.1.0.9'}]}", &svc);
 	ck_assert_int_eq(pa_lb_service_add(lb, &svc, err, sizeof(err)), 0);
-	pa_config_service_clear(&svc);
+	pa_lb_config_service_clear(&svc);
 	ck_assert_int_eq(lb_stat("services"), 2);
 }
 END_TEST
@@ -2285,7 +2285,7 @@ export_clear(struct pa_config_lb *x)
 	unsigned int i;
 
 	for (i = 0; i < x->n_services; i++)
-		pa_config_service_clear(&x->services[i]);
+		pa_lb_config_service_clear(&x->services[i]);
 	free(x->services);
 	memset(x, 0, sizeof(*x));
 }
@@ -2307,7 +2307,7 @@ START_TEST(test_export_reflects_added_and_deleted_services_and_backends)
 	service_of("{'name': 'dns4', 'vip': '10.0.0.40', 'port': 53, 'proto': 'udp',"
 		" 'forward': 'ipip', 'backends': [{'addr': '10.4.0.1'}]}", &svc);
 	ck_assert_int_eq(pa_lb_service_add(lb, &svc, err, sizeof(err)), 0);
-	pa_config_service_clear(&svc);
+	pa_lb_config_service_clear(&svc);
 	ck_assert_int_eq(add_backend("web4", "{'addr': '10.1.0.4', 'weight': 7}"),
 		0);
 	ck_assert_int_eq(delete_backend("web4", "10.1.0.2"), 0);

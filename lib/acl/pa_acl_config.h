@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef PA_ACL_CONFIG_H
+#define PA_ACL_CONFIG_H
+
+/**
+ * @file
+ * The "acl" section of the configuration (CONTRACT section 4), owned by
+ * the ACL library (lib/acl/acl_config.c): it registers the section with
+ * lib/config's registry (pa_config.h) and exports the parser and
+ * serializer of one rule for the RPC adapter. The section's structures
+ * (struct pa_config_acl, struct pa_config_acl_rule) are in pa_config.h.
+ * Control thread only.
+ */
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "pa_config.h"
+
+/**
+ * Parse one ACL rule object (CONTRACT section 4) as the loader does.
+ * @param cfg   resolves "in_port" names (NULL: no ports, any in_port fails)
+ * @param path  JSON path of @p obj used in messages ("$" if NULL)
+ * @param err   receives "<path>.<field>: <reason>"
+ * @return 0, -EINVAL or -ENOMEM. Uniqueness of ids is the caller's check.
+ */
+int pa_acl_config_parse_rule(const json_t *obj, const struct pa_config *cfg,
+		const char *path, struct pa_config_acl_rule *rule,
+		char *err, size_t err_len);
+
+/**
+ * A rule in the file's schema (new reference, NULL when out of memory).
+ * @param cfg  names "in_port" (NULL: in_port is left out)
+ */
+json_t *pa_acl_config_rule_to_json(const struct pa_config_acl_rule *r,
+		const struct pa_config *cfg);
+
+#endif /* PA_ACL_CONFIG_H */

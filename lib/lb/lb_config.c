@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The "lb" configuration section: services, backends, flow table. */
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "pa_config.h"
+#include "pa_decode.h"
+#include "pa_lb_config.h"
+#include "pa_net.h"
+
+#define CFG_DEFAULT_TABLE_SIZE	65537
+#define CFG_MIN_TABLE_SIZE	1021
+#define CFG_MAX_TABLE_SIZE	1048573
+#define CFG_DEFAULT_FLOWS	1048576
+#define CFG_MIN_FLOWS		1024
+#define CFG_MAX_FLOWS		67108864
+#define CFG_DEFAULT_TCP_TIMEOUT	300
+#define CFG_DEFAULT_TCP_FIN_TIMEOUT	10
+#define CFG_DEFAULT_UDP_TIMEOUT	30
+#define CFG_MAX_TIMEOUT		86400
+
+static const char *const sched_names[] = {
+	[PA_LB_MAGLEV] = "maglev",
+	[PA_LB_RR] = "rr",
+	[PA_LB_WRR] = "wrr",
+	[PA_LB_LC] = "lc",
+	NULL
+};
+
+static const char *const forward_names[] = {
+	[PA_LB_IPIP] = "ipip",
+	[PA_LB_NAT] = "nat",
+	[PA_LB_DSR] = "dsr",
+	NULL
+};
+
+static const char *const state_names[] = {
+	[PA_LB_UP] = "up",
+	[PA_LB_DOWN] = "down",
+	[PA_LB_DRAIN] = "drain",
+	NULL
+};
+
+static bool
+is_prime(unsigned long n)
+{
+	unsigned long d;
+
+	if (n < 2)
+		return false;
+	if (n % 2 == 0)
+		return n == 2;
+	for (d = 3; d * d <= n; d += 2)
+		if (n % d == 0)
+			return false;
+	return true;
+}
+
+static const char *
+proto_name(int proto)
+{
+	const char *n = pa_net_proto_name(proto);
+
+	return n != NULL ? n : "?";
+}
+
+const char *
+pa_lb_config_proto_name(int proto)
+{
+	return proto_name(proto);
+}
+
+const char *
+pa_lb_config_sched_name(enum pa_lb_sched s)
+{
+	return (unsigned int)s <= PA_LB_LC ? sched_names[s] : "?";
+}
+
+const char *
+pa_lb_config_forward_name(enum pa_lb_forward f)
+{
+	return (unsigned int)f <= PA_LB_DSR ? forward_names[f] : "?";
+}
+
+const char *
+pa_lb_config_state_name(enum pa_lb_state s)
+{
+	return (unsigned int)s <= PA_LB_DRAIN ? state_names[s] : "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* Backends                                                            */
+/* ------------------------------------------------------------------ */
+
+/* The backend checks below take the service as @p arg. */
+
+static int
+backend_addr_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	const struct pa_config_service *svc = arg;
+	const struct pa_config_backend *be = out;
+	char buf[INET6_ADDRSTRLEN];
+
+	if (be->addr.family != svc->vip.family)
+		return pa_decode_fail(err, err_len,
+				"%s: %s backend '%s' for an %s service", path,
+				pa_net_family_name(be->addr.family),
+				pa_net_format_ip(&be->addr, buf, sizeof(buf)),
+				pa_net_family_name(svc->vip.family));
+	if (pa_ip_unicast_problem(&be->addr) != NULL)
+		return pa_decode_fail(err, err_len,
+				"%s: '%s' is %s, not a backend", path,
+				pa_net_format_ip(&be->addr, buf, sizeof(buf)),
+				pa_ip_unicast_problem(&be->addr));
+	if (pa_ip_equal(&be->addr, &svc->vip))
+		return pa_decode_fail(err, err_len,
+				"%s: '%s' is the service's own VIP", path,
+				pa_net_format_ip(&be->addr, buf, sizeof(buf)));
+	return 0;
+}
+
+static int
+backend_port_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	const struct pa_config_service *svc = arg;
+	const struct pa_config_backend *be = out;
+
+	if (svc->forward != PA_LB_NAT && be->port != 0 &&
+			be->port != svc->port)
+		return pa_decode_fail(err, err_len,
+				"%s: forward \"%s\" cannot change the destination port (only \"nat\" can); use 0 or %u",
+				path, forward_names[svc->forward], svc->port);
+	return 0;
+}
+
+/* Also called when "mac" is absent. */
+static int
+backend_mac_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	const struct pa_config_service *svc = arg;
+	const struct pa_config_backend *be = out;
+
+	if (svc->forward == PA_LB_DSR && !be->has_mac)
+		return pa_decode_fail(err, err_len,
+				"%s: required with \"forward\": \"dsr\"", path);
+	return 0;
+}
+
+#define BACKEND(m)	PA_DECODE_AT(struct pa_config_backend, m)
+
+static const struct pa_decode_field backend_fields[] = {
+	{ .name = "addr", .type = PA_DECODE_IP, .required = true,
+	  BACKEND(addr), .check = backend_addr_check },
+	{ .name = "port", .type = PA_DECODE_PORT, .min = 0, .max = 65535,
+	  BACKEND(port), .check = backend_port_check },
+	{ .name = "weight", .type = PA_DECODE_INT, .min = 0, .max = 65535,
+	  BACKEND(weight) },
+	{ .name = "mac", .type = PA_DECODE_MAC, BACKEND(mac),
+	  PA_DECODE_PRESENT(struct pa_config_backend, has_mac),
+	  .check = backend_mac_check, .flags = PA_DECODE_ALWAYS },
+	{ .name = "state", .type = PA_DECODE_ENUM, .names = state_names,
+	  BACKEND(state) },
+};
+
+int
+pa_lb_config_parse_backend(const json_t *obj,
+		const struct pa_config_service *svc, const char *path,
+		struct pa_config_backend *be, char *err, size_t err_len)
+{
+	memset(be, 0, sizeof(*be));
+	be->weight = 1;
+	return pa_decode_object(obj, path != NULL ? path : "$",
+			backend_fields, PA_DECODE_N(backend_fields), be,
+			(void *)(uintptr_t)svc, err, err_len);
+}
+
+json_t *
+pa_lb_config_backend_to_json(const struct pa_config_backend *be)
+{
+	json_t *o;
+	int rc = 0;
+
+	o = json_object();
+	if (o == NULL)
+		return NULL;
+	rc |= json_object_set_new(o, "addr", pa_config_ip_json(&be->addr));
+	rc |= json_object_set_new(o, "port", json_integer(be->port));
+	rc |= json_object_set_new(o, "weight", json_integer(be->weight));
+	if (be->has_mac)
+		rc |= json_object_set_new(o, "mac", pa_config_mac_json(be->mac));
+	rc |= json_object_set_new(o, "state",
+			json_string(state_names[be->state]));
+	if (rc != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* ------------------------------------------------------------------ */
+/* Services                                                            */
+/* ------------------------------------------------------------------ */
+
+/* The service decoders below take the "lb" section (or NULL) as @p arg. */
+
+static int
+service_vip_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	const struct pa_config_service *svc = out;
+	char buf[INET6_ADDRSTRLEN];
+
+	if (pa_ip_unicast_problem(&svc->vip) != NULL)
+		return pa_decode_fail(err, err_len,
+				"%s: '%s' is %s, not a VIP", path,
+				pa_net_format_ip(&svc->vip, buf, sizeof(buf)),
+				pa_ip_unicast_problem(&svc->vip));
+	return 0;
+}
+
+static int
+service_proto(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct pa_config_service *svc = out;
+	int proto;
+
+	if (pa_decode_proto(v, path, &proto, err, err_len) < 0)
+		return -EINVAL;
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+		return pa_decode_fail(err, err_len,
+				"%s: a service is \"tcp\" or \"udp\"", path);
+	svc->proto = (uint8_t)proto;
+	return 0;
+}
+
+/* Also called when "forward" is absent ("ipip", the default). */
+static int
+service_forward_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	const struct pa_config_service *svc = out;
+	const struct pa_config_lb *lb = arg;
+	bool need4, need6;
+
+	need4 = svc->forward == PA_LB_IPIP && svc->vip.family == AF_INET &&
+		(lb == NULL || !lb->has_local_addr);
+	need6 = svc->forward == PA_LB_IPIP && svc->vip.family == AF_INET6 &&
+		(lb == NULL || !lb->has_local_addr6);
+	if (need4 || need6)
+		return pa_decode_fail(err, err_len,
+				"%s: \"ipip\"%s for an %s service needs $.lb.%s (the outer source address)",
+				path, v == NULL ? " (the default)" : "",
+				pa_net_family_name(svc->vip.family),
+				need4 ? "local_addr" : "local_addr6");
+	return 0;
+}
+
+static int
+service_table_size_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	const struct pa_config_service *svc = out;
+
+	if (!is_prime(svc->table_size))
+		return pa_decode_fail(err, err_len, "%s: %u is not a prime",
+				path, svc->table_size);
+	return 0;
+}
+
+static int
+service_backends(const struct pa_decode_field *f, const json_t *arr,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct pa_config_service *svc = out;
+	char bp[PA_DECODE_PATH_MAX], buf[INET6_ADDRSTRLEN];
+	const json_t *v;
+	unsigned int j;
+	size_t i;
+	int rc;
+
+	if (pa_decode_want_array(arr, path, err, err_len) < 0)
+		return -EINVAL;
+	if (json_array_size(arr) == 0)
+		return 0;
+	svc->backends = calloc(json_array_size(arr), sizeof(*svc->backends));
+	if (svc->backends == NULL)
+		return pa_decode_nomem(err, err_len, path);
+	json_array_foreach(arr, i, v) {
+		pa_decode_index_path(bp, sizeof(bp), path, i);
+		rc = pa_lb_config_parse_backend(v, svc, bp, &svc->backends[i],
+				err, err_len);
+		if (rc < 0)
+			return rc;
+		for (j = 0; j < i; j++)
+			if (pa_ip_equal(&svc->backends[j].addr,
+					&svc->backends[i].addr))
+				return pa_decode_fail(err, err_len,
+						"%s.addr: duplicate backend '%s' (also %s[%u])",
+						bp,
+						pa_net_format_ip(&svc->backends[i].addr,
+							buf, sizeof(buf)),
+						path, j);
+		svc->n_backends = i + 1;
+	}
+	return 0;
+}
+
+#define SERVICE(m)	PA_DECODE_AT(struct pa_config_service, m)
+
+static const struct pa_decode_field service_fields[] = {
+	{ .name = "name", .type = PA_DECODE_NAME, .required = true,
+	  SERVICE(name) },
+	{ .name = "vip", .type = PA_DECODE_IP, .required = true,
+	  SERVICE(vip), .check = service_vip_check },
+	{ .name = "port", .type = PA_DECODE_PORT, .required = true,
+	  .min = 1, .max = 65535, SERVICE(port) },
+	{ .name = "proto", .type = PA_DECODE_CUSTOM, .required = true,
+	  .decode = service_proto },
+	{ .name = "scheduler", .type = PA_DECODE_ENUM, .names = sched_names,
+	  SERVICE(scheduler) },
+	{ .name = "forward", .type = PA_DECODE_ENUM, .names = forward_names,
+	  SERVICE(forward), .check = service_forward_check,
+	  .flags = PA_DECODE_ALWAYS },
+	{ .name = "table_size", .type = PA_DECODE_INT,
+	  .min = CFG_MIN_TABLE_SIZE, .max = CFG_MAX_TABLE_SIZE,
+	  SERVICE(table_size), .check = service_table_size_check },
+	{ .name = "backends", .type = PA_DECODE_CUSTOM,
+	  .decode = service_backends },
+};
+
+void
+pa_lb_config_service_clear(struct pa_config_service *svc)
+{
+	if (svc == NULL)
+		return;
+	free(svc->backends);
+	svc->backends = NULL;
+	svc->n_backends = 0;
+}
+
+int
+pa_lb_config_parse_service(const json_t *obj, const struct pa_config_lb *lb,
+		const char *path, struct pa_config_service *svc,
+		char *err, size_t err_len)
+{
+	int rc;
+
+	memset(svc, 0, sizeof(*svc));
+	svc->table_size = CFG_DEFAULT_TABLE_SIZE;
+	rc = pa_decode_object(obj, path != NULL ? path : "$", service_fields,
+			PA_DECODE_N(service_fields), svc,
+			(void *)(uintptr_t)lb, err, err_len);
+	if (rc < 0)
+		pa_lb_config_service_clear(svc);
+	return rc;
+}
+
+json_t *
+pa_lb_config_service_to_json(const struct pa_config_service *svc)
+{
+	json_t *o, *arr;
+	unsigned int i;
+	int rc = 0;
+
+	o = json_object();
+	arr = json_array();
+	if (o == NULL || arr == NULL)
+		goto fail;
+	rc |= json_object_set_new(o, "name", json_string(svc->name));
+	rc |= json_object_set_new(o, "vip", pa_config_ip_json(&svc->vip));
+	rc |= json_object_set_new(o, "port", json_integer(svc->port));
+	rc |= json_object_set_new(o, "proto",
+			json_string(proto_name(svc->proto)));
+	rc |= json_object_set_new(o, "scheduler",
+			json_string(sched_names[svc->scheduler]));
+	rc |= json_object_set_new(o, "forward",
+			json_string(forward_names[svc->forward]));
+	rc |= json_object_set_new(o, "table_size",
+			json_integer(svc->table_size));
+	for (i = 0; i < svc->n_backends; i++)
+		rc |= json_array_append_new(arr,
+				pa_lb_config_backend_to_json(&svc->backends[i]));
+	rc |= json_object_set_new(o, "backends", arr);
+	arr = NULL;
+	if (rc != 0)
+		goto fail;
+	return o;
+fail:
+	json_decref(arr);
+	json_decref(o);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The section                                                         */
+/* ------------------------------------------------------------------ */
+
+#define FLOWS(m)	PA_DECODE_AT(struct pa_config_flow_table, m)
+
+static const struct pa_decode_field flow_table_fields[] = {
+	{ .name = "size", .type = PA_DECODE_INT,
+	  .min = CFG_MIN_FLOWS, .max = CFG_MAX_FLOWS, FLOWS(size) },
+	{ .name = "tcp_timeout", .type = PA_DECODE_INT,
+	  .min = 1, .max = CFG_MAX_TIMEOUT, FLOWS(tcp_timeout) },
+	{ .name = "tcp_fin_timeout", .type = PA_DECODE_INT,
+	  .min = 1, .max = CFG_MAX_TIMEOUT, FLOWS(tcp_fin_timeout) },
+	{ .name = "udp_timeout", .type = PA_DECODE_INT,
+	  .min = 1, .max = CFG_MAX_TIMEOUT, FLOWS(udp_timeout) },
+};
+
+static int
+lb_flow_table(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct pa_config_lb *lb = out;
+
+	return pa_decode_object(v, path, flow_table_fields,
+			PA_DECODE_N(flow_table_fields), &lb->flow_table, NULL,
+			err, err_len);
+}
+
+/* "local_addr" is the IPv4 outer source address, "local_addr6" the IPv6
+ * one; each refuses the other family. */
+static int
+lb_local_addr_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	const struct pa_config_lb *lb = out;
+	bool v4 = f->offset == offsetof(struct pa_config_lb, local_addr);
+	const struct pa_ip_addr *a = v4 ? &lb->local_addr : &lb->local_addr6;
+
+	if (a->family != (v4 ? AF_INET : AF_INET6))
+		return pa_decode_fail(err, err_len,
+				"%s: expected an %s address, got '%s' (%s goes in %s)",
+				path, v4 ? "IPv4" : "IPv6", json_string_value(v),
+				v4 ? "IPv6" : "IPv4",
+				v4 ? "local_addr6" : "local_addr");
+	return 0;
+}
+
+static int
+lb_services(const struct pa_decode_field *f, const json_t *arr,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct pa_config_lb *lb = out;
+	struct pa_config_service *a, *b;
+	char p[PA_DECODE_PATH_MAX], buf[INET6_ADDRSTRLEN];
+	const json_t *v;
+	unsigned int j;
+	size_t i;
+	int rc;
+
+	if (pa_decode_want_array(arr, path, err, err_len) < 0)
+		return -EINVAL;
+	if (json_array_size(arr) == 0)
+		return 0;
+	lb->services = calloc(json_array_size(arr), sizeof(*lb->services));
+	if (lb->services == NULL)
+		return pa_decode_nomem(err, err_len, path);
+	json_array_foreach(arr, i, v) {
+		pa_decode_index_path(p, sizeof(p), path, i);
+		rc = pa_lb_config_parse_service(v, lb, p, &lb->services[i], err,
+				err_len);
+		if (rc < 0)
+			return rc;
+		lb->n_services = i + 1;
+		a = &lb->services[i];
+		for (j = 0; j < i; j++) {
+			b = &lb->services[j];
+			if (strcmp(a->name, b->name) == 0)
+				return pa_decode_fail(err, err_len,
+						"%s.name: duplicate service name '%s' (also %s[%u])",
+						p, a->name, path, j);
+			if (pa_ip_equal(&a->vip, &b->vip) &&
+					a->port == b->port &&
+					a->proto == b->proto)
+				return pa_decode_fail(err, err_len,
+						"%s.vip: %s port %u %s is already service '%s' (%s[%u])",
+						p, pa_net_format_ip(&a->vip, buf,
+							sizeof(buf)),
+						a->port, proto_name(a->proto),
+						b->name, path, j);
+		}
+	}
+	return 0;
+}
+
+#define LB(m)	PA_DECODE_AT(struct pa_config_lb, m)
+
+static const struct pa_decode_field lb_fields[] = {
+	{ .name = "local_addr", .type = PA_DECODE_IP, LB(local_addr),
+	  PA_DECODE_PRESENT(struct pa_config_lb, has_local_addr),
+	  .check = lb_local_addr_check },
+	{ .name = "local_addr6", .type = PA_DECODE_IP, LB(local_addr6),
+	  PA_DECODE_PRESENT(struct pa_config_lb, has_local_addr6),
+	  .check = lb_local_addr_check },
+	{ .name = "flow_table", .type = PA_DECODE_CUSTOM,
+	  .decode = lb_flow_table },
+	{ .name = "services", .type = PA_DECODE_CUSTOM, .decode = lb_services },
+};
+
+static void
+lb_defaults(struct pa_config *cfg, const struct pa_config_opts *opts)
+{
+	struct pa_config_flow_table *ft = &cfg->lb.flow_table;
+
+	ft->size = CFG_DEFAULT_FLOWS;
+	ft->tcp_timeout = CFG_DEFAULT_TCP_TIMEOUT;
+	ft->tcp_fin_timeout = CFG_DEFAULT_TCP_FIN_TIMEOUT;
+	ft->udp_timeout = CFG_DEFAULT_UDP_TIMEOUT;
+}
+
+static int
+lb_parse(const json_t *v, struct pa_config *cfg,
+		const struct pa_config_opts *opts, char *err, size_t err_len)
+{
+	if (v == NULL)
+		return 0;
+	cfg->lb.present = true;
+	return pa_decode_object(v, "$.lb", lb_fields, PA_DECODE_N(lb_fields),
+			&cfg->lb, NULL, err, err_len);
+}
+
+static void
+lb_clear(struct pa_config *cfg)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->lb.n_services; i++)
+		pa_lb_config_service_clear(&cfg->lb.services[i]);
+	free(cfg->lb.services);
+	cfg->lb.services = NULL;
+	cfg->lb.n_services = 0;
+}
+
+static int
+lb_to_json(const struct pa_config *cfg, json_t **out)
+{
+	const struct pa_config_lb *lb = &cfg->lb;
+	json_t *o, *arr;
+	unsigned int i;
+	int rc = 0;
+
+	if (!lb->present)
+		return 0;
+	o = json_object();
+	arr = json_array();
+	if (o == NULL || arr == NULL)
+		goto fail;
+	if (lb->has_local_addr)
+		rc |= json_object_set_new(o, "local_addr",
+				pa_config_ip_json(&lb->local_addr));
+	if (lb->has_local_addr6)
+		rc |= json_object_set_new(o, "local_addr6",
+				pa_config_ip_json(&lb->local_addr6));
+	rc |= json_object_set_new(o, "flow_table", json_pack(
+			"{s:I, s:I, s:I, s:I}",
+			"size", (json_int_t)lb->flow_table.size,
+			"tcp_timeout", (json_int_t)lb->flow_table.tcp_timeout,
+			"tcp_fin_timeout",
+			(json_int_t)lb->flow_table.tcp_fin_timeout,
+			"udp_timeout", (json_int_t)lb->flow_table.udp_timeout));
+	for (i = 0; i < lb->n_services; i++)
+		rc |= json_array_append_new(arr,
+				pa_lb_config_service_to_json(&lb->services[i]));
+	rc |= json_object_set_new(o, "services", arr);
+	arr = NULL;
+	if (rc != 0)
+		goto fail;
+	*out = o;
+	return 0;
+fail:
+	json_decref(arr);
+	json_decref(o);
+	return -ENOMEM;
+}
+
+static struct pa_config_section lb_section = {
+	.key = "lb",
+	.order = PA_CONFIG_ORDER_LB,
+	.defaults = lb_defaults,
+	.parse = lb_parse,
+	.clear = lb_clear,
+	.to_json = lb_to_json,
+};
+
+PA_CONFIG_SECTION_REGISTER(lb_section)

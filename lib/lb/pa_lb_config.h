@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef PA_LB_CONFIG_H
+#define PA_LB_CONFIG_H
+
+/**
+ * @file
+ * The "lb" section of the configuration (CONTRACT section 4), owned by
+ * the LB library (lib/lb/lb_config.c): it registers the section with
+ * lib/config's registry (pa_config.h) and exports the parsers and
+ * serializers of one service and one backend for the RPC adapter. The
+ * section's structures (struct pa_config_lb, pa_config_service,
+ * pa_config_backend) are in pa_config.h. Control thread only.
+ */
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "pa_config.h"
+
+/**
+ * Parse one LB service object, backends included (allocated: release with
+ * pa_lb_config_service_clear()). Uniqueness of the name and of (vip, port,
+ * proto) across services is the caller's check.
+ * @param lb    for the ipip check of local_addr/local_addr6 (NULL: none set)
+ * @param path  JSON path of @p obj used in messages ("$" if NULL)
+ * @return 0, -EINVAL or -ENOMEM; on failure nothing is left allocated.
+ */
+int pa_lb_config_parse_service(const json_t *obj,
+		const struct pa_config_lb *lb, const char *path,
+		struct pa_config_service *svc, char *err, size_t err_len);
+
+/**
+ * Parse one backend object of @p svc (family, forward mode and port of the
+ * service are checked against it). Uniqueness within the service is the
+ * caller's check.
+ */
+int pa_lb_config_parse_backend(const json_t *obj,
+		const struct pa_config_service *svc, const char *path,
+		struct pa_config_backend *be, char *err, size_t err_len);
+
+/** Free a service's backends (the struct itself is the caller's). */
+void pa_lb_config_service_clear(struct pa_config_service *svc);
+
+/** Serializers of one object, in the file's schema (new references). */
+json_t *pa_lb_config_service_to_json(const struct pa_config_service *svc);
+json_t *pa_lb_config_backend_to_json(const struct pa_config_backend *be);
+
+/** The file's names of a service's protocol ("tcp", "udp", ...; "?" for
+ * one without a name), scheduler ("maglev", ...), forwarding method
+ * ("ipip", "nat", "dsr") and a backend's state ("up", "down", "drain"),
+ * as the serializers above write them ("?" out of range). Static
+ * strings. */
+const char *pa_lb_config_proto_name(int proto);
+const char *pa_lb_config_sched_name(enum pa_lb_sched s);
+const char *pa_lb_config_forward_name(enum pa_lb_forward f);
+const char *pa_lb_config_state_name(enum pa_lb_state s);
+
+#endif /* PA_LB_CONFIG_H */

@@ -1,0 +1,679 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The "ports" configuration section: ports, NIC profiles, the replay port. */
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "pa_config.h"
+#include "pa_decode.h"
+#include "pa_net.h"
+
+#ifndef PA_DRIVERS_CONFIG_DIR
+#define PA_DRIVERS_CONFIG_DIR "/usr/share/pktaccel/drivers-config"
+#endif
+
+#define CFG_DEFAULT_REPLAY_PORT	"replay0"
+#define CFG_MAX_QUEUES		64
+#define CFG_MIN_DESC		64
+#define CFG_MAX_DESC		16384
+#define CFG_MIN_MTU		68
+#define CFG_MAX_MTU		16000
+#define CFG_MAX_MBUFS		(16 * 1024 * 1024)
+
+/* "DDDD:BB:DD.F" or "BB:DD.F" -> one comparable number. */
+static int
+pci_parse(const char *s, uint64_t *id)
+{
+	unsigned int dom = 0, bus, dev, fn;
+	size_t n = strlen(s);
+	const char *p = s;
+	int i, h[4];
+
+	if (n == 12) {
+		for (i = 0; i < 4; i++) {
+			h[i] = pa_net_hex_digit(p[i]);
+			if (h[i] < 0)
+				return -EINVAL;
+		}
+		if (p[4] != ':')
+			return -EINVAL;
+		dom = h[0] << 12 | h[1] << 8 | h[2] << 4 | h[3];
+		p += 5;
+	} else if (n != 7) {
+		return -EINVAL;
+	}
+	h[0] = pa_net_hex_digit(p[0]);
+	h[1] = pa_net_hex_digit(p[1]);
+	h[2] = pa_net_hex_digit(p[3]);
+	h[3] = pa_net_hex_digit(p[4]);
+	if (h[0] < 0 || h[1] < 0 || h[2] < 0 || h[3] < 0 ||
+			p[2] != ':' || p[5] != '.' || p[6] < '0' || p[6] > '9')
+		return -EINVAL;
+	bus = h[0] << 4 | h[1];
+	dev = h[2] << 4 | h[3];
+	fn = p[6] - '0';
+	if (dev > 0x1f || fn > 7)
+		return -EINVAL;
+	*id = (uint64_t)dom << 16 | bus << 8 | dev << 3 | fn;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* NIC profiles                                                        */
+/* ------------------------------------------------------------------ */
+
+static const char *const rx_offload_names[] = {
+	"ipv4_cksum", "udp_cksum", "tcp_cksum", "scatter", "vlan_strip",
+	"rss_hash", NULL
+};
+
+static const char *const tx_offload_names[] = {
+	"ipv4_cksum", "udp_cksum", "tcp_cksum", "multi_segs",
+	"mbuf_fast_free", NULL
+};
+
+/* What a profile holds; validated here, read by lib/port from
+ * port->profile_doc. */
+struct profile_doc {
+	const char *driver;
+	const char *description;
+	const char *devargs;
+	uint16_t rx_queues;
+	uint16_t tx_queues;
+	uint16_t rx_desc;
+	uint16_t tx_desc;
+	bool rss;
+};
+
+static int
+profile_driver_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	const struct profile_doc *d = out;
+
+	if (d->driver[0] == '\0')
+		return pa_decode_fail(err, err_len, "%s: must not be empty",
+				path);
+	return 0;
+}
+
+/* An array of distinct names from f->names. */
+static int
+profile_offloads(const struct pa_decode_field *f, const json_t *arr,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	char p[PA_DECODE_PATH_MAX], list[200];
+	const json_t *v, *w;
+	size_t i, j;
+
+	if (pa_decode_want_array(arr, path, err, err_len) < 0)
+		return -EINVAL;
+	json_array_foreach(arr, i, v) {
+		pa_decode_index_path(p, sizeof(p), path, i);
+		if (!json_is_string(v))
+			return pa_decode_fail(err, err_len,
+					"%s: expected a string, got %s", p,
+					pa_decode_type_name(v));
+		if (pa_decode_enum_index(f->names, json_string_value(v)) < 0) {
+			pa_decode_enum_list(f->names, list, sizeof(list));
+			return pa_decode_fail(err, err_len,
+					"%s: unknown offload '%s' (expected one of %s)",
+					p, json_string_value(v), list);
+		}
+		for (j = 0; j < i; j++) {
+			w = json_array_get(arr, j);
+			if (strcmp(json_string_value(w),
+					json_string_value(v)) == 0)
+				return pa_decode_fail(err, err_len,
+						"%s: duplicate offload '%s'", p,
+						json_string_value(v));
+		}
+	}
+	return 0;
+}
+
+#define PROFILE(m)	PA_DECODE_AT(struct profile_doc, m)
+
+static const struct pa_decode_field profile_fields[] = {
+	{ .name = "driver", .type = PA_DECODE_STRING, .required = true,
+	  PROFILE(driver), .check = profile_driver_check },
+	{ .name = "description", .type = PA_DECODE_STRING,
+	  PROFILE(description) },
+	{ .name = "devargs", .type = PA_DECODE_STRING, PROFILE(devargs) },
+	{ .name = "rx_queues", .type = PA_DECODE_INT,
+	  .min = 1, .max = CFG_MAX_QUEUES, PROFILE(rx_queues) },
+	{ .name = "tx_queues", .type = PA_DECODE_INT,
+	  .min = 1, .max = CFG_MAX_QUEUES, PROFILE(tx_queues) },
+	{ .name = "rx_desc", .type = PA_DECODE_POW2,
+	  .min = CFG_MIN_DESC, .max = CFG_MAX_DESC, PROFILE(rx_desc) },
+	{ .name = "tx_desc", .type = PA_DECODE_POW2,
+	  .min = CFG_MIN_DESC, .max = CFG_MAX_DESC, PROFILE(tx_desc) },
+	{ .name = "rss", .type = PA_DECODE_BOOL, PROFILE(rss) },
+	{ .name = "rx_offloads", .type = PA_DECODE_CUSTOM,
+	  .decode = profile_offloads, .names = rx_offload_names },
+	{ .name = "tx_offloads", .type = PA_DECODE_CUSTOM,
+	  .decode = profile_offloads, .names = tx_offload_names },
+};
+
+static const char *
+profile_dir(const struct pa_config_opts *opts)
+{
+#ifdef PA_SOURCE_DRIVERS_CONFIG_DIR
+	struct stat st;
+#endif
+
+	if (opts != NULL && opts->profile_dir != NULL)
+		return opts->profile_dir;
+#ifdef PA_SOURCE_DRIVERS_CONFIG_DIR
+	if (stat(PA_SOURCE_DRIVERS_CONFIG_DIR, &st) == 0 && S_ISDIR(st.st_mode))
+		return PA_SOURCE_DRIVERS_CONFIG_DIR;
+#endif
+	return PA_DRIVERS_CONFIG_DIR;
+}
+
+/* Load "<dir>/<name>.json" for the field at @p path. */
+static int
+profile_load(const struct pa_config_opts *opts, const char *path,
+		const char *name, json_t **out, char *err, size_t err_len)
+{
+	char file[4096], inner[PA_CONFIG_ERR_MAX];
+	struct profile_doc d;
+	json_error_t jerr;
+	json_t *doc;
+	FILE *f;
+	int n;
+
+	n = snprintf(file, sizeof(file), "%s/%s.json", profile_dir(opts), name);
+	if (n < 0 || (size_t)n >= sizeof(file))
+		return pa_decode_fail(err, err_len, "%s: profile path too long",
+				path);
+	f = fopen(file, "r");
+	if (f == NULL)
+		return pa_decode_fail(err, err_len,
+				"%s: unknown profile '%s' (%s: %s)", path, name,
+				file, strerror(errno));
+	doc = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
+	fclose(f);
+	if (doc == NULL)
+		return pa_decode_fail(err, err_len,
+				"%s (%s): line %d column %d: %s", path, file,
+				jerr.line, jerr.column, jerr.text);
+	memset(&d, 0, sizeof(d));
+	if (pa_decode_object(doc, "$", profile_fields,
+			PA_DECODE_N(profile_fields), &d, NULL, inner,
+			sizeof(inner)) < 0) {
+		json_decref(doc);
+		return pa_decode_fail(err, err_len, "%s (%s): %s", path, file,
+				inner);
+	}
+	*out = doc;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ports                                                               */
+/* ------------------------------------------------------------------ */
+
+/* What a port object names but the port does not keep as is; the
+ * decoders below take it as @p arg. Strings are borrowed. */
+struct port_doc {
+	const struct pa_config_opts *opts;
+	const char *devargs;
+	const char *pci;
+	const char *profile;
+	const char *peer;
+};
+
+static void
+port_clear(struct pa_config_port *port)
+{
+	free(port->devargs);
+	free(port->pci);
+	free(port->profile);
+	json_decref(port->profile_doc);
+	memset(port, 0, sizeof(*port));
+}
+
+static void
+ports_clear(struct pa_config *cfg)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->n_ports; i++)
+		port_clear(&cfg->ports[i]);
+	cfg->n_ports = 0;
+}
+
+static int
+port_devargs(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct port_doc *d = arg;
+
+	if (pa_decode_string(v, path, &d->devargs, err, err_len) < 0)
+		return -EINVAL;
+	if (d->devargs[0] == '\0')
+		return pa_decode_fail(err, err_len, "%s: must not be empty",
+				path);
+	return 0;
+}
+
+/* Also called when "pci" is absent: one of "devargs" and "pci". */
+static int
+port_pci(const struct pa_decode_field *f, const json_t *v, const char *path,
+		void *out, void *arg, char *err, size_t err_len)
+{
+	struct port_doc *d = arg;
+	uint64_t id;
+
+	if (v != NULL) {
+		if (pa_decode_string(v, path, &d->pci, err, err_len) < 0)
+			return -EINVAL;
+		if (pci_parse(d->pci, &id) < 0)
+			return pa_decode_fail(err, err_len,
+					"%s: invalid PCI address '%s' (expected DDDD:BB:DD.F or BB:DD.F)",
+					path, d->pci);
+	}
+	if (d->devargs != NULL && d->pci != NULL)
+		return pa_decode_fail(err, err_len,
+				"%s: \"pci\" and \"devargs\" are mutually exclusive",
+				path);
+	if (d->devargs == NULL && d->pci == NULL)
+		return pa_decode_fail(err, err_len,
+				"%.*s: needs exactly one of \"devargs\" and \"pci\"",
+				(int)(strlen(path) - strlen(".pci")), path);
+	return 0;
+}
+
+static int
+port_profile(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct pa_config_port *port = out;
+	struct port_doc *d = arg;
+	char why[PA_DECODE_WHY_MAX];
+
+	if (pa_decode_string(v, path, &d->profile, err, err_len) < 0)
+		return -EINVAL;
+	if (pa_decode_check_name(d->profile, why, sizeof(why)) < 0 ||
+			d->profile[0] == '.')
+		return pa_decode_fail(err, err_len,
+				"%s: invalid profile name '%s'", path,
+				d->profile);
+	return profile_load(d->opts, path, d->profile, &port->profile_doc,
+			err, err_len);
+}
+
+static int
+port_peer(const struct pa_decode_field *f, const json_t *v, const char *path,
+		void *out, void *arg, char *err, size_t err_len)
+{
+	struct port_doc *d = arg;
+
+	return pa_decode_string(v, path, &d->peer, err, err_len);
+}
+
+static int
+port_gateway_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	const struct pa_config_port *port = out;
+
+	if (port->has_gateway_mac)
+		return pa_decode_fail(err, err_len,
+				"%s: \"gateway\" and \"gateway_mac\" are mutually exclusive",
+				path);
+	return 0;
+}
+
+static int
+port_addrs(const struct pa_decode_field *f, const json_t *arr,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct pa_config_port *port = out;
+	char why[PA_DECODE_WHY_MAX];
+	char p[PA_DECODE_PATH_MAX];
+	struct pa_ip_prefix *a;
+	const json_t *v;
+	unsigned int j;
+	size_t i;
+
+	if (pa_decode_want_array(arr, path, err, err_len) < 0)
+		return -EINVAL;
+	if (json_array_size(arr) > PA_CONFIG_MAX_ADDRS)
+		return pa_decode_fail(err, err_len,
+				"%s: %zu addresses, at most %d", path,
+				json_array_size(arr), PA_CONFIG_MAX_ADDRS);
+	json_array_foreach(arr, i, v) {
+		pa_decode_index_path(p, sizeof(p), path, i);
+		if (!json_is_string(v))
+			return pa_decode_fail(err, err_len,
+					"%s: expected a string, got %s", p,
+					pa_decode_type_name(v));
+		a = &port->addrs[i];
+		if (pa_net_parse_prefix_flags(json_string_value(v), a,
+				PA_NET_PREFIX_HOST_OK | PA_NET_PREFIX_NEED_LEN,
+				why, sizeof(why)) < 0)
+			return pa_decode_fail(err, err_len, "%s: %s", p, why);
+		for (j = 0; j < i; j++)
+			if (pa_ip_equal(&port->addrs[j].addr, &a->addr))
+				return pa_decode_fail(err, err_len,
+						"%s: duplicate address '%s' (also %s[%u])",
+						p, json_string_value(v), path, j);
+		port->n_addrs = i + 1;
+	}
+	return 0;
+}
+
+#define PORT(m)	PA_DECODE_AT(struct pa_config_port, m)
+
+/* In the order of the checks: "devargs"/"pci" and the profile first. */
+static const struct pa_decode_field port_fields[] = {
+	{ .name = "name", .type = PA_DECODE_NAME, .required = true,
+	  PORT(name) },
+	{ .name = "devargs", .type = PA_DECODE_CUSTOM, .decode = port_devargs },
+	{ .name = "pci", .type = PA_DECODE_CUSTOM, .decode = port_pci,
+	  .flags = PA_DECODE_ALWAYS },
+	{ .name = "profile", .type = PA_DECODE_CUSTOM, .decode = port_profile },
+	{ .name = "rx_queues", .type = PA_DECODE_INT,
+	  .min = 1, .max = CFG_MAX_QUEUES, PORT(rx_queues) },
+	{ .name = "tx_queues", .type = PA_DECODE_INT,
+	  .min = 1, .max = CFG_MAX_QUEUES, PORT(tx_queues) },
+	{ .name = "rx_desc", .type = PA_DECODE_POW2,
+	  .min = CFG_MIN_DESC, .max = CFG_MAX_DESC, PORT(rx_desc) },
+	{ .name = "tx_desc", .type = PA_DECODE_POW2,
+	  .min = CFG_MIN_DESC, .max = CFG_MAX_DESC, PORT(tx_desc) },
+	{ .name = "mtu", .type = PA_DECODE_INT,
+	  .min = CFG_MIN_MTU, .max = CFG_MAX_MTU, PORT(mtu) },
+	{ .name = "mbufs", .type = PA_DECODE_INT,
+	  .min = 1, .max = CFG_MAX_MBUFS, PORT(mbufs) },
+	{ .name = "promisc", .type = PA_DECODE_BOOL, PORT(promisc) },
+	{ .name = "peer", .type = PA_DECODE_CUSTOM, .decode = port_peer },
+	{ .name = "gateway_mac", .type = PA_DECODE_MAC, PORT(gateway_mac),
+	  PA_DECODE_PRESENT(struct pa_config_port, has_gateway_mac) },
+	{ .name = "gateway", .type = PA_DECODE_IP, PORT(gateway),
+	  PA_DECODE_PRESENT(struct pa_config_port, has_gateway),
+	  .check = port_gateway_check },
+	{ .name = "addr", .type = PA_DECODE_CUSTOM, .decode = port_addrs },
+};
+
+static char *
+dup_or_null(const char *s, bool *nomem)
+{
+	char *d;
+
+	if (s == NULL)
+		return NULL;
+	d = strdup(s);
+	if (d == NULL)
+		*nomem = true;
+	return d;
+}
+
+static int
+port_parse(const json_t *obj, const char *path,
+		const struct pa_config_opts *opts, struct pa_config_port *port,
+		const char **peer, char *err, size_t err_len)
+{
+	struct port_doc d = { .opts = opts };
+	bool nomem = false;
+	int rc;
+
+	memset(port, 0, sizeof(*port));
+	port->promisc = true;
+	*peer = NULL;
+	rc = pa_decode_object(obj, path, port_fields, PA_DECODE_N(port_fields),
+			port, &d, err, err_len);
+	if (rc == 0) {
+		port->profile = dup_or_null(d.profile, &nomem);
+		port->devargs = dup_or_null(d.devargs, &nomem);
+		port->pci = dup_or_null(d.pci, &nomem);
+		if (nomem)
+			rc = pa_decode_nomem(err, err_len, path);
+	}
+	if (rc < 0) {
+		port_clear(port);
+		return rc;
+	}
+	*peer = d.peer;
+	return 0;
+}
+
+/* The vdev name of a devargs string: what precedes the first ','. */
+static size_t
+devargs_name_len(const char *d)
+{
+	const char *comma = strchr(d, ',');
+
+	return comma != NULL ? (size_t)(comma - d) : strlen(d);
+}
+
+static int
+ports_parse(const json_t *arr, struct pa_config *cfg,
+		const struct pa_config_opts *opts, char *err, size_t err_len)
+{
+	const char *peer[PA_CONFIG_MAX_PORTS];
+	char path[PA_DECODE_PATH_MAX];
+	struct pa_config_port *a, *b;
+	uint64_t ida, idb;
+	const json_t *v;
+	unsigned int i, j;
+	size_t k;
+	int rc, idx;
+
+	if (pa_decode_want_array(arr, "$.ports", err, err_len) < 0)
+		return -EINVAL;
+	if (json_array_size(arr) > PA_CONFIG_MAX_PORTS)
+		return pa_decode_fail(err, err_len,
+				"$.ports: %zu ports, at most %d",
+				json_array_size(arr), PA_CONFIG_MAX_PORTS);
+	json_array_foreach(arr, k, v) {
+		pa_decode_index_path(path, sizeof(path), "$.ports", k);
+		rc = port_parse(v, path, opts, &cfg->ports[k], &peer[k], err,
+				err_len);
+		if (rc < 0)
+			return rc;
+		cfg->n_ports = k + 1;
+		a = &cfg->ports[k];
+		for (j = 0; j < k; j++) {
+			b = &cfg->ports[j];
+			if (strcmp(a->name, b->name) == 0)
+				return pa_decode_fail(err, err_len,
+						"%s.name: duplicate port name '%s' (also $.ports[%u])",
+						path, a->name, j);
+			if (a->pci != NULL && b->pci != NULL &&
+					pci_parse(a->pci, &ida) == 0 &&
+					pci_parse(b->pci, &idb) == 0 && ida == idb)
+				return pa_decode_fail(err, err_len,
+						"%s.pci: PCI device '%s' already used by $.ports[%u]",
+						path, a->pci, j);
+			if (a->devargs != NULL && b->devargs != NULL &&
+					devargs_name_len(a->devargs) ==
+					devargs_name_len(b->devargs) &&
+					strncmp(a->devargs, b->devargs,
+						devargs_name_len(a->devargs)) == 0)
+				return pa_decode_fail(err, err_len,
+						"%s.devargs: device '%.*s' already used by $.ports[%u]",
+						path, (int)devargs_name_len(a->devargs),
+						a->devargs, j);
+		}
+	}
+	for (i = 0; i < cfg->n_ports; i++) {
+		cfg->ports[i].peer = i;
+		if (peer[i] == NULL)
+			continue;
+		idx = pa_config_port_index(cfg, peer[i]);
+		if (idx < 0)
+			return pa_decode_fail(err, err_len,
+					"$.ports[%u].peer: unknown port '%s'", i,
+					peer[i]);
+		cfg->ports[i].peer = idx;
+	}
+	return 0;
+}
+
+/* Replay mode: the document's ports give way to one port, which takes
+ * the L3 settings (addresses, gateway) of a port of the same name, so
+ * that a replay can answer ARP/ND for them and resolve. */
+static int
+replay_port(struct pa_config *cfg, const struct pa_config_opts *opts,
+		char *err, size_t err_len)
+{
+	char why[PA_DECODE_WHY_MAX];
+	struct pa_config_port l3;
+	const char *name;
+	int idx;
+
+	name = opts->replay_port != NULL ?
+		opts->replay_port : CFG_DEFAULT_REPLAY_PORT;
+	if (pa_decode_check_name(name, why, sizeof(why)) < 0)
+		return pa_decode_fail(err, err_len, "replay port: %s", why);
+	idx = pa_config_port_index(cfg, name);
+	memset(&l3, 0, sizeof(l3));
+	if (idx >= 0) {
+		l3.has_gateway_mac = cfg->ports[idx].has_gateway_mac;
+		memcpy(l3.gateway_mac, cfg->ports[idx].gateway_mac, 6);
+		l3.has_gateway = cfg->ports[idx].has_gateway;
+		l3.gateway = cfg->ports[idx].gateway;
+		l3.n_addrs = cfg->ports[idx].n_addrs;
+		memcpy(l3.addrs, cfg->ports[idx].addrs, sizeof(l3.addrs));
+	}
+	ports_clear(cfg);
+	cfg->ports_present = false;
+	snprintf(cfg->ports[0].name, sizeof(cfg->ports[0].name), "%s", name);
+	cfg->ports[0].promisc = true;
+	cfg->ports[0].peer = 0;
+	cfg->ports[0].has_gateway_mac = l3.has_gateway_mac;
+	memcpy(cfg->ports[0].gateway_mac, l3.gateway_mac, 6);
+	cfg->ports[0].has_gateway = l3.has_gateway;
+	cfg->ports[0].gateway = l3.gateway;
+	cfg->ports[0].n_addrs = l3.n_addrs;
+	memcpy(cfg->ports[0].addrs, l3.addrs, sizeof(l3.addrs));
+	cfg->n_ports = 1;
+	return 0;
+}
+
+/* Called also when "ports" is absent (replay mode needs its port). */
+static int
+ports_section_parse(const json_t *v, struct pa_config *cfg,
+		const struct pa_config_opts *opts, char *err, size_t err_len)
+{
+	int rc;
+
+	if (v != NULL) {
+		rc = ports_parse(v, cfg, opts, err, err_len);
+		if (rc < 0)
+			return rc;
+		cfg->ports_present = true;
+	}
+	if (opts != NULL && opts->replay)
+		return replay_port(cfg, opts, err, err_len);
+	return 0;
+}
+
+static json_t *
+port_to_json(const struct pa_config *cfg, const struct pa_config_port *port)
+{
+	json_t *o, *addrs;
+	unsigned int i;
+	int rc = 0;
+
+	o = json_object();
+	addrs = json_array();
+	if (o == NULL || addrs == NULL)
+		goto fail;
+	rc |= json_object_set_new(o, "name", json_string(port->name));
+	if (port->devargs != NULL)
+		rc |= json_object_set_new(o, "devargs",
+				json_string(port->devargs));
+	if (port->pci != NULL)
+		rc |= json_object_set_new(o, "pci", json_string(port->pci));
+	if (port->profile != NULL)
+		rc |= json_object_set_new(o, "profile",
+				json_string(port->profile));
+	if (port->rx_queues != 0)
+		rc |= json_object_set_new(o, "rx_queues",
+				json_integer(port->rx_queues));
+	if (port->tx_queues != 0)
+		rc |= json_object_set_new(o, "tx_queues",
+				json_integer(port->tx_queues));
+	if (port->rx_desc != 0)
+		rc |= json_object_set_new(o, "rx_desc",
+				json_integer(port->rx_desc));
+	if (port->tx_desc != 0)
+		rc |= json_object_set_new(o, "tx_desc",
+				json_integer(port->tx_desc));
+	if (port->mbufs != 0)
+		rc |= json_object_set_new(o, "mbufs",
+				json_integer(port->mbufs));
+	if (port->mtu != 0)
+		rc |= json_object_set_new(o, "mtu", json_integer(port->mtu));
+	rc |= json_object_set_new(o, "promisc", json_boolean(port->promisc));
+	if (port->peer >= 0 && (unsigned int)port->peer < cfg->n_ports)
+		rc |= json_object_set_new(o, "peer",
+				json_string(cfg->ports[port->peer].name));
+	if (port->has_gateway_mac)
+		rc |= json_object_set_new(o, "gateway_mac",
+				pa_config_mac_json(port->gateway_mac));
+	if (port->has_gateway)
+		rc |= json_object_set_new(o, "gateway",
+				pa_config_ip_json(&port->gateway));
+	for (i = 0; i < port->n_addrs; i++)
+		rc |= json_array_append_new(addrs,
+				pa_config_prefix_json(&port->addrs[i]));
+	rc |= json_object_set_new(o, "addr", addrs);
+	addrs = NULL;
+	if (rc != 0)
+		goto fail;
+	return o;
+fail:
+	json_decref(addrs);
+	json_decref(o);
+	return NULL;
+}
+
+/* Left out in replay mode (ports_present false). */
+static int
+ports_to_json(const struct pa_config *cfg, json_t **out)
+{
+	json_t *ports;
+	unsigned int i;
+	int rc = 0;
+
+	if (!cfg->ports_present)
+		return 0;
+	ports = json_array();
+	if (ports == NULL)
+		return -ENOMEM;
+	for (i = 0; i < cfg->n_ports; i++)
+		rc |= json_array_append_new(ports,
+				port_to_json(cfg, &cfg->ports[i]));
+	if (rc != 0) {
+		json_decref(ports);
+		return -ENOMEM;
+	}
+	*out = ports;
+	return 0;
+}
+
+static struct pa_config_section ports_section = {
+	.key = "ports",
+	.order = PA_CONFIG_ORDER_PORTS,
+	.parse = ports_section_parse,
+	.clear = ports_clear,
+	.to_json = ports_to_json,
+};
+
+PA_CONFIG_SECTION_REGISTER(ports_section)
