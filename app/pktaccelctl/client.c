@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pa_clock.h"
 #include "pktaccelctl.h"
 
 #define MAX_RESPONSE		(1u << 30)
@@ -27,19 +28,10 @@
  */
 #define SEND_FAILED		(-EPIPE)
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int
 ms_left(int64_t deadline)
 {
-	int64_t left = deadline - now_ms();
+	int64_t left = deadline - pa_clock_ms();
 
 	if (left <= 0)
 		return 0;
@@ -76,7 +68,7 @@ ctl_client_close(struct ctl_client *c)
 static int
 ctl_connect(struct ctl_client *c)
 {
-	int64_t deadline = now_ms() + c->timeout_ms;
+	int64_t deadline = pa_clock_ms() + c->timeout_ms;
 	struct sockaddr_un sa;
 	size_t plen;
 	int fd, e;
@@ -283,7 +275,7 @@ static int
 ctl_call(struct ctl_client *c, const char *method, json_t *params,
 		json_t **resp)
 {
-	int64_t deadline = now_ms() + c->timeout_ms;
+	int64_t deadline = pa_clock_ms() + c->timeout_ms;
 	json_int_t id = ++c->next_id;
 	const json_t *rid;
 	char *line;

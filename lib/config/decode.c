@@ -9,14 +9,8 @@
 #include <jansson.h>
 
 #include "pa_decode.h"
+#include "pa_err.h"
 #include "pa_net.h"
-
-static void
-vwrite(char *buf, size_t len, const char *fmt, va_list ap)
-{
-	if (buf != NULL && len > 0)
-		vsnprintf(buf, len, fmt, ap);
-}
 
 int
 pa_decode_why(char *why, size_t why_len, const char *fmt, ...)
@@ -24,7 +18,7 @@ pa_decode_why(char *why, size_t why_len, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vwrite(why, why_len, fmt, ap);
+	pa_vseterr(why, why_len, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }
@@ -36,7 +30,7 @@ pa_decode_fail(char *err, size_t err_len, const char *fmt, ...)
 	char *p;
 
 	va_start(ap, fmt);
-	vwrite(err, err_len, fmt, ap);
+	pa_vseterr(err, err_len, fmt, ap);
 	va_end(ap);
 	/* Messages quote the document (jansson's "near '...'", names): a
 	 * control character from a damaged file must not break the one-line

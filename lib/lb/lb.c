@@ -18,6 +18,8 @@
 #include <rte_rcu_qsbr.h>
 
 #include "lb_priv.h"
+#include "pa_clock.h"
+#include "pa_err.h"
 
 RTE_LOG_REGISTER(pa_lb_logtype, pa.lb, INFO);
 #define LB_LOG(level, fmt, ...) \
@@ -28,31 +30,6 @@ RTE_LOG_REGISTER(pa_lb_logtype, pa.lb, INFO);
 static unsigned int hash_seq;
 
 static int tables_make(struct pa_lb *lb, char *err, size_t err_len);
-
-static double
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void
-seterr(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || len == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 static const uint8_t *
 ip_bytes(const struct pa_ip_addr *a)
@@ -213,9 +190,9 @@ svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
 		mb[n_up].weight = s->be[i].weight;
 		n_up++;
 	}
-	t0 = mono_ms();
+	t0 = pa_clock_s() * 1e3;
 	if (pa_lb_maglev_build(mb, n_up, s->m, s->maglev, scratch) != 0) {
-		seterr(err, err_len, "service '%s': %u usable backends do not fit a table of %u",
+		pa_seterr(err, err_len, "service '%s': %u usable backends do not fit a table of %u",
 			cfg->name, n_up, s->m);
 		free(mb);
 		free(scratch);
@@ -226,7 +203,7 @@ svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
 	/* the table holds indexes into up[]; make them indexes into be[] */
 	for (i = 0; i < s->m; i++)
 		s->maglev[i] = s->up[s->maglev[i]];
-	s->build_ms = mono_ms() - t0;
+	s->build_ms = pa_clock_s() * 1e3 - t0;
 	lb->builds++;
 	lb->last_build_ms = s->build_ms;
 	if (s->build_ms > lb->max_build_ms)
@@ -238,7 +215,7 @@ nomem:
 	free(mb);
 	free(scratch);
 	svc_free(s);
-	seterr(err, err_len, "out of memory building service '%s'", cfg->name);
+	pa_seterr(err, err_len, "out of memory building service '%s'", cfg->name);
 	rte_errno = ENOMEM;
 	return NULL;
 }
@@ -299,7 +276,7 @@ svc_map_build(struct pa_lb *lb, struct lb_svc *const *svc, char *err,
 		(size_t)size * sizeof(m->ent[0]), RTE_CACHE_LINE_SIZE,
 		lb->socket);
 	if (m == NULL) {
-		seterr(err, err_len, "out of memory for the service table");
+		pa_seterr(err, err_len, "out of memory for the service table");
 		return NULL;
 	}
 	m->mask = size - 1;
@@ -352,7 +329,7 @@ commit(struct pa_lb *lb, unsigned int slot, struct lb_svc *s,
 	t = rte_zmalloc_socket("pa_lb_table", sizeof(*t), RTE_CACHE_LINE_SIZE,
 		lb->socket);
 	if (t == NULL) {
-		seterr(err, err_len, "out of memory for the LB table");
+		pa_seterr(err, err_len, "out of memory for the LB table");
 		return -ENOMEM;
 	}
 	if (old != NULL)
@@ -418,7 +395,7 @@ service_slot(const struct pa_lb *lb, const char *name, char *err,
 	int slot = find_service(lb, name);
 
 	if (slot < 0) {
-		seterr(err, err_len, "no service '%s'", name);
+		pa_seterr(err, err_len, "no service '%s'", name);
 		return -ENOENT;
 	}
 	return slot;
@@ -434,7 +411,7 @@ backend_index(const struct pa_lb *lb, int slot, const struct pa_ip_addr *a,
 	int i = find_backend(&lb->ctl[slot], a);
 
 	if (i < 0) {
-		seterr(err, err_len, "service '%s' has no backend %s",
+		pa_seterr(err, err_len, "service '%s' has no backend %s",
 			lb->ctl[slot].cfg.name,
 			pa_net_format_ip(a, buf, sizeof(buf)));
 		return -ENOENT;
@@ -518,18 +495,18 @@ backend_check(const struct lb_svc_ctl *c, const struct pa_config_backend *be,
 	char buf[INET6_ADDRSTRLEN];
 
 	if (be->addr.family != c->cfg.vip.family) {
-		seterr(err, err_len, "backend %s: address family differs from the service's",
+		pa_seterr(err, err_len, "backend %s: address family differs from the service's",
 			pa_net_format_ip(&be->addr, buf, sizeof(buf)));
 		return -EINVAL;
 	}
 	if (c->cfg.forward != PA_LB_NAT && be->port != 0 &&
 	    be->port != c->cfg.port) {
-		seterr(err, err_len, "backend %s: only \"nat\" can change the destination port",
+		pa_seterr(err, err_len, "backend %s: only \"nat\" can change the destination port",
 			pa_net_format_ip(&be->addr, buf, sizeof(buf)));
 		return -EINVAL;
 	}
 	if (c->cfg.forward == PA_LB_DSR && !be->has_mac) {
-		seterr(err, err_len, "backend %s: \"dsr\" needs the backend's \"mac\"",
+		pa_seterr(err, err_len, "backend %s: \"dsr\" needs the backend's \"mac\"",
 			pa_net_format_ip(&be->addr, buf, sizeof(buf)));
 		return -EINVAL;
 	}
@@ -545,20 +522,20 @@ ctl_add_backend(struct pa_lb *lb, struct lb_svc_ctl *c,
 	unsigned int i;
 
 	if (find_backend(c, &be->addr) >= 0) {
-		seterr(err, err_len, "service '%s' already has backend %s",
+		pa_seterr(err, err_len, "service '%s' already has backend %s",
 			c->cfg.name, pa_net_format_ip(&be->addr, buf,
 				sizeof(buf)));
 		return -EEXIST;
 	}
 	if (live_backends(c) >= PA_LB_MAX_SVC_BACKENDS ||
 	    live_backends(c) + 1 >= c->cfg.table_size) {
-		seterr(err, err_len, "service '%s' is full (%u backends at most with table_size %u)",
+		pa_seterr(err, err_len, "service '%s' is full (%u backends at most with table_size %u)",
 			c->cfg.name, RTE_MIN((unsigned int)PA_LB_MAX_SVC_BACKENDS,
 				c->cfg.table_size - 1), c->cfg.table_size);
 		return -ENOSPC;
 	}
 	if (lb->n_cslot_free == 0) {
-		seterr(err, err_len, "too many backends (%u in all at most)",
+		pa_seterr(err, err_len, "too many backends (%u in all at most)",
 			PA_LB_MAX_BACKENDS);
 		return -ENOSPC;
 	}
@@ -567,7 +544,7 @@ ctl_add_backend(struct pa_lb *lb, struct lb_svc_ctl *c,
 			break;
 	if (i == c->n_slots) {
 		if (ctl_grow(c) != 0) {
-			seterr(err, err_len, "out of memory");
+			pa_seterr(err, err_len, "out of memory");
 			return -ENOMEM;
 		}
 		c->n_slots++;
@@ -619,7 +596,7 @@ service_add_locked(struct pa_lb *lb, const struct pa_config_service *svc,
 	int ret;
 
 	if (find_service(lb, svc->name) >= 0) {
-		seterr(err, err_len, "service '%s' exists", svc->name);
+		pa_seterr(err, err_len, "service '%s' exists", svc->name);
 		return -EEXIST;
 	}
 	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
@@ -627,7 +604,7 @@ service_add_locked(struct pa_lb *lb, const struct pa_config_service *svc,
 
 		if (lb->ctl[i].used && ip_eq(&o->vip, &svc->vip) &&
 		    o->port == svc->port && o->proto == svc->proto) {
-			seterr(err, err_len, "%s port %u %s is already service '%s'",
+			pa_seterr(err, err_len, "%s port %u %s is already service '%s'",
 				pa_net_format_ip(&svc->vip, buf, sizeof(buf)),
 				svc->port, svc->proto == IPPROTO_TCP ? "tcp" :
 				"udp", o->name);
@@ -637,7 +614,7 @@ service_add_locked(struct pa_lb *lb, const struct pa_config_service *svc,
 	if (svc->forward == PA_LB_IPIP &&
 	    ((svc->vip.family == AF_INET && !lb->has_local4) ||
 	     (svc->vip.family == AF_INET6 && !lb->has_local6))) {
-		seterr(err, err_len, "forward \"ipip\" for an %s service needs lb.%s (the outer source address)",
+		pa_seterr(err, err_len, "forward \"ipip\" for an %s service needs lb.%s (the outer source address)",
 			svc->vip.family == AF_INET ? "IPv4" : "IPv6",
 			svc->vip.family == AF_INET ? "local_addr" :
 			"local_addr6");
@@ -647,7 +624,7 @@ service_add_locked(struct pa_lb *lb, const struct pa_config_service *svc,
 		if (!lb->ctl[slot].used)
 			break;
 	if (slot == PA_LB_MAX_SERVICES) {
-		seterr(err, err_len, "too many services (%u at most)",
+		pa_seterr(err, err_len, "too many services (%u at most)",
 			PA_LB_MAX_SERVICES);
 		return -ENOSPC;
 	}
@@ -671,7 +648,7 @@ service_add_locked(struct pa_lb *lb, const struct pa_config_service *svc,
 			RTE_HASH_EXTRA_FLAGS_NO_FREE_ON_DEL;
 		h = rte_hash_create(&hp);
 		if (h == NULL) {
-			seterr(err, err_len, "cannot create the NAT reply table (%u entries): %s",
+			pa_seterr(err, err_len, "cannot create the NAT reply table (%u entries): %s",
 				lb->nat_size, rte_strerror(rte_errno));
 			return -ENOMEM;
 		}
@@ -1081,7 +1058,7 @@ worker_create(struct pa_lb *lb, unsigned int idx, uint32_t size, char *err,
 	hp.socket_id = lb->socket;
 	w->flows = rte_hash_create(&hp);
 	if (w->flows == NULL) {
-		seterr(err, err_len, "cannot create a flow table of %u entries: %s",
+		pa_seterr(err, err_len, "cannot create a flow table of %u entries: %s",
 			size, rte_strerror(rte_errno));
 		rte_free(w);
 		return NULL;
@@ -1103,7 +1080,7 @@ worker_create(struct pa_lb *lb, unsigned int idx, uint32_t size, char *err,
 	}
 	return w;
 nomem:
-	seterr(err, err_len, "out of memory for the flow table of lcore %u (%u flows)",
+	pa_seterr(err, err_len, "out of memory for the flow table of lcore %u (%u flows)",
 		idx, size);
 	return NULL;
 }
@@ -1169,13 +1146,13 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 	struct pa_lb *lb;
 
 	if (o->n_lcores > PA_LB_MAX_LCORES) {
-		seterr(err, err_len, "too many lcores for the LB (%u at most)",
+		pa_seterr(err, err_len, "too many lcores for the LB (%u at most)",
 			PA_LB_MAX_LCORES);
 		return NULL;
 	}
 	lb = calloc(1, sizeof(*lb));
 	if (lb == NULL) {
-		seterr(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&lb->lock, NULL);
@@ -1205,7 +1182,7 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 	lb->be_nh = rte_zmalloc_socket("pa_lb_nh", PA_LB_MAX_BACKENDS *
 		sizeof(*lb->be_nh), RTE_CACHE_LINE_SIZE, lb->socket);
 	if (lb->cslot_free == NULL || lb->be_nh == NULL) {
-		seterr(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		goto fail;
 	}
 	for (i = 0; i < PA_LB_MAX_BACKENDS; i++)
@@ -1245,7 +1222,7 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 
 		if (pa_lb_service_add(lb, &lc->services[i], why,
 				sizeof(why)) != 0) {
-			seterr(err, err_len, "$.lb.services[%u]: %s", i, why);
+			pa_seterr(err, err_len, "$.lb.services[%u]: %s", i, why);
 			goto fail;
 		}
 	}

@@ -55,6 +55,7 @@
 #include <rte_log.h>
 
 #include "pa_clock.h"
+#include "pa_err.h"
 #include "pa_rpc.h"
 
 #ifndef TAILQ_FOREACH_SAFE	/* glibc's sys/queue.h lacks it */
@@ -203,22 +204,6 @@ struct pa_rpc_server {
 	int donefd;
 };
 
-static void
-set_err(char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void
-set_err(char *err, size_t err_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || err_len == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, err_len, fmt, ap);
-	va_end(ap);
-}
-
 static char *
 str_concat(const char *a, const char *b)
 {
@@ -256,7 +241,7 @@ make_parent_dir(const char *path, char *err, size_t err_len)
 		*p = '\0';
 		if (mkdir(dir, DIR_MODE) != 0 && errno != EEXIST) {
 			ret = -errno;
-			set_err(err, err_len, "cannot create directory %s: %s",
+			pa_seterr(err, err_len, "cannot create directory %s: %s",
 				dir, strerror(errno));
 			goto out_free;
 		}
@@ -266,7 +251,7 @@ make_parent_dir(const char *path, char *err, size_t err_len)
 	}
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		ret = -ENOTDIR;
-		set_err(err, err_len, "%s is not a directory", dir);
+		pa_seterr(err, err_len, "%s is not a directory", dir);
 	}
 out_free:
 	free(dir);
@@ -289,7 +274,7 @@ take_lock(struct pa_rpc_server *s, char *err, size_t err_len)
 		if (fd < 0) {
 			int e = errno;
 
-			set_err(err, err_len, "cannot open lock file %s: %s",
+			pa_seterr(err, err_len, "cannot open lock file %s: %s",
 				s->lock_path, strerror(e));
 			return -e;
 		}
@@ -298,12 +283,12 @@ take_lock(struct pa_rpc_server *s, char *err, size_t err_len)
 
 			close(fd);
 			if (e == EWOULDBLOCK) {
-				set_err(err, err_len,
+				pa_seterr(err, err_len,
 					"RPC socket %s is in use by another pktaccel (lock %s held)",
 					s->path, s->lock_path);
 				return -EADDRINUSE;
 			}
-			set_err(err, err_len, "cannot lock %s: %s",
+			pa_seterr(err, err_len, "cannot lock %s: %s",
 				s->lock_path, strerror(e));
 			return -e;
 		}
@@ -315,7 +300,7 @@ take_lock(struct pa_rpc_server *s, char *err, size_t err_len)
 		}
 		close(fd);	/* locked a file that was just removed */
 	}
-	set_err(err, err_len, "cannot lock %s: lock file keeps changing",
+	pa_seterr(err, err_len, "cannot lock %s: lock file keeps changing",
 		s->lock_path);
 	return -EAGAIN;
 }
@@ -352,7 +337,7 @@ open_listener(struct pa_rpc_server *s, int mode, char *err, size_t err_len)
 
 	len = strlen(s->path);
 	if (len >= sizeof(sa.sun_path)) {
-		set_err(err, err_len,
+		pa_seterr(err, err_len,
 			"RPC socket path %s is too long (%zu bytes, limit %zu)",
 			s->path, len, sizeof(sa.sun_path) - 1);
 		return -ENAMETOOLONG;
@@ -364,14 +349,14 @@ open_listener(struct pa_rpc_server *s, int mode, char *err, size_t err_len)
 	/* We hold the lock: whatever socket is there is stale. */
 	if (lstat(s->path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
-			set_err(err, err_len,
+			pa_seterr(err, err_len,
 				"%s exists and is not a socket; not replacing it",
 				s->path);
 			return -EEXIST;
 		}
 		if (unlink(s->path) != 0 && errno != ENOENT) {
 			e = errno;
-			set_err(err, err_len, "cannot remove stale socket %s: %s",
+			pa_seterr(err, err_len, "cannot remove stale socket %s: %s",
 				s->path, strerror(e));
 			return -e;
 		}
@@ -381,18 +366,18 @@ open_listener(struct pa_rpc_server *s, int mode, char *err, size_t err_len)
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s->lfd < 0) {
 		e = errno;
-		set_err(err, err_len, "socket: %s", strerror(e));
+		pa_seterr(err, err_len, "socket: %s", strerror(e));
 		return -e;
 	}
 	if (bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		e = errno;
-		set_err(err, err_len, "cannot bind RPC socket %s: %s",
+		pa_seterr(err, err_len, "cannot bind RPC socket %s: %s",
 			s->path, strerror(e));
 		return -e;
 	}
 	if (chmod(s->path, (mode_t)mode) != 0) {
 		e = errno;
-		set_err(err, err_len, "cannot chmod RPC socket %s: %s",
+		pa_seterr(err, err_len, "cannot chmod RPC socket %s: %s",
 			s->path, strerror(e));
 		unlink(s->path);
 		return -e;
@@ -400,14 +385,14 @@ open_listener(struct pa_rpc_server *s, int mode, char *err, size_t err_len)
 	if (s->set_group && (chown(s->path, (uid_t)-1, (gid_t)s->gid) != 0 ||
 	    chown_dir(s->path, (gid_t)s->gid) != 0)) {
 		e = errno;
-		set_err(err, err_len, "cannot give RPC socket %s to group %u: %s",
+		pa_seterr(err, err_len, "cannot give RPC socket %s to group %u: %s",
 			s->path, s->gid, strerror(e));
 		unlink(s->path);
 		return -e;
 	}
 	if (listen(s->lfd, SOMAXCONN) != 0) {
 		e = errno;
-		set_err(err, err_len, "cannot listen on RPC socket %s: %s",
+		pa_seterr(err, err_len, "cannot listen on RPC socket %s: %s",
 			s->path, strerror(e));
 		unlink(s->path);
 		return -e;
@@ -567,15 +552,15 @@ pa_rpc_server_create(const struct pa_rpc_server_opts *o, char *err,
 	struct pa_rpc_server *s;
 	int ret, mode;
 
-	set_err(err, err_len, "%s", "");
+	pa_seterr(err, err_len, "%s", "");
 	if (o == NULL || o->path == NULL || o->path[0] == '\0') {
-		set_err(err, err_len, "no RPC socket path");
+		pa_seterr(err, err_len, "no RPC socket path");
 		ret = -EINVAL;
 		goto out_errno;
 	}
 	s = calloc(1, sizeof(*s));
 	if (s == NULL) {
-		set_err(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		ret = -ENOMEM;
 		goto out_errno;
 	}
@@ -599,12 +584,12 @@ pa_rpc_server_create(const struct pa_rpc_server_opts *o, char *err,
 	s->path = strdup(o->path);
 	s->lock_path = str_concat(o->path, ".lock");
 	if (s->path == NULL || s->lock_path == NULL) {
-		set_err(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		ret = -ENOMEM;
 		goto out_free;
 	}
 	if (strlen(s->path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		set_err(err, err_len,
+		pa_seterr(err, err_len,
 			"RPC socket path %s is too long (%zu bytes, limit %zu)",
 			s->path, strlen(s->path),
 			sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
@@ -628,7 +613,7 @@ pa_rpc_server_create(const struct pa_rpc_server_opts *o, char *err,
 	s->donefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (s->epfd < 0 || s->wakefd < 0 || s->timerfd < 0 || s->donefd < 0) {
 		ret = -errno;
-		set_err(err, err_len, "epoll/eventfd/timerfd: %s",
+		pa_seterr(err, err_len, "epoll/eventfd/timerfd: %s",
 			strerror(-ret));
 		goto out_unlink;
 	}
@@ -640,12 +625,12 @@ pa_rpc_server_create(const struct pa_rpc_server_opts *o, char *err,
 	if (ret == 0)
 		ret = ep_add(s->epfd, s->donefd, EPOLLIN, TAG_PARSED);
 	if (ret != 0) {
-		set_err(err, err_len, "epoll_ctl: %s", strerror(-ret));
+		pa_seterr(err, err_len, "epoll_ctl: %s", strerror(-ret));
 		goto out_unlink;
 	}
 	ret = -pthread_create(&s->parser, NULL, parser_main, s);
 	if (ret != 0) {
-		set_err(err, err_len, "cannot start the RPC parser thread: %s",
+		pa_seterr(err, err_len, "cannot start the RPC parser thread: %s",
 			strerror(-ret));
 		goto out_unlink;
 	}
@@ -932,20 +917,11 @@ struct budget {
 	uint64_t deadline_ns;
 };
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void
 budget_init(struct budget *b)
 {
 	b->calls = REQ_BUDGET;
-	b->deadline_ns = now_ns() + TIME_BUDGET_NS;
+	b->deadline_ns = pa_clock_ns() + TIME_BUDGET_NS;
 }
 
 /* May the connection run one more call (and its output take it)? */
@@ -953,7 +929,7 @@ static bool
 budget_left(const struct budget *b, const struct conn *c)
 {
 	return b->calls > 0 && out_pending(c) < OUT_HIGH &&
-		now_ns() < b->deadline_ns;
+		pa_clock_ns() < b->deadline_ns;
 }
 
 /*

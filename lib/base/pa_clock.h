@@ -22,6 +22,16 @@ pa_clock_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/** Monotonic time in nanoseconds, from an arbitrary origin. */
+static inline uint64_t
+pa_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /** Monotonic time in milliseconds, from an arbitrary origin. */
 static inline int64_t
 pa_clock_ms(void)
