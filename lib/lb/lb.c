@@ -31,22 +31,6 @@ static unsigned int hash_seq;
 
 static int tables_make(struct pa_lb *lb, char *err, size_t err_len);
 
-static const uint8_t *
-ip_bytes(const struct pa_ip_addr *a)
-{
-	return a->family == AF_INET ? (const uint8_t *)&a->v4 :
-		(const uint8_t *)&a->v6;
-}
-
-static bool
-ip_eq(const struct pa_ip_addr *a, const struct pa_ip_addr *b)
-{
-	if (a->family != b->family)
-		return false;
-	return memcmp(ip_bytes(a), ip_bytes(b),
-		a->family == AF_INET ? 4 : 16) == 0;
-}
-
 void
 lb_flow_key_from(struct lb_flow_key *k, const struct pa_flow_key *fk)
 {
@@ -185,7 +169,7 @@ svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
 		if (!be_usable(&cfg->backends[i], c->be_uid[i]))
 			continue;
 		s->up[n_up] = (uint16_t)i;
-		mb[n_up].key = ip_bytes(&s->be[i].addr);
+		mb[n_up].key = pa_ip_bytes(&s->be[i].addr);
 		mb[n_up].key_len = s->family == 4 ? 4 : 16;
 		mb[n_up].weight = s->be[i].weight;
 		n_up++;
@@ -233,7 +217,7 @@ static void
 svc_map_put(struct lb_svc_map *m, struct lb_svc *const *svc,
 		const struct lb_svc *s, uint16_t port)
 {
-	const uint8_t *addr = ip_bytes(&s->vip);
+	const uint8_t *addr = pa_ip_bytes(&s->vip);
 	unsigned int alen = s->family == 4 ? 4 : 16;
 	uint32_t i = lb_svc_hash(s->family, s->proto, port, addr) & m->mask;
 	struct lb_svc_ent *e;
@@ -382,7 +366,7 @@ find_backend(const struct lb_svc_ctl *c, const struct pa_ip_addr *a)
 	unsigned int i;
 
 	for (i = 0; i < c->n_slots; i++)
-		if (c->be_uid[i] != 0 && ip_eq(&c->cfg.backends[i].addr, a))
+		if (c->be_uid[i] != 0 && pa_ip_equal(&c->cfg.backends[i].addr, a))
 			return (int)i;
 	return -1;
 }
@@ -602,7 +586,7 @@ service_add_locked(struct pa_lb *lb, const struct pa_config_service *svc,
 	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
 		const struct pa_config_service *o = &lb->ctl[i].cfg;
 
-		if (lb->ctl[i].used && ip_eq(&o->vip, &svc->vip) &&
+		if (lb->ctl[i].used && pa_ip_equal(&o->vip, &svc->vip) &&
 		    o->port == svc->port && o->proto == svc->proto) {
 			pa_seterr(err, err_len, "%s port %u %s is already service '%s'",
 				pa_net_format_ip(&svc->vip, buf, sizeof(buf)),
@@ -1304,7 +1288,7 @@ pa_lb_neigh_set(struct pa_lb *lb, const struct pa_ip_addr *addr,
 			continue;
 		for (j = 0; j < c->n_slots; j++) {
 			if (c->be_uid[j] == 0 || c->cfg.backends[j].has_mac ||
-			    !ip_eq(&c->cfg.backends[j].addr, addr))
+			    !pa_ip_equal(&c->cfg.backends[j].addr, addr))
 				continue;
 			__atomic_store_n(&lb->be_nh[c->be_cslot[j]],
 				mac != NULL || wanted ? word : 0,
@@ -1336,7 +1320,7 @@ addr_put(struct pa_ip_addr **arr, unsigned int *n, unsigned int *cap,
 	unsigned int i;
 
 	for (i = 0; i < *n; i++)
-		if (ip_eq(&(*arr)[i], a))
+		if (pa_ip_equal(&(*arr)[i], a))
 			return 0;
 	if (*n == *cap) {
 		*cap = *cap != 0 ? *cap * 2 : 16;

@@ -147,12 +147,6 @@ pa_neigh_state_name(enum pa_neigh_state s)
 		"unknown";
 }
 
-static const uint8_t *
-ip_bytes(const struct pa_ip_addr *a)
-{
-	return a->family == AF_INET ? (const uint8_t *)&a->v4 : a->v6.s6_addr;
-}
-
 static uint8_t
 fam(const struct pa_ip_addr *a)
 {
@@ -182,7 +176,7 @@ key_addr(const struct neigh_key *k, struct pa_ip_addr *a)
 static bool
 prefix_has(const struct pa_ip_prefix *p, uint8_t family, const uint8_t *addr)
 {
-	const uint8_t *a = ip_bytes(&p->addr);
+	const uint8_t *a = pa_ip_bytes(&p->addr);
 	unsigned int bits = p->len, i;
 
 	if (fam(&p->addr) != family)
@@ -207,7 +201,7 @@ on_link(const struct pa_neigh *n, unsigned int pi, uint8_t family,
 	if (cp == NULL)
 		return false;
 	for (i = 0; i < cp->n_addrs; i++)
-		if (memcmp(ip_bytes(&cp->addrs[i].addr), addr,
+		if (memcmp(pa_ip_bytes(&cp->addrs[i].addr), addr,
 			    family == 4 ? 4 : 16) == 0 &&
 		    fam(&cp->addrs[i].addr) == family)
 			return false;
@@ -233,9 +227,9 @@ source_addr(const struct pa_neigh *n, unsigned int pi, uint8_t family,
 		if (fam(&cp->addrs[i].addr) != family)
 			continue;
 		if (prefix_has(&cp->addrs[i], family, target))
-			return ip_bytes(&cp->addrs[i].addr);
+			return pa_ip_bytes(&cp->addrs[i].addr);
 		if (first == NULL)
-			first = ip_bytes(&cp->addrs[i].addr);
+			first = pa_ip_bytes(&cp->addrs[i].addr);
 	}
 	return first;
 }
@@ -530,20 +524,20 @@ dp_publish(struct pa_neigh *n)
 		return -ENOMEM;
 	t->mask = size - 1;
 	for (i = 0; i < n->n_vips; i++)
-		dp_slot(t, fam(&n->vips[i]), ip_bytes(&n->vips[i]))->flags |=
+		dp_slot(t, fam(&n->vips[i]), pa_ip_bytes(&n->vips[i]))->flags |=
 			PA_NEIGH_DP_OURS_ANY;
 	if (cfg != NULL && cfg->lb.has_local_addr)
-		dp_slot(t, 4, ip_bytes(&cfg->lb.local_addr))->flags |=
+		dp_slot(t, 4, pa_ip_bytes(&cfg->lb.local_addr))->flags |=
 			PA_NEIGH_DP_OURS_ANY;
 	if (cfg != NULL && cfg->lb.has_local_addr6)
-		dp_slot(t, 6, ip_bytes(&cfg->lb.local_addr6))->flags |=
+		dp_slot(t, 6, pa_ip_bytes(&cfg->lb.local_addr6))->flags |=
 			PA_NEIGH_DP_OURS_ANY;
 	for (i = 0; i < n->n_ports; i++) {
 		const struct pa_config_port *cp = n->port[i].cp;
 
 		for (j = 0; cp != NULL && j < cp->n_addrs; j++) {
 			e = dp_slot(t, fam(&cp->addrs[j].addr),
-				ip_bytes(&cp->addrs[j].addr));
+				pa_ip_bytes(&cp->addrs[j].addr));
 			e->ours_ports |= 1u << i;
 		}
 	}
@@ -582,10 +576,10 @@ static void
 want(struct pa_neigh *n, const struct pa_ip_addr *a, unsigned int pi,
 		uint8_t what, uint64_t now)
 {
-	struct neigh_ent *e = ent_find(n, fam(a), ip_bytes(a), pi);
+	struct neigh_ent *e = ent_find(n, fam(a), pa_ip_bytes(a), pi);
 
 	if (e == NULL) {
-		e = ent_new(n, fam(a), ip_bytes(a), pi, true, now);
+		e = ent_new(n, fam(a), pa_ip_bytes(a), pi, true, now);
 		if (e == NULL)
 			return;
 		e->state = PA_NEIGH_INCOMPLETE;
@@ -624,7 +618,7 @@ targets_refresh(struct pa_neigh *n, uint64_t now)
 		if (cp != NULL && cp->has_gateway)
 			want(n, &cp->gateway, p, TARGET_GATEWAY, now);
 		for (i = 0; i < n_bes; i++)
-			if (on_link(n, p, fam(&bes[i]), ip_bytes(&bes[i])))
+			if (on_link(n, p, fam(&bes[i]), pa_ip_bytes(&bes[i])))
 				want(n, &bes[i], p, TARGET_BACKEND, now);
 	}
 	for (k = 0; k < n->n_pos; k++) {
@@ -1168,7 +1162,7 @@ pa_neigh_lookup(struct pa_neigh *n, const struct pa_ip_addr *addr,
 	int ret = -ENOENT;
 
 	pthread_mutex_lock(&n->lock);
-	e = ent_find(n, fam(addr), ip_bytes(addr), port_index);
+	e = ent_find(n, fam(addr), pa_ip_bytes(addr), port_index);
 	if (e != NULL) {
 		*state = (enum pa_neigh_state)e->state;
 		if (mac != NULL) {

@@ -122,6 +122,14 @@ const char *pa_net_family_name(int family);
 /** Same family and same address (two family-0 addresses are equal). */
 bool pa_ip_equal(const struct pa_ip_addr *a, const struct pa_ip_addr *b);
 
+/** The address bytes in network order: 4 for AF_INET, else 16. */
+static inline const uint8_t *
+pa_ip_bytes(const struct pa_ip_addr *a)
+{
+	return a->family == AF_INET ? (const uint8_t *)&a->v4 :
+		a->v6.s6_addr;
+}
+
 /** Whether bits beyond @p p's length are set in its address. */
 bool pa_ip_prefix_host_bits(const struct pa_ip_prefix *p);
 
