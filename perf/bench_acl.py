@@ -257,7 +257,7 @@ def _ports_str(r):
 
 
 def rule_json(r):
-    """pktaccel's rule object (CONTRACT section 4); "any" fields omitted."""
+    """pktaccel's rule object (docs/configuration.md); "any" fields omitted."""
     o = {"id": r.id, "priority": r.prio}
     if r.src is not None:
         o["src"] = _prefix_str(r.src, r.fam)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pktaccelctl: the operator console of pktaccel (CONTRACT section 6).
+ * pktaccelctl: the operator console of pktaccel (docs/console.md).
  * This file: the options, and the running of one command (its words
  * into parameters, the call, the printed answer), from the command line
  * or from the console.

@@ -8,7 +8,7 @@
  * DPDK's rte_acl, with actions permit, drop, mark (DSCP) and police
  * (rte_meter srTCM in packets per second), and per-rule counters.
  *
- * Semantics (CONTRACT section 4):
+ * Semantics (docs/configuration.md):
  * - A rule matches when its src/dst prefixes, sport/dport ranges, protocol
  *   and in_port all match. A prefix "any" matches both families; a rule
  *   with an IPv4 prefix matches only IPv4 packets, with an IPv6 one only

@@ -4,7 +4,7 @@
 
 /**
  * @file
- * The "acl" section of the configuration (CONTRACT section 4), owned by
+ * The "acl" section of the configuration (docs/configuration.md), owned by
  * the ACL library (lib/acl/acl_config.c): it registers the section with
  * lib/config's registry (pa_config.h) and exports the parser and
  * serializer of one rule for the RPC adapter. The section's structures
@@ -19,7 +19,7 @@
 #include "pa_config.h"
 
 /**
- * Parse one ACL rule object (CONTRACT section 4) as the loader does.
+ * Parse one ACL rule object (docs/configuration.md) as the loader does.
  * @param cfg   resolves "in_port" names (NULL: no ports, any in_port fails)
  * @param path  JSON path of @p obj used in messages ("$" if NULL)
  * @param err   receives "<path>.<field>: <reason>"

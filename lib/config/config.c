@@ -130,7 +130,7 @@ static const struct pa_decode_field metrics_fields[] = {
 static void
 metrics_defaults(struct pa_config *cfg, const struct pa_config_opts *opts)
 {
-	/* Absent: on in live mode, off in replay (CONTRACT 3). */
+	/* Absent: on in live mode, off in replay (docs/lab.md). */
 	cfg->metrics.enabled = !(opts != NULL && opts->replay);
 	snprintf(cfg->metrics.listen, sizeof(cfg->metrics.listen), "%s",
 			CFG_DEFAULT_LISTEN);

@@ -4,7 +4,7 @@
 
 /**
  * @file
- * The configuration document (CONTRACT section 4) as typed structures.
+ * The configuration document (docs/configuration.md) as typed structures.
  *
  * pa_config_load_*() parse and validate strictly: unknown keys, wrong
  * types, out-of-range values, duplicates and dangling references are

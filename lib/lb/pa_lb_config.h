@@ -4,7 +4,7 @@
 
 /**
  * @file
- * The "lb" section of the configuration (CONTRACT section 4), owned by
+ * The "lb" section of the configuration (docs/configuration.md), owned by
  * the LB library (lib/lb/lb_config.c): it registers the section with
  * lib/config's registry (pa_config.h) and exports the parsers and
  * serializers of one service and one backend for the RPC adapter. The

@@ -4,7 +4,7 @@
 
 /**
  * @file
- * JSON-RPC 2.0 server over a Unix stream socket (CONTRACT section 5).
+ * JSON-RPC 2.0 server over a Unix stream socket (docs/rpc.md).
  *
  * Framing: the client writes requests (objects, or batch arrays); any
  * whitespace may separate them. The server answers each with one line

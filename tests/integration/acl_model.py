@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Reference model of the pktaccel ACL (CONTRACT section 4, lib/acl/pa_acl.h)
+"""Reference model of the pktaccel ACL (docs/configuration.md, lib/acl/pa_acl.h)
 and seeded generators of rule sets and traffic for the ACL integration
 tests.
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Hitless ACL updates (issue 3, CONTRACT section 5): a long replay
+"""Hitless ACL updates (issue 3, docs/rpc.md): a long replay
 (-s --stay) while a client swaps the whole table between two rule sets A
 and B with acl_rules_replace as fast as it can (or toggles one rule with
 acl_rule_add / acl_rule_delete). Every packet's fate must be the one of

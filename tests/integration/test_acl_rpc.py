@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""ACL over JSON-RPC (CONTRACT section 5) and the console (section 6):
+"""ACL over JSON-RPC (docs/rpc.md) and the console (section 6):
 acl_rule_add, acl_rule_delete, acl_rule_list, acl_rules_replace and their
 errors, trace_packet against the reference model, config_get and stats_get
 following the changes, pktaccelctl key=value and the rule table."""

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""config_save and config_validate (CONTRACT section 5).
+"""config_save and config_validate (docs/rpc.md).
 
 config_save writes the running configuration, RPC changes included, so that
 a daemon started from the file runs the same tables: the round trip is

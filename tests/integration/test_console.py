@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Operator console (CONTRACT section 6): pktaccelctl -s SOCK [-j] METHOD
+"""Operator console (docs/console.md): pktaccelctl -s SOCK [-j] METHOD
 [JSON | key=value ...]; exit 0 ok, 1 on a JSON-RPC error, 2 when the daemon
 cannot be reached; piped input runs the interactive mode."""
 

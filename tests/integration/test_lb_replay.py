@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The load balancer in lab replay mode (CONTRACT sections 3 and 4,
+"""The load balancer in lab replay mode (docs/lab.md, docs/configuration.md,
 lib/lb/pa_lb.h): tens of thousands of flows through a weighted ipip
 service (every output decapsulates to its exact input, outer headers as
 the contract has them, shares following the weights, the same mapping

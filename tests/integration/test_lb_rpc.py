@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The load balancer over JSON-RPC (CONTRACT sections 4 and 5):
+"""The load balancer over JSON-RPC (docs/configuration.md, docs/rpc.md):
 lb_service_add, lb_service_delete, lb_service_list, lb_backend_add,
 lb_backend_delete, lb_backend_set and their errors; config_get and
 stats_get following the changes; trace_packet's LB part (service,

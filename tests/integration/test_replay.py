@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Lab replay mode (CONTRACT section 3): every packet processed exactly
+"""Lab replay mode (docs/lab.md): every packet processed exactly
 once, well-formed ones forwarded byte-identical in per-flow order,
 malformed ones dropped and counted, nothing leaked, outcome independent of
 timing."""

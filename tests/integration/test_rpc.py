@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""JSON-RPC 2.0 management socket (CONTRACT section 5), against a daemon in
+"""JSON-RPC 2.0 management socket (docs/rpc.md), against a daemon in
 replay --stay mode."""
 
 import json
