@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Lab replay mode (replay.c): the input file's scan, the losses of the
+ * replay port and the summary line.
+ */
 #ifndef PKTACCEL_H
 #define PKTACCEL_H
 

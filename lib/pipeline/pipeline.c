@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The pipeline's life cycle: workers from the planner's plan, rings between
+ * stages, RX/TX queues given to lcores, launch, stop, and the accessors
+ * the appliance and the reporting use.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

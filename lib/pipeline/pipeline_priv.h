@@ -2,6 +2,12 @@
 #ifndef PA_PIPELINE_PRIV_H
 #define PA_PIPELINE_PRIV_H
 
+/*
+ * The pipeline's private structures (workers, their rings and queues, the
+ * pipeline itself), shared by pipeline.c, stages.c, pipeline_stats.c and
+ * pipeline_rpc.c.
+ */
+
 #include <stdbool.h>
 #include <stdint.h>
 

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Ethdev ports: find or hot-plug each configured device, check it against
+ * its NIC profile, configure and start it with a pool on its NUMA socket,
+ * stop and close it, and read its counters.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
