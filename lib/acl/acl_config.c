@@ -292,6 +292,16 @@ static const struct pa_decode_field acl_fields[] = {
 	{ .name = "rules", .type = PA_DECODE_CUSTOM, .decode = acl_rules },
 };
 
+int
+pa_acl_config_parse_acl(const json_t *obj, const struct pa_config *cfg,
+		const char *path, struct pa_config_acl *acl,
+		char *err, size_t err_len)
+{
+	return pa_decode_object(obj, path != NULL ? path : "$", acl_fields,
+			PA_DECODE_N(acl_fields), acl, (void *)(uintptr_t)cfg,
+			err, err_len);
+}
+
 static void
 acl_defaults(struct pa_config *cfg, const struct pa_config_opts *opts)
 {
@@ -305,8 +315,8 @@ acl_parse(const json_t *v, struct pa_config *cfg,
 	if (v == NULL)
 		return 0;
 	cfg->acl.present = true;
-	return pa_decode_object(v, "$.acl", acl_fields,
-			PA_DECODE_N(acl_fields), &cfg->acl, cfg, err, err_len);
+	return pa_acl_config_parse_acl(v, cfg, "$.acl", &cfg->acl, err,
+			err_len);
 }
 
 static void

@@ -6,8 +6,9 @@
  * @file
  * The "acl" section of the configuration (docs/configuration.md), owned by
  * the ACL library (lib/acl/acl_config.c): it registers the section with
- * lib/config's registry (pa_config.h) and exports the parser and
- * serializer of one rule for the RPC adapter. The section's structures
+ * lib/config's registry (pa_config.h) and exports the parsers of the
+ * section and of one rule, and the serializer of one rule, for the RPC
+ * adapter. The section's structures
  * (struct pa_config_acl, struct pa_config_acl_rule) are in pa_config.h.
  * Control thread only.
  */
@@ -27,6 +28,20 @@
  */
 int pa_acl_config_parse_rule(const json_t *obj, const struct pa_config *cfg,
 		const char *path, struct pa_config_acl_rule *rule,
+		char *err, size_t err_len);
+
+/**
+ * Parse an "acl" object ({"default"?, "non_ip"?, "rules"?}, CONTRACT
+ * section 4) as the loader does: rules checked one by one and for
+ * duplicate ids. Absent keys leave @p acl as the caller initialised it.
+ * @param cfg   resolves the rules' "in_port" names (as above)
+ * @param path  JSON path of @p obj used in messages ("$" if NULL)
+ * @param acl   on return, acl->rules may be allocated (also on failure):
+ *              the caller frees it
+ * @return 0, -EINVAL or -ENOMEM (message in @p err).
+ */
+int pa_acl_config_parse_acl(const json_t *obj, const struct pa_config *cfg,
+		const char *path, struct pa_config_acl *acl,
 		char *err, size_t err_len);
 
 /**

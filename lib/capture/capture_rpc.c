@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* JSON-RPC adapters of the capture: capture_start, capture_stop,
- * capture_get (docs/rpc.md). Parameters are decoded strictly; messages
- * name the parameter ("params.max_bytes: ..."). */
+ * capture_get (docs/rpc.md). Parameters are decoded strictly by a field
+ * table of the decoding kit (pa_decode.h); messages name the parameter
+ * ("params.max_bytes: ..."). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "pa_capture.h"
+#include "pa_decode.h"
 #include "pa_rpc.h"
 
 PA_RPC_SUBSYSTEM(capture, "capture", "capture not running");
@@ -31,92 +33,92 @@ reason_list(char *buf, size_t len)
 		"any");
 }
 
-/* A string without embedded NULs, or NULL. */
-static const char *
-plain_string(const json_t *v)
-{
-	const char *s;
+/*
+ * capture_start: {"reason": "acl" | ... | "any", "path": "NAME",
+ * "max_packets"?: N, "max_bytes"?: N, "snaplen"?: N}
+ */
+struct start_params {
+	struct pa_capture_params cap;
+	const char *reason;
+	const char *path;
+};
 
-	if (!json_is_string(v))
-		return NULL;
-	s = json_string_value(v);
-	return strlen(s) == json_string_length(v) ? s : NULL;
+/* A string with a NUL inside would pass the checks on its first part. */
+static bool
+has_nul(const json_t *v, const char *s)
+{
+	return strlen(s) != json_string_length(v);
 }
 
 static int
-get_u64(const json_t *v, const char *key, uint64_t lo, uint64_t hi,
-		uint64_t dflt, uint64_t *out, struct pa_rpc_error *err)
+start_reason_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
 {
-	json_int_t i;
+	struct start_params *p = out;
+	char names[160];
 
-	if (v == NULL) {
-		*out = dflt;
-		return 0;
+	if (has_nul(v, p->reason) ||
+	    pa_capture_parse_reason(p->reason, &p->cap.reasons) != 0) {
+		reason_list(names, sizeof(names));
+		return pa_decode_fail(err, err_len,
+				"%s: expected a drop reason: %s", path, names);
 	}
-	if (!json_is_integer(v) || (i = json_integer_value(v)) < 0 ||
-	    (uint64_t)i < lo || (uint64_t)i > hi)
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.%s: expected an integer %llu..%llu", key,
-			(unsigned long long)lo, (unsigned long long)hi);
-	*out = (uint64_t)i;
 	return 0;
 }
 
-/*
- * {"reason": "acl" | ... | "any", "path": "NAME", "max_packets"?: N,
- *  "max_bytes"?: N, "snaplen"?: N}
- */
 static int
-decode_start(const json_t *params, struct pa_capture_params *p,
+start_path_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct start_params *p = out;
+	char why[PA_RPC_MSG_MAX];
+
+	if (has_nul(v, p->path))
+		return pa_decode_fail(err, err_len,
+				"%s: a file name may not contain NUL", path);
+	if (pa_capture_check_name(p->path, why, sizeof(why)) != 0)
+		return pa_decode_fail(err, err_len, "%s: %s", path, why);
+	snprintf(p->cap.name, sizeof(p->cap.name), "%s", p->path);
+	return 0;
+}
+
+#define START(m)	PA_DECODE_AT(struct start_params, m)
+
+static const struct pa_decode_field start_fields[] = {
+	{ .name = "reason", .type = PA_DECODE_STRING, .required = true,
+	  START(reason), .check = start_reason_check },
+	{ .name = "path", .type = PA_DECODE_STRING, .required = true,
+	  START(path), .check = start_path_check },
+	{ .name = "max_packets", .type = PA_DECODE_INT,
+	  .min = 1, .max = PA_CAPTURE_LIMIT_MAX_PACKETS,
+	  START(cap.max_packets) },
+	{ .name = "max_bytes", .type = PA_DECODE_INT,
+	  .min = PA_CAPTURE_MIN_MAX_BYTES, .max = PA_CAPTURE_LIMIT_MAX_BYTES,
+	  START(cap.max_bytes) },
+	{ .name = "snaplen", .type = PA_DECODE_INT,
+	  .min = PA_CAPTURE_MIN_SNAPLEN, .max = PA_CAPTURE_MAX_SNAPLEN,
+	  START(cap.snaplen) },
+};
+
+static int
+decode_start(const json_t *params, struct pa_capture_params *cap,
 		struct pa_rpc_error *err)
 {
-	json_t *reason = NULL, *path = NULL, *maxp = NULL, *maxb = NULL;
-	json_t *snap = NULL;
-	char why[PA_RPC_MSG_MAX], names[160];
-	const char *s;
-	json_error_t jerr;
-	uint64_t snaplen = 0;
+	struct start_params p;
+	char why[PA_RPC_MSG_MAX];
+	int ret;
 
-	memset(p, 0, sizeof(*p));
-	if (!json_is_object(params))
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params: expected {\"reason\": \"...\", \"path\": \"...\", \"max_packets\"?: N, \"max_bytes\"?: N, \"snaplen\"?: N}");
-	if (json_unpack_ex((json_t *)params, &jerr, JSON_STRICT,
-			"{s?o, s?o, s?o, s?o, s?o}", "reason", &reason,
-			"path", &path, "max_packets", &maxp, "max_bytes", &maxb,
-			"snaplen", &snap) != 0)
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params: %s (known: reason, path, max_packets, max_bytes, snaplen)",
-			jerr.text);
-	reason_list(names, sizeof(names));
-	if (reason == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.reason: required (%s)", names);
-	s = plain_string(reason);
-	if (s == NULL || pa_capture_parse_reason(s, &p->reasons) != 0)
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.reason: expected a drop reason: %s", names);
-	if (path == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.path: required (a file name in the capture directory)");
-	s = plain_string(path);
-	if (s == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.path: expected a file name (a string)");
-	if (pa_capture_check_name(s, why, sizeof(why)) != 0)
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.path: %s", why);
-	snprintf(p->name, sizeof(p->name), "%s", s);
-	if (get_u64(maxp, "max_packets", 1, PA_CAPTURE_LIMIT_MAX_PACKETS,
-			PA_CAPTURE_DEFAULT_MAX_PACKETS, &p->max_packets, err) != 0 ||
-	    get_u64(maxb, "max_bytes", PA_CAPTURE_MIN_MAX_BYTES,
-			PA_CAPTURE_LIMIT_MAX_BYTES, PA_CAPTURE_DEFAULT_MAX_BYTES,
-			&p->max_bytes, err) != 0 ||
-	    get_u64(snap, "snaplen", PA_CAPTURE_MIN_SNAPLEN,
-			PA_CAPTURE_MAX_SNAPLEN, PA_CAPTURE_DEFAULT_SNAPLEN,
-			&snaplen, err) != 0)
-		return -1;
-	p->snaplen = (uint32_t)snaplen;
+	memset(&p, 0, sizeof(p));
+	p.cap.max_packets = PA_CAPTURE_DEFAULT_MAX_PACKETS;
+	p.cap.max_bytes = PA_CAPTURE_DEFAULT_MAX_BYTES;
+	p.cap.snaplen = PA_CAPTURE_DEFAULT_SNAPLEN;
+	ret = pa_decode_object(params, "params", start_fields,
+			PA_DECODE_N(start_fields), &p, NULL, why, sizeof(why));
+	if (ret != 0)
+		return pa_rpc_error_errno(err, ret, "", why);
+	*cap = p.cap;
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "pa_config.h"
+#include "pa_decode.h"
 #include "pa_rpc.h"
 
 PA_RPC_SUBSYSTEM(config, "config", "no configuration loaded");
@@ -49,6 +50,32 @@ path_errno(int e)
 	}
 }
 
+/* config_save: {"path"?: "FILE"}, or no params (the daemon's file). */
+struct save_params {
+	const char *path;
+};
+
+static int
+save_path_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	const struct save_params *p = out;
+
+	if (p->path[0] == '\0')
+		return pa_decode_fail(err, err_len, "%s: empty", path);
+	if (strlen(p->path) >= PATH_MAX)
+		return pa_decode_fail(err, err_len,
+				"%s: longer than %d bytes", path,
+				PATH_MAX - 1);
+	return 0;
+}
+
+static const struct pa_decode_field save_fields[] = {
+	{ .name = "path", .type = PA_DECODE_STRING,
+	  PA_DECODE_AT(struct save_params, path), .check = save_path_check },
+};
+
 static int
 config_save(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
@@ -56,28 +83,21 @@ config_save(void *ctx, const json_t *params, json_t **result,
 	const struct pa_config_rpc_ctx *x = ctx;
 	pa_config_saver_t saver = x->saver != NULL ? x->saver :
 		pa_config_save_file;
+	struct save_params p = { .path = NULL };
 	char why[PA_RPC_MSG_MAX];
-	const char *path = NULL;
-	json_error_t jerr;
+	const char *path;
 	int rc;
 
-	if (json_is_object(params) && json_object_size(params) > 0) {
-		if (json_unpack_ex((json_t *)params, &jerr, JSON_STRICT,
-				"{s?s}", "path", &path) != 0)
-			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-				"params: expected {\"path\"?: \"FILE\"} (%s)",
-				jerr.text);
-		if (path != NULL && path[0] == '\0')
-			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-				"params.path: empty");
-		if (path != NULL && strlen(path) >= PATH_MAX)
-			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-				"params.path: longer than %d bytes",
-				PATH_MAX - 1);
-	} else if (pa_rpc_no_params(params, err) != 0) {
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params: expected {\"path\"?: \"FILE\"}");
+	/* Absent, null, [] and {} ask for the daemon's own file; anything
+	 * else is decoded, and the decoder names what is wrong with it. */
+	if (pa_rpc_no_params(params, NULL) != 0) {
+		rc = pa_decode_object(params, "params", save_fields,
+				PA_DECODE_N(save_fields), &p, NULL, why,
+				sizeof(why));
+		if (rc != 0)
+			return pa_rpc_error_errno(err, rc, "", why);
 	}
+	path = p.path;
 	if (path == NULL)
 		path = x->path;
 	if (path == NULL)

@@ -52,6 +52,8 @@ pa_decode_nomem(char *err, size_t err_len, const char *path)
 const char *
 pa_decode_type_name(const json_t *v)
 {
+	if (v == NULL)
+		return "nothing";
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
 		return "an object";

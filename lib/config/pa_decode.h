@@ -126,7 +126,8 @@ struct pa_decode_field {
 
 /**
  * Decode object @p obj at @p path into @p out with @p fields: an object
- * is required, unknown keys are refused, then each field in order.
+ * is required (@p obj NULL: "<path>: expected an object, got nothing"),
+ * unknown keys are refused, then each field in order.
  * @param arg  passed to the fields' decode and check functions
  * @return 0, -EINVAL or -ENOMEM (message in @p err).
  */
@@ -160,7 +161,8 @@ int pa_decode_fail(char *err, size_t err_len, const char *fmt, ...)
 /** "<path>: out of memory". @return -ENOMEM. */
 int pa_decode_nomem(char *err, size_t err_len, const char *path);
 
-/** "an object", "a string", "an integer", ... for messages. */
+/** "an object", "a string", "an integer", ... for messages; "nothing"
+ * for NULL (an absent value, e.g. an RPC's missing params). */
 const char *pa_decode_type_name(const json_t *v);
 
 /** "<path>.<key>" into @p buf; too long: ends in "...". @return @p buf. */

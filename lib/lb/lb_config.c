@@ -40,7 +40,7 @@ static const char *const forward_names[] = {
 	NULL
 };
 
-static const char *const state_names[] = {
+const char *const pa_lb_config_state_names[] = {
 	[PA_LB_UP] = "up",
 	[PA_LB_DOWN] = "down",
 	[PA_LB_DRAIN] = "drain",
@@ -91,7 +91,8 @@ pa_lb_config_forward_name(enum pa_lb_forward f)
 const char *
 pa_lb_config_state_name(enum pa_lb_state s)
 {
-	return (unsigned int)s <= PA_LB_DRAIN ? state_names[s] : "?";
+	return (unsigned int)s <= PA_LB_DRAIN ? pa_lb_config_state_names[s] :
+		"?";
 }
 
 /* ------------------------------------------------------------------ */
@@ -170,7 +171,8 @@ static const struct pa_decode_field backend_fields[] = {
 	{ .name = "mac", .type = PA_DECODE_MAC, BACKEND(mac),
 	  PA_DECODE_PRESENT(struct pa_config_backend, has_mac),
 	  .check = backend_mac_check, .flags = PA_DECODE_ALWAYS },
-	{ .name = "state", .type = PA_DECODE_ENUM, .names = state_names,
+	{ .name = "state", .type = PA_DECODE_ENUM,
+	  .names = pa_lb_config_state_names,
 	  BACKEND(state) },
 };
 
@@ -201,7 +203,7 @@ pa_lb_config_backend_to_json(const struct pa_config_backend *be)
 	if (be->has_mac)
 		rc |= json_object_set_new(o, "mac", pa_config_mac_json(be->mac));
 	rc |= json_object_set_new(o, "state",
-			json_string(state_names[be->state]));
+			json_string(pa_lb_config_state_names[be->state]));
 	if (rc != 0) {
 		json_decref(o);
 		return NULL;

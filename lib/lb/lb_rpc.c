@@ -2,12 +2,15 @@
 /* JSON-RPC adapters of the load balancer: lb_service_add, _delete, _list,
  * lb_backend_add, _delete, _set. Services and backends are decoded by the
  * config loader's own parsers, so they mean the same in a file and over
- * RPC; messages name the parameter ("params.vip: ..."). */
+ * RPC, the other parameters by field tables of the decoding kit
+ * (pa_decode.h); messages name the parameter ("params.vip: ..."). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pa_decode.h"
 #include "pa_lb.h"
+#include "pa_lb_config.h"
 #include "pa_rpc.h"
 
 PA_RPC_SUBSYSTEM(lb, "lb", "LB not running");
@@ -29,61 +32,60 @@ sync_running(const struct pa_lb_rpc_ctx *x)
 		x->running->lb.present = true;
 }
 
-/* "service" (a name) of @p params. */
-static int
-get_service_name(const json_t *params, const char **name,
-		struct pa_rpc_error *err)
-{
-	const json_t *v;
+/*
+ * The parameters of lb_service_delete, lb_backend_delete and
+ * lb_backend_set; a service is named by any string (an unknown one is
+ * "no service", -32001, from the core).
+ */
+struct lb_params {
+	const char *name;		/**< lb_service_delete */
+	const char *service;
+	struct pa_ip_addr addr;
+	uint32_t weight;
+	enum pa_lb_state state;
+	bool has_weight;
+	bool has_state;
+};
 
-	if (!json_is_object(params))
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params: expected an object with \"service\"");
-	v = json_object_get(params, "service");
-	if (v == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.service: required key missing");
-	if (!json_is_string(v))
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.service: expected a service name");
-	*name = json_string_value(v);
-	return 0;
-}
+#define LB_PARAM(m)	PA_DECODE_AT(struct lb_params, m)
 
+static const struct pa_decode_field service_delete_fields[] = {
+	{ .name = "name", .type = PA_DECODE_STRING, .required = true,
+	  LB_PARAM(name) },
+};
+
+static const struct pa_decode_field backend_delete_fields[] = {
+	{ .name = "service", .type = PA_DECODE_STRING, .required = true,
+	  LB_PARAM(service) },
+	{ .name = "addr", .type = PA_DECODE_IP, .required = true,
+	  LB_PARAM(addr) },
+};
+
+static const struct pa_decode_field backend_set_fields[] = {
+	{ .name = "service", .type = PA_DECODE_STRING, .required = true,
+	  LB_PARAM(service) },
+	{ .name = "addr", .type = PA_DECODE_IP, .required = true,
+	  LB_PARAM(addr) },
+	{ .name = "weight", .type = PA_DECODE_INT, .min = 0, .max = 65535,
+	  LB_PARAM(weight), PA_DECODE_PRESENT(struct lb_params, has_weight) },
+	{ .name = "state", .type = PA_DECODE_ENUM,
+	  .names = pa_lb_config_state_names, LB_PARAM(state),
+	  PA_DECODE_PRESENT(struct lb_params, has_state) },
+};
+
+/* Decode @p params with @p fields into @p p; -32602 naming the field
+ * (-32603 if out of memory). */
 static int
-get_addr(const json_t *params, struct pa_ip_addr *a, struct pa_rpc_error *err)
+decode_params(const json_t *params, const struct pa_decode_field *fields,
+		size_t n_fields, struct lb_params *p, struct pa_rpc_error *err)
 {
 	char why[PA_RPC_MSG_MAX];
-	const json_t *v = json_object_get(params, "addr");
+	int ret;
 
-	if (v == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.addr: required key missing");
-	if (!json_is_string(v) || pa_net_parse_ip(json_string_value(v), a,
-			why, sizeof(why)) != 0)
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.addr: expected an IPv4 or IPv6 address");
-	return 0;
-}
-
-/* Refuse keys of @p params outside @p keys. */
-static int
-only_keys(const json_t *params, const char *const *keys,
-		struct pa_rpc_error *err)
-{
-	const char *k;
-	const json_t *v;
-	unsigned int i;
-
-	json_object_foreach((json_t *)params, k, v) {
-		for (i = 0; keys[i] != NULL; i++)
-			if (strcmp(k, keys[i]) == 0)
-				break;
-		if (keys[i] == NULL)
-			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-				"params.%s: unknown key", k);
-	}
-	return 0;
+	memset(p, 0, sizeof(*p));
+	ret = pa_decode_object(params, "params", fields, n_fields, p, NULL,
+			why, sizeof(why));
+	return ret != 0 ? pa_rpc_error_errno(err, ret, "", why) : 0;
 }
 
 static int
@@ -117,22 +119,14 @@ rpc_lb_service_delete(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
 	struct pa_lb_rpc_ctx *x = ctx;
-	static const char *const keys[] = { "name", NULL };
 	char why[PA_RPC_MSG_MAX];
-	const json_t *v;
+	struct lb_params p;
 	int ret;
 
-	if (!json_is_object(params))
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params: expected {\"name\": \"...\"}");
-	if (only_keys(params, keys, err) != 0)
+	if (decode_params(params, service_delete_fields,
+			PA_DECODE_N(service_delete_fields), &p, err) != 0)
 		return -1;
-	v = json_object_get(params, "name");
-	if (!json_is_string(v))
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.name: expected a service name");
-	ret = pa_lb_service_delete(x->lb, json_string_value(v), why,
-		sizeof(why));
+	ret = pa_lb_service_delete(x->lb, p.name, why, sizeof(why));
 	if (ret != 0)
 		return core_error(ret, why, err);
 	sync_running(x);
@@ -166,12 +160,20 @@ rpc_lb_backend_add(void *ctx, const json_t *params, json_t **result,
 	struct pa_config_service svc;
 	struct pa_config_backend be;
 	char why[PA_RPC_MSG_MAX];
-	const char *name = NULL;
+	const char *name;
 	json_t *obj;
 	int ret;
 
-	if (get_service_name(params, &name, err) != 0)
-		return -1;
+	/* "service" here; the rest of params is the backend object, decoded
+	 * by the loader's own backend parser against that service. */
+	if (pa_decode_want_object(params, "params", why, sizeof(why)) != 0)
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
+	if (json_object_get(params, "service") == NULL)
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+			"params.service: required key missing");
+	if (pa_decode_string(json_object_get(params, "service"),
+			"params.service", &name, why, sizeof(why)) != 0)
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
 	memset(&svc, 0, sizeof(svc));
 	ret = pa_lb_service_get(x->lb, name, &svc);
 	if (ret == -ENOENT)
@@ -209,16 +211,15 @@ rpc_lb_backend_delete(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
 	struct pa_lb_rpc_ctx *x = ctx;
-	static const char *const keys[] = { "service", "addr", NULL };
 	char why[PA_RPC_MSG_MAX];
-	struct pa_ip_addr a;
-	const char *name = NULL;
+	struct lb_params p;
 	int ret;
 
-	if (get_service_name(params, &name, err) != 0 ||
-	    only_keys(params, keys, err) != 0 || get_addr(params, &a, err) != 0)
+	if (decode_params(params, backend_delete_fields,
+			PA_DECODE_N(backend_delete_fields), &p, err) != 0)
 		return -1;
-	ret = pa_lb_backend_delete(x->lb, name, &a, why, sizeof(why));
+	ret = pa_lb_backend_delete(x->lb, p.service, &p.addr, why,
+		sizeof(why));
 	if (ret != 0)
 		return core_error(ret, why, err);
 	sync_running(x);
@@ -233,49 +234,19 @@ rpc_lb_backend_set(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
 	struct pa_lb_rpc_ctx *x = ctx;
-	static const char *const keys[] = {
-		"service", "addr", "weight", "state", NULL
-	};
-	static const char *const states[] = {
-		[PA_LB_UP] = "up", [PA_LB_DOWN] = "down", [PA_LB_DRAIN] = "drain",
-	};
 	char why[PA_RPC_MSG_MAX];
-	enum pa_lb_state st, *stp = NULL;
-	uint32_t weight, *wp = NULL;
-	struct pa_ip_addr a;
-	const char *name = NULL;
-	const json_t *v;
-	unsigned int i;
+	struct lb_params p;
 	int ret;
 
-	if (get_service_name(params, &name, err) != 0 ||
-	    only_keys(params, keys, err) != 0 || get_addr(params, &a, err) != 0)
+	if (decode_params(params, backend_set_fields,
+			PA_DECODE_N(backend_set_fields), &p, err) != 0)
 		return -1;
-	v = json_object_get(params, "weight");
-	if (v != NULL) {
-		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-		    json_integer_value(v) > 65535)
-			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-				"params.weight: expected an integer 0..65535");
-		weight = (uint32_t)json_integer_value(v);
-		wp = &weight;
-	}
-	v = json_object_get(params, "state");
-	if (v != NULL) {
-		for (i = 0; i < RTE_DIM(states); i++)
-			if (json_is_string(v) &&
-			    strcmp(json_string_value(v), states[i]) == 0)
-				break;
-		if (i == RTE_DIM(states))
-			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-				"params.state: expected \"up\", \"down\" or \"drain\"");
-		st = (enum pa_lb_state)i;
-		stp = &st;
-	}
-	if (wp == NULL && stp == NULL)
+	if (!p.has_weight && !p.has_state)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
 			"params: nothing to set (\"weight\" and/or \"state\")");
-	ret = pa_lb_backend_set(x->lb, name, &a, wp, stp, why, sizeof(why));
+	ret = pa_lb_backend_set(x->lb, p.service, &p.addr,
+		p.has_weight ? &p.weight : NULL,
+		p.has_state ? &p.state : NULL, why, sizeof(why));
 	if (ret != 0)
 		return core_error(ret, why, err);
 	sync_running(x);

@@ -56,4 +56,8 @@ const char *pa_lb_config_sched_name(enum pa_lb_sched s);
 const char *pa_lb_config_forward_name(enum pa_lb_forward f);
 const char *pa_lb_config_state_name(enum pa_lb_state s);
 
+/** A backend's states by enum pa_lb_state, NULL-terminated: the names
+ * of a PA_DECODE_ENUM field ("state" of a backend, of lb_backend_set). */
+extern const char *const pa_lb_config_state_names[];
+
 #endif /* PA_LB_CONFIG_H */

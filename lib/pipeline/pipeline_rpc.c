@@ -9,6 +9,7 @@
 
 #include <rte_byteorder.h>
 
+#include "pa_decode.h"
 #include "pa_rpc.h"
 #include "pipeline_priv.h"
 
@@ -50,31 +51,104 @@ PA_RPC_METHOD(pipeline, "pipeline_get", rpc_pipeline_get,
 /*
  * trace_packet: the verdict the data path would give a described packet,
  * from the live tables and the stages' own lookup code.
+ *
+ * {"src", "dst", "proto", "sport"?, "dport"?, "fragment"?, "in_port"?}
  */
+struct trace_params {
+	struct pa_ip_addr src;
+	struct pa_ip_addr dst;
+	int proto;
+	uint16_t sport;
+	uint16_t dport;
+	bool fragment;
+	int in_port;			/**< index in the configuration, or -1 */
+};
+
 static int
-trace_port(const json_t *v, const char *name, uint16_t *port,
-		struct pa_rpc_error *err)
+trace_dst_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
 {
-	char why[PA_RPC_MSG_MAX];
+	const struct trace_params *p = out;
+
+	if (p->src.family != p->dst.family)
+		return pa_decode_fail(err, err_len,
+				"%s: address family differs from params.src",
+				path);
+	return 0;
+}
+
+/* A packet has a protocol: "any" describes none. */
+static int
+trace_proto_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	const struct trace_params *p = out;
+
+	if (p->proto == PA_PROTO_ANY)
+		return pa_decode_fail(err, err_len,
+				"%s: expected a protocol name or number 0..255, not \"any\"",
+				path);
+	return 0;
+}
+
+/* One port: an integer 0..65535 or a string naming a single port ("80",
+ * "80-80"). */
+static int
+trace_port(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
 	struct pa_port_range r;
 
-	if (v == NULL) {
-		*port = 0;
-		return 0;
-	}
-	if (json_is_integer(v) && json_integer_value(v) >= 0 &&
-	    json_integer_value(v) <= UINT16_MAX) {
-		*port = (uint16_t)json_integer_value(v);
-		return 0;
-	}
-	if (json_is_string(v) && pa_net_parse_port_range(json_string_value(v),
-			&r, why, sizeof(why)) == 0 && r.lo == r.hi) {
-		*port = r.lo;
-		return 0;
-	}
-	return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-		"params.%s: expected a port number 0..65535", name);
+	if (!json_is_integer(v) && !json_is_string(v))
+		return pa_decode_fail(err, err_len,
+				"%s: expected a port number 0..65535, got %s",
+				path, pa_decode_type_name(v));
+	if (pa_decode_port_range(v, path, &r, err, err_len) != 0)
+		return -EINVAL;
+	if (r.lo != r.hi)
+		return pa_decode_fail(err, err_len,
+				"%s: expected one port, got the range %u-%u",
+				path, r.lo, r.hi);
+	pa_decode_store_int(f, out, r.lo);
+	return 0;
 }
+
+/* A port of the configuration, by name; @p arg: the configuration. */
+static int
+trace_in_port(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct trace_params *p = out;
+	const char *s;
+
+	if (pa_decode_string(v, path, &s, err, err_len) != 0)
+		return -EINVAL;
+	p->in_port = pa_config_port_index(arg, s);
+	if (p->in_port < 0)
+		return pa_decode_fail(err, err_len, "%s: no such port", path);
+	return 0;
+}
+
+#define TRACE(m)	PA_DECODE_AT(struct trace_params, m)
+
+static const struct pa_decode_field trace_fields[] = {
+	{ .name = "src", .type = PA_DECODE_IP, .required = true, TRACE(src) },
+	{ .name = "dst", .type = PA_DECODE_IP, .required = true, TRACE(dst),
+	  .check = trace_dst_check },
+	{ .name = "proto", .type = PA_DECODE_PROTO, .required = true,
+	  TRACE(proto), .check = trace_proto_check },
+	{ .name = "sport", .type = PA_DECODE_CUSTOM, .decode = trace_port,
+	  TRACE(sport) },
+	{ .name = "dport", .type = PA_DECODE_CUSTOM, .decode = trace_port,
+	  TRACE(dport) },
+	{ .name = "fragment", .type = PA_DECODE_BOOL, TRACE(fragment) },
+	{ .name = "in_port", .type = PA_DECODE_CUSTOM, .decode = trace_in_port,
+	  TRACE(in_port) },
+};
 
 static int
 rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
@@ -86,87 +160,43 @@ rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 	struct pa_lb_trace_result lbr;
 	char buf[INET6_ADDRSTRLEN];
 	const char *verdict = "forward";
-	bool fragment = false;
-	struct pa_ip_addr src, dst;
+	struct trace_params p;
 	struct pa_flow_key key;
 	enum pa_acl_action action = PA_ACL_PERMIT;
 	char why[PA_RPC_MSG_MAX];
-	const char *k;
-	const json_t *v;
-	uint16_t sport, dport;
 	uint32_t rule = 0;
-	int proto, in_port = -1;
 	bool ports;
+	int ret;
 
-	if (!json_is_object(params))
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params: expected {\"src\", \"dst\", \"sport\", \"dport\", \"proto\", \"in_port\"?}");
-	json_object_foreach((json_t *)params, k, v) {
-		if (strcmp(k, "src") != 0 && strcmp(k, "dst") != 0 &&
-		    strcmp(k, "sport") != 0 && strcmp(k, "dport") != 0 &&
-		    strcmp(k, "proto") != 0 && strcmp(k, "in_port") != 0 &&
-		    strcmp(k, "fragment") != 0)
-			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-				"params.%s: unknown key", k);
-	}
-	v = json_object_get(params, "src");
-	if (!json_is_string(v) || pa_net_parse_ip(json_string_value(v),
-			&src, why, sizeof(why)) != 0)
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.src: expected an IPv4 or IPv6 address");
-	v = json_object_get(params, "dst");
-	if (!json_is_string(v) || pa_net_parse_ip(json_string_value(v),
-			&dst, why, sizeof(why)) != 0)
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.dst: expected an IPv4 or IPv6 address");
-	if (src.family != dst.family)
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.dst: address family differs from params.src");
-	v = json_object_get(params, "proto");
-	if (v == NULL || pa_decode_parse_proto(v, &proto, why, sizeof(why)) != 0 ||
-	    proto == PA_PROTO_ANY)
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params.proto: expected a protocol name or number 0..255");
-	if (trace_port(json_object_get(params, "sport"), "sport", &sport, err) != 0 ||
-	    trace_port(json_object_get(params, "dport"), "dport", &dport, err) != 0)
-		return -1;
-	v = json_object_get(params, "fragment");
-	if (v != NULL) {
-		if (!json_is_boolean(v))
-			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-				"params.fragment: expected true or false");
-		fragment = json_is_true(v);
-	}
-	v = json_object_get(params, "in_port");
-	if (v != NULL) {
-		in_port = json_is_string(v) ? pa_config_port_index(
-			pl->cfg, json_string_value(v)) : -1;
-		if (in_port < 0)
-			return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-				"params.in_port: no such port");
-	}
+	memset(&p, 0, sizeof(p));
+	p.in_port = -1;
+	ret = pa_decode_object(params, "params", trace_fields,
+			PA_DECODE_N(trace_fields), &p,
+			(void *)(uintptr_t)pl->cfg, why, sizeof(why));
+	if (ret != 0)
+		return pa_rpc_error_errno(err, ret, "", why);
 
 	memset(&key, 0, sizeof(key));
-	key.family = src.family == AF_INET ? 4 : 6;
-	key.proto = (uint8_t)proto;
-	ports = proto == IPPROTO_TCP || proto == IPPROTO_UDP ||
-		proto == IPPROTO_SCTP;
-	key.sport = ports ? rte_cpu_to_be_16(sport) : 0;
-	key.dport = ports ? rte_cpu_to_be_16(dport) : 0;
+	key.family = p.src.family == AF_INET ? 4 : 6;
+	key.proto = (uint8_t)p.proto;
+	ports = p.proto == IPPROTO_TCP || p.proto == IPPROTO_UDP ||
+		p.proto == IPPROTO_SCTP;
+	key.sport = ports ? rte_cpu_to_be_16(p.sport) : 0;
+	key.dport = ports ? rte_cpu_to_be_16(p.dport) : 0;
 	if (key.family == 4) {
-		key.v4.src = src.v4.s_addr;
-		key.v4.dst = dst.v4.s_addr;
+		key.v4.src = p.src.v4.s_addr;
+		key.v4.dst = p.dst.v4.s_addr;
 	} else {
-		memcpy(key.v6.src, src.v6.s6_addr, 16);
-		memcpy(key.v6.dst, dst.v6.s6_addr, 16);
+		memcpy(key.v6.src, p.src.v6.s6_addr, 16);
+		memcpy(key.v6.dst, p.dst.v6.s6_addr, 16);
 	}
-	if (acl != NULL && pa_acl_trace(acl, &key, ports, in_port, &rule,
+	if (acl != NULL && pa_acl_trace(acl, &key, ports, p.in_port, &rule,
 			&action) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
 			"cannot classify");
 	memset(&lbr, 0, sizeof(lbr));
 	if (action != PA_ACL_DROP && lb != NULL) {
-		int r = pa_lb_trace(lb, &key, fragment, &lbr);
+		int r = pa_lb_trace(lb, &key, p.fragment, &lbr);
 
 		if (r == -EBUSY)
 			return pa_rpc_error_set(err, PA_RPC_ERR_BUSY,

@@ -218,6 +218,19 @@ START_TEST(test_messages_name_the_params_path)
 }
 END_TEST
 
+START_TEST(test_absent_object_is_refused_not_dereferenced)
+{
+	struct thing t;
+
+	/* an RPC without "params" hands the decoder NULL */
+	ck_assert_int_eq(pa_decode_object(NULL, "params", fields,
+			PA_DECODE_N(fields), &t, NULL, err, sizeof(err)),
+			-EINVAL);
+	ck_assert_str_eq(err, "params: expected an object, got nothing");
+	ck_assert_str_eq(pa_decode_type_name(NULL), "nothing");
+}
+END_TEST
+
 START_TEST(test_fields_are_checked_in_table_order_not_key_order)
 {
 	/* "mac" comes after "addr" in the table, whatever the document says */
@@ -279,6 +292,7 @@ decode_suite(void)
 	tcase_add_test(tc, test_every_type_is_stored_at_its_offset);
 	tcase_add_test(tc, test_absent_fields_keep_their_defaults);
 	tcase_add_test(tc, test_messages_name_the_params_path);
+	tcase_add_test(tc, test_absent_object_is_refused_not_dereferenced);
 	tcase_add_test(tc, test_fields_are_checked_in_table_order_not_key_order);
 	tcase_add_test(tc, test_always_fields_run_when_absent);
 	tcase_add_test(tc, test_control_characters_never_reach_the_message);
