@@ -29,7 +29,7 @@
 
 RTE_LOG_REGISTER(pa_excp_logtype, pa.excp, INFO);
 #define EXCP_LOG(level, fmt, ...) \
-	rte_log(RTE_LOG_ ## level, pa_excp_logtype, "excp: " fmt "\n", \
+	rte_log(RTE_LOG_ ## level, pa_excp_logtype, "pa.excp: " fmt "\n", \
 		##__VA_ARGS__)
 
 #define EXCP_BURST		32
