@@ -239,6 +239,29 @@ start_neigh(struct pa_app *app, char *err, size_t err_len)
 	return 0;
 }
 
+/* The exception path (kernel_if TAPs), live mode only: a replay port
+ * passes everything through. */
+static int
+start_excp(struct pa_app *app, char *err, size_t err_len)
+{
+	struct pa_excp_opts xo = {
+		.cfg = app->cfg,
+		.ports = app->ports,
+		.neigh = app->neigh,
+		.n_lcores = pa_pipeline_lcore_count(app->pl),
+		.n_rx_lcores = pa_pipeline_rx_lcore_count(app->pl),
+		.socket = pa_pipeline_classify_socket(app->pl),
+	};
+
+	if (app->opt.replay_in != NULL)
+		return 0;
+	app->excp = pa_excp_create(&xo, err, err_len);
+	if (app->excp == NULL && err[0] != '\0')
+		return -EINVAL;
+	pa_pipeline_set_excp(app->pl, app->excp);
+	return 0;
+}
+
 /* The RPC subsystems and the context the registry hands their methods. */
 static void
 bind_rpc(struct pa_app *app, bool bind)
@@ -291,6 +314,7 @@ start_servers(struct pa_app *app, char *err, size_t err_len)
 			return -EINVAL;
 	}
 	ctrl->neigh = app->neigh;
+	ctrl->excp = app->excp;
 	ctrl->src = (struct pa_metrics_sources){ .pl = app->pl,
 		.acl = app->acl, .lb = app->lb, .rpc = ctrl->server };
 	if (cfg->metrics.enabled) {
@@ -345,7 +369,7 @@ pa_app_start(struct pa_app *app, bool no_mp, char *err, size_t err_len)
 {
 	static int (*const steps[])(struct pa_app *, char *, size_t) = {
 		start_ports, start_capture, start_pipeline, start_acl,
-		start_lb, start_neigh,
+		start_lb, start_neigh, start_excp,
 	};
 	unsigned int i;
 	int ret;
@@ -496,7 +520,12 @@ pa_app_stop(struct pa_app *app, bool ok)
 	/* Before the ports: what is still queued goes back to their pools. */
 	pa_capture_destroy(app->capture);
 	app->capture = NULL;
+	pa_excp_close(app->excp);
 	stop_ports(app, ok);
+	/* its pool: after lib/neigh's TX rings and the ports' TX queues,
+	 * which may hold its mbufs, are gone */
+	pa_excp_destroy(app->excp);
+	app->excp = NULL;
 	pa_neigh_destroy(app->neigh);
 	app->neigh = NULL;
 	pa_pipeline_destroy(app->pl);

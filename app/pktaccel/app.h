@@ -19,6 +19,7 @@
 #include "pa_acl.h"
 #include "pa_capture.h"
 #include "pa_config.h"
+#include "pa_excp.h"
 #include "pa_lb.h"
 #include "pa_metrics.h"
 #include "pa_neigh.h"
@@ -55,6 +56,7 @@ struct pa_app_ctrl {
 	bool telemetry;
 	struct pa_metrics_sources src;
 	struct pa_neigh *neigh;
+	struct pa_excp *excp;		/**< NULL: no kernel_if */
 	pthread_t tid;
 	volatile bool stop;
 	bool running;
@@ -79,6 +81,7 @@ struct pa_app {
 	struct pa_acl *acl;
 	struct pa_lb *lb;
 	struct pa_neigh *neigh;
+	struct pa_excp *excp;		/**< NULL: no kernel_if (or replay) */
 	/* contexts of the RPC subsystems that need more than one object */
 	struct pa_acl_rpc_ctx acl_rpc;
 	struct pa_lb_rpc_ctx lb_rpc;

@@ -36,6 +36,7 @@
 #define PA_CONFIG_MAX_PORTS	32
 #define PA_CONFIG_MAX_LCORES	128	/**< lcores per stage */
 #define PA_CONFIG_MAX_ADDRS	16	/**< addresses per port */
+#define PA_CONFIG_IFNAME_MAX	16	/**< kernel interface names (IFNAMSIZ), NUL included */
 
 /** One port of the "ports" section. */
 struct pa_config_port {
@@ -61,6 +62,14 @@ struct pa_config_port {
 	struct pa_ip_addr gateway;
 	unsigned int n_addrs;
 	struct pa_ip_prefix addrs[PA_CONFIG_MAX_ADDRS];
+	/** "kernel_if": the exception path's TAP interface (lib/excp), or
+	 * "" for none; routed ports only. */
+	char kernel_if[PA_CONFIG_IFNAME_MAX];
+	/** "kernel_if_pps" / "kernel_if_burst": the rate of frames handed to
+	 * the kernel_if (per second, all rx lcores together) and the token
+	 * bucket's depth; 0 = lib/excp's default. */
+	uint32_t kernel_if_pps;
+	uint32_t kernel_if_burst;
 };
 
 enum pa_pipeline_mode {

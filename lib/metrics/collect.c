@@ -287,6 +287,42 @@ static const struct field neigh_tx_fields[] = {
 	  "Control-side frames a full TX queue refused." },
 };
 
+#define EXCP(m)	offsetof(struct pa_excp_if_snapshot, m)
+
+static const struct field excp_if_fields[] = {
+	{ EXCP(to_kernel), "pktaccel_excp_to_kernel_total", C, 0,
+	  "Frames for the port's own addresses written to its kernel_if." },
+	{ EXCP(to_kernel_dropped), "pktaccel_excp_to_kernel_dropped_total", C, 0,
+	  "Frames for the kernel the TAP refused." },
+	{ EXCP(from_kernel), "pktaccel_excp_from_kernel_total", C, 0,
+	  "Frames the kernel sent through the kernel_if, queued for the port's TX." },
+	{ EXCP(from_kernel_dropped), "pktaccel_excp_from_kernel_dropped_total", C, 0,
+	  "Frames the kernel sent that found the port's TX ring full." },
+	{ EXCP(from_kernel_foreign), "pktaccel_excp_from_kernel_foreign_total", C, 0,
+	  "Frames from the kernel_if not from the port's MAC (dropped)." },
+	{ EXCP(queued), "pktaccel_excp_queued", G, 0,
+	  "Frames waiting in the port's ring for the kernel." },
+};
+
+static void
+collect_excp(struct ctx *c, const struct pa_excp_snapshot *x)
+{
+	struct labels l = { 0 };
+	unsigned int i;
+
+	emit_v(c, C, "pktaccel_excp_clones_total",
+		"ARP replies and neighbour advertisements to a port's address also given to its kernel_if.",
+		x->clones, &l);
+	emit_v(c, C, "pktaccel_excp_clones_skipped_total",
+		"... not given: ring full or over the rate.",
+		x->clones_skipped, &l);
+	for (i = 0; i < x->n; i++) {
+		l = lbl(2, "port", x->ifs[i].port, "kernel_if", x->ifs[i].ifname);
+		emit_fields(c, &x->ifs[i], excp_if_fields,
+			RTE_DIM(excp_if_fields), &l);
+	}
+}
+
 static void
 collect_neigh(struct ctx *c, const struct pa_neigh_snapshot *ng)
 {
@@ -678,6 +714,8 @@ collect_data_path(struct ctx *c, const struct pa_pipeline_snapshot *s)
 	collect_latency(c, &s->latency);
 	if (s->has_neigh)
 		collect_neigh(c, &s->neigh);
+	if (s->has_excp)
+		collect_excp(c, &s->excp);
 	collect_pipeline(c, s);
 }
 

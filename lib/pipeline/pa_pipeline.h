@@ -47,6 +47,7 @@
 #include "pa_acl.h"
 #include "pa_capture.h"
 #include "pa_config.h"
+#include "pa_excp.h"
 #include "pa_lb.h"
 #include "pa_neigh.h"
 #include "pa_port.h"
@@ -154,6 +155,16 @@ void pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb);
  * (before pa_pipeline_start()). Its counters join stats_get ("neigh").
  */
 void pa_pipeline_set_neigh(struct pa_pipeline *pl, struct pa_neigh *n);
+
+/**
+ * Give the rx stage the exception path (kernel_if; NULL: none), after
+ * pa_pipeline_set_neigh() and before pa_pipeline_start(). Its counters
+ * join stats_get ("excp").
+ */
+void pa_pipeline_set_excp(struct pa_pipeline *pl, struct pa_excp *x);
+
+/** Data-path lcores that run the rx stage. */
+unsigned int pa_pipeline_rx_lcore_count(const struct pa_pipeline *pl);
 
 /**
  * Which data-path lcores (by index, 0..pa_pipeline_lcore_count() - 1)
@@ -279,6 +290,8 @@ struct pa_pipeline_snapshot {
 	bool has_neigh;			/**< the neighbour subsystem is set */
 	struct pa_neigh_snapshot neigh;	/**< its counters, with the lcores'
 					 * tx_sent / tx_dropped */
+	bool has_excp;			/**< a kernel_if exists */
+	struct pa_excp_snapshot excp;	/**< the exception path's counters */
 };
 
 /**

@@ -331,6 +331,7 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 	}
 	req.inflight = pl->n_rings * pl->ring_size +
 		PA_NEIGH_INFLIGHT(ps->n) +
+		PA_EXCP_INFLIGHT(pa_excp_count(o->cfg)) +
 		pl->n_workers * pl->burst * 2 +
 		n_tx * ps->n * pl->burst +
 		(o->capture != NULL ? rte_ring_get_capacity(o->capture->ring) : 0);
@@ -408,6 +409,23 @@ pa_pipeline_set_neigh(struct pa_pipeline *pl, struct pa_neigh *n)
 		w->ctrl[w->n_ctrl].port_index = (uint16_t)p;
 		w->n_ctrl++;
 	}
+}
+
+void
+pa_pipeline_set_excp(struct pa_pipeline *pl, struct pa_excp *x)
+{
+	unsigned int i;
+
+	pl->excp = x;
+	for (i = 0; i < pl->n_workers; i++)
+		pl->workers[i]->excp = pl->workers[i]->rank == 0 ?
+			pa_excp_fast(x) : NULL;
+}
+
+unsigned int
+pa_pipeline_rx_lcore_count(const struct pa_pipeline *pl)
+{
+	return pl->rank_count[0];
 }
 
 void

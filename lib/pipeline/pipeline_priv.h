@@ -84,6 +84,8 @@ struct pa_worker {
 	struct pa_txbuf *txb;		/**< one per port (run_tx) */
 	/** rx: ARP/ND for the appliance go to the control side here */
 	const struct pa_neigh_fast *neigh;
+	/** rx: frames for a port's own addresses go to its kernel_if */
+	const struct pa_excp_fast *excp;
 	unsigned int n_ctrl;
 	struct pa_ctrl_tx ctrl[PA_CONFIG_MAX_PORTS];
 	uint64_t drain_tsc;
@@ -112,6 +114,7 @@ struct pa_pipeline {
 	struct pa_acl *acl;
 	struct pa_lb *lb;
 	struct pa_neigh *neigh;
+	struct pa_excp *excp;
 	volatile bool stop;
 	volatile bool abort;
 	unsigned int done[PA_STAGE_MAX];	/**< lcores finished, per rank */

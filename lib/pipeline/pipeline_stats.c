@@ -98,6 +98,10 @@ pa_pipeline_snapshot(const struct pa_pipeline *pl,
 		pa_neigh_snapshot(pl->neigh, &s->sum, &s->neigh);
 		s->has_neigh = true;
 	}
+	if (pl->excp != NULL) {
+		pa_excp_snapshot(pl->excp, &s->excp);
+		s->has_excp = true;
+	}
 	s->mbufs_in_use = pa_port_mbufs_in_use(pl->ports);
 	if (h != NULL) {
 		memset(h, 0, sizeof(*h));
@@ -214,7 +218,7 @@ pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s)
 
 	if (lcores == NULL)
 		return NULL;
-	return json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:o?, s:I, s:o?}",
+	return json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:o?, s:o?, s:I, s:o?}",
 		"rx_packets", (json_int_t)s->sum.rx_packets,
 		"tx_packets", (json_int_t)s->sum.tx_packets,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(&s->sum),
@@ -225,6 +229,8 @@ pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s)
 			json_object(),
 		"lb", s->has_lb ? pa_lb_snapshot_json(&s->lb) : json_object(),
 		"neigh", s->has_neigh ? pa_neigh_snapshot_json(&s->neigh) :
+			json_object(),
+		"excp", s->has_excp ? pa_excp_snapshot_json(&s->excp) :
 			json_object(),
 		"mbufs_in_use", (json_int_t)s->mbufs_in_use,
 		"latency", pa_stats_latency_summary_json(&s->latency));

@@ -137,6 +137,27 @@ neigh_put(struct pa_worker *w, struct rte_mbuf **pkts, unsigned int n)
 	w->stats.drops[PA_DROP_LOCAL] += RTE_MIN(sent, n);
 }
 
+/* The exception path's hook: a frame for the receiving port's own
+ * address that lib/neigh does not take goes to the port's kernel_if
+ * (lib/excp, pa_excp_inline.h); counted "local" once on its ring, else
+ * dropped "excp_full" / "excp_rate". @return true: it left here. */
+static __rte_always_inline bool
+excp_punt(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf *m,
+		int nv)
+{
+	int v = pa_excp_punt(w->excp, w->widx, m, pa_pkt_meta(m),
+		q->port_index, nv);
+
+	if (likely(v == PA_EXCP_PASS))
+		return false;
+	if (v == PA_EXCP_TAKEN)
+		w->stats.drops[PA_DROP_LOCAL]++;
+	else
+		pa_drop(w, m, v == PA_EXCP_FULL ? PA_DROP_EXCP_FULL :
+			PA_DROP_EXCP_RATE);
+	return true;
+}
+
 /* rx: parse each frame once; malformed frames leave here, and ARP/ND
  * for the appliance (to the control side). @p stamp: the burst's rx TSC
  * (latency on). */
@@ -160,6 +181,8 @@ stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 		if (w->neigh != NULL) {
 			nv = pa_neigh_rx_classify(w->neigh, m, pa_pkt_meta(m),
 				q->port_index);
+			if (unlikely(w->excp != NULL) && excp_punt(w, q, m, nv))
+				continue;
 			if (unlikely(nv != PA_NEIGH_RX_PASS)) {
 				if (nv == PA_NEIGH_RX_LOCAL)
 					local[n_local++] = m;

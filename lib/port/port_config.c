@@ -25,6 +25,8 @@
 #define CFG_MIN_MTU		68
 #define CFG_MAX_MTU		16000
 #define CFG_MAX_MBUFS		(16 * 1024 * 1024)
+#define CFG_MAX_EXCP_PPS	10000000
+#define CFG_MAX_EXCP_BURST	65536
 
 /* "DDDD:BB:DD.F" or "BB:DD.F" -> one comparable number. */
 static int
@@ -377,6 +379,60 @@ port_addrs(const struct pa_decode_field *f, const json_t *arr,
 	return 0;
 }
 
+/* "kernel_if": a kernel interface name the TAP PMD's devargs can carry
+ * (no ',' or '='), that the kernel takes (IFNAMSIZ, no '/', ':' or
+ * space), on a routed port ("addr" decoded before it). */
+static int
+port_kernel_if(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct pa_config_port *port = out;
+	const char *name;
+	size_t i, n;
+
+	if (pa_decode_string(v, path, &name, err, err_len) < 0)
+		return -EINVAL;
+	n = strlen(name);
+	if (n == 0 || n >= PA_CONFIG_IFNAME_MAX)
+		return pa_decode_fail(err, err_len,
+				"%s: interface name must have 1 to %d characters",
+				path, PA_CONFIG_IFNAME_MAX - 1);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		    c == '.'))
+			return pa_decode_fail(err, err_len,
+					"%s: invalid interface name '%s' (letters, digits, '-', '_', '.')",
+					path, name);
+	}
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return pa_decode_fail(err, err_len,
+				"%s: invalid interface name '%s'", path, name);
+	if (port->n_addrs == 0)
+		return pa_decode_fail(err, err_len,
+				"%s: needs \"addr\" (only a routed port has a kernel interface)",
+				path);
+	memcpy(port->kernel_if, name, n + 1);
+	return 0;
+}
+
+/* "kernel_if_pps", "kernel_if_burst": only beside a "kernel_if". */
+static int
+port_kernel_if_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	const struct pa_config_port *port = out;
+
+	if (port->kernel_if[0] == '\0')
+		return pa_decode_fail(err, err_len, "%s: needs \"kernel_if\"",
+				path);
+	return 0;
+}
+
 #define PORT(m)	PA_DECODE_AT(struct pa_config_port, m)
 
 /* In the order of the checks: "devargs"/"pci" and the profile first. */
@@ -407,6 +463,14 @@ static const struct pa_decode_field port_fields[] = {
 	  PA_DECODE_PRESENT(struct pa_config_port, has_gateway),
 	  .check = port_gateway_check },
 	{ .name = "addr", .type = PA_DECODE_CUSTOM, .decode = port_addrs },
+	{ .name = "kernel_if", .type = PA_DECODE_CUSTOM,
+	  .decode = port_kernel_if },
+	{ .name = "kernel_if_pps", .type = PA_DECODE_INT,
+	  .min = 1, .max = CFG_MAX_EXCP_PPS, PORT(kernel_if_pps),
+	  .check = port_kernel_if_check },
+	{ .name = "kernel_if_burst", .type = PA_DECODE_INT,
+	  .min = 1, .max = CFG_MAX_EXCP_BURST, PORT(kernel_if_burst),
+	  .check = port_kernel_if_check },
 };
 
 static char *
@@ -508,6 +572,11 @@ ports_parse(const json_t *arr, struct pa_config *cfg,
 						"%s.devargs: device '%.*s' already used by $.ports[%u]",
 						path, (int)devargs_name_len(a->devargs),
 						a->devargs, j);
+			if (a->kernel_if[0] != '\0' &&
+					strcmp(a->kernel_if, b->kernel_if) == 0)
+				return pa_decode_fail(err, err_len,
+						"%s.kernel_if: interface '%s' already used by $.ports[%u]",
+						path, a->kernel_if, j);
 		}
 	}
 	for (i = 0; i < cfg->n_ports; i++) {
@@ -635,6 +704,15 @@ port_to_json(const struct pa_config *cfg, const struct pa_config_port *port)
 				pa_config_prefix_json(&port->addrs[i]));
 	rc |= json_object_set_new(o, "addr", addrs);
 	addrs = NULL;
+	if (port->kernel_if[0] != '\0')
+		rc |= json_object_set_new(o, "kernel_if",
+				json_string(port->kernel_if));
+	if (port->kernel_if_pps != 0)
+		rc |= json_object_set_new(o, "kernel_if_pps",
+				json_integer(port->kernel_if_pps));
+	if (port->kernel_if_burst != 0)
+		rc |= json_object_set_new(o, "kernel_if_burst",
+				json_integer(port->kernel_if_burst));
 	if (rc != 0)
 		goto fail;
 	return o;

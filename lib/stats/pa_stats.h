@@ -35,8 +35,12 @@ enum pa_drop_reason {
 	PA_DROP_RX_ERROR,	/**< lost by the PMD on receive (replay) */
 	PA_DROP_SHUTDOWN,	/**< still in flight when the daemon stopped */
 	PA_DROP_LOCAL,		/**< ARP/ND for the appliance itself, handed
-				 * to the control side (lib/neigh) */
+				 * to the control side (lib/neigh), and
+				 * frames handed to a kernel_if (lib/excp) */
 	PA_DROP_NEIGH_RING_FULL, /**< ... whose ring was full (live mode) */
+	PA_DROP_EXCP_FULL,	/**< for a port's own address, its kernel
+				 * interface's ring full (lib/excp) */
+	PA_DROP_EXCP_RATE,	/**< ... over the exception path's rate */
 	PA_DROP_MAX
 };
 

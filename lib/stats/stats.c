@@ -19,6 +19,8 @@ static const char *const drop_names[PA_DROP_MAX] = {
 	[PA_DROP_SHUTDOWN] = "shutdown",
 	[PA_DROP_LOCAL] = "local",
 	[PA_DROP_NEIGH_RING_FULL] = "neigh_ring_full",
+	[PA_DROP_EXCP_FULL] = "excp_full",
+	[PA_DROP_EXCP_RATE] = "excp_rate",
 };
 
 static const char *const stage_names[PA_STAGE_MAX] = {

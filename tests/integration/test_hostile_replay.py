@@ -356,7 +356,8 @@ def test_hostile_replay(mode, corpus, runs):
     want = {"malformed": n["malformed"], "acl": n["acl"],
             "no_backend": n["no_backend"], "mtu": n["mtu"], "non_ip": 0,
             "ring_full": 0, "tx_full": 0, "rx_error": 0, "shutdown": 0,
-            "local": n["local"], "neigh_ring_full": 0}
+            "local": n["local"], "neigh_ring_full": 0,
+            "excp_full": 0, "excp_rate": 0}
     got = {k: drops[k] for k in want}
     assert got == want, "drops %s, the model says %s (mode %s)" % (
         got, want, mode)

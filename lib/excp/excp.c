@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The exception path's control side: the TAP of each kernel_if (a net_tap
+ * ethdev), its addresses (rtnetlink), the punt rings, and the poll that
+ * moves frames between the rings, the TAPs and lib/neigh's TX rings.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/socket.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+#include <rte_dev.h>
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "pa_excp.h"
+#include "pa_neigh.h"
+
+RTE_LOG_REGISTER(pa_excp_logtype, pa.excp, INFO);
+#define EXCP_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, pa_excp_logtype, "pa.excp: " fmt "\n", \
+		##__VA_ARGS__)
+
+#define EXCP_BURST		32
+#define EXCP_POLL_ROUNDS	4	/* bursts per direction and poll */
+#define EXCP_POOL_CACHE		0	/* control thread and TX lcores share it */
+
+struct excp_if {
+	char ifname[PA_CONFIG_IFNAME_MAX];
+	char port_name[PA_CONFIG_NAME_MAX];
+	char vdev[32];
+	uint16_t port_index;
+	uint16_t tap_id;		/* the TAP's ethdev id */
+	bool probed, started;
+	int fd;				/* readable: the kernel sent a frame; -1 */
+	struct rte_ether_addr mac;
+	struct rte_ring *ring;		/* wire -> kernel (MP/SC) */
+	struct rte_ring *tx;		/* kernel -> wire: lib/neigh's TX ring */
+	uint64_t to_kernel, to_kernel_dropped;
+	uint64_t from_kernel, from_kernel_dropped, from_kernel_foreign;
+	uint32_t rate_pps, burst;
+};
+
+struct pa_excp {
+	struct pa_excp_fast fast;
+	unsigned int n;
+	struct excp_if ifs[PA_CONFIG_MAX_PORTS];
+	struct rte_mempool *pool;	/* what the TAPs receive into */
+	unsigned int n_lcores;
+};
+
+unsigned int
+pa_excp_count(const struct pa_config *cfg)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < cfg->n_ports; i++)
+		if (cfg->ports[i].kernel_if[0] != '\0')
+			n++;
+	return n;
+}
+
+const struct pa_excp_fast *
+pa_excp_fast(const struct pa_excp *x)
+{
+	return x != NULL ? &x->fast : NULL;
+}
+
+/* ---- rtnetlink: one address on an interface ---- */
+
+struct nl_req {
+	struct nlmsghdr nh;
+	struct ifaddrmsg ifa;
+	char attrs[64];
+};
+
+static void
+nl_attr(struct nl_req *r, unsigned short type, const void *data,
+		unsigned short len)
+{
+	struct rtattr *rta = (struct rtattr *)((char *)r +
+		NLMSG_ALIGN(r->nh.nlmsg_len));
+
+	rta->rta_type = type;
+	rta->rta_len = (unsigned short)RTA_LENGTH(len);
+	memcpy(RTA_DATA(rta), data, len);
+	r->nh.nlmsg_len = NLMSG_ALIGN(r->nh.nlmsg_len) + RTA_ALIGN(rta->rta_len);
+}
+
+/* Add @p p (address and prefix length) to interface @p ifindex; IPv6
+ * without duplicate address detection (lib/neigh defends the address).
+ * @return 0 or -errno. */
+static int
+nl_addr_add(int ifindex, const struct pa_ip_prefix *p)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct {
+		struct nlmsghdr nh;
+		struct nlmsgerr err;
+	} ack;
+	uint32_t flags = IFA_F_NODAD | IFA_F_PERMANENT;
+	struct nl_req r;
+	unsigned short alen;
+	ssize_t got;
+	int fd, ret;
+
+	memset(&r, 0, sizeof(r));
+	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifaddrmsg));
+	r.nh.nlmsg_type = RTM_NEWADDR;
+	r.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE |
+		NLM_F_EXCL;
+	r.nh.nlmsg_seq = 1;
+	r.ifa.ifa_family = p->addr.family;
+	r.ifa.ifa_prefixlen = p->len;
+	r.ifa.ifa_scope = RT_SCOPE_UNIVERSE;
+	r.ifa.ifa_index = (unsigned int)ifindex;
+	alen = p->addr.family == AF_INET ? 4 : 16;
+	nl_attr(&r, IFA_LOCAL, &p->addr.v6, alen);	/* v4 and v6 share it */
+	nl_attr(&r, IFA_ADDRESS, &p->addr.v6, alen);
+	if (p->addr.family == AF_INET6)
+		nl_attr(&r, IFA_FLAGS, &flags, sizeof(flags));
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	if (sendto(fd, &r, r.nh.nlmsg_len, 0, (struct sockaddr *)&sa,
+	    sizeof(sa)) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	got = recv(fd, &ack, sizeof(ack), 0);
+	if (got < 0)
+		ret = -errno;
+	else if ((size_t)got < sizeof(ack) || ack.nh.nlmsg_type != NLMSG_ERROR)
+		ret = -EPROTO;
+	else
+		ret = ack.err.error;	/* 0 or -errno */
+out:
+	close(fd);
+	return ret;
+}
+
+/* ---- create ---- */
+
+static int
+if_fail(const struct excp_if *e, char *err, size_t err_len, const char *what,
+		int ret)
+{
+	snprintf(err, err_len, "port %s: kernel_if '%s': %s: %s", e->port_name,
+		e->ifname, what, strerror(ret < 0 ? -ret : ret));
+	return ret < 0 ? ret : -ret;
+}
+
+static int
+tap_create(struct pa_excp *x, struct excp_if *e, const struct pa_port *pp,
+		const struct pa_config_port *cp, int socket, char *err,
+		size_t err_len)
+{
+	struct rte_eth_conf conf;
+	char args[128], why[64];
+	const uint8_t *m = e->mac.addr_bytes;
+	unsigned int i;
+	int ret, ifindex;
+
+	if (if_nametoindex(e->ifname) != 0) {
+		snprintf(err, err_len,
+			"port %s: kernel_if '%s': an interface of that name already exists",
+			e->port_name, e->ifname);
+		return -EEXIST;
+	}
+	snprintf(e->vdev, sizeof(e->vdev), "net_tap_excp%u", e->port_index);
+	ret = snprintf(args, sizeof(args),
+		"%s,iface=%s,mac=%02x:%02x:%02x:%02x:%02x:%02x", e->vdev,
+		e->ifname, m[0], m[1], m[2], m[3], m[4], m[5]);
+	if (ret < 0 || (size_t)ret >= sizeof(args))
+		return if_fail(e, err, err_len, "devargs", -ENAMETOOLONG);
+	ret = rte_dev_probe(args);
+	if (ret != 0)
+		return if_fail(e, err, err_len,
+			"cannot create the TAP (net_tap)",
+			ret < 0 ? ret : -EIO);
+	e->probed = true;
+	ret = rte_eth_dev_get_port_by_name(e->vdev, &e->tap_id);
+	if (ret != 0)
+		return if_fail(e, err, err_len, "no TAP ethdev", ret);
+
+	memset(&conf, 0, sizeof(conf));
+	conf.intr_conf.rxq = 1;
+	ret = rte_eth_dev_configure(e->tap_id, 1, 1, &conf);
+	if (ret != 0) {
+		/* no rx interrupt: the control thread's short poll still
+		 * picks the frames up */
+		conf.intr_conf.rxq = 0;
+		ret = rte_eth_dev_configure(e->tap_id, 1, 1, &conf);
+	}
+	if (ret != 0)
+		return if_fail(e, err, err_len, "configure", ret);
+	ret = rte_eth_rx_queue_setup(e->tap_id, 0, PA_EXCP_TAP_DESC, socket,
+		NULL, x->pool);
+	if (ret == 0)
+		ret = rte_eth_tx_queue_setup(e->tap_id, 0, PA_EXCP_TAP_DESC,
+			socket, NULL);
+	if (ret != 0)
+		return if_fail(e, err, err_len, "queue setup", ret);
+	if (pp->mtu != 0) {
+		ret = rte_eth_dev_set_mtu(e->tap_id, pp->mtu);
+		if (ret != 0)
+			return if_fail(e, err, err_len, "MTU", ret);
+	}
+	ret = rte_eth_dev_start(e->tap_id);
+	if (ret != 0)
+		return if_fail(e, err, err_len, "start", ret);
+	e->started = true;
+	ret = rte_eth_dev_set_link_up(e->tap_id);
+	if (ret != 0 && ret != -ENOTSUP)
+		return if_fail(e, err, err_len, "up", ret);
+	e->fd = -1;
+	if (conf.intr_conf.rxq) {
+		e->fd = rte_eth_dev_rx_intr_ctl_q_get_fd(e->tap_id, 0);
+		if (e->fd < 0)
+			e->fd = -1;
+	}
+	ifindex = (int)if_nametoindex(e->ifname);
+	if (ifindex == 0)
+		return if_fail(e, err, err_len, "interface not found", -ENODEV);
+	for (i = 0; i < cp->n_addrs; i++) {
+		ret = nl_addr_add(ifindex, &cp->addrs[i]);
+		if (ret != 0) {
+			snprintf(why, sizeof(why), "address %s",
+				pa_net_format_prefix(&cp->addrs[i], args,
+					sizeof(args)));
+			return if_fail(e, err, err_len, why, ret);
+		}
+	}
+	EXCP_LOG(INFO, "port %s: kernel_if %s (ethdev %u, mtu %u, %u address(es), %s)",
+		e->port_name, e->ifname, e->tap_id, pp->mtu, cp->n_addrs,
+		e->fd >= 0 ? "rx interrupt" : "polled");
+	return 0;
+}
+
+static int
+excp_rings(struct pa_excp *x, struct excp_if *e, struct pa_neigh *neigh,
+		int socket, char *err, size_t err_len)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	snprintf(name, sizeof(name), "pa_excp_%u", e->port_index);
+	e->ring = rte_ring_create(name, PA_EXCP_RING, socket, RING_F_SC_DEQ);
+	if (e->ring == NULL)
+		return if_fail(e, err, err_len, "punt ring", -rte_errno);
+	e->tx = pa_neigh_tx_ring(neigh, e->port_index);
+	if (e->tx == NULL)
+		return if_fail(e, err, err_len, "no TX ring for the port",
+			-ENOENT);
+	x->fast.ring[e->port_index] = e->ring;
+	x->fast.ports |= 1u << e->port_index;
+	return 0;
+}
+
+struct pa_excp *
+pa_excp_create(const struct pa_excp_opts *o, char *err, size_t err_len)
+{
+	unsigned int i, n_if = pa_excp_count(o->cfg), n_rx;
+	struct pa_excp *x;
+	struct excp_if *e;
+	uint64_t hz;
+
+	if (err_len != 0)
+		err[0] = '\0';
+	if (n_if == 0)
+		return NULL;
+	if (o->neigh == NULL || o->n_lcores == 0) {
+		snprintf(err, err_len, "kernel_if: no neighbour subsystem or no lcores");
+		return NULL;
+	}
+	x = rte_zmalloc_socket("pa_excp", sizeof(*x), RTE_CACHE_LINE_SIZE,
+		o->socket);
+	if (x == NULL) {
+		snprintf(err, err_len, "kernel_if: out of memory");
+		return NULL;
+	}
+	x->n_lcores = o->n_lcores;
+	n_rx = RTE_MAX(o->n_rx_lcores, 1u);
+	hz = rte_get_tsc_hz();
+	x->fast.neigh = pa_neigh_fast(o->neigh);
+	x->fast.rows = rte_zmalloc_socket("pa_excp_rows",
+		sizeof(struct pa_excp_row) * o->n_lcores, RTE_CACHE_LINE_SIZE,
+		o->socket);
+	x->pool = rte_pktmbuf_pool_create("pa_excp_pool",
+		n_if * (PA_EXCP_TAP_DESC + PA_NEIGH_TX_RING + 2 * EXCP_BURST) +
+		EXCP_BURST, EXCP_POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+		o->socket);
+	if (x->fast.rows == NULL || x->pool == NULL) {
+		snprintf(err, err_len, "kernel_if: cannot allocate its pool: %s",
+			rte_strerror(rte_errno));
+		goto fail;
+	}
+	for (i = 0; i < o->cfg->n_ports && i < o->ports->n; i++) {
+		const struct pa_config_port *cp = &o->cfg->ports[i];
+
+		if (cp->kernel_if[0] == '\0')
+			continue;
+		e = &x->ifs[x->n++];
+		e->fd = -1;
+		e->port_index = (uint16_t)i;
+		snprintf(e->ifname, sizeof(e->ifname), "%s", cp->kernel_if);
+		snprintf(e->port_name, sizeof(e->port_name), "%s", cp->name);
+		e->mac = o->ports->port[i].mac;
+		/* each rx lcore gets its share of the port's rate, and the
+		 * whole burst */
+		e->rate_pps = cp->kernel_if_pps != 0 ? cp->kernel_if_pps :
+			PA_EXCP_DEF_RATE_PPS;
+		e->burst = cp->kernel_if_burst != 0 ? cp->kernel_if_burst :
+			PA_EXCP_DEF_BURST;
+		x->fast.interval[i] = RTE_MAX(hz * n_rx / e->rate_pps,
+			UINT64_C(1));
+		x->fast.tolerance[i] = (uint64_t)(e->burst - 1) *
+			x->fast.interval[i];
+		if (excp_rings(x, e, o->neigh, o->socket, err, err_len) != 0 ||
+		    tap_create(x, e, &o->ports->port[i], cp, o->socket, err,
+		    err_len) != 0)
+			goto fail;
+	}
+	return x;
+fail:
+	pa_excp_close(x);
+	pa_excp_destroy(x);
+	return NULL;
+}
+
+/* ---- the control thread's poll ---- */
+
+static unsigned int
+to_kernel(struct excp_if *e)
+{
+	struct rte_mbuf *pkts[EXCP_BURST];
+	unsigned int n, sent, total = 0, r;
+
+	for (r = 0; r < EXCP_POLL_ROUNDS; r++) {
+		n = rte_ring_sc_dequeue_burst(e->ring, (void **)pkts,
+			EXCP_BURST, NULL);
+		if (n == 0)
+			break;
+		sent = rte_eth_tx_burst(e->tap_id, 0, pkts, (uint16_t)n);
+		if (sent < n) {
+			rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+			e->to_kernel_dropped += n - sent;
+		}
+		e->to_kernel += sent;
+		total += n;
+	}
+	return total;
+}
+
+static unsigned int
+from_kernel(struct excp_if *e)
+{
+	struct rte_mbuf *pkts[EXCP_BURST];
+	unsigned int n, i, k, q, total = 0, r;
+
+	for (r = 0; r < EXCP_POLL_ROUNDS; r++) {
+		n = rte_eth_rx_burst(e->tap_id, 0, pkts, EXCP_BURST);
+		if (n == 0)
+			break;
+		total += n;
+		/* only the kernel's own frames leave (a TAP may be bridged) */
+		for (i = 0, k = 0; i < n; i++) {
+			const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(pkts[i],
+				const struct rte_ether_hdr *);
+
+			if (rte_pktmbuf_data_len(pkts[i]) >= sizeof(*eh) &&
+			    rte_is_same_ether_addr(&eh->src_addr, &e->mac)) {
+				pkts[k++] = pkts[i];
+				continue;
+			}
+			rte_pktmbuf_free(pkts[i]);
+			e->from_kernel_foreign++;
+		}
+		q = rte_ring_sp_enqueue_burst(e->tx, (void **)pkts, k, NULL);
+		if (q < k) {
+			rte_pktmbuf_free_bulk(pkts + q, k - q);
+			e->from_kernel_dropped += k - q;
+		}
+		e->from_kernel += q;
+	}
+	return total;
+}
+
+unsigned int
+pa_excp_poll(struct pa_excp *x)
+{
+	unsigned int i, moved = 0;
+
+	if (x == NULL)
+		return 0;
+	for (i = 0; i < x->n; i++) {
+		moved += to_kernel(&x->ifs[i]);
+		moved += from_kernel(&x->ifs[i]);
+	}
+	return moved;
+}
+
+unsigned int
+pa_excp_fds(const struct pa_excp *x, int *fds, unsigned int max)
+{
+	unsigned int i, n = 0;
+
+	if (x == NULL)
+		return 0;
+	for (i = 0; i < x->n && n < max; i++)
+		if (x->ifs[i].fd >= 0)
+			fds[n++] = x->ifs[i].fd;
+	return n;
+}
+
+/* ---- teardown ---- */
+
+void
+pa_excp_close(struct pa_excp *x)
+{
+	struct rte_mbuf *m;
+	unsigned int i;
+
+	if (x == NULL)
+		return;
+	for (i = 0; i < x->n; i++) {
+		struct excp_if *e = &x->ifs[i];
+
+		if (e->started)
+			(void)rte_eth_dev_stop(e->tap_id);
+		e->started = false;
+		if (e->probed) {
+			struct rte_eth_dev_info info;
+
+			if (rte_eth_dev_info_get(e->tap_id, &info) != 0)
+				info.device = NULL;
+			(void)rte_eth_dev_close(e->tap_id);
+			if (info.device != NULL)
+				(void)rte_dev_remove(info.device);
+			EXCP_LOG(INFO, "port %s: kernel_if %s removed",
+				e->port_name, e->ifname);
+		}
+		e->probed = false;
+		e->fd = -1;
+		if (e->ring != NULL)
+			while (rte_ring_sc_dequeue(e->ring, (void **)&m) == 0)
+				rte_pktmbuf_free(m);
+	}
+}
+
+void
+pa_excp_destroy(struct pa_excp *x)
+{
+	unsigned int i;
+
+	if (x == NULL)
+		return;
+	for (i = 0; i < x->n; i++)
+		rte_ring_free(x->ifs[i].ring);
+	rte_mempool_free(x->pool);
+	rte_free(x->fast.rows);
+	rte_free(x);
+}
+
+/* ---- counters ---- */
+
+void
+pa_excp_snapshot(const struct pa_excp *x, struct pa_excp_snapshot *s)
+{
+	unsigned int i;
+
+	memset(s, 0, sizeof(*s));
+	if (x == NULL)
+		return;
+	s->n = x->n;
+	for (i = 0; i < x->n_lcores; i++) {
+		s->clones += x->fast.rows[i].clones;
+		s->clones_skipped += x->fast.rows[i].clones_skipped;
+	}
+	for (i = 0; i < x->n; i++) {
+		const struct excp_if *e = &x->ifs[i];
+		struct pa_excp_if_snapshot *o = &s->ifs[i];
+
+		snprintf(o->port, sizeof(o->port), "%s", e->port_name);
+		snprintf(o->ifname, sizeof(o->ifname), "%s", e->ifname);
+		o->rate_pps = e->rate_pps;
+		o->burst = e->burst;
+		o->to_kernel = e->to_kernel;
+		o->to_kernel_dropped = e->to_kernel_dropped;
+		o->from_kernel = e->from_kernel;
+		o->from_kernel_dropped = e->from_kernel_dropped;
+		o->from_kernel_foreign = e->from_kernel_foreign;
+		o->queued = e->ring != NULL ? rte_ring_count(e->ring) : 0;
+	}
+}
+
+json_t *
+pa_excp_snapshot_json(const struct pa_excp_snapshot *s)
+{
+	json_t *ifs = json_object(), *o;
+	unsigned int i;
+
+	if (ifs == NULL)
+		return NULL;
+	for (i = 0; i < s->n; i++) {
+		const struct pa_excp_if_snapshot *e = &s->ifs[i];
+
+		o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"kernel_if", e->ifname,
+			"rate_pps", (json_int_t)e->rate_pps,
+			"burst", (json_int_t)e->burst,
+			"to_kernel", (json_int_t)e->to_kernel,
+			"to_kernel_dropped", (json_int_t)e->to_kernel_dropped,
+			"from_kernel", (json_int_t)e->from_kernel,
+			"from_kernel_dropped", (json_int_t)e->from_kernel_dropped,
+			"from_kernel_foreign", (json_int_t)e->from_kernel_foreign,
+			"queued", (json_int_t)e->queued);
+		if (o == NULL || json_object_set_new(ifs, e->port, o) != 0) {
+			json_decref(ifs);
+			return NULL;
+		}
+	}
+	return json_pack("{s:I, s:I, s:o}",
+		"clones", (json_int_t)s->clones,
+		"clones_skipped", (json_int_t)s->clones_skipped,
+		"interfaces", ifs);
+}

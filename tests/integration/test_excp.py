@@ -1,0 +1,268 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The exception path (kernel_if, lib/excp) in a netns lab: the daemon runs
+net_af_packet on xA (no address) in namespace A; the peer namespace B has
+198.51.100.1/24 on xB. The appliance's port wan0 owns 198.51.100.5/24 and
+the TAP "pa0" in A, so that:
+- ping from B to the port's address is answered by A's kernel;
+- TCP from B reaches a listener in A bound to the port's address;
+- TCP from A to B leaves through the DPDK port (xA has no address);
+- the TAP has the port's MAC, addresses and MTU, and is gone on SIGTERM;
+- a flood to the port's address is bounded and counted, RPC still works;
+- a TAP that cannot be created stops start-up with a message naming the
+  port; bad kernel_if values are refused at load with their JSON path.
+Needs root and `ip netns` (the config checks do not)."""
+
+import json
+import os
+import statistics
+import subprocess
+import threading
+import time
+import uuid
+
+import pytest
+
+import pautil
+from pautil import DAEMON, Daemon, run, unique, write_json
+
+HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                      "excp_helper.py")
+PORT_ADDR = "198.51.100.5"
+PEER_ADDR = "198.51.100.1"
+PORT_ADDR6 = "2001:db8:1::5"
+TAP = "pa0"
+
+
+def sh(*args, timeout=30):
+    return subprocess.run(list(args), capture_output=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def helper(ns, *args, timeout=60):
+    r = sh("ip", "netns", "exec", ns, pautil.PYTHON, HELPER,
+           *[str(a) for a in args], timeout=timeout)
+    assert r.returncode == 0, "%s: %s" % (args, r.stderr.decode()[-3000:])
+    return json.loads(r.stdout.decode().strip().splitlines()[-1])
+
+
+@pytest.fixture
+def lab():
+    if os.geteuid() != 0:
+        pytest.skip("the exception-path lab needs root (ip netns, TAP)")
+    if not os.path.exists("/dev/net/tun"):
+        pytest.skip("no /dev/net/tun")
+    tag = "%d-%s" % (os.getpid(), uuid.uuid4().hex[:6])
+    a, b = "pxa-" + tag, "pxb-" + tag
+    made = []
+    try:
+        for ns in (a, b):
+            r = sh("ip", "netns", "add", ns)
+            if r.returncode != 0:
+                pytest.skip("ip netns add failed: %s" %
+                            r.stderr.decode().strip())
+            made.append(ns)
+        r = sh("ip", "link", "add", "xA", "netns", a, "type", "veth",
+               "peer", "name", "xB", "netns", b)
+        assert r.returncode == 0, r.stderr.decode()
+        sh("ip", "netns", "exec", b, "sysctl", "-qw",
+           "net.ipv6.conf.all.disable_ipv6=1")
+        for ns, dev in ((a, "xA"), (b, "xB")):
+            sh("ip", "netns", "exec", ns, "ethtool", "-K", dev, "rx", "off",
+               "tx", "off")
+            assert sh("ip", "-n", ns, "link", "set", dev, "up").returncode == 0
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        r = sh("ip", "-n", b, "addr", "add", PEER_ADDR + "/24", "dev", "xB")
+        assert r.returncode == 0, r.stderr.decode()
+        yield a, b
+    finally:
+        for ns in made:
+            sh("ip", "netns", "del", ns)
+
+
+def conf(tmp_path, **port):
+    p = {"name": "wan0", "devargs": "net_af_packet0,iface=xA",
+         "addr": [PORT_ADDR + "/24", PORT_ADDR6 + "/64"], "kernel_if": TAP}
+    p.update(port)
+    return write_json(str(tmp_path / "excp.json"), {
+        "ports": [p], "pipeline": {"mode": "rtc"}, "metrics": None})
+
+
+def start(ns, cfg, tmp_path, name="excp"):
+    sock = unique("excp", ".sock")
+    d = Daemon([DAEMON, "--no-huge", "--no-shconf", "--no-pci", "-m", "512",
+                "-l", "0,1", "--", "-c", cfg, "-s", sock], sock,
+               str(tmp_path), name, prefix=("ip", "netns", "exec", ns))
+    d.wait_ready(60)
+    return d
+
+
+def link(ns, dev):
+    r = sh("ip", "-n", ns, "-j", "addr", "show", "dev", dev)
+    assert r.returncode == 0, r.stderr.decode()
+    return json.loads(r.stdout.decode())[0]
+
+
+def test_excp_ping_tcp_both_ways_and_removed_on_stop(lab, tmp_path):
+    a, b = lab
+    d = start(a, conf(tmp_path), tmp_path)
+    try:
+        tap, port = link(a, TAP), link(a, "xA")
+        assert tap["address"] == port["address"], (tap, port)
+        assert tap["mtu"] == port["mtu"], (tap, port)
+        assert "UP" in tap["flags"], tap
+        addrs = {(x["local"], x["prefixlen"]) for x in tap["addr_info"]}
+        assert (PORT_ADDR, 24) in addrs and (PORT_ADDR6, 64) in addrs, addrs
+        assert not any(x.get("local") for x in port["addr_info"]
+                       if x["family"] == "inet"), port
+
+        # ping: answered by A's kernel through the TAP, in a few ms
+        p = helper(b, "ping", PORT_ADDR, 10)
+        assert p["received"] == p["sent"], (p, d.describe())
+        med = statistics.median(p["rtt_ms"])
+        print("ping rtt ms: median %.2f max %.2f" % (med, max(p["rtt_ms"])))
+        assert med < 20, p
+
+        # TCP from B to a listener in A bound to the port's address
+        srv = subprocess.Popen(["ip", "netns", "exec", a, pautil.PYTHON,
+                                HELPER, "serve", PORT_ADDR, "7001"],
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+        try:
+            assert srv.stdout.readline().strip() == b"listening"
+            c = helper(b, "connect", PORT_ADDR, 7001, 300000)
+            assert c["same"] and c["echoed"] == 300000, c
+        finally:
+            srv.wait(30)
+
+        # TCP from A to B: out through the TAP and the DPDK port (xA has
+        # no address); the kernel resolves B itself
+        srv = subprocess.Popen(["ip", "netns", "exec", b, pautil.PYTHON,
+                                HELPER, "serve", PEER_ADDR, "7002"],
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+        try:
+            assert srv.stdout.readline().strip() == b"listening"
+            c = helper(a, "connect", PEER_ADDR, 7002, 300000)
+            assert c["same"] and c["echoed"] == 300000, c
+            assert c["local"] == PORT_ADDR, c
+        finally:
+            srv.wait(30)
+
+        st = d.call("stats_get")
+        x = st["excp"]["interfaces"]["wan0"]
+        assert x["kernel_if"] == TAP, x
+        assert x["to_kernel"] > 100 and x["from_kernel"] > 100, x
+        assert x["to_kernel_dropped"] == 0 and x["from_kernel_foreign"] == 0
+        # the kernel's ARP request for B was answered to the port's
+        # address: lib/neigh took the reply and the kernel got it too
+        assert st["excp"]["clones"] >= 1, st["excp"]
+        assert st["drops"]["excp_full"] == 0, st["drops"]
+        assert st["drops"]["excp_rate"] == 0, st["drops"]
+        assert st["drops"]["local"] >= x["to_kernel"], st["drops"]
+    finally:
+        rc = d.stop()
+    assert rc == 0, d.describe()
+    r = sh("ip", "-n", a, "link", "show", TAP)
+    assert r.returncode != 0, "kernel_if still there after SIGTERM: %s" % (
+        r.stdout.decode())
+
+
+def test_excp_flood_is_bounded_and_counted(lab, tmp_path):
+    a, b = lab
+    d = start(a, conf(tmp_path, kernel_if_pps=500, kernel_if_burst=50),
+              tmp_path)
+    try:
+        mac = link(a, "xA")["address"]
+        rpc_ok, stop = [], threading.Event()
+
+        def poll_rpc():
+            while not stop.is_set():
+                t0 = time.monotonic()
+                d.call("stats_get")
+                rpc_ok.append(time.monotonic() - t0)
+                time.sleep(0.05)
+
+        t = threading.Thread(target=poll_rpc)
+        t.start()
+        try:
+            f = helper(b, "flood", "xB", mac, PORT_ADDR, 60000, timeout=120)
+        finally:
+            stop.set()
+            t.join(30)
+        time.sleep(0.3)
+        st = d.call("stats_get")
+        x = st["excp"]["interfaces"]["wan0"]
+        assert x["rate_pps"] == 500 and x["burst"] == 50, x
+        dr = st["drops"]
+        print("flood: %s; drops %s; excp %s" % (f, dr, x))
+        assert dr["excp_rate"] > 0, (dr, f)
+        # within the bucket: 500/s over the flood, plus its depth, plus
+        # whatever else reached the kernel (ARP, slack for timing)
+        bound = 500 * (f["seconds"] + 1.0) + 50 + 100
+        assert x["to_kernel"] + x["queued"] <= bound, (x, f)
+        assert rpc_ok and max(rpc_ok) < 2.0, rpc_ok
+        # and the kernel still answers afterwards
+        p = helper(b, "ping", PORT_ADDR, 3)
+        assert p["received"] == 3, p
+    finally:
+        rc = d.stop()
+    assert rc == 0, d.describe()
+
+
+def test_excp_tap_name_taken_stops_start(lab, tmp_path):
+    a, _ = lab
+    r = sh("ip", "-n", a, "link", "add", TAP, "type", "veth", "peer",
+           "name", "pa0peer")
+    if r.returncode != 0:
+        pytest.skip("cannot make an interface named pa0: %s" % r.stderr.decode())
+    res = run(["ip", "netns", "exec", a, DAEMON, "--no-huge", "--no-shconf",
+               "--no-pci", "-m", "512", "-l", "0,1", "--", "-c",
+               conf(tmp_path), "-s", unique("excp", ".sock")], timeout=60)
+    assert res.rc == 1, res
+    line = [ln for ln in res.stderr.splitlines() if ln.strip()][-1]
+    assert "port wan0" in line and "kernel_if 'pa0'" in line, line
+    assert "already exists" in line, line
+
+
+BAD_PORTS = [
+    ("too_long", {"kernel_if": "x" * 16}, "$.ports[0].kernel_if"),
+    ("empty", {"kernel_if": ""}, "$.ports[0].kernel_if"),
+    ("comma", {"kernel_if": "pa0,iface=eth0"}, "$.ports[0].kernel_if"),
+    ("slash", {"kernel_if": "a/b"}, "$.ports[0].kernel_if"),
+    ("not_string", {"kernel_if": 3}, "$.ports[0].kernel_if"),
+    ("no_addr", {"kernel_if": "pa0", "addr": None}, "$.ports[0].kernel_if"),
+    ("pps_zero", {"kernel_if": "pa0", "kernel_if_pps": 0},
+     "$.ports[0].kernel_if_pps"),
+    ("pps_without_if", {"kernel_if": None, "kernel_if_pps": 10},
+     "$.ports[0].kernel_if_pps"),
+    ("burst_without_if", {"kernel_if": None, "kernel_if_burst": 10},
+     "$.ports[0].kernel_if_burst"),
+]
+
+
+@pytest.mark.parametrize("name,edit,path", BAD_PORTS,
+                         ids=[c[0] for c in BAD_PORTS])
+def test_excp_bad_kernel_if_refused_at_load(name, edit, path, tmp_path):
+    p = {"name": "wan0", "devargs": "net_null0", "addr": ["198.51.100.5/24"]}
+    for k, v in edit.items():
+        if v is None:
+            p.pop(k, None)
+        else:
+            p[k] = v
+    cfg = write_json(str(tmp_path / "bad.json"), {"ports": [p]})
+    res = run([DAEMON, "--no-huge", "--no-shconf", "--no-pci", "-m", "256",
+               "--", "-c", cfg, "-s", unique("excpbad", ".sock")], timeout=60)
+    assert res.rc not in (0, None), res
+    line = [ln for ln in res.stderr.splitlines() if ln.strip()][-1]
+    assert path in line, line
+
+
+def test_excp_duplicate_kernel_if_refused(tmp_path):
+    ports = [{"name": "p%d" % i, "devargs": "net_null%d" % i,
+              "addr": ["198.51.10%d.5/24" % i], "kernel_if": "pa0"}
+             for i in range(2)]
+    cfg = write_json(str(tmp_path / "dup.json"), {"ports": ports})
+    res = run([DAEMON, "--no-huge", "--no-shconf", "--no-pci", "-m", "256",
+               "--", "-c", cfg, "-s", unique("excpdup", ".sock")], timeout=60)
+    assert res.rc not in (0, None), res
+    assert "$.ports[1].kernel_if" in res.stderr, res
