@@ -37,6 +37,16 @@ enum pa_drop_reason {
 	PA_DROP_LOCAL,		/**< ARP/ND for the appliance itself, handed
 				 * to the control side (lib/neigh) */
 	PA_DROP_NEIGH_RING_FULL, /**< ... whose ring was full (live mode) */
+	PA_DROP_NOT_OURS,	/**< routed port: frame for another MAC, or
+				 * for a multicast group the port does not
+				 * handle (never reflected) */
+	PA_DROP_TO_SELF,	/**< routed port: for the port itself (its
+				 * addresses, broadcast, handled multicast)
+				 * and consumed by nothing in the data path */
+	PA_DROP_TTL,		/**< transit with TTL / hop limit <= 1 (ICMP
+				 * time exceeded sent back, rate-limited) */
+	PA_DROP_NO_ROUTE,	/**< transit, but the out port's gateway is
+				 * unknown or not resolved */
 	PA_DROP_MAX
 };
 
@@ -64,6 +74,16 @@ struct pa_lcore_stats {
 	 * they were never received. */
 	uint64_t ctrl_tx_packets;
 	uint64_t ctrl_tx_dropped;	/**< ... refused by a full TX queue */
+	/** ICMP time exceeded the data path generated (routed ports), sent
+	 * on a TX queue; not in tx_packets (the packet that caused one is
+	 * counted under drop reason "ttl"). */
+	uint64_t icmp_tx_packets;
+	uint64_t icmp_tx_dropped;	/**< ... refused by a full TX queue */
+	uint64_t icmp_rate_limited;	/**< not sent: over the lcore's rate */
+	uint64_t icmp_not_sent;		/**< not sent: not allowed (about an
+					 * ICMP error, a non-first fragment, a
+					 * multicast source), no source address
+					 * on the port, no mbuf, ring full */
 } __rte_cache_aligned;
 
 /*

@@ -19,6 +19,10 @@ static const char *const drop_names[PA_DROP_MAX] = {
 	[PA_DROP_SHUTDOWN] = "shutdown",
 	[PA_DROP_LOCAL] = "local",
 	[PA_DROP_NEIGH_RING_FULL] = "neigh_ring_full",
+	[PA_DROP_NOT_OURS] = "not_ours",
+	[PA_DROP_TO_SELF] = "to_self",
+	[PA_DROP_TTL] = "ttl",
+	[PA_DROP_NO_ROUTE] = "no_route",
 };
 
 static const char *const stage_names[PA_STAGE_MAX] = {
@@ -65,6 +69,10 @@ pa_stats_accumulate(struct pa_lcore_stats *dst,
 	dst->sleep_cycles += read_once(&src->sleep_cycles);
 	dst->ctrl_tx_packets += read_once(&src->ctrl_tx_packets);
 	dst->ctrl_tx_dropped += read_once(&src->ctrl_tx_dropped);
+	dst->icmp_tx_packets += read_once(&src->icmp_tx_packets);
+	dst->icmp_tx_dropped += read_once(&src->icmp_tx_dropped);
+	dst->icmp_rate_limited += read_once(&src->icmp_rate_limited);
+	dst->icmp_not_sent += read_once(&src->icmp_not_sent);
 }
 
 uint64_t
