@@ -214,7 +214,7 @@ pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s)
 
 	if (lcores == NULL)
 		return NULL;
-	return json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:o?, s:I, s:o?}",
+	return json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:o?, s:o?, s:I, s:o?}",
 		"rx_packets", (json_int_t)s->sum.rx_packets,
 		"tx_packets", (json_int_t)s->sum.tx_packets,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(&s->sum),
@@ -226,6 +226,7 @@ pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s)
 		"lb", s->has_lb ? pa_lb_snapshot_json(&s->lb) : json_object(),
 		"neigh", s->has_neigh ? pa_neigh_snapshot_json(&s->neigh) :
 			json_object(),
+		"route", pa_stats_route_json(&s->sum),
 		"mbufs_in_use", (json_int_t)s->mbufs_in_use,
 		"latency", pa_stats_latency_summary_json(&s->latency));
 }

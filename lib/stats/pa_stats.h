@@ -207,4 +207,12 @@ json_t *pa_stats_drops_json(const struct pa_lcore_stats *s);
 
 #include "pa_stats_inline.h"
 
+/**
+ * The "route" object of stats_get and of the replay summary: the ICMP
+ * errors routed ports generated (icmp_tx_packets, icmp_tx_dropped,
+ * icmp_rate_limited, icmp_not_sent) from summed counters.
+ * @return new reference, or NULL on allocation failure.
+ */
+json_t *pa_stats_route_json(const struct pa_lcore_stats *s);
+
 #endif /* PA_STATS_H */

@@ -243,3 +243,13 @@ pa_stats_latency_json(const struct pa_stats_latency *h, uint64_t tsc_hz)
 	pa_stats_latency_summarize(h, tsc_hz, &s);
 	return pa_stats_latency_summary_json(&s);
 }
+
+json_t *
+pa_stats_route_json(const struct pa_lcore_stats *s)
+{
+	return json_pack("{s:I, s:I, s:I, s:I}",
+		"icmp_tx_packets", (json_int_t)s->icmp_tx_packets,
+		"icmp_tx_dropped", (json_int_t)s->icmp_tx_dropped,
+		"icmp_rate_limited", (json_int_t)s->icmp_rate_limited,
+		"icmp_not_sent", (json_int_t)s->icmp_not_sent);
+}
