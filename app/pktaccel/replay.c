@@ -82,7 +82,7 @@ replay_summary(const struct pa_pipeline *pl, const struct pa_port_set *ps,
 		return NULL;
 	s.sum.rx_packets += lost;
 	s.sum.drops[PA_DROP_RX_ERROR] += lost;
-	o = json_pack("{s:I, s:I, s:I, s:o?, s:i, s:f, s:i, s:o*, s:o*}",
+	o = json_pack("{s:I, s:I, s:I, s:o?, s:i, s:f, s:i, s:o*, s:o*, s:o?}",
 		"rx_packets", (json_int_t)s.sum.rx_packets,
 		"tx_packets", (json_int_t)s.sum.tx_packets,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(&s.sum),
@@ -93,7 +93,8 @@ replay_summary(const struct pa_pipeline *pl, const struct pa_port_set *ps,
 		"lb", pa_lb_active(lb) && s.has_lb ?
 			pa_lb_snapshot_json(&s.lb) : NULL,
 		"neigh", neigh != NULL && s.has_neigh ?
-			pa_neigh_snapshot_json(&s.neigh) : NULL);
+			pa_neigh_snapshot_json(&s.neigh) : NULL,
+		"route", pa_stats_route_json(&s.sum));
 	pa_pipeline_snapshot_free(&s);
 	return o;
 }

@@ -54,7 +54,9 @@ struct pa_config_port {
 	 * rings and bursts only). For devices that hold many buffers of
 	 * their own, e.g. net_pcap with infinite_rx preloads the whole file. */
 	uint32_t mbufs;
-	bool promisc;			/**< default true */
+	/** Default from the role: false on a routed port (one with "addr"),
+	 * true on a transparent one; an explicit "promisc" wins. */
+	bool promisc;
 	int peer;			/**< index of the peer port; own index by default */
 	bool has_gateway_mac;
 	uint8_t gateway_mac[6];

@@ -95,14 +95,19 @@ rewrite_addr_port(struct rte_ipv4_hdr *ip4, uint8_t *addr,
 /* Address a frame to its next hop: the backend's MAC, else the backend
  * as the neighbour subsystem resolved it on this port, else the output
  * port's gateway (configured, else resolved), else the neighbour it came
- * from. A wanted but unresolved next hop falls back and is counted. */
+ * from. A wanted but unresolved next hop falls back and is counted. The
+ * source is the output port's MAC. The LB has addressed the frame: it is
+ * no longer transit for the route pass (PA_PKT_F_ROUTE). */
 static __rte_always_inline void
 set_macs(const struct pa_lb *lb, struct lb_worker *w,
-		struct rte_ether_hdr *eth, uint16_t out,
+		struct rte_ether_hdr *eth, struct pa_pkt_meta *meta,
 		const struct lb_backend *b)
 {
+	const uint16_t out = meta->out_port;
 	const struct lb_port *p = &lb->port[out];
 	uint64_t nh;
+
+	meta->flags &= ~PA_PKT_F_ROUTE;
 
 	if (b != NULL && b->has_mac) {
 		eth->dst_addr = b->mac;
@@ -133,6 +138,29 @@ set_macs(const struct pa_lb *lb, struct lb_worker *w,
 src:
 	if (p->known)
 		eth->src_addr = p->mac;
+}
+
+int
+pa_lb_route_macs(const struct pa_lb *lb, struct rte_ether_hdr *eth,
+		uint16_t out)
+{
+	const struct lb_port *p;
+	uint64_t nh;
+
+	if (lb == NULL || out >= RTE_MAX_ETHPORTS)
+		return -EHOSTUNREACH;
+	p = &lb->port[out];
+	if (p->has_gw) {
+		eth->dst_addr = p->gw;
+	} else {
+		nh = __atomic_load_n(&p->gw_nh, __ATOMIC_RELAXED);
+		if (!(nh & LB_NH_VALID))
+			return -EHOSTUNREACH;
+		memcpy(&eth->dst_addr, &nh, RTE_ETHER_ADDR_LEN);
+	}
+	if (p->known)
+		eth->src_addr = p->mac;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -230,7 +258,7 @@ fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		memcpy(out->src_addr, lb->local6.v6.s6_addr, 16);
 		memcpy(out->dst_addr, b->addr.v6.s6_addr, 16);
 	}
-	set_macs(lb, w, (struct rte_ether_hdr *)frame, meta->out_port, b);
+	set_macs(lb, w, (struct rte_ether_hdr *)frame, meta, b);
 	meta->l4_off += (uint16_t)hlen;
 	return PA_LB_V_FORWARD;
 }
@@ -264,7 +292,7 @@ fwd_nat(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	if (l4 != NULL)
 		meta->dport = rte_be_to_cpu_16(b->port);
 	set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
-		meta->out_port, b);
+		meta, b);
 	return PA_LB_V_FORWARD;
 }
 
@@ -286,7 +314,7 @@ forward(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		break;
 	default:
 		set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
-			meta->out_port, b);
+			meta, b);
 		v = PA_LB_V_FORWARD;
 		break;
 	}
@@ -527,7 +555,7 @@ nat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	}
 	meta->sport = rte_be_to_cpu_16(s->port);
 	set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
-		meta->out_port, NULL);
+		meta, NULL);
 	w->st.nat_replies++;
 }
 

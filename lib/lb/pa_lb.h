@@ -308,6 +308,16 @@ bool pa_lb_active(const struct pa_lb *lb);
 unsigned int pa_lb_neigh_set(struct pa_lb *lb, const struct pa_ip_addr *addr,
 		uint16_t port_id, const uint8_t *mac, bool wanted);
 
+/**
+ * Address a routed transit frame (not load-balanced) leaving port
+ * @p out (ethdev id): destination its gateway_mac, else its resolved
+ * "gateway"; source its MAC. Data path, any lcore, no lock.
+ * @return 0, or -EHOSTUNREACH (no gateway, or not resolved: the frame
+ *         is untouched).
+ */
+int pa_lb_route_macs(const struct pa_lb *lb, struct rte_ether_hdr *eth,
+		uint16_t out);
+
 /** The resolved MAC of port @p port_id's "gateway" (NULL: unresolved;
  * @p wanted as above). gateway_mac, when configured, wins. */
 void pa_lb_gateway_set(struct pa_lb *lb, uint16_t port_id, const uint8_t *mac,

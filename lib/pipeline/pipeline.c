@@ -137,6 +137,37 @@ make_rings(struct pa_pipeline *pl, char *err, size_t err_len)
 	return 0;
 }
 
+/* Per port, a ring of the ICMP errors the lb lcores make (routed ports),
+ * drained by one TX lcore (pa_pipeline_set_neigh() wires them); and each
+ * lb lcore's token bucket for them (replay: unlimited, so that the
+ * outcome never depends on timing). */
+static int
+make_gen_rings(struct pa_pipeline *pl, char *err, size_t err_len)
+{
+	static unsigned int seq;
+	char name[RTE_RING_NAMESIZE];
+	unsigned int p, i;
+
+	for (p = 0; p < pl->ports->n; p++) {
+		if (!pl->ports->port[p].routed)
+			continue;
+		snprintf(name, sizeof(name), "pa_gen%u_%u", seq, p);
+		pl->gen[p] = rte_ring_create(name, PA_PIPELINE_GEN_RING,
+			pl->ports->port[p].socket, RING_F_SC_DEQ);
+		if (pl->gen[p] == NULL) {
+			snprintf(err, err_len, "ring %s: %s", name,
+				rte_strerror(rte_errno));
+			return -rte_errno;
+		}
+	}
+	seq++;
+	for (i = 0; i < pl->n_workers; i++)
+		pa_port_bucket_init(&pl->workers[i]->icmp_bucket, rte_rdtsc(),
+			pl->replay ? 0 : rte_get_tsc_hz() / PA_PORT_ICMP_RATE,
+			PA_PORT_ICMP_BURST);
+	return 0;
+}
+
 /* Worker of rank/index within pl->workers[] (workers are created rank by
  * rank, index by index). */
 static struct pa_worker *
@@ -211,6 +242,9 @@ assign_queues(struct pa_pipeline *pl, char *err, size_t err_len)
 				.queue = (uint16_t)q,
 				.peer_port_id = ps->port[port->peer].port_id,
 				.port_index = (uint16_t)p,
+				.routed = port->routed,
+				.mac64 = pa_port_mac64(&port->mac),
+				.port = port,
 				.pool = port->pool,
 			};
 		}
@@ -315,6 +349,8 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 	if (make_rings(pl, err, err_len) != 0)
 		goto fail;
 	wire_rings(pl);
+	if (make_gen_rings(pl, err, err_len) != 0)
+		goto fail;
 
 	/* Queues and the mbuf budget for the ports' pools. */
 	n_rx = pl->rank_count[0];
@@ -330,7 +366,7 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 		req.tx_users[i] = n_tx;
 	}
 	req.inflight = pl->n_rings * pl->ring_size +
-		PA_NEIGH_INFLIGHT(ps->n) +
+		PA_NEIGH_INFLIGHT(ps->n) + ps->n * PA_PIPELINE_GEN_RING +
 		PA_EXCP_INFLIGHT(pa_excp_count(o->cfg)) +
 		pl->n_workers * pl->burst * 2 +
 		n_tx * ps->n * pl->burst +
@@ -398,15 +434,22 @@ pa_pipeline_set_neigh(struct pa_pipeline *pl, struct pa_neigh *n)
 		w->neigh = n != NULL && w->rank == 0 ? pa_neigh_fast(n) : NULL;
 		w->n_ctrl = 0;
 	}
-	if (n == NULL || n_tx == 0)
+	if (n_tx == 0)
 		return;
 	for (p = 0; p < pl->ports->n; p++) {
 		w = worker_at(pl, pl->n_ranks - 1, p % n_tx);
-		if (pa_neigh_tx_ring(n, p) == NULL ||
+		if (pl->gen[p] != NULL && w->n_ctrl < RTE_DIM(w->ctrl))
+			w->ctrl[w->n_ctrl++] = (struct pa_ctrl_tx){
+				.ring = pl->gen[p],
+				.port_index = (uint16_t)p,
+				.gen = true,
+			};
+		if (n == NULL || pa_neigh_tx_ring(n, p) == NULL ||
 		    w->n_ctrl >= RTE_DIM(w->ctrl))
 			continue;
 		w->ctrl[w->n_ctrl].ring = pa_neigh_tx_ring(n, p);
 		w->ctrl[w->n_ctrl].port_index = (uint16_t)p;
+		w->ctrl[w->n_ctrl].gen = false;
 		w->n_ctrl++;
 	}
 }
@@ -508,6 +551,13 @@ pa_pipeline_destroy(struct pa_pipeline *pl)
 			rte_pktmbuf_free(m);
 		rte_ring_free(pl->rings[i]);
 	}
+	for (i = 0; i < RTE_DIM(pl->gen); i++) {
+		if (pl->gen[i] == NULL)
+			continue;
+		while (rte_ring_dequeue(pl->gen[i], (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(pl->gen[i]);
+	}
 	for (i = 0; i < pl->n_workers; i++) {
 		rte_free(pl->workers[i]->txb);
 		rte_free(pl->workers[i]);
@@ -585,6 +635,9 @@ pa_pipeline_rings_empty(const struct pa_pipeline *pl)
 
 	for (i = 0; i < pl->n_rings; i++)
 		if (!rte_ring_empty(pl->rings[i]))
+			return false;
+	for (i = 0; i < RTE_DIM(pl->gen); i++)
+		if (pl->gen[i] != NULL && !rte_ring_empty(pl->gen[i]))
 			return false;
 	return true;
 }

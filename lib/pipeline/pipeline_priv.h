@@ -28,6 +28,9 @@ struct pa_rxq {
 	uint16_t queue;
 	uint16_t peer_port_id;		/**< where non-balanced traffic leaves */
 	uint16_t port_index;
+	bool routed;			/**< the port's role (pa_port.h) */
+	uint64_t mac64;			/**< routed: its MAC, pa_port_mac64() */
+	const struct pa_port *port;	/**< its addresses (routed) */
 	struct rte_mempool *pool;	/**< the queue's pool (replay room check) */
 };
 
@@ -41,11 +44,16 @@ struct pa_txbuf {
 	struct rte_mbuf *pkts[PA_PIPELINE_MAX_BURST];
 };
 
-/** A port whose control-side frames (lib/neigh) this lcore sends. */
+/** A port whose control-side frames (lib/neigh), or ICMP errors the
+ * data path made (gen), this lcore sends. */
 struct pa_ctrl_tx {
 	struct rte_ring *ring;
 	uint16_t port_index;
+	bool gen;			/**< ICMP errors: counted as icmp_tx_* */
 };
+
+/** Slots of each port's ring of generated ICMP errors. */
+#define PA_PIPELINE_GEN_RING	256
 
 /** Context of one data-path lcore; allocated on its socket. */
 struct pa_worker {
@@ -87,7 +95,9 @@ struct pa_worker {
 	/** rx: frames for a port's own addresses go to its kernel_if */
 	const struct pa_excp_fast *excp;
 	unsigned int n_ctrl;
-	struct pa_ctrl_tx ctrl[PA_CONFIG_MAX_PORTS];
+	struct pa_ctrl_tx ctrl[2 * PA_CONFIG_MAX_PORTS];
+	/** lb: the ICMP errors this lcore may still send (routed ports) */
+	struct pa_port_bucket icmp_bucket;
 	uint64_t drain_tsc;
 	uint64_t last_drain;
 
@@ -115,6 +125,8 @@ struct pa_pipeline {
 	struct pa_lb *lb;
 	struct pa_neigh *neigh;
 	struct pa_excp *excp;
+	/** per port: ICMP errors from the lb lcores to a TX lcore (MP/SC) */
+	struct rte_ring *gen[PA_CONFIG_MAX_PORTS];
 	volatile bool stop;
 	volatile bool abort;
 	unsigned int done[PA_STAGE_MAX];	/**< lcores finished, per rank */

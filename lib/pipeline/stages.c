@@ -102,12 +102,18 @@ ctrl_tx(struct pa_worker *w)
 				break;
 			if (!w->replay || w->pl->abort) {
 				rte_pktmbuf_free_bulk(pkts + sent, n - sent);
-				w->stats.ctrl_tx_dropped += n - sent;
+				if (w->ctrl[i].gen)
+					w->stats.icmp_tx_dropped += n - sent;
+				else
+					w->stats.ctrl_tx_dropped += n - sent;
 				break;
 			}
 			wait_a_little(w);
 		}
-		w->stats.ctrl_tx_packets += RTE_MIN(sent, n);
+		if (w->ctrl[i].gen)
+			w->stats.icmp_tx_packets += RTE_MIN(sent, n);
+		else
+			w->stats.ctrl_tx_packets += RTE_MIN(sent, n);
 	}
 }
 
@@ -158,28 +164,80 @@ excp_punt(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf *m,
 	return true;
 }
 
+/*
+ * A frame for a routed port itself (its addresses, broadcast, the
+ * multicast it handles) that nothing consumed: not lib/neigh, and not the
+ * port's kernel_if (excp_punt() above takes what is for the port's own
+ * addresses when the port has one). Dropped as "to_self": never
+ * forwarded, never reflected.
+ */
+static __rte_always_inline void
+to_self(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf *m)
+{
+	RTE_SET_USED(q);
+	pa_drop(w, m, PA_DROP_TO_SELF);
+}
+
+/* Is this unicast IP packet, on routed port @p q, for the port itself
+ * (pa_port_local4/6)? */
+static __rte_always_inline bool
+for_port(const struct pa_rxq *q, const struct rte_mbuf *m,
+		const struct pa_pkt_meta *meta)
+{
+	uint8_t buf[16];
+	const uint8_t *d;
+	uint32_t a;
+
+	if (meta->flags & PA_PKT_F_IPV4) {
+		d = rte_pktmbuf_read(m, meta->l3_off + 16, 4, buf);
+		if (unlikely(d == NULL))
+			return true;
+		memcpy(&a, d, 4);
+		return pa_port_local4(q->port->addr4, q->port->n_addr4, a);
+	}
+	d = rte_pktmbuf_read(m, meta->l3_off + 24, 16, buf);
+	if (unlikely(d == NULL))
+		return true;
+	return pa_port_local6((const uint8_t (*)[16])q->port->addr6,
+		q->port->n_addr6, d);
+}
+
 /* rx: parse each frame once; malformed frames leave here, and ARP/ND
- * for the appliance (to the control side). @p stamp: the burst's rx TSC
- * (latency on). */
+ * for the appliance (to the control side). A routed port (pa_port.h)
+ * takes only what its MAC filter lets in ("not_ours" for the rest);
+ * what it takes for itself and nothing consumes leaves through to_self();
+ * its transit traffic is marked PA_PKT_F_ROUTE for the route pass.
+ * @p stamp: the burst's rx TSC (latency on). */
 static __rte_always_inline uint16_t
 stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 		uint16_t n, uint64_t stamp)
 {
 	struct rte_mbuf *local[PA_PIPELINE_MAX_BURST];
 	uint16_t i, kept = 0, n_local = 0;
+	enum pa_port_l2 l2 = PA_PORT_L2_OURS;
 	int nv;
 
 	w->stats.rx_packets += n;
 	w->stats.stage_packets[PA_STAGE_RX] += n;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
+		struct pa_pkt_meta *meta;
 
 		if (unlikely(pa_pkt_parse_mbuf(m) < 0)) {
 			pa_drop(w, m, PA_DROP_MALFORMED);
 			continue;
 		}
+		meta = pa_pkt_meta(m);
+		if (q->routed) {
+			l2 = pa_port_l2_class(rte_pktmbuf_mtod(m, uint8_t *),
+				q->mac64);
+			if (unlikely(l2 == PA_PORT_L2_FOREIGN)) {
+				pa_drop(w, m, PA_DROP_NOT_OURS);
+				continue;
+			}
+		}
 		if (w->neigh != NULL) {
-			nv = pa_neigh_rx_classify(w->neigh, m, pa_pkt_meta(m),
+			nv = pa_neigh_rx_classify(w->neigh, m, meta,
 				q->port_index);
 			if (unlikely(w->excp != NULL) && excp_punt(w, q, m, nv))
 				continue;
@@ -191,9 +249,23 @@ stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 				continue;
 			}
 		}
-		pa_pkt_meta(m)->out_port = q->peer_port_id;
+		if (q->routed) {
+			if (unlikely(l2 != PA_PORT_L2_OURS ||
+			    (meta->flags & PA_PKT_F_NON_IP) ||
+			    for_port(q, m, meta))) {
+				/* a solicited-node group carries nothing for
+				 * us but the ND the neighbours took */
+				if (l2 == PA_PORT_L2_SNM)
+					pa_drop(w, m, PA_DROP_NOT_OURS);
+				else
+					to_self(w, q, m);
+				continue;
+			}
+			meta->flags |= PA_PKT_F_ROUTE;
+		}
+		meta->out_port = q->peer_port_id;
 		if (w->latency)
-			pa_pkt_rx_tsc_set(pa_pkt_meta(m), stamp);
+			pa_pkt_rx_tsc_set(meta, stamp);
 		pkts[kept++] = m;
 	}
 	if (unlikely(n_local != 0))
@@ -248,6 +320,122 @@ stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 			pkts[kept++] = pkts[i];
 		else
 			pa_drop(w, pkts[i], (enum pa_drop_reason)reason[verdict[i]]);
+	}
+	return kept;
+}
+
+/*
+ * Send the ICMP time exceeded that answers @p m (TTL / hop limit ran out
+ * in transit) back out of the port it came in on: built in an mbuf of
+ * that port's pool, handed to the TX lcore of that port through the
+ * port's gen ring. At most PA_PORT_ICMP_RATE a second per lcore (replay:
+ * all of them). The caller drops @p m ("ttl").
+ */
+static void
+time_exceeded(struct pa_worker *w, struct rte_mbuf *m,
+		const struct pa_pkt_meta *meta)
+{
+	uint8_t buf[PA_PORT_ICMP_FRAME_MAX];
+	const struct pa_port *in;
+	const uint8_t *frame, *src;
+	struct rte_mbuf *e;
+	struct rte_ring *r;
+	uint32_t len, n;
+	int idx;
+
+	idx = pa_port_index(w->pl->ports, m->port);
+	if (idx < 0 || (r = w->pl->gen[idx]) == NULL) {
+		w->stats.icmp_not_sent++;
+		return;
+	}
+	in = &w->pl->ports->port[idx];
+	src = (meta->flags & PA_PKT_F_IPV4) ?
+		(in->n_addr4 != 0 ? (const uint8_t *)&in->addr4[0] : NULL) :
+		(in->n_addr6 != 0 ? in->addr6[0] : NULL);
+	if (src == NULL) {
+		w->stats.icmp_not_sent++;
+		return;
+	}
+	if (!pa_port_bucket_take(&w->icmp_bucket, rte_rdtsc())) {
+		w->stats.icmp_rate_limited++;
+		return;
+	}
+	len = RTE_MIN(rte_pktmbuf_pkt_len(m), (uint32_t)sizeof(buf));
+	frame = rte_pktmbuf_read(m, 0, len, buf);
+	e = frame != NULL ? rte_pktmbuf_alloc(m->pool) : NULL;
+	if (e == NULL) {
+		w->stats.icmp_not_sent++;
+		return;
+	}
+	n = pa_port_build_time_exceeded(rte_pktmbuf_mtod(e, uint8_t *),
+		rte_pktmbuf_tailroom(e), frame, len, meta->l3_off,
+		in->mac.addr_bytes, src);
+	if (n == 0) {
+		rte_pktmbuf_free(e);
+		w->stats.icmp_not_sent++;
+		return;
+	}
+	e->data_len = (uint16_t)n;
+	e->pkt_len = n;
+	while (rte_ring_mp_enqueue(r, e) != 0) {
+		if (!w->replay || w->pl->abort) {
+			rte_pktmbuf_free(e);
+			w->stats.icmp_not_sent++;
+			return;
+		}
+		/* replay: the TX lcore drains it (this one, in rtc) */
+		if (w->run_tx)
+			ctrl_tx(w);
+		wait_a_little(w);
+	}
+}
+
+/* Route one transit packet: TTL / hop limit, then the out port's
+ * gateway. @return 0, or the drop reason. */
+static int
+route_one(struct pa_worker *w, struct rte_mbuf *m, struct pa_pkt_meta *meta)
+{
+	const bool v4 = meta->flags & PA_PKT_F_IPV4;
+	uint8_t *l3;
+
+	if (unlikely(rte_pktmbuf_data_len(m) < meta->l3_off + (v4 ? 20 : 40)))
+		return PA_DROP_MALFORMED;
+	l3 = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l3_off);
+	if (unlikely((v4 ? l3[8] : l3[7]) <= 1)) {
+		time_exceeded(w, m, meta);
+		return PA_DROP_TTL;
+	}
+	if (unlikely(pa_lb_route_macs(w->lb, rte_pktmbuf_mtod(m,
+			struct rte_ether_hdr *), meta->out_port) < 0))
+		return PA_DROP_NO_ROUTE;
+	if (v4)
+		pa_port_ttl_dec4(l3);
+	else
+		l3[7]--;
+	return 0;
+}
+
+/* route: what a routed port took for transit and the LB did not address
+ * (still PA_PKT_F_ROUTE). One flag test for every other packet. */
+static __rte_always_inline uint16_t
+stage_route(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t i, kept = 0;
+	int r;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct pa_pkt_meta *meta = pa_pkt_meta(m);
+
+		if (likely(!(meta->flags & PA_PKT_F_ROUTE))) {
+			pkts[kept++] = m;
+			continue;
+		}
+		r = route_one(w, m, meta);
+		if (r == 0)
+			pkts[kept++] = m;
+		else
+			pa_drop(w, m, (enum pa_drop_reason)r);
 	}
 	return kept;
 }
@@ -469,8 +657,10 @@ process_rest(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 {
 	if (w->run_classify)
 		n = stage_classify(w, pkts, n);
-	if (w->run_lb)
+	if (w->run_lb) {
 		n = stage_lb(w, pkts, n, now);
+		n = stage_route(w, pkts, n);
+	}
 	if (w->run_tx)
 		stage_tx(w, pkts, n, uniform_out, stamp);
 	else

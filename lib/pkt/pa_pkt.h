@@ -29,6 +29,11 @@
 #define PA_PKT_F_FRAG_LATER	(1u << 6)  /**< a non-first fragment: no L4 */
 #define PA_PKT_F_L4		(1u << 7)  /**< L4 header present and parsed */
 #define PA_PKT_F_IPV6_EXT	(1u << 8)  /**< IPv6 extension headers seen */
+/** Set by the rx stage (not the parser) on a unicast IP packet a routed
+ * port takes for transit; cleared when the LB sets its MACs. What still
+ * has it after the lb stage is routed: TTL / hop limit decremented, sent
+ * to the out port's gateway (lib/pipeline stages.c). */
+#define PA_PKT_F_ROUTE		(1u << 9)
 
 /** Most VLAN tags parsed (802.1Q inside 802.1ad). More is malformed. */
 #define PA_PKT_MAX_VLAN		2

@@ -42,6 +42,17 @@ struct pa_port {
 	bool rss;
 	bool rss_required;		/**< the profile says "rss": true */
 	bool promisc;
+	/** A routed port (one with "addr"): it takes only frames for its
+	 * MAC, broadcast and the multicast it handles, sends with its own
+	 * MAC and routes transit traffic (docs/configuration.md "Port
+	 * roles"). Otherwise transparent. */
+	bool routed;
+	/** Its own addresses ("addr", host part kept), for the rx stage's
+	 * "for this port" test and as the source of the ICMP errors it
+	 * sends (the first of each family). Network order. */
+	uint8_t n_addr4, n_addr6;
+	uint32_t addr4[PA_CONFIG_MAX_ADDRS];
+	uint8_t addr6[PA_CONFIG_MAX_ADDRS][16];
 	bool probed_by_us;		/**< hot-plugged: detach on close */
 	bool configured, started;
 	struct rte_ether_addr mac;
@@ -152,6 +163,40 @@ struct pa_port_snapshot {
 void pa_port_snapshot(const struct pa_port_set *ps, unsigned int i,
 		struct pa_port_snapshot *o);
 
+/* ---- routed ports (port_route.c; hot-path parts in pa_port_inline.h) ---- */
+
+/** ICMP errors a data-path lcore may send, per second, and its burst
+ * (Linux's net.ipv4.icmp_msgs_per_sec / icmp_msgs_burst defaults). */
+#define PA_PORT_ICMP_RATE	1000
+#define PA_PORT_ICMP_BURST	50
+
+/** Largest ICMP error frame built: an IPv6 error of 1280 bytes (RFC 4443
+ * 2.4 (c)), Ethernet and two VLAN tags. */
+#define PA_PORT_ICMP_FRAME_MAX	(14 + 8 + 1280)
+
+/**
+ * Build the ICMP time exceeded (IPv4 type 11 code 0, RFC 792; ICMPv6 type
+ * 3 code 0, RFC 4443) that answers @p frame, an IPv4 or IPv6 packet whose
+ * TTL / hop limit ran out: to the frame's Ethernet source, from
+ * @p src_mac, with the frame's VLAN tags; IP source @p src_ip (4 or 16
+ * bytes, the family of the frame), destination the packet's source, TTL /
+ * hop limit 64. It quotes as much of the packet as fits in 576 bytes
+ * (IPv4, RFC 1812 4.3.2.3) or 1280 (IPv6), never the Ethernet padding.
+ *
+ * None is built (RFC 1122 3.2.2, RFC 4443 2.4 (e)) about an ICMP error,
+ * a non-first fragment, or a packet whose source is not a unicast
+ * address (unspecified, multicast, IPv4 broadcast or loopback).
+ *
+ * @param l3_off  offset of the IP header in @p frame
+ * @param len     bytes of @p frame
+ * @return the frame's length, or 0 (none to send, or @p room too small).
+ */
+uint32_t pa_port_build_time_exceeded(uint8_t *buf, uint32_t room,
+		const uint8_t *frame, uint32_t len, uint16_t l3_off,
+		const uint8_t src_mac[6], const uint8_t *src_ip);
+
 extern int pa_port_logtype;
+
+#include "pa_port_inline.h"
 
 #endif /* PA_PORT_H */

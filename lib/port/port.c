@@ -226,6 +226,25 @@ probe_one(struct pa_port *p, const struct pa_config_port *cp, char *err,
 	return 0;
 }
 
+/* The role and own addresses of a port (pa_port.h). */
+static void
+port_role(struct pa_port *p, const struct pa_config_port *cp)
+{
+	unsigned int i;
+
+	p->routed = cp->n_addrs != 0;
+	p->n_addr4 = 0;
+	p->n_addr6 = 0;
+	for (i = 0; i < cp->n_addrs; i++) {
+		const struct pa_ip_addr *a = &cp->addrs[i].addr;
+
+		if (a->family == AF_INET)
+			memcpy(&p->addr4[p->n_addr4++], &a->v4, 4);
+		else
+			memcpy(p->addr6[p->n_addr6++], &a->v6, 16);
+	}
+}
+
 int
 pa_port_probe(struct pa_port_set *ps, const struct pa_config *cfg,
 		char *err, size_t err_len)
@@ -278,6 +297,7 @@ pa_port_probe(struct pa_port_set *ps, const struct pa_config *cfg,
 		}
 		p->peer = cp->peer < 0 ? i : (uint16_t)cp->peer;
 		p->promisc = cp->promisc;
+		port_role(p, cp);
 		p->mtu = cp->mtu;
 		p->min_mbufs = cp->mbufs;
 		p->rx_desc = cp->rx_desc != 0 ? cp->rx_desc :

@@ -496,10 +496,12 @@ port_parse(const json_t *obj, const char *path,
 	int rc;
 
 	memset(port, 0, sizeof(*port));
-	port->promisc = true;
 	*peer = NULL;
 	rc = pa_decode_object(obj, path, port_fields, PA_DECODE_N(port_fields),
 			port, &d, err, err_len);
+	/* the role decides, unless "promisc" is given */
+	if (rc == 0 && json_object_get(obj, "promisc") == NULL)
+		port->promisc = port->n_addrs == 0;
 	if (rc == 0) {
 		port->profile = dup_or_null(d.profile, &nomem);
 		port->devargs = dup_or_null(d.devargs, &nomem);
@@ -588,6 +590,15 @@ ports_parse(const json_t *arr, struct pa_config *cfg,
 			return pa_decode_fail(err, err_len,
 					"$.ports[%u].peer: unknown port '%s'", i,
 					peer[i]);
+		/* Port roles: a transparent port (no "addr") passes frames
+		 * unchanged to its peer; named as its own, it would send
+		 * every frame back where it came from. (Left out, the peer
+		 * defaults to the port itself: the contract's own example,
+		 * see docs/configuration.md "Port roles".) */
+		if ((unsigned int)idx == i && cfg->ports[i].n_addrs == 0)
+			return pa_decode_fail(err, err_len,
+					"$.ports[%u].peer: transparent port '%s' (no \"addr\") cannot be its own peer: name another port, or give it \"addr\" to make it a routed one-armed port",
+					i, peer[i]);
 		cfg->ports[i].peer = idx;
 	}
 	return 0;
@@ -622,7 +633,9 @@ replay_port(struct pa_config *cfg, const struct pa_config_opts *opts,
 	ports_clear(cfg);
 	cfg->ports_present = false;
 	snprintf(cfg->ports[0].name, sizeof(cfg->ports[0].name), "%s", name);
-	cfg->ports[0].promisc = true;
+	/* routed (addresses lent) or transparent; its own peer either way:
+	 * the one exception to the transparent-peer rule */
+	cfg->ports[0].promisc = l3.n_addrs == 0;
 	cfg->ports[0].peer = 0;
 	cfg->ports[0].has_gateway_mac = l3.has_gateway_mac;
 	memcpy(cfg->ports[0].gateway_mac, l3.gateway_mac, 6);
@@ -690,7 +703,10 @@ port_to_json(const struct pa_config *cfg, const struct pa_config_port *port)
 	if (port->mtu != 0)
 		rc |= json_object_set_new(o, "mtu", json_integer(port->mtu));
 	rc |= json_object_set_new(o, "promisc", json_boolean(port->promisc));
-	if (port->peer >= 0 && (unsigned int)port->peer < cfg->n_ports)
+	/* a transparent port that is its own peer may only be so by
+	 * default (ports_parse()): leave the default implicit */
+	if (port->peer >= 0 && (unsigned int)port->peer < cfg->n_ports &&
+	    (port->n_addrs != 0 || port->peer != (int)(port - cfg->ports)))
 		rc |= json_object_set_new(o, "peer",
 				json_string(cfg->ports[port->peer].name));
 	if (port->has_gateway_mac)

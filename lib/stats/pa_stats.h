@@ -41,6 +41,16 @@ enum pa_drop_reason {
 	PA_DROP_EXCP_FULL,	/**< for a port's own address, its kernel
 				 * interface's ring full (lib/excp) */
 	PA_DROP_EXCP_RATE,	/**< ... over the exception path's rate */
+	PA_DROP_NOT_OURS,	/**< routed port: frame for another MAC, or
+				 * for a multicast group the port does not
+				 * handle (never reflected) */
+	PA_DROP_TO_SELF,	/**< routed port: for the port itself (its
+				 * addresses, broadcast, handled multicast)
+				 * and consumed by nothing in the data path */
+	PA_DROP_TTL,		/**< transit with TTL / hop limit <= 1 (ICMP
+				 * time exceeded sent back, rate-limited) */
+	PA_DROP_NO_ROUTE,	/**< transit, but the out port's gateway is
+				 * unknown or not resolved */
 	PA_DROP_MAX
 };
 
@@ -68,6 +78,16 @@ struct pa_lcore_stats {
 	 * they were never received. */
 	uint64_t ctrl_tx_packets;
 	uint64_t ctrl_tx_dropped;	/**< ... refused by a full TX queue */
+	/** ICMP time exceeded the data path generated (routed ports), sent
+	 * on a TX queue; not in tx_packets (the packet that caused one is
+	 * counted under drop reason "ttl"). */
+	uint64_t icmp_tx_packets;
+	uint64_t icmp_tx_dropped;	/**< ... refused by a full TX queue */
+	uint64_t icmp_rate_limited;	/**< not sent: over the lcore's rate */
+	uint64_t icmp_not_sent;		/**< not sent: not allowed (about an
+					 * ICMP error, a non-first fragment, a
+					 * multicast source), no source address
+					 * on the port, no mbuf, ring full */
 } __rte_cache_aligned;
 
 /*
@@ -190,5 +210,13 @@ uint64_t pa_stats_total_drops(const struct pa_lcore_stats *s);
 json_t *pa_stats_drops_json(const struct pa_lcore_stats *s);
 
 #include "pa_stats_inline.h"
+
+/**
+ * The "route" object of stats_get and of the replay summary: the ICMP
+ * errors routed ports generated (icmp_tx_packets, icmp_tx_dropped,
+ * icmp_rate_limited, icmp_not_sent) from summed counters.
+ * @return new reference, or NULL on allocation failure.
+ */
+json_t *pa_stats_route_json(const struct pa_lcore_stats *s);
 
 #endif /* PA_STATS_H */

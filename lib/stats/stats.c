@@ -21,6 +21,10 @@ static const char *const drop_names[PA_DROP_MAX] = {
 	[PA_DROP_NEIGH_RING_FULL] = "neigh_ring_full",
 	[PA_DROP_EXCP_FULL] = "excp_full",
 	[PA_DROP_EXCP_RATE] = "excp_rate",
+	[PA_DROP_NOT_OURS] = "not_ours",
+	[PA_DROP_TO_SELF] = "to_self",
+	[PA_DROP_TTL] = "ttl",
+	[PA_DROP_NO_ROUTE] = "no_route",
 };
 
 static const char *const stage_names[PA_STAGE_MAX] = {
@@ -67,6 +71,10 @@ pa_stats_accumulate(struct pa_lcore_stats *dst,
 	dst->sleep_cycles += read_once(&src->sleep_cycles);
 	dst->ctrl_tx_packets += read_once(&src->ctrl_tx_packets);
 	dst->ctrl_tx_dropped += read_once(&src->ctrl_tx_dropped);
+	dst->icmp_tx_packets += read_once(&src->icmp_tx_packets);
+	dst->icmp_tx_dropped += read_once(&src->icmp_tx_dropped);
+	dst->icmp_rate_limited += read_once(&src->icmp_rate_limited);
+	dst->icmp_not_sent += read_once(&src->icmp_not_sent);
 }
 
 uint64_t
@@ -236,4 +244,14 @@ pa_stats_latency_json(const struct pa_stats_latency *h, uint64_t tsc_hz)
 
 	pa_stats_latency_summarize(h, tsc_hz, &s);
 	return pa_stats_latency_summary_json(&s);
+}
+
+json_t *
+pa_stats_route_json(const struct pa_lcore_stats *s)
+{
+	return json_pack("{s:I, s:I, s:I, s:I}",
+		"icmp_tx_packets", (json_int_t)s->icmp_tx_packets,
+		"icmp_tx_dropped", (json_int_t)s->icmp_tx_dropped,
+		"icmp_rate_limited", (json_int_t)s->icmp_rate_limited,
+		"icmp_not_sent", (json_int_t)s->icmp_not_sent);
 }

@@ -4,8 +4,9 @@ solicitations for the replay port's addresses (a "ports" entry named
 replay0 lends them), the VIPs and lb.local_addr get exactly the right
 answers in the output pcap (checked with scapy); the gateway is asked for
 once at start and resolved by a reply in the input (neigh_list over RPC);
-what is not for the appliance follows the old path; hostile ARP/ND is
-refused and counted. No static neighbour entry anywhere."""
+replay0 is then a routed port (docs/configuration.md "Port roles"): what
+is not for the appliance is never forwarded (not_ours, to_self); hostile
+ARP/ND is refused and counted. No static neighbour entry anywhere."""
 
 import collections
 import json
@@ -21,6 +22,7 @@ from pautil import PIPE4, RTC1, check_summary, read_pcap, write_pcap
 s = pytest.importorskip("scapy.all")
 
 HOST = "02:00:00:00:11:11"
+PORT_MAC = "02:70:63:61:70:00"   # net_pcap's first port: replay0
 GW_MAC = "02:00:00:00:99:01"
 PORT_ADDR = "198.51.100.5"
 PORT_ADDR6 = "2001:db8:1::5"
@@ -74,25 +76,32 @@ def inputs():
     f.append((ns(6, PORT_ADDR6), "reply"))
     f.append((ns(7, VIP6, src="::"), "reply"))         # DAD
     # the gateway's reply to the request sent at start
-    f.append((bytes(s.Ether(src=GW_MAC, dst="02:00:00:00:00:00") /
+    f.append((bytes(s.Ether(src=GW_MAC, dst=PORT_MAC) /
                     s.ARP(op=2, hwsrc=GW_MAC, psrc=GATEWAY,
-                          hwdst="02:00:00:00:00:00", pdst=PORT_ADDR)),
+                          hwdst=PORT_MAC, pdst=PORT_ADDR)),
               "local"))
     # for the appliance but hostile: refused on the control side
     f.append((ns(8, VIP6, hlim=254), "local"))
     b = bytearray(arp_req(9, VIP4))
     b[6:12] = bytes.fromhex("020000001199")            # spoofed source
     f.append((bytes(b), "local"))
-    f.append((bytes(s.Ether(src="02:00:00:00:11:0a", dst="02:00:00:00:00:00")
+    f.append((bytes(s.Ether(src="02:00:00:00:11:0a", dst=PORT_MAC)
                     / s.ARP(op=2, hwsrc="02:00:00:00:11:0a",
                             psrc="198.51.100.77", pdst=PORT_ADDR)),
               "local"))                               # never asked
-    # not for the appliance: the old path (non-IP forwarded, ND via ACL)
-    f.append((arp_req(11, "198.51.100.200"), "fwd"))
-    f.append((ns(12, "2001:db8:1::99"), "fwd"))
+    # not for the appliance, on a routed port: never forwarded. A
+    # broadcast is the port's own (to_self); a solicited-node group
+    # carries only the ND it answers, other groups are not its own
+    f.append((arp_req(11, "198.51.100.200"), "to_self"))
+    f.append((ns(12, "2001:db8:1::99"), "not_ours"))
     f.append((bytes(s.Ether(src=HOST, dst="33:33:00:00:00:02") /
                     s.IPv6(src="fe80::1", dst="ff02::2", hlim=255) /
-                    s.ICMPv6ND_RS()), "fwd"))
+                    s.ICMPv6ND_RS()), "not_ours"))
+    # an ARP reply for another host's MAC (a bridge flooding): not ours
+    f.append((bytes(s.Ether(src=GW_MAC, dst="02:00:00:00:11:01") /
+                    s.ARP(op=2, hwsrc=GW_MAC, psrc=GATEWAY,
+                          hwdst="02:00:00:00:11:01",
+                          pdst="198.51.100.101")), "not_ours"))
     # truncated ARP: malformed
     f.append((arp_req(13, VIP4)[:14 + 20], "malformed"))
     return f
@@ -138,7 +147,9 @@ def test_replay_answers_exactly_for_our_addresses_and_resolves_the_gateway(
     n = collections.Counter(w for _, w in frames)
     local = n["reply"] + n["local"]
     s_ = check_summary(res, len(frames), {"local": local,
-                                          "malformed": n["malformed"]})
+                                          "malformed": n["malformed"],
+                                          "to_self": n["to_self"],
+                                          "not_ours": n["not_ours"]})
     assert s_["tx_packets"] == n["fwd"]
     # the replies come from the replay port: learn its MAC from the
     # request it sent for the gateway (broadcast, from the port address)
@@ -162,7 +173,8 @@ def test_replay_answers_exactly_for_our_addresses_and_resolves_the_gateway(
     # every frame handed to the control side, and the malformed one, is
     # in the drops file
     assert collections.Counter(dropped) == collections.Counter(
-        f for f, w in frames if w in ("reply", "local", "malformed"))
+        f for f, w in frames if w in ("reply", "local", "malformed",
+                                      "to_self", "not_ours"))
     nb = s_["neigh"]
     assert nb["arp_replies_out"] == 4 and nb["na_out"] == 3, nb
     assert nb["arp_requests_out"] == 1 and nb["resolved"] == 1, nb

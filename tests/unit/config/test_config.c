@@ -286,7 +286,10 @@ START_TEST(test_contract_example_loads_into_typed_structs)
 	ck_assert_str_eq(ip4(&cfg->ports[0].gateway), "198.51.100.1");
 	ck_assert(!cfg->ports[0].has_gateway_mac);
 	ck_assert_int_eq(cfg->ports[0].peer, 0);
-	ck_assert(cfg->ports[0].promisc);
+	/* routed (it has "addr"): not promiscuous unless told so */
+	ck_assert(!cfg->ports[0].promisc);
+	/* transparent: promiscuous */
+	ck_assert(cfg->ports[1].promisc);
 	ck_assert_str_eq(cfg->ports[1].pci, "0000:3b:00.0");
 	ck_assert_str_eq(cfg->ports[1].profile, "mlx5");
 	ck_assert_ptr_nonnull(cfg->ports[1].profile_doc);
@@ -1006,6 +1009,54 @@ START_TEST(test_to_json_writes_rpc_only_when_present_with_defaults_explicit)
 }
 END_TEST
 
+START_TEST(test_port_role_decides_promisc_unless_given)
+{
+	struct pa_config *cfg = must_load(J({"ports": [
+		{"name": "r", "devargs": "net_null0", "addr": ["198.51.100.5/24"], "peer": "r"},
+		{"name": "rp", "devargs": "net_null1", "addr": ["2001:db8::5/64"], "promisc": true},
+		{"name": "t", "devargs": "net_null2", "peer": "tf"},
+		{"name": "tf", "devargs": "net_null3", "peer": "t", "promisc": false}]}), NULL);
+	json_t *j, *ports;
+
+	/* routed: off by default, an explicit value wins */
+	ck_assert(!cfg->ports[0].promisc);
+	ck_assert_int_eq(cfg->ports[0].peer, 0);	/* one-armed: fine */
+	ck_assert(cfg->ports[1].promisc);
+	/* transparent: on by default, an explicit value wins */
+	ck_assert(cfg->ports[2].promisc);
+	ck_assert(!cfg->ports[3].promisc);
+	/* config_get writes the effective value */
+	j = pa_config_to_json(cfg);
+	ports = json_object_get(j, "ports");
+	ck_assert(json_is_false(json_object_get(json_array_get(ports, 0), "promisc")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(ports, 0), "peer")), "r");
+	ck_assert(json_is_true(json_object_get(json_array_get(ports, 1), "promisc")));
+	ck_assert(json_is_true(json_object_get(json_array_get(ports, 2), "promisc")));
+	ck_assert(json_is_false(json_object_get(json_array_get(ports, 3), "promisc")));
+	json_decref(j);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_replay_port_is_routed_with_lent_addresses)
+{
+	struct pa_config *cfg = load_replay(J({"ports": [
+		{"name": "replay0", "devargs": "net_null0", "addr": ["198.51.100.5/24"]}]}));
+
+	ck_assert_msg(cfg != NULL, "%s", err);
+	ck_assert_uint_eq(cfg->ports[0].n_addrs, 1);
+	ck_assert_int_eq(cfg->ports[0].peer, 0);
+	ck_assert(!cfg->ports[0].promisc);
+	pa_config_free(cfg);
+	/* without addresses: transparent and its own peer (the exception) */
+	cfg = load_replay("{}");
+	ck_assert_msg(cfg != NULL, "%s", err);
+	ck_assert_int_eq(cfg->ports[0].peer, 0);
+	ck_assert(cfg->ports[0].promisc);
+	pa_config_free(cfg);
+}
+END_TEST
+
 START_TEST(test_to_json_writes_ports_with_promisc_peer_and_addr)
 {
 	struct pa_config *cfg = must_load(J({"ports": [{"name": "p", "pci": "00:01.0"}]}), NULL);
@@ -1014,7 +1065,9 @@ START_TEST(test_to_json_writes_ports_with_promisc_peer_and_addr)
 
 	ck_assert_ptr_nonnull(p);
 	ck_assert(json_is_true(json_object_get(p, "promisc")));
-	ck_assert_str_eq(json_string_value(json_object_get(p, "peer")), "p");
+	/* a transparent port is its own peer by default only: written
+	 * "peer": "p", it would be refused on reload */
+	ck_assert_ptr_null(json_object_get(p, "peer"));
 	ck_assert_uint_eq(json_array_size(json_object_get(p, "addr")), 0);
 	ck_assert_ptr_null(json_object_get(p, "rx_queues"));
 	json_decref(j);
@@ -1082,6 +1135,7 @@ static const struct err_case err_cases[] = {
 	{ "rx_desc not a power of two", "{\"ports\": [" P0 ", \"rx_desc\": 1000}]}", "$.ports[0].rx_desc: 1000 is not a power of two" },
 	{ "tx_desc above 16384", "{\"ports\": [" P0 ", \"tx_desc\": 32768}]}", "$.ports[0].tx_desc: 32768 out of range 64..16384" },
 	{ "mtu below 68", "{\"ports\": [" P0 ", \"mtu\": 67}]}", "$.ports[0].mtu: 67 out of range 68..16000" },
+	{ "transparent port its own peer", "{\"ports\": [" P0 "}, {\"name\": \"p1\", \"devargs\": \"net_null1\", \"peer\": \"p1\"}]}", "$.ports[1].peer: transparent port 'p1' (no \"addr\") cannot be its own peer: name another port, or give it \"addr\" to make it a routed one-armed port" },
 	{ "mbufs zero", "{\"ports\": [" P0 ", \"mbufs\": 0}]}", "$.ports[0].mbufs: 0 out of range 1..16777216" },
 	{ "mtu given as string", "{\"ports\": [" P0 ", \"mtu\": \"1500\"}]}", "$.ports[0].mtu: expected an integer, got a string" },
 	{ "mtu given as real", "{\"ports\": [" P0 ", \"mtu\": 1500.0}]}", "$.ports[0].mtu: expected an integer, got a real number" },
@@ -1708,6 +1762,8 @@ config_suite(void)
 	tcase_add_test(tc, test_to_json_writes_defaults_explicitly);
 	tcase_add_test(tc, test_round_trip_keeps_flow_table_and_writes_it_explicitly);
 	tcase_add_test(tc, test_to_json_writes_ports_with_promisc_peer_and_addr);
+	tcase_add_test(tc, test_port_role_decides_promisc_unless_given);
+	tcase_add_test(tc, test_replay_port_is_routed_with_lent_addresses);
 	tcase_add_test(tc, test_to_json_writes_rpc_only_when_present_with_defaults_explicit);
 	suite_add_tcase(s, tc);
 
