@@ -218,7 +218,8 @@ pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s)
 
 	if (lcores == NULL)
 		return NULL;
-	return json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:o?, s:o?, s:I, s:o?}",
+	return json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:o?, s:o?,"
+		" s:o?, s:I, s:o?}",
 		"rx_packets", (json_int_t)s->sum.rx_packets,
 		"tx_packets", (json_int_t)s->sum.tx_packets,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(&s->sum),
