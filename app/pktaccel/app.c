@@ -395,7 +395,8 @@ replay_finished(const struct pa_app *app)
 
 	pa_pipeline_stats_sum(app->pl, &sum);
 	return sum.rx_packets + lost >= app->rin.packets &&
-		sum.tx_packets + pa_stats_total_drops(&sum) == sum.rx_packets;
+		sum.tx_packets + pa_stats_total_drops(&sum) ==
+		sum.rx_packets + sum.generated;
 }
 
 void

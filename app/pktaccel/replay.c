@@ -82,9 +82,10 @@ replay_summary(const struct pa_pipeline *pl, const struct pa_port_set *ps,
 		return NULL;
 	s.sum.rx_packets += lost;
 	s.sum.drops[PA_DROP_RX_ERROR] += lost;
-	o = json_pack("{s:I, s:I, s:I, s:o?, s:i, s:f, s:i, s:o*, s:o*}",
+	o = json_pack("{s:I, s:I, s:I, s:I, s:o?, s:i, s:f, s:i, s:o*, s:o*}",
 		"rx_packets", (json_int_t)s.sum.rx_packets,
 		"tx_packets", (json_int_t)s.sum.tx_packets,
+		"generated_packets", (json_int_t)s.sum.generated,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(&s.sum),
 		"drops", pa_stats_drops_json(&s.sum),
 		"mbufs_in_use", (int)mbufs_in_use,

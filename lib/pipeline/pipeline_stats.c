@@ -214,9 +214,10 @@ pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s)
 
 	if (lcores == NULL)
 		return NULL;
-	return json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:o?, s:I, s:o?}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:o?, s:I, s:o?}",
 		"rx_packets", (json_int_t)s->sum.rx_packets,
 		"tx_packets", (json_int_t)s->sum.tx_packets,
+		"generated_packets", (json_int_t)s->sum.generated,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(&s->sum),
 		"drops", pa_stats_drops_json(&s->sum),
 		"ports", pa_pipeline_ports_json(s),

@@ -212,6 +212,8 @@ stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 		[PA_LB_V_NO_BACKEND] = PA_DROP_NO_BACKEND,
 		[PA_LB_V_MTU] = PA_DROP_MTU,
 		[PA_LB_V_NO_ROOM] = PA_DROP_MALFORMED,
+		[PA_LB_V_ICMP_BAD_QUOTE] = PA_DROP_ICMP_BAD_QUOTE,
+		[PA_LB_V_ICMP_NO_SERVICE] = PA_DROP_ICMP_NO_SERVICE,
 	};
 	uint8_t verdict[PA_PIPELINE_MAX_BURST];
 	uint16_t i, kept = 0;
@@ -221,10 +223,17 @@ stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 		return n;
 	pa_lb_process(w->lb, w->widx, pkts, n, now, verdict);
 	for (i = 0; i < n; i++) {
-		if (likely(verdict[i] == PA_LB_V_FORWARD))
+		if (likely(verdict[i] == PA_LB_V_FORWARD)) {
 			pkts[kept++] = pkts[i];
-		else
+		} else if (verdict[i] == PA_LB_V_MTU_ICMP) {
+			/* dropped, and made into the ICMP error its source
+			 * gets (the mbuf is reused: nothing to capture) */
+			w->stats.drops[PA_DROP_MTU]++;
+			w->stats.generated++;
+			pkts[kept++] = pkts[i];
+		} else {
 			pa_drop(w, pkts[i], (enum pa_drop_reason)reason[verdict[i]]);
+		}
 	}
 	return kept;
 }

@@ -8,7 +8,9 @@
  *
  * Every packet that enters the appliance leaves it exactly once: either
  * transmitted (counted in tx_packets) or dropped with one reason
- * (counted in drops[reason]). Counter blocks are cache-aligned, written
+ * (counted in drops[reason]); a packet the data path generates (counted
+ * in generated) leaves the same way, so rx_packets + generated =
+ * tx_packets + drops. Counter blocks are cache-aligned, written
  * only by the lcore that owns them and summed by readers on the control
  * thread; readers see values that may lag by a few packets but never tear
  * (64-bit naturally aligned stores).
@@ -37,6 +39,9 @@ enum pa_drop_reason {
 	PA_DROP_LOCAL,		/**< ARP/ND for the appliance itself, handed
 				 * to the control side (lib/neigh) */
 	PA_DROP_NEIGH_RING_FULL, /**< ... whose ring was full (live mode) */
+	PA_DROP_ICMP_BAD_QUOTE,	/**< ICMP error to a VIP quoting garbage */
+	PA_DROP_ICMP_NO_SERVICE, /**< ICMP error to a VIP quoting no
+				 * service's flow */
 	PA_DROP_MAX
 };
 
@@ -64,6 +69,11 @@ struct pa_lcore_stats {
 	 * they were never received. */
 	uint64_t ctrl_tx_packets;
 	uint64_t ctrl_tx_dropped;	/**< ... refused by a full TX queue */
+	/** Packets the data path made out of a dropped one (the ICMP error
+	 * a packet too big for the tunnel gets back: the packet counts as
+	 * dropped, reason mtu, and its ICMP error as generated, then as
+	 * transmitted). rx_packets + generated = tx_packets + drops. */
+	uint64_t generated;
 } __rte_cache_aligned;
 
 /*

@@ -19,6 +19,8 @@ static const char *const drop_names[PA_DROP_MAX] = {
 	[PA_DROP_SHUTDOWN] = "shutdown",
 	[PA_DROP_LOCAL] = "local",
 	[PA_DROP_NEIGH_RING_FULL] = "neigh_ring_full",
+	[PA_DROP_ICMP_BAD_QUOTE] = "icmp_bad_quote",
+	[PA_DROP_ICMP_NO_SERVICE] = "icmp_no_service",
 };
 
 static const char *const stage_names[PA_STAGE_MAX] = {
@@ -65,6 +67,7 @@ pa_stats_accumulate(struct pa_lcore_stats *dst,
 	dst->sleep_cycles += read_once(&src->sleep_cycles);
 	dst->ctrl_tx_packets += read_once(&src->ctrl_tx_packets);
 	dst->ctrl_tx_dropped += read_once(&src->ctrl_tx_dropped);
+	dst->generated += read_once(&src->generated);
 }
 
 uint64_t
