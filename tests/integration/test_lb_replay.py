@@ -46,9 +46,12 @@ SHARE_TOL = 0.01
 # helpers
 
 def lb_conf(services, mode="rtc1", acl=None):
+    """The traffic of these tests holds ICMP echo requests to VIPs as
+    traffic the LB leaves alone: lb.icmp_echo is false here (the answers
+    it gives when true are test_lb_icmp.py's)."""
     c = {"pipeline": MODES[mode],
          "lb": {"local_addr": LOCAL4, "local_addr6": LOCAL6,
-                "services": services}}
+                "icmp_echo": False, "services": services}}
     if acl is not None:
         c["acl"] = acl
     return c
