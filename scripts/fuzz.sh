@@ -31,7 +31,7 @@ set -uo pipefail
 
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." || exit 1
 
-ALL_TARGETS=(fuzz_pkt fuzz_config fuzz_rpc fuzz_rule fuzz_metrics fuzz_neigh)
+ALL_TARGETS=(fuzz_pkt fuzz_config fuzz_rpc fuzz_rule fuzz_metrics fuzz_neigh fuzz_lb_icmp)
 BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
 
 secs=60

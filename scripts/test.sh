@@ -165,7 +165,7 @@ fi
 # link); without them, or with FUZZ_SECONDS=0, the targets count as
 # skipped. The clang build (build-fuzz) is made once per build dir.
 section "fuzz (libFuzzer)"
-fuzz_targets=(fuzz_pkt fuzz_config fuzz_rpc fuzz_rule fuzz_metrics fuzz_neigh)
+fuzz_targets=(fuzz_pkt fuzz_config fuzz_rpc fuzz_rule fuzz_metrics fuzz_neigh fuzz_lb_icmp)
 fuzz_secs=${FUZZ_SECONDS:-20}
 fuzz_skip=""
 if ! [[ "$fuzz_secs" =~ ^[0-9]+$ ]]; then

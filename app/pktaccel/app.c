@@ -418,8 +418,11 @@ replay_finished(const struct pa_app *app)
 	uint64_t lost = replay_port_losses(app->ports);
 
 	pa_pipeline_stats_sum(app->pl, &sum);
+	/* every packet forwarded or dropped, and the ICMP errors made of
+	 * them out of the rings before the ports close */
 	return sum.rx_packets + lost >= app->rin.packets &&
-		sum.tx_packets + pa_stats_total_drops(&sum) == sum.rx_packets;
+		sum.tx_packets + pa_stats_total_drops(&sum) == sum.rx_packets &&
+		pa_pipeline_rings_empty(app->pl);
 }
 
 void

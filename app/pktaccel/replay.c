@@ -94,7 +94,7 @@ replay_summary(const struct pa_pipeline *pl, const struct pa_port_set *ps,
 			pa_lb_snapshot_json(&s.lb) : NULL,
 		"neigh", neigh != NULL && s.has_neigh ?
 			pa_neigh_snapshot_json(&s.neigh) : NULL,
-		"route", pa_stats_route_json(&s.sum));
+		"icmp_errors", pa_stats_icmp_errors_json(&s.sum));
 	pa_pipeline_snapshot_free(&s);
 	return o;
 }

@@ -168,6 +168,10 @@ struct pa_config_service {
 	enum pa_lb_sched scheduler;
 	enum pa_lb_forward forward;
 	uint32_t table_size;		/**< maglev table size (prime), default 65537 */
+	/** TCP MSS clamp: a larger MSS option on SYNs to the service (and
+	 * on SYN-ACKs of its NAT replies) is rewritten to it; 0 = off
+	 * (absent), else 536..65495 */
+	uint16_t mss_clamp;
 	unsigned int n_backends;
 	struct pa_config_backend *backends;
 };
@@ -187,6 +191,9 @@ struct pa_config_lb {
 	struct pa_ip_addr local_addr;	/**< IPv4 */
 	bool has_local_addr6;
 	struct pa_ip_addr local_addr6;	/**< IPv6 */
+	/** "icmp_echo": answer ICMP/ICMPv6 echo requests to VIPs (default
+	 * true) */
+	bool icmp_echo;
 	unsigned int n_services;
 	struct pa_config_service *services;
 };

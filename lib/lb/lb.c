@@ -127,6 +127,7 @@ svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
 	s->port = rte_cpu_to_be_16(cfg->port);
 	s->forward = (uint8_t)cfg->forward;
 	s->sched = (uint8_t)cfg->scheduler;
+	s->mss_clamp = cfg->mss_clamp;
 	s->ops = lb_sched_table[cfg->scheduler];
 	s->vip = cfg->vip;
 	snprintf(s->name, sizeof(s->name), "%s", cfg->name);
@@ -215,18 +216,18 @@ bit_set(uint8_t *map, uint16_t bit)
  * port. */
 static void
 svc_map_put(struct lb_svc_map *m, struct lb_svc *const *svc,
-		const struct lb_svc *s, uint16_t port)
+		const struct lb_svc *s, uint8_t proto, uint16_t port)
 {
 	const uint8_t *addr = pa_ip_bytes(&s->vip);
 	unsigned int alen = s->family == 4 ? 4 : 16;
-	uint32_t i = lb_svc_hash(s->family, s->proto, port, addr) & m->mask;
+	uint32_t i = lb_svc_hash(s->family, proto, port, addr) & m->mask;
 	struct lb_svc_ent *e;
 
 	for (;; i = (i + 1) & m->mask) {
 		e = &m->ent[i];
 		if (e->family == 0)
 			break;
-		if (e->family == s->family && e->proto == s->proto &&
+		if (e->family == s->family && e->proto == proto &&
 		    e->port == port && memcmp(e->addr, addr, alen) == 0) {
 			if (rte_be_to_cpu_16(svc[e->slot]->port) >
 			    rte_be_to_cpu_16(s->port))
@@ -235,7 +236,7 @@ svc_map_put(struct lb_svc_map *m, struct lb_svc *const *svc,
 		}
 	}
 	e->family = s->family;
-	e->proto = s->proto;
+	e->proto = proto;
 	e->port = port;
 	e->slot = s->slot;
 	memcpy(e->addr, addr, alen);
@@ -254,8 +255,9 @@ svc_map_build(struct pa_lb *lb, struct lb_svc *const *svc, char *err,
 	for (i = 0; i < PA_LB_MAX_SERVICES; i++)
 		if (svc[i] != NULL)
 			n++;
-	/* two entries a service (its own, its VIP's fragments), half full */
-	size = rte_align32pow2(RTE_MAX(16u, 4 * n));
+	/* three entries a service (its own, its VIP's fragments, its VIP
+	 * for ICMP), at most half full */
+	size = rte_align32pow2(RTE_MAX(16u, 6 * n));
 	m = rte_zmalloc_socket("pa_lb_svcmap", sizeof(*m) +
 		(size_t)size * sizeof(m->ent[0]), RTE_CACHE_LINE_SIZE,
 		lb->socket);
@@ -267,8 +269,9 @@ svc_map_build(struct pa_lb *lb, struct lb_svc *const *svc, char *err,
 	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
 		if (svc[i] == NULL)
 			continue;
-		svc_map_put(m, svc, svc[i], svc[i]->port);
-		svc_map_put(m, svc, svc[i], 0);
+		svc_map_put(m, svc, svc[i], svc[i]->proto, svc[i]->port);
+		svc_map_put(m, svc, svc[i], svc[i]->proto, 0);
+		svc_map_put(m, svc, svc[i], LB_SVC_PROTO_VIP, 0);
 	}
 	return m;
 }
@@ -1161,6 +1164,8 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 	lb->local4 = lc->local_addr;
 	lb->has_local6 = lc->has_local_addr6;
 	lb->local6 = lc->local_addr6;
+	lb->icmp_echo = lc->icmp_echo;
+	lb->icmp_tsc_per_token = RTE_MAX(lb->tsc_hz / LB_ICMP_RATE, (uint64_t)1);
 
 	lb->cslot_free = malloc(PA_LB_MAX_BACKENDS * sizeof(*lb->cslot_free));
 	lb->be_nh = rte_zmalloc_socket("pa_lb_nh", PA_LB_MAX_BACKENDS *

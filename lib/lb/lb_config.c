@@ -24,6 +24,10 @@
 #define CFG_DEFAULT_TCP_FIN_TIMEOUT	10
 #define CFG_DEFAULT_UDP_TIMEOUT	30
 #define CFG_MAX_TIMEOUT		86400
+/* MSS clamp bounds: the smallest MSS every IPv4 host must accept
+ * (RFC 879 / RFC 1122) and the largest an IPv4 datagram can carry */
+#define CFG_MIN_MSS_CLAMP	536
+#define CFG_MAX_MSS_CLAMP	65495
 
 static const char *const sched_names[] = {
 	[PA_LB_MAGLEV] = "maglev",
@@ -344,6 +348,9 @@ static const struct pa_decode_field service_fields[] = {
 	{ .name = "table_size", .type = PA_DECODE_INT,
 	  .min = CFG_MIN_TABLE_SIZE, .max = CFG_MAX_TABLE_SIZE,
 	  SERVICE(table_size), .check = service_table_size_check },
+	{ .name = "mss_clamp", .type = PA_DECODE_INT,
+	  .min = CFG_MIN_MSS_CLAMP, .max = CFG_MAX_MSS_CLAMP,
+	  SERVICE(mss_clamp) },
 	{ .name = "backends", .type = PA_DECODE_CUSTOM,
 	  .decode = service_backends },
 };
@@ -397,6 +404,9 @@ pa_lb_config_service_to_json(const struct pa_config_service *svc)
 			json_string(forward_names[svc->forward]));
 	rc |= json_object_set_new(o, "table_size",
 			json_integer(svc->table_size));
+	if (svc->mss_clamp != 0)
+		rc |= json_object_set_new(o, "mss_clamp",
+				json_integer(svc->mss_clamp));
 	for (i = 0; i < svc->n_backends; i++)
 		rc |= json_array_append_new(arr,
 				pa_lb_config_backend_to_json(&svc->backends[i]));
@@ -519,6 +529,7 @@ static const struct pa_decode_field lb_fields[] = {
 	  .check = lb_local_addr_check },
 	{ .name = "flow_table", .type = PA_DECODE_CUSTOM,
 	  .decode = lb_flow_table },
+	{ .name = "icmp_echo", .type = PA_DECODE_BOOL, LB(icmp_echo) },
 	{ .name = "services", .type = PA_DECODE_CUSTOM, .decode = lb_services },
 };
 
@@ -531,6 +542,7 @@ lb_defaults(struct pa_config *cfg, const struct pa_config_opts *opts)
 	ft->tcp_timeout = CFG_DEFAULT_TCP_TIMEOUT;
 	ft->tcp_fin_timeout = CFG_DEFAULT_TCP_FIN_TIMEOUT;
 	ft->udp_timeout = CFG_DEFAULT_UDP_TIMEOUT;
+	cfg->lb.icmp_echo = true;
 }
 
 static int
@@ -583,6 +595,7 @@ lb_to_json(const struct pa_config *cfg, json_t **out)
 			"tcp_fin_timeout",
 			(json_int_t)lb->flow_table.tcp_fin_timeout,
 			"udp_timeout", (json_int_t)lb->flow_table.udp_timeout));
+	rc |= json_object_set_new(o, "icmp_echo", json_boolean(lb->icmp_echo));
 	for (i = 0; i < lb->n_services; i++)
 		rc |= json_array_append_new(arr,
 				pa_lb_config_service_to_json(&lb->services[i]));

@@ -27,33 +27,6 @@
 #define TCP_RST		0x04
 #define TCP_ACK		0x10
 
-/* ------------------------------------------------------------------ */
-/* Checksums (RFC 1624: HC' = ~(~HC + ~m + m'))                        */
-/* ------------------------------------------------------------------ */
-
-static __rte_always_inline uint32_t
-csum_add_diff(uint32_t s, const void *oldp, const void *newp, unsigned int len)
-{
-	const uint16_t *o = oldp, *n = newp;
-	unsigned int i;
-
-	for (i = 0; i < len / 2; i++) {
-		s += (uint16_t)~o[i];
-		s += n[i];
-	}
-	return s;
-}
-
-static __rte_always_inline uint16_t
-csum_finish(uint16_t old_sum, uint32_t diff)
-{
-	uint32_t s = (uint16_t)~old_sum + diff;
-
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
 /*
  * Rewrite an address (@p alen bytes at @p addr) and, when @p l4 is set,
  * a port (at @p port) of a packet, fixing the IPv4 header checksum
@@ -64,21 +37,21 @@ rewrite_addr_port(struct rte_ipv4_hdr *ip4, uint8_t *addr,
 		const uint8_t *new_addr, unsigned int alen, uint8_t *l4,
 		uint8_t proto, uint16_t *port, uint16_t new_port)
 {
-	uint32_t d = csum_add_diff(0, addr, new_addr, alen);
+	uint32_t d = lb_csum_add_diff(0, addr, new_addr, alen);
 	uint16_t *sum;
 
 	if (ip4 != NULL)
-		ip4->hdr_checksum = csum_finish(ip4->hdr_checksum, d);
+		ip4->hdr_checksum = lb_csum_finish(ip4->hdr_checksum, d);
 	if (l4 != NULL) {
-		d = csum_add_diff(d, port, &new_port, 2);
+		d = lb_csum_add_diff(d, port, &new_port, 2);
 		if (proto == IPPROTO_TCP) {
 			sum = (uint16_t *)(l4 + 16);
-			*sum = csum_finish(*sum, d);
+			*sum = lb_csum_finish(*sum, d);
 		} else {
 			sum = (uint16_t *)(l4 + 6);
 			/* IPv4 UDP without checksum stays without */
 			if (*sum != 0 || ip4 == NULL) {
-				*sum = csum_finish(*sum, d);
+				*sum = lb_csum_finish(*sum, d);
 				if (*sum == 0)
 					*sum = 0xffff;
 			}
@@ -181,6 +154,62 @@ headers_in_first_seg(const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
 	return rte_pktmbuf_data_len(m) >= need;
 }
 
+/* The input port's MAC (NULL when the LB does not know the port). */
+static __rte_always_inline const struct rte_ether_addr *
+in_mac(const struct pa_lb *lb, const struct rte_mbuf *m)
+{
+	return m->port < RTE_MAX_ETHPORTS && lb->port[m->port].known ?
+		&lb->port[m->port].mac : NULL;
+}
+
+/* One token of the ICMP too-big bucket? */
+static bool
+icmp_token(const struct pa_lb *lb, struct lb_worker *w)
+{
+	uint64_t add;
+
+	if (w->icmp_tokens < LB_ICMP_BURST) {
+		add = (w->now - w->icmp_last) / lb->icmp_tsc_per_token;
+		if (add >= LB_ICMP_BURST - w->icmp_tokens) {
+			w->icmp_tokens = LB_ICMP_BURST;
+			w->icmp_last = w->now;
+		} else if (add > 0) {
+			w->icmp_tokens += (uint32_t)add;
+			w->icmp_last += add * lb->icmp_tsc_per_token;
+		}
+	}
+	if (w->icmp_tokens == 0)
+		return false;
+	w->icmp_tokens--;
+	return true;
+}
+
+/* Too big for the tunnel: dropped (reason mtu), and a TCP/UDP packet
+ * that may not be fragmented (IPv4 DF, any IPv6) becomes, within the
+ * rate, the ICMP error its source gets, with next-hop MTU @p mtu. */
+static __rte_noinline uint8_t
+too_big(const struct pa_lb *lb, struct lb_worker *w, struct rte_mbuf *m,
+		struct pa_pkt_meta *meta, const uint8_t *inner, uint32_t mtu)
+{
+	w->st.mtu++;
+	if ((meta->flags & PA_PKT_F_IPV4) &&
+	    !(((const struct rte_ipv4_hdr *)inner)->fragment_offset &
+	      rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG)))
+		return PA_LB_V_MTU;
+	if (meta->l4_proto != IPPROTO_TCP && meta->l4_proto != IPPROTO_UDP)
+		return PA_LB_V_MTU;	/* never an error about an error */
+	if (!icmp_token(lb, w)) {
+		w->st.icmp_rate_limited++;
+		return PA_LB_V_MTU;
+	}
+	if (lb_icmp_too_big(m, meta, mtu, in_mac(lb, m)) != 0)
+		return PA_LB_V_MTU;
+	if (m->port < RTE_MAX_ETHPORTS)
+		meta->out_port = m->port;
+	w->st.icmp_too_big_sent++;
+	return PA_LB_V_MTU_ICMP;
+}
+
 static __rte_always_inline uint8_t
 fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		const struct lb_backend *b, struct rte_mbuf *m,
@@ -202,10 +231,8 @@ fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	else
 		ilen = sizeof(struct rte_ipv6_hdr) + rte_be_to_cpu_16(
 			((struct rte_ipv6_hdr *)inner)->payload_len);
-	if (unlikely(mtu != 0 && ilen + hlen > mtu)) {
-		w->st.mtu++;
-		return PA_LB_V_MTU;
-	}
+	if (unlikely(mtu != 0 && ilen + hlen > mtu))
+		return too_big(lb, w, m, meta, inner, mtu - hlen);
 	/* Ethernet padding after the inner packet would end up inside the
 	 * tunnel: cut it. */
 	if (rte_pktmbuf_pkt_len(m) > l3 + ilen)
@@ -296,12 +323,28 @@ fwd_nat(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	return PA_LB_V_FORWARD;
 }
 
+/* A packet sent to backend @p b: its counters. */
+static __rte_always_inline void
+count_sent(struct lb_worker *w, const struct lb_backend *b, uint32_t len)
+{
+	struct lb_ctr *c = &w->ctr[b->cslot];
+
+	if (unlikely(c->uid != b->uid)) {
+		c->uid = b->uid;
+		c->flows = 0;
+		c->packets = 0;
+		c->bytes = 0;
+	}
+	c->packets++;
+	c->bytes += len;
+	w->st.balanced++;
+}
+
 static __rte_always_inline uint8_t
 forward(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		unsigned int bi, struct rte_mbuf *m, struct pa_pkt_meta *meta)
 {
 	const struct lb_backend *b = &s->be[bi];
-	struct lb_ctr *c = &w->ctr[b->cslot];
 	uint32_t len = rte_pktmbuf_pkt_len(m);
 	uint8_t v;
 
@@ -318,17 +361,8 @@ forward(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		v = PA_LB_V_FORWARD;
 		break;
 	}
-	if (likely(v == PA_LB_V_FORWARD)) {
-		if (unlikely(c->uid != b->uid)) {
-			c->uid = b->uid;
-			c->flows = 0;
-			c->packets = 0;
-			c->bytes = 0;
-		}
-		c->packets++;
-		c->bytes += len;
-		w->st.balanced++;
-	}
+	if (likely(v == PA_LB_V_FORWARD))
+		count_sent(w, b, len);
 	return v;
 }
 
@@ -518,6 +552,23 @@ flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 /* The burst                                                           */
 /* ------------------------------------------------------------------ */
 
+/* A SYN (or, @p synack, a SYN-ACK) of a service with an MSS clamp. */
+static __rte_noinline void
+clamp_mss(struct lb_worker *w, const struct lb_svc *s, struct rte_mbuf *m,
+		const struct pa_pkt_meta *meta, bool synack)
+{
+	uint32_t len = rte_pktmbuf_data_len(m) - meta->l4_off;
+	uint8_t *tcp = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l4_off);
+	uint8_t want = synack ? (TCP_SYN | TCP_ACK) : TCP_SYN;
+
+	if (!(meta->flags & PA_PKT_F_L4) || (meta->flags & PA_PKT_F_FRAG) ||
+	    rte_pktmbuf_data_len(m) < meta->l4_off + 20u ||
+	    (tcp[13] & (TCP_SYN | TCP_ACK)) != want)
+		return;
+	if (lb_mss_clamp(tcp, len, s->mss_clamp))
+		w->st.mss_clamped++;
+}
+
 /* A NAT reply: source back to the VIP and service port. */
 static __rte_always_inline void
 nat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
@@ -554,9 +605,105 @@ nat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 			meta->l4_proto, (uint16_t *)l4, s->port);
 	}
 	meta->sport = rte_be_to_cpu_16(s->port);
+	if (unlikely(s->mss_clamp != 0) && meta->l4_proto == IPPROTO_TCP)
+		clamp_mss(w, s, m, meta, true);
 	set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
 		meta, NULL);
 	w->st.nat_replies++;
+}
+
+/*
+ * ICMP to a VIP. An echo request is answered in place, out of its input
+ * port. An error quotes a packet the VIP sent (a DSR or NAT reply, a
+ * SYN-ACK...): reversed, the quote is the flow client -> VIP, hashed as
+ * that flow's packets are, so it finds the flow's entry when this lcore
+ * holds it, else the same Maglev choice; the error goes to that backend
+ * the way the flow goes (ipip, dsr; nat rewrites the outer destination
+ * and the quoted source back to the backend's).
+ */
+static __rte_noinline uint8_t
+icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
+		struct rte_mbuf *m, struct pa_pkt_meta *meta, uint64_t now)
+{
+	const uint8_t family = (meta->flags & PA_PKT_F_IPV4) ? 4 : 6;
+	const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *,
+		meta->l3_off);
+	const struct lb_backend *b;
+	const struct lb_svc *s;
+	struct lb_icmp_quote q;
+	struct lb_flow_key k;
+	enum lb_icmp_kind kind;
+	uint32_t hash, ports;
+	int32_t pos;
+	int sl, bi = -1;
+
+	kind = lb_icmp_kind(m, meta);
+	if (kind == LB_ICMP_OTHER ||
+	    lb_svc_find(t->svc_map, family, LB_SVC_PROTO_VIP, 0,
+		    pkt_dst(l3, family)) < 0)
+		return PA_LB_V_FORWARD;
+	if (kind == LB_ICMP_ECHO) {
+		if (!lb->icmp_echo)
+			return PA_LB_V_FORWARD;
+		lb_icmp_echo_reply(m, meta, in_mac(lb, m));
+		if (m->port < RTE_MAX_ETHPORTS)
+			meta->out_port = m->port;
+		/* answered to its sender's MAC: not transit for the route
+		 * pass of a routed port */
+		meta->flags &= ~PA_PKT_F_ROUTE;
+		w->st.icmp_echo_replies++;
+		return PA_LB_V_FORWARD;
+	}
+	if (lb_icmp_quote_parse(m, meta, &q) != 0 || q.family != family) {
+		w->st.icmp_bad_quote++;
+		return PA_LB_V_ICMP_BAD_QUOTE;
+	}
+	/* the quoted packet left the VIP the error was sent to */
+	sl = lb_addr_eq(q.src, pkt_dst(l3, family), family) ?
+		lb_svc_find(t->svc_map, family, q.proto, q.sport, q.src) : -1;
+	if (sl < 0) {
+		w->st.icmp_no_service++;
+		return PA_LB_V_ICMP_NO_SERVICE;
+	}
+	s = t->svc[sl];
+	memset(&k, 0, sizeof(k));
+	k.family = family;
+	k.proto = q.proto;
+	k.sport = q.dport;
+	k.dport = q.sport;
+	memcpy(k.src, q.dst, family == 4 ? 4 : 16);
+	memcpy(k.dst, q.src, family == 4 ? 4 : 16);
+	ports = (uint32_t)rte_be_to_cpu_16(k.sport) << 16 |
+		rte_be_to_cpu_16(k.dport);
+	if (family == 4) {
+		uint32_t a, d;
+
+		memcpy(&a, k.src, 4);
+		memcpy(&d, k.dst, 4);
+		hash = pa_pkt_hash_v4(a, d, ports, k.proto);
+	} else {
+		hash = pa_pkt_hash_v6(k.src, k.dst, ports, k.proto);
+	}
+	pos = rte_hash_lookup_with_hash(w->flows, &k, hash);
+	if (pos >= 0 && now - w->ent[pos].last <= lb->tmo_tsc[w->ent[pos].tmo])
+		bi = lb_flow_backend(s, &w->ent[pos]);
+	if (bi < 0)
+		bi = lb_maglev_pick(s, hash);
+	if (bi < 0) {
+		w->st.no_backend++;
+		return PA_LB_V_NO_BACKEND;
+	}
+	w->st.icmp_errors_forwarded++;
+	/* the flow's label (ipip6), the flow's lcore downstream */
+	meta->hash = hash;
+	if (s->forward != PA_LB_NAT)
+		return forward(lb, w, s, (unsigned int)bi, m, meta);
+	b = &s->be[bi];
+	lb_icmp_nat(m, meta, &q, pa_ip_bytes(&b->addr), b->port);
+	set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
+		meta, b);
+	count_sent(w, b, rte_pktmbuf_pkt_len(m));
+	return PA_LB_V_FORWARD;
 }
 
 /* One chunk of at most BULK packets. */
@@ -569,8 +716,8 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	const void *fkp[BULK];
 	int32_t fpos[BULK];
 	hash_sig_t fsig[BULK];
-	uint16_t cand[BULK], slot[BULK], fl[BULK], reply[BULK];
-	unsigned int nc = 0, nf = 0, nr = 0, i, j;
+	uint16_t cand[BULK], slot[BULK], fl[BULK], reply[BULK], icmp[BULK];
+	unsigned int nc = 0, nf = 0, nr = 0, ni = 0, i, j;
 	bool dirty = false;
 
 	/* pass 1: which packets are a service's */
@@ -581,10 +728,17 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		uint16_t port;
 		int sl;
 
-		if (!(meta->flags & (PA_PKT_F_IPV4 | PA_PKT_F_IPV6)) ||
-		    (meta->l4_proto != IPPROTO_TCP &&
-		     meta->l4_proto != IPPROTO_UDP))
+		if (!(meta->flags & (PA_PKT_F_IPV4 | PA_PKT_F_IPV6)))
 			continue;
+		if (meta->l4_proto != IPPROTO_TCP &&
+		    meta->l4_proto != IPPROTO_UDP) {
+			if (unlikely(meta->l4_proto == IPPROTO_ICMP ||
+				     meta->l4_proto == IPPROTO_ICMPV6) &&
+			    (meta->flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG)) ==
+			    PA_PKT_F_L4)
+				icmp[ni++] = (uint16_t)i;
+			continue;
+		}
 		if (unlikely(meta->flags & PA_PKT_F_FRAG)) {
 			port = 0;
 		} else if (likely(meta->flags & PA_PKT_F_L4)) {
@@ -682,11 +836,17 @@ send:
 			verdicts[cand[j]] = PA_LB_V_NO_BACKEND;
 			continue;
 		}
+		if (unlikely(s->mss_clamp != 0) &&
+		    meta->l4_proto == IPPROTO_TCP)
+			clamp_mss(w, s, m, meta, false);
 		verdicts[cand[j]] = forward(lb, w, s, (unsigned int)bi, m, meta);
 	}
 
 	for (j = 0; j < nr; j++)
 		nat_reply(lb, w, t, pkts[reply[j]], pa_pkt_meta(pkts[reply[j]]));
+	for (j = 0; j < ni; j++)
+		verdicts[icmp[j]] = icmp_in(lb, w, t, pkts[icmp[j]],
+			pa_pkt_meta(pkts[icmp[j]]), now);
 }
 
 void

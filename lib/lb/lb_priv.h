@@ -89,6 +89,10 @@ lb_addr_eq(const uint8_t *a, const uint8_t *b, uint8_t family)
 	return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
 }
 
+/* The service map also holds one entry per VIP under this protocol
+ * number (port 0): "some service has this address" (ICMP). */
+#define LB_SVC_PROTO_VIP	0
+
 /** Slot of the service (family, proto, port, addr), or -1. */
 static __rte_always_inline int
 lb_svc_find(const struct lb_svc_map *m, uint8_t family, uint8_t proto,
@@ -105,6 +109,33 @@ lb_svc_find(const struct lb_svc_map *m, uint8_t family, uint8_t proto,
 		    e->port == port && lb_addr_eq(e->addr, addr, family))
 			return e->slot;
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Checksums (RFC 1624: HC' = ~(~HC + ~m + m'))                        */
+/* ------------------------------------------------------------------ */
+
+static __rte_always_inline uint32_t
+lb_csum_add_diff(uint32_t s, const void *oldp, const void *newp, unsigned int len)
+{
+	const uint16_t *o = oldp, *n = newp;
+	unsigned int i;
+
+	for (i = 0; i < len / 2; i++) {
+		s += (uint16_t)~o[i];
+		s += n[i];
+	}
+	return s;
+}
+
+static __rte_always_inline uint16_t
+lb_csum_finish(uint16_t old_sum, uint32_t diff)
+{
+	uint32_t s = (uint16_t)~old_sum + diff;
+
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
 }
 
 /** A backend as the data path sees it (read-only, per table version). */
@@ -135,6 +166,7 @@ struct lb_svc {
 	uint16_t port;			/* network order */
 	uint8_t forward;		/* enum pa_lb_forward */
 	uint8_t sched;			/* enum pa_lb_sched */
+	uint16_t mss_clamp;		/* host order; 0 = off */
 	const struct lb_sched_ops *ops;
 	struct pa_ip_addr vip;
 	char name[PA_CONFIG_NAME_MAX];
@@ -214,6 +246,14 @@ struct lb_lcore_stats {
 					 * in the deferred-free queue */
 	uint64_t neigh_unresolved;	/* sent with a fallback MAC: next hop
 					 * wanted but not resolved yet */
+	uint64_t icmp_echo_replies;	/* echo requests to VIPs answered */
+	uint64_t icmp_errors_forwarded;	/* errors quoting a flow, sent to
+					 * the flow's backend */
+	uint64_t icmp_bad_quote;	/* errors to a VIP quoting garbage */
+	uint64_t icmp_no_service;	/* ... quoting no service's flow */
+	uint64_t icmp_too_big_sent;	/* frag needed / packet too big sent */
+	uint64_t icmp_rate_limited;	/* ... not sent: over the rate */
+	uint64_t mss_clamped;		/* SYNs whose MSS option was lowered */
 };
 
 /** A NAT reply entry waiting for quiescence before its slot is freed. */
@@ -235,6 +275,9 @@ struct lb_worker {
 	uint64_t now;			/* TSC of its last burst */
 	uint64_t last_sweep;		/* TSC of its last busy sweep */
 	uint16_t ip_id;			/* outer IPv4 ids */
+	/* ICMP too-big token bucket: tokens and the TSC of the last fill */
+	uint32_t icmp_tokens;
+	uint64_t icmp_last;
 	uint32_t *cursor;		/* rr / wrr position per service slot */
 	struct lb_ctr *ctr;		/* PA_LB_MAX_BACKENDS */
 	/* NAT reply slots to free once the data path is quiescent */
@@ -317,6 +360,8 @@ struct pa_lb {
 	struct pa_config_flow_table ft;
 	bool has_local4, has_local6;
 	struct pa_ip_addr local4, local6;
+	bool icmp_echo;			/* lb.icmp_echo */
+	uint64_t icmp_tsc_per_token;	/* ICMP too-big rate limit */
 
 	struct lb_table *live;		/* published (RCU) */
 	struct rte_hash *nat;		/* reply key -> (svc uid, slot); shared */
@@ -361,6 +406,80 @@ lb_maglev_pick(const struct lb_svc *s, uint32_t hash)
 		return -1;
 	return s->maglev[hash % s->m];
 }
+
+/* lb_icmp.c: ICMP for VIPs and the TCP MSS clamp (out of line: only
+ * ICMP packets and SYNs of clamped services get there) */
+
+/** ICMP too-big messages: LB_ICMP_RATE a second per lcore, bursts of
+ * LB_ICMP_BURST (token bucket). */
+#define LB_ICMP_RATE	1000
+#define LB_ICMP_BURST	50
+/** Bytes of the offending packet quoted: a frag-needed is at most 576
+ * bytes (RFC 1812 4.3.2.3), a packet-too-big at most 1280 (RFC 4443). */
+#define LB_ICMP4_MAX	576
+#define LB_ICMP6_MAX	1280
+
+/** What an ICMP error quotes (the packet that caused it). */
+struct lb_icmp_quote {
+	uint8_t family;			/* 4 or 6 */
+	uint8_t proto;			/* TCP or UDP */
+	uint16_t sport, dport;		/* network order, as quoted */
+	uint16_t ip_off;		/* quoted IP header, from the frame */
+	uint16_t l4_off;		/* quoted L4 header, from the frame */
+	uint16_t l4_len;		/* quoted L4 bytes (>= 8) */
+	const uint8_t *src, *dst;	/* quoted addresses (in the frame) */
+};
+
+/** What an ICMP packet to a VIP is. */
+enum lb_icmp_kind {
+	LB_ICMP_OTHER = 0,		/* leave it alone */
+	LB_ICMP_ECHO,			/* an echo request */
+	LB_ICMP_ERROR,			/* an error that quotes a packet */
+};
+
+/** Kind of the ICMP (IPv4) / ICMPv6 (IPv6) message of a parsed packet
+ * whose ICMP header is in the first segment. */
+enum lb_icmp_kind lb_icmp_kind(const struct rte_mbuf *m,
+		const struct pa_pkt_meta *meta);
+
+/** Parse the quote of an ICMP error (whole packet in the first
+ * segment). @return 0, or -EINVAL for garbage: quoted header truncated,
+ * of the other family, with lengths that lie, a later fragment, options
+ * or extension headers, a protocol other than TCP/UDP, fewer than 8
+ * bytes of L4. */
+int lb_icmp_quote_parse(const struct rte_mbuf *m,
+		const struct pa_pkt_meta *meta, struct lb_icmp_quote *q);
+
+/** Turn an echo request into its reply in place: addresses swapped,
+ * TTL / hop limit 64, type 0 / 129, checksums updated; MACs swapped
+ * (source @p mac when not NULL). */
+void lb_icmp_echo_reply(struct rte_mbuf *m, const struct pa_pkt_meta *meta,
+		const struct rte_ether_addr *mac);
+
+/**
+ * Turn a packet that is too big for the tunnel into the ICMP error its
+ * source gets (in place): fragmentation needed (type 3 code 4) with
+ * next-hop MTU @p mtu, or ICMPv6 packet too big with MTU
+ * max(@p mtu, 1280), from the packet's destination to its source,
+ * quoting as much of it as fits LB_ICMP4_MAX / LB_ICMP6_MAX; MACs
+ * swapped (source @p mac when not NULL). meta is updated.
+ * @return 0, or -ENOSPC without headroom (the packet is unchanged).
+ */
+int lb_icmp_too_big(struct rte_mbuf *m, struct pa_pkt_meta *meta,
+		uint32_t mtu, const struct rte_ether_addr *mac);
+
+/** NAT of an ICMP error about a NAT reply: outer destination and the
+ * quoted source (address, port) become the backend's; the quoted IPv4
+ * header checksum and UDP checksum are updated, the ICMP checksum
+ * recomputed. */
+void lb_icmp_nat(struct rte_mbuf *m, const struct pa_pkt_meta *meta,
+		const struct lb_icmp_quote *q, const uint8_t *addr,
+		uint16_t port);
+
+/** Lower the MSS option of a TCP SYN (header at @p tcp, @p len bytes of
+ * it readable) to @p clamp when larger, updating the checksum
+ * incrementally. @return true when it was rewritten. */
+bool lb_mss_clamp(uint8_t *tcp, uint32_t len, uint16_t clamp);
 
 /* lb.c helpers for the data path and trace */
 void lb_flow_key_from(struct lb_flow_key *k, const struct pa_flow_key *fk);

@@ -127,6 +127,13 @@ snapshot_locked(const struct pa_lb *lb, unsigned int flags,
 	s->mtu = sum.mtu;
 	s->no_room = sum.no_room;
 	s->neigh_unresolved = sum.neigh_unresolved;
+	s->icmp_echo_replies = sum.icmp_echo_replies;
+	s->icmp_errors_forwarded = sum.icmp_errors_forwarded;
+	s->icmp_bad_quote = sum.icmp_bad_quote;
+	s->icmp_no_service = sum.icmp_no_service;
+	s->icmp_too_big_sent = sum.icmp_too_big_sent;
+	s->icmp_rate_limited = sum.icmp_rate_limited;
+	s->mss_clamped = sum.mss_clamped;
 	s->version = lb->version;
 	s->builds = lb->builds;
 	s->build_ms = lb->last_build_ms;
@@ -178,7 +185,7 @@ pa_lb_snapshot_free(struct pa_lb_snapshot *s)
 json_t *
 pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
 		"services", (json_int_t)s->services,
 		"backends", (json_int_t)s->backends,
 		"flows", (json_int_t)s->flows,
@@ -199,6 +206,13 @@ pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
 		"builds", (json_int_t)s->builds,
 		"no_room", (json_int_t)s->no_room,
 		"neigh_unresolved", (json_int_t)s->neigh_unresolved,
+		"icmp_echo_replies", (json_int_t)s->icmp_echo_replies,
+		"icmp_errors_forwarded", (json_int_t)s->icmp_errors_forwarded,
+		"icmp_bad_quote", (json_int_t)s->icmp_bad_quote,
+		"icmp_no_service", (json_int_t)s->icmp_no_service,
+		"icmp_too_big_sent", (json_int_t)s->icmp_too_big_sent,
+		"icmp_rate_limited", (json_int_t)s->icmp_rate_limited,
+		"mss_clamped", (json_int_t)s->mss_clamped,
 		"build_ms", s->build_ms,
 		"build_ms_max", s->build_ms_max);
 }

@@ -89,6 +89,12 @@ enum pa_lb_verdict {
 	PA_LB_V_NO_BACKEND,	/**< service without a usable backend */
 	PA_LB_V_MTU,		/**< encapsulated packet over the port MTU */
 	PA_LB_V_NO_ROOM,	/**< no headroom for the outer header */
+	/** too big for the tunnel (counted as dropped, reason mtu) and
+	 * made into the ICMP error its source gets: send it (out_port
+	 * set; a packet the data path generated) */
+	PA_LB_V_MTU_ICMP,
+	PA_LB_V_ICMP_BAD_QUOTE,	/**< ICMP error to a VIP quoting garbage */
+	PA_LB_V_ICMP_NO_SERVICE, /**< ... quoting no service's flow */
 };
 
 struct pa_lb;
@@ -193,6 +199,13 @@ struct pa_lb_snapshot {
 	uint64_t mtu;			/**< too big once encapsulated */
 	uint64_t no_room;		/**< no headroom for the tunnel header */
 	uint64_t neigh_unresolved;	/**< sent with a fallback MAC */
+	uint64_t icmp_echo_replies;	/**< ICMP echo requests to VIPs answered */
+	uint64_t icmp_errors_forwarded;	/**< ICMP errors quoting a VIP flow, sent to the flow's backend */
+	uint64_t icmp_bad_quote;	/**< ICMP errors to a VIP dropped: the quote is garbage */
+	uint64_t icmp_no_service;	/**< ICMP errors to a VIP dropped: the quote names no service's flow */
+	uint64_t icmp_too_big_sent;	/**< ICMP fragmentation needed / packet too big sent for packets too big for the tunnel */
+	uint64_t icmp_rate_limited;	/**< ICMP too-big messages not sent: over the rate */
+	uint64_t mss_clamped;	/**< TCP SYNs whose MSS option was lowered to the service's mss_clamp */
 	uint64_t version;		/**< bumped by every change */
 	uint64_t builds;		/**< service table builds */
 	double build_ms;		/**< the last build, ms */

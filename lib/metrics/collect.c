@@ -513,6 +513,20 @@ static const struct field lb_fields[] = {
 	  "Packets too big for the port MTU once encapsulated." },
 	{ LB(no_room), "pktaccel_lb_no_room_total", C, 0,
 	  "Packets without headroom for the tunnel header." },
+	{ LB(icmp_echo_replies), "pktaccel_lb_icmp_echo_replies_total", C, 0,
+	  "ICMP echo requests to VIPs answered." },
+	{ LB(icmp_errors_forwarded), "pktaccel_lb_icmp_errors_forwarded_total", C, 0,
+	  "ICMP errors quoting a VIP flow, sent to the flow's backend." },
+	{ LB(icmp_bad_quote), "pktaccel_lb_icmp_bad_quote_total", C, 0,
+	  "ICMP errors to a VIP dropped: the quote is garbage." },
+	{ LB(icmp_no_service), "pktaccel_lb_icmp_no_service_total", C, 0,
+	  "ICMP errors to a VIP dropped: the quote names no service's flow." },
+	{ LB(icmp_too_big_sent), "pktaccel_lb_icmp_too_big_sent_total", C, 0,
+	  "ICMP fragmentation needed / packet too big sent for packets too big for the tunnel." },
+	{ LB(icmp_rate_limited), "pktaccel_lb_icmp_rate_limited_total", C, 0,
+	  "ICMP too-big messages not sent: over the rate." },
+	{ LB(mss_clamped), "pktaccel_lb_mss_clamped_total", C, 0,
+	  "TCP SYNs whose MSS option was lowered to the service's mss_clamp." },
 	{ LB(version), "pktaccel_lb_table_version", G, 0,
 	  "Version of the live service table (bumped by every change)." },
 	{ LB(builds), "pktaccel_lb_builds_total", C, 0,
@@ -701,6 +715,18 @@ collect_data_path(struct ctx *c, const struct pa_pipeline_snapshot *s)
 		"Packets that entered the data path.", s->sum.rx_packets, &l);
 	emit_v(c, C, "pktaccel_tx_packets_total",
 		"Packets the data path transmitted.", s->sum.tx_packets, &l);
+	emit_v(c, C, "pktaccel_icmp_errors_sent_total",
+		"ICMP errors the data path generated and sent (time exceeded, fragmentation needed / packet too big); not in tx_packets.",
+		s->sum.icmp_tx_packets, &l);
+	emit_v(c, C, "pktaccel_icmp_errors_tx_dropped_total",
+		"Generated ICMP errors a full TX queue refused.",
+		s->sum.icmp_tx_dropped, &l);
+	emit_v(c, C, "pktaccel_icmp_errors_rate_limited_total",
+		"Time exceeded errors not sent: over the lcore's rate.",
+		s->sum.icmp_rate_limited, &l);
+	emit_v(c, C, "pktaccel_icmp_errors_not_sent_total",
+		"ICMP errors not sent: not allowed, no source address, no mbuf or a full ring.",
+		s->sum.icmp_not_sent, &l);
 	emit_v(c, G, "pktaccel_mbufs_in_use", "Mbufs taken from all pools.",
 		s->mbufs_in_use, &l);
 	for (i = 0; i < PA_DROP_MAX; i++) {

@@ -137,10 +137,11 @@ make_rings(struct pa_pipeline *pl, char *err, size_t err_len)
 	return 0;
 }
 
-/* Per port, a ring of the ICMP errors the lb lcores make (routed ports),
- * drained by one TX lcore (pa_pipeline_set_neigh() wires them); and each
- * lb lcore's token bucket for them (replay: unlimited, so that the
- * outcome never depends on timing). */
+/* Per port, a ring of the ICMP errors the data path makes (time exceeded
+ * on routed ports, fragmentation needed / packet too big from the lb
+ * stage on any port), drained by one TX lcore (pa_pipeline_set_neigh()
+ * wires them); and each lcore's token bucket for time exceeded (replay:
+ * unlimited, so that the outcome never depends on timing). */
 static int
 make_gen_rings(struct pa_pipeline *pl, char *err, size_t err_len)
 {
@@ -149,8 +150,6 @@ make_gen_rings(struct pa_pipeline *pl, char *err, size_t err_len)
 	unsigned int p, i;
 
 	for (p = 0; p < pl->ports->n; p++) {
-		if (!pl->ports->port[p].routed)
-			continue;
 		snprintf(name, sizeof(name), "pa_gen%u_%u", seq, p);
 		pl->gen[p] = rte_ring_create(name, PA_PIPELINE_GEN_RING,
 			pl->ports->port[p].socket, RING_F_SC_DEQ);

@@ -233,7 +233,7 @@ pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s)
 			json_object(),
 		"excp", s->has_excp ? pa_excp_snapshot_json(&s->excp) :
 			json_object(),
-		"route", pa_stats_route_json(&s->sum),
+		"icmp_errors", pa_stats_icmp_errors_json(&s->sum),
 		"mbufs_in_use", (json_int_t)s->mbufs_in_use,
 		"latency", pa_stats_latency_summary_json(&s->latency));
 }

@@ -298,6 +298,8 @@ stage_classify(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	return kept;
 }
 
+static void too_big(struct pa_worker *w, struct rte_mbuf *m);
+
 /* lb: packets to a service go to a backend; the rest pass unchanged. */
 static __rte_always_inline uint16_t
 stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
@@ -307,6 +309,8 @@ stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 		[PA_LB_V_NO_BACKEND] = PA_DROP_NO_BACKEND,
 		[PA_LB_V_MTU] = PA_DROP_MTU,
 		[PA_LB_V_NO_ROOM] = PA_DROP_MALFORMED,
+		[PA_LB_V_ICMP_BAD_QUOTE] = PA_DROP_ICMP_BAD_QUOTE,
+		[PA_LB_V_ICMP_NO_SERVICE] = PA_DROP_ICMP_NO_SERVICE,
 	};
 	uint8_t verdict[PA_PIPELINE_MAX_BURST];
 	uint16_t i, kept = 0;
@@ -316,12 +320,58 @@ stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 		return n;
 	pa_lb_process(w->lb, w->widx, pkts, n, now, verdict);
 	for (i = 0; i < n; i++) {
-		if (likely(verdict[i] == PA_LB_V_FORWARD))
+		if (likely(verdict[i] == PA_LB_V_FORWARD)) {
 			pkts[kept++] = pkts[i];
-		else
+		} else if (verdict[i] == PA_LB_V_MTU_ICMP) {
+			/* dropped ("mtu"), and made into the ICMP error its
+			 * source gets: the mbuf is reused, nothing to capture */
+			w->stats.drops[PA_DROP_MTU]++;
+			too_big(w, pkts[i]);
+		} else {
 			pa_drop(w, pkts[i], (enum pa_drop_reason)reason[verdict[i]]);
+		}
 	}
 	return kept;
+}
+
+/*
+ * Queue ICMP error @p e (a whole frame, MACs set) on ring @p r of the port
+ * it leaves by; the port's TX lcore sends it (ctrl_tx(): icmp_tx_packets,
+ * never tx_packets). A full ring costs it (icmp_not_sent) in live mode
+ * and is waited on in replay.
+ */
+static void
+gen_put(struct pa_worker *w, struct rte_ring *r, struct rte_mbuf *e)
+{
+	while (rte_ring_mp_enqueue(r, e) != 0) {
+		if (!w->replay || w->pl->abort) {
+			rte_pktmbuf_free(e);
+			w->stats.icmp_not_sent++;
+			return;
+		}
+		/* replay: the TX lcore drains it (this one, in rtc) */
+		if (w->run_tx)
+			ctrl_tx(w);
+		wait_a_little(w);
+	}
+}
+
+/*
+ * The lb stage made dropped packet @p m into the fragmentation needed /
+ * packet too big its source gets (lib/lb: addresses, MACs, checksums):
+ * back out of the port it came in on, like time exceeded.
+ */
+static void
+too_big(struct pa_worker *w, struct rte_mbuf *m)
+{
+	int idx = pa_port_index(w->pl->ports, m->port);
+
+	if (unlikely(idx < 0 || w->pl->gen[idx] == NULL)) {
+		rte_pktmbuf_free(m);
+		w->stats.icmp_not_sent++;
+		return;
+	}
+	gen_put(w, w->pl->gen[idx], m);
 }
 
 /*
@@ -377,17 +427,7 @@ time_exceeded(struct pa_worker *w, struct rte_mbuf *m,
 	}
 	e->data_len = (uint16_t)n;
 	e->pkt_len = n;
-	while (rte_ring_mp_enqueue(r, e) != 0) {
-		if (!w->replay || w->pl->abort) {
-			rte_pktmbuf_free(e);
-			w->stats.icmp_not_sent++;
-			return;
-		}
-		/* replay: the TX lcore drains it (this one, in rtc) */
-		if (w->run_tx)
-			ctrl_tx(w);
-		wait_a_little(w);
-	}
+	gen_put(w, r, e);
 }
 
 /* Route one transit packet: TTL / hop limit, then the out port's

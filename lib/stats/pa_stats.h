@@ -8,7 +8,10 @@
  *
  * Every packet that enters the appliance leaves it exactly once: either
  * transmitted (counted in tx_packets) or dropped with one reason
- * (counted in drops[reason]). Counter blocks are cache-aligned, written
+ * (counted in drops[reason]), so rx_packets = tx_packets + drops. The
+ * ICMP errors the data path generates (time exceeded, fragmentation
+ * needed / packet too big) are counted apart (icmp_tx_packets, ...), never
+ * in tx_packets: the packet that caused one is counted as dropped. Counter blocks are cache-aligned, written
  * only by the lcore that owns them and summed by readers on the control
  * thread; readers see values that may lag by a few packets but never tear
  * (64-bit naturally aligned stores).
@@ -51,6 +54,9 @@ enum pa_drop_reason {
 				 * time exceeded sent back, rate-limited) */
 	PA_DROP_NO_ROUTE,	/**< transit, but the out port's gateway is
 				 * unknown or not resolved */
+	PA_DROP_ICMP_BAD_QUOTE,	/**< ICMP error to a VIP quoting garbage */
+	PA_DROP_ICMP_NO_SERVICE, /**< ICMP error to a VIP quoting no
+				 * service's flow */
 	PA_DROP_MAX
 };
 
@@ -78,9 +84,10 @@ struct pa_lcore_stats {
 	 * they were never received. */
 	uint64_t ctrl_tx_packets;
 	uint64_t ctrl_tx_dropped;	/**< ... refused by a full TX queue */
-	/** ICMP time exceeded the data path generated (routed ports), sent
-	 * on a TX queue; not in tx_packets (the packet that caused one is
-	 * counted under drop reason "ttl"). */
+	/** ICMP errors the data path generated, sent on a TX queue: time
+	 * exceeded (routed ports; the packet that caused one is counted
+	 * under drop reason "ttl") and fragmentation needed / packet too
+	 * big (the lb stage; reason "mtu"). Not in tx_packets. */
 	uint64_t icmp_tx_packets;
 	uint64_t icmp_tx_dropped;	/**< ... refused by a full TX queue */
 	uint64_t icmp_rate_limited;	/**< not sent: over the lcore's rate */
@@ -212,11 +219,11 @@ json_t *pa_stats_drops_json(const struct pa_lcore_stats *s);
 #include "pa_stats_inline.h"
 
 /**
- * The "route" object of stats_get and of the replay summary: the ICMP
- * errors routed ports generated (icmp_tx_packets, icmp_tx_dropped,
+ * The "icmp_errors" object of stats_get and of the replay summary: the
+ * ICMP errors the data path generated (icmp_tx_packets, icmp_tx_dropped,
  * icmp_rate_limited, icmp_not_sent) from summed counters.
  * @return new reference, or NULL on allocation failure.
  */
-json_t *pa_stats_route_json(const struct pa_lcore_stats *s);
+json_t *pa_stats_icmp_errors_json(const struct pa_lcore_stats *s);
 
 #endif /* PA_STATS_H */

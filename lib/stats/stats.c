@@ -25,6 +25,8 @@ static const char *const drop_names[PA_DROP_MAX] = {
 	[PA_DROP_TO_SELF] = "to_self",
 	[PA_DROP_TTL] = "ttl",
 	[PA_DROP_NO_ROUTE] = "no_route",
+	[PA_DROP_ICMP_BAD_QUOTE] = "icmp_bad_quote",
+	[PA_DROP_ICMP_NO_SERVICE] = "icmp_no_service",
 };
 
 static const char *const stage_names[PA_STAGE_MAX] = {
@@ -247,7 +249,7 @@ pa_stats_latency_json(const struct pa_stats_latency *h, uint64_t tsc_hz)
 }
 
 json_t *
-pa_stats_route_json(const struct pa_lcore_stats *s)
+pa_stats_icmp_errors_json(const struct pa_lcore_stats *s)
 {
 	return json_pack("{s:I, s:I, s:I, s:I}",
 		"icmp_tx_packets", (json_int_t)s->icmp_tx_packets,

@@ -1667,12 +1667,82 @@ def gen_valid(c):
     return out
 
 
+def icmp_quote_error(c, fam, vip, quote, typ=None, code=None):
+    """An ICMP error from a router to @p vip quoting @p quote (bytes)."""
+    sm = c.smac()
+    if fam == 4:
+        t, cd = (3, 4) if typ is None else (typ, code)
+        msg = struct.pack("!BBHHH", t, cd, 0, 0, 1400) + quote
+        msg = msg[:2] + struct.pack("!H", csum16(msg)) + msg[4:]
+        return pad60(eth(sm, 0x0800) + ipv4("203.0.113.1", vip, 1, msg))
+    t, cd = (2, 0) if typ is None else (typ, code)
+    msg = struct.pack("!BBHI", t, cd, 0, 1280) + quote
+    return eth(sm, 0x86DD) + ipv6("2001:db8:ff::1", vip, 58, msg,
+                                  l4proto=(58, 0))
+
+
+def gen_icmp_quotes(c):
+    """ICMP errors to VIPs whose quotes are garbage (truncated, lengths
+    that lie, the other family, a later fragment, extension headers, a
+    protocol not TCP/UDP) or name no service's flow (a port or protocol
+    of none, a source that is not the VIP): lib/lb drops them as
+    icmp_bad_quote / icmp_no_service."""
+    cli4, cli6 = "198.51.100.77", "2001:db8:77::1"
+    seg = tcp(80, 40000, b"q" * 16, flags=0x12)
+    q4 = ipv4(VIP4, cli4, 6, seg)
+    q6 = ipv6(VIP6_DSR, cli6, 6, tcp(443, 40000, b"q" * 16, flags=0x12))
+    add = lambda b, kind: c.add(b, "icmp_quote", kind)
+    for n in (0, 4, 12, 20, 27):
+        add(icmp_quote_error(c, 4, VIP4, q4[:n]), "trunc4_%d" % n)
+    for n in (0, 20, 40, 47):
+        add(icmp_quote_error(c, 6, VIP6_DSR, q6[:n]), "trunc6_%d" % n)
+    b = bytearray(q4)
+    struct.pack_into("!H", b, 2, 24)               # tot < IHL + 8
+    add(icmp_quote_error(c, 4, VIP4, bytes(b)), "tot_lies")
+    b = bytearray(q4[:40])
+    b[0] = 0x4F                                    # IHL 60 > the quote
+    add(icmp_quote_error(c, 4, VIP4, bytes(b)), "ihl_lies")
+    b = bytearray(q4)
+    b[0] = 0x43                                    # IHL 12
+    add(icmp_quote_error(c, 4, VIP4, bytes(b)), "ihl_short")
+    add(icmp_quote_error(c, 4, VIP4, q6), "v6_in_icmp4")
+    add(icmp_quote_error(c, 6, VIP6_DSR, q4 + b"\0" * 20), "v4_in_icmp6")
+    b = bytearray(q4)
+    struct.pack_into("!H", b, 6, 0x0010)           # a later fragment
+    add(icmp_quote_error(c, 4, VIP4, bytes(b)), "later_frag")
+    add(icmp_quote_error(c, 4, VIP4, ipv4(VIP4, cli4, 47, b"\0" * 16)),
+        "gre")
+    add(icmp_quote_error(c, 6, VIP6_DSR,
+                         ipv6(VIP6_DSR, cli6, 60, ext_opts(6, 0) + seg)),
+        "ext_hdr")
+    b = bytearray(ipv4(VIP4_NAT, cli4, 17, udp(53, 4444, b"u" * 8)))
+    struct.pack_into("!H", b, 20 + 4, 4)           # UDP length 4
+    add(icmp_quote_error(c, 4, VIP4_NAT, bytes(b)), "udp_len")
+    # sound quotes of no service's flow
+    add(icmp_quote_error(c, 4, VIP4, ipv4(VIP4, cli4, 6,
+                                          tcp(81, 40000, b"q" * 16))),
+        "no_port")
+    add(icmp_quote_error(c, 4, VIP4, ipv4(VIP4, cli4, 17,
+                                          udp(80, 40000, b"q" * 16))),
+        "no_proto")
+    add(icmp_quote_error(c, 4, VIP4, ipv4("192.0.2.99", cli4, 6, seg)),
+        "not_the_vip")
+    add(icmp_quote_error(c, 4, VIP4, q4[:24], typ=11, code=0),
+        "time_exceeded_trunc")
+    add(icmp_quote_error(c, 6, VIP6_DSR,
+                         ipv6(VIP6_DSR, cli6, 6, tcp(444, 1, b"q" * 16))),
+        "no_port6")
+    # not to a VIP: left alone, whatever it quotes
+    add(icmp_quote_error(c, 4, "192.0.2.99", q4[:12]), "not_to_a_vip")
+
+
 def build(seed=SEED):
     """The corpus: a list of HPkt."""
     c = Corpus(seed)
     for g in (gen_truncations, gen_ipv4_fields, gen_ipv6_ext, gen_big,
               gen_frags, gen_vlan, gen_tiny, gen_checksums, gen_mcast,
-              gen_tcp_udp, gen_arp_nd, gen_non_ip, gen_fuzz):
+              gen_tcp_udp, gen_arp_nd, gen_non_ip, gen_icmp_quotes,
+              gen_fuzz):
         g(c)
     hostile = c.pkts
     c.rng.shuffle(hostile)

@@ -202,6 +202,35 @@ def neigh_seeds():
     return out
 
 
+def lb_icmp_seeds():
+    """fuzz_lb_icmp inputs: a selector byte (bit 0 IPv6, bits 1-2 the
+    VIP: ipip, nat, dsr service, none) and an ICMP message: echo
+    requests, and errors quoting a packet each service's VIP sent."""
+    import struct
+    import gen_hostile as gh
+    out = []
+    for v6 in (0, 1):
+        for vip in range(4):
+            sel = bytes([v6 | vip << 1])
+            out.append(sel + bytes([128 if v6 else 8, 0, 0, 0, 0, 1, 0, 1]) +
+                       b"ping" * 4)
+            vaddr = ("2001:db8:%x0::%x0" % (vip + 1, vip + 1) if v6 else
+                     "10.0.0.%d" % (10 * (vip + 1)))
+            cli = "2001:db8:c::7" if v6 else "198.51.100.7"
+            proto, sport = (17, 53) if vip == 1 else (6, 80)
+            seg = (gh.udp(sport, 4444, b"x" * 24) if proto == 17 else
+                   gh.tcp(sport, 4444, b"x" * 24, flags=0x12))
+            if v6:
+                q = gh.ipv6(vaddr, cli, proto, seg)
+                head = bytes([2, 0, 0, 0]) + struct.pack("!I", 1280)
+            else:
+                q = gh.ipv4(vaddr, cli, proto, seg)
+                head = bytes([3, 4, 0, 0, 0, 0]) + struct.pack("!H", 1400)
+            out.append(sel + head + q)
+            out.append(sel + head + q[:12])         # truncated quote
+    return out
+
+
 def write(target, seeds):
     d = os.path.join(HERE, "corpus", target)
     shutil.rmtree(d, ignore_errors=True)
@@ -223,6 +252,7 @@ def main():
     write("fuzz_rule", rule_seeds())
     write("fuzz_metrics", metrics_seeds())
     write("fuzz_neigh", neigh_seeds())
+    write("fuzz_lb_icmp", lb_icmp_seeds())
 
 
 if __name__ == "__main__":

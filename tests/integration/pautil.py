@@ -33,7 +33,8 @@ write_pcap = gen_sample.write_pcap
 
 DROP_REASONS = ("malformed", "acl", "police", "non_ip", "no_backend", "mtu",
                 "ring_full", "tx_full", "rx_error", "shutdown", "local",
-                "neigh_ring_full", "excp_full", "excp_rate", "not_ours", "to_self", "ttl", "no_route")
+                "neigh_ring_full", "excp_full", "excp_rate", "not_ours", "to_self", "ttl", "no_route",
+                "icmp_bad_quote", "icmp_no_service")
 
 RPC_METHODS_NOW = ("rpc_get_methods", "stats_get", "pipeline_get",
                    "config_get", "shutdown",
@@ -79,6 +80,8 @@ def check_summary(res, n_rx, expect_drops=None):
         assert r in drops, "summary drops lacks %r: %s" % (r, drops)
     assert s["rx_packets"] == n_rx, "rx_packets %s, expected %d" % (
         s["rx_packets"], n_rx)
+    # the ICMP errors the data path makes (time exceeded, too big) are
+    # counted apart ("icmp_errors"); the packets they answer as dropped
     assert s["rx_packets"] == s["tx_packets"] + s["dropped_packets"], \
         "conservation broken: %s" % s
     assert sum(drops.values()) == s["dropped_packets"], \

@@ -9,7 +9,9 @@ For every frame a model says what must happen to it: gen_hostile.parse()
 (the parser as pa_pkt_inline.h documents it) decides malformed or not,
 acl_model.AclModel the ACL's verdict, and the LB section which service
 takes it (fragments: the service of their VIP and protocol with the
-lowest port), and gh.neigh_rx() / gh.neigh_answer() which ARP and ND
+lowest port; ICMP errors to a VIP quoting garbage or no service's flow:
+dropped as icmp_bad_quote / icmp_no_service), and gh.neigh_rx() /
+gh.neigh_answer() which ARP and ND
 frames lib/neigh takes ("local") and what it answers. Then:
 
 - the daemon exits 0, rx == tx + dropped, the drops add up, no mbuf is
@@ -113,6 +115,50 @@ class Model:
                     return s
         return None
 
+    def icmp(self, data, m):
+        """lib/lb's ICMP for VIPs (docs/architecture.md): None when it
+        leaves the frame alone, else the drop reason. The corpus holds
+        no echo request to a VIP and no error quoting a real flow."""
+        v6 = m.family == 6
+        if m.family == 0 or m.flags & gh.F_FRAG or \
+                not m.flags & gh.F_L4 or \
+                m.l4_proto != (58 if v6 else 1) or \
+                m.dst not in {s.vip for s in self.svcs}:
+            return None
+        t = data[m.l4_off]
+        if (v6 and t == 128) or (not v6 and t == 8):
+            raise AssertionError("echo request to a VIP in the corpus")
+        if not ((v6 and 1 <= t <= 3) or (not v6 and t in (3, 11))):
+            return None
+        end = m.l3_off + m.ilen
+        off = m.l4_off + 8
+        if end > gh.FIRST_SEG or end < off:
+            return "icmp_bad_quote"
+        q = data[off:end]
+        if not v6:
+            if len(q) < 20 or q[0] >> 4 != 4:
+                return "icmp_bad_quote"
+            ihl = (q[0] & 15) * 4
+            tot = struct.unpack_from("!H", q, 2)[0]
+            if ihl < 20 or tot < ihl + 8 or len(q) < ihl + 8 or \
+                    struct.unpack_from("!H", q, 6)[0] & 0x1FFF:
+                return "icmp_bad_quote"
+            proto, src, l4 = q[9], _ip(q[12:16]), ihl
+        else:
+            if len(q) < 48 or q[0] >> 4 != 6 or \
+                    struct.unpack_from("!H", q, 4)[0] < 8:
+                return "icmp_bad_quote"
+            proto, src, l4 = q[6], _ip(q[8:24]), 40
+        if proto not in (6, 17) or \
+                (proto == 17 and struct.unpack_from("!H", q, l4 + 4)[0] < 8):
+            return "icmp_bad_quote"
+        sport = struct.unpack_from("!H", q, l4)[0]
+        if src != m.dst or not any((s.vip, s.port, s.proto) ==
+                                   (src, sport, proto) for s in self.svcs):
+            return "icmp_no_service"
+        raise AssertionError("the corpus quotes a real flow: %s" %
+                             data[:96].hex())
+
     def outcome(self, data):
         err, m = gh.parse(data)
         if err:
@@ -135,6 +181,9 @@ class Model:
             return Outcome("acl", m, v.rule_id)
         if act == "police":
             return Outcome("police", m, v.rule_id)
+        ic = self.icmp(data, m)
+        if ic is not None:
+            return Outcome(ic, m, None)
         s = self.service(m)
         if act == "mark":
             assert s is None, "the corpus marks a balanced frame: %s" % (
@@ -357,7 +406,9 @@ def test_hostile_replay(mode, corpus, runs):
             "no_backend": n["no_backend"], "mtu": n["mtu"], "non_ip": 0,
             "ring_full": 0, "tx_full": 0, "rx_error": 0, "shutdown": 0,
             "local": n["local"], "neigh_ring_full": 0,
-            "excp_full": 0, "excp_rate": 0}
+            "excp_full": 0, "excp_rate": 0,
+            "icmp_bad_quote": n["icmp_bad_quote"],
+            "icmp_no_service": n["icmp_no_service"]}
     got = {k: drops[k] for k in want}
     assert got == want, "drops %s, the model says %s (mode %s)" % (
         got, want, mode)
@@ -375,7 +426,8 @@ def test_hostile_replay(mode, corpus, runs):
     dropped = collections.Counter(read_pcap(res.drops_pcap))
     certain = collections.Counter(
         p.data for p, o in zip(pkts, outs)
-        if o.what in ("malformed", "acl", "no_backend", "mtu", "local"))
+        if o.what in ("malformed", "acl", "no_backend", "mtu", "local",
+                      "icmp_bad_quote", "icmp_no_service"))
     policed = collections.Counter(p.data for p, o in zip(pkts, outs)
                                   if o.what == "police")
     index = {p.data: i for i, p in enumerate(pkts)}

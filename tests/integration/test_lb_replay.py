@@ -46,9 +46,12 @@ SHARE_TOL = 0.01
 # helpers
 
 def lb_conf(services, mode="rtc1", acl=None):
+    """The traffic of these tests holds ICMP echo requests to VIPs as
+    traffic the LB leaves alone: lb.icmp_echo is false here (the answers
+    it gives when true are test_lb_icmp.py's)."""
     c = {"pipeline": MODES[mode],
          "lb": {"local_addr": LOCAL4, "local_addr6": LOCAL6,
-                "services": services}}
+                "icmp_echo": False, "services": services}}
     if acl is not None:
         c["acl"] = acl
     return c
@@ -1098,8 +1101,11 @@ def test_no_backend_drops(mode, tmp_path, port_mac):
 
 def test_mtu_drops(tmp_path, port_mac):
     """ipip: an inner packet whose length plus the outer header exceeds
-    the port MTU (1500) is dropped as "mtu", unchanged in the drops pcap;
-    up to the MTU it is encapsulated; nat, dsr and unbalanced packets of
+    the port MTU (1500) is dropped as "mtu"; one that may not be
+    fragmented (IPv4 DF, any IPv6) becomes the ICMP error its client gets
+    (test_lb_icmp.py checks those field by field; here: one per such
+    packet, quoting it), the others are in the drops pcap unchanged; up
+    to the MTU it is encapsulated; nat, dsr and unbalanced packets of
     1500 bytes pass."""
     svcs = [
         {"name": "m4", "vip": "192.0.2.60", "port": 7000, "proto": "udp",
@@ -1132,9 +1138,23 @@ def test_mtu_drops(tmp_path, port_mac):
          n=1500 - 39)
     sm, out, drops = run_lb(tmp_path, "mtu", lb_conf(svcs), t.pkts,
                             {"mtu": len(dropped)})
+    answered = [i for i in dropped
+                if lm.dissect(t.pkts[i].data).ip[0] >> 4 == 6 or
+                lm.dissect(t.pkts[i].data).ip[6] & 0x40]
+    assert answered and len(answered) < len(dropped)
+    icmp = [fr for fr in out if len(fr) > 23 and
+            ((fr[12:14] == b"\x08\x00" and fr[23] == 1) or
+             (fr[12:14] == b"\x86\xdd" and fr[20] == 58))]
+    out = [fr for fr in out if fr not in icmp]
+    quoted = sorted(fr[14 + (28 if fr[12] == 8 else 48):][:200]
+                    for fr in icmp)
+    assert quoted == sorted(lm.dissect(t.pkts[i].data).ip[:200]
+                            for i in answered)
+    assert sm["icmp_errors"]["icmp_tx_packets"] == len(answered), sm
     check_lb_output(t.pkts, out, svcs, port_mac, dropped=dropped,
                     check_used=False)
-    assert sorted(match_output(t.pkts, drops, "drops")) == sorted(dropped)
+    assert sorted(match_output(t.pkts, drops, "drops")) == \
+        sorted(set(dropped) - set(answered))
     assert sm["lb"]["mtu"] == len(dropped), sm["lb"]
     assert max(len(fr) for fr in out) == 14 + 1480 + 20
 

@@ -166,7 +166,7 @@ def test_routed_one_armed_port(mode, tmp_path):
         else:
             assert p[s.ICMPv6TimeExceeded].code == 0
             assert p[s.IPv6].src == PORT_ADDR6 and p[s.IPv6].dst == CLIENT6
-    route = st["route"]
+    route = st["icmp_errors"]
     assert route["icmp_tx_packets"] == n["ttl"], route
     assert route["icmp_not_sent"] == n["ttl_silent"], route
     assert route["icmp_rate_limited"] == 0, route

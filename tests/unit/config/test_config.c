@@ -244,6 +244,7 @@ static const char full_doc[] = J(
     "local_addr": "192.0.2.254", "local_addr6": "2001:db8::fe",
     "flow_table": {"size": 67108864, "tcp_timeout": 86400, "tcp_fin_timeout": 1,
                    "udp_timeout": 45},
+    "icmp_echo": false,
     "services": [
       {"name": "web", "vip": "192.0.2.10", "port": 80, "proto": "tcp",
        "backends": [ {"addr": "10.1.0.1"},
@@ -253,7 +254,7 @@ static const char full_doc[] = J(
        "scheduler": "wrr", "forward": "ipip", "table_size": 1021,
        "backends": [ {"addr": "2001:db8:5::1", "weight": 65535, "state": "down"} ]},
       {"name": "api-nat", "vip": "192.0.2.11", "port": 443, "proto": "tcp",
-       "scheduler": "lc", "forward": "nat",
+       "scheduler": "lc", "forward": "nat", "mss_clamp": 1360,
        "backends": [ {"addr": "10.2.0.1", "port": 8443}, {"addr": "10.2.0.2", "port": 0} ]},
       {"name": "dsr_1", "vip": "192.0.2.12", "port": 8080, "proto": "udp",
        "scheduler": "rr", "forward": "dsr", "table_size": 1048573,
@@ -339,6 +340,8 @@ START_TEST(test_contract_example_loads_into_typed_structs)
 	ck_assert_int_eq(s->scheduler, PA_LB_MAGLEV);
 	ck_assert_int_eq(s->forward, PA_LB_IPIP);
 	ck_assert_uint_eq(s->table_size, 65537);
+	ck_assert_uint_eq(s->mss_clamp, 0);
+	ck_assert(cfg->lb.icmp_echo);
 	ck_assert_uint_eq(s->n_backends, 2);
 	ck_assert_str_eq(ip4(&s->backends[1].addr), "10.1.0.2");
 	ck_assert_uint_eq(s->backends[1].weight, 2);
@@ -881,6 +884,9 @@ START_TEST(test_round_trip_of_every_field)
 	ck_assert_uint_eq(cfg->lb.services[1].port, 53);
 	ck_assert_uint_eq(cfg->lb.services[3].backends[0].mac[0], 0xaa);
 	ck_assert_uint_eq(cfg->lb.flow_table.size, 67108864);
+	ck_assert(!cfg->lb.icmp_echo);
+	ck_assert_uint_eq(cfg->lb.services[2].mss_clamp, 1360);
+	ck_assert_uint_eq(cfg->lb.services[0].mss_clamp, 0);
 	ck_assert(!cfg->pipeline.latency);
 	ck_assert_int_eq(cfg->pipeline.idle.mode, PA_IDLE_ADAPTIVE);
 	ck_assert_uint_eq(cfg->pipeline.idle.spin_polls, 0);
@@ -936,6 +942,7 @@ START_TEST(test_to_json_writes_defaults_explicitly)
 		"lb": {"local_addr": "192.0.2.1",
 			"flow_table": {"size": 1048576, "tcp_timeout": 300,
 				"tcp_fin_timeout": 10, "udp_timeout": 30},
+			"icmp_echo": true,
 			"services": [{"name": "s", "vip": "192.0.2.2",
 			"port": 80, "proto": "tcp", "scheduler": "maglev", "forward": "ipip",
 			"table_size": 65537, "backends": [{"addr": "10.0.0.1", "port": 0,
@@ -1260,6 +1267,10 @@ static const struct err_case err_cases[] = {
 	{ "backend loopback", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"addr\": \"127.0.0.1\"}]}]}}", "$.lb.services[0].backends[0].addr: '127.0.0.1' is a loopback address, not a backend" },
 	{ "backend is the vip", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"addr\": \"192.0.2.10\"}]}]}}", "$.lb.services[0].backends[0].addr: '192.0.2.10' is the service's own VIP" },
 	{ "table_size not prime", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"table_size\": 65536}]}}", "$.lb.services[0].table_size: 65536 is not a prime" },
+	{ "mss_clamp below 536", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"mss_clamp\": 535}]}}", "$.lb.services[0].mss_clamp: 535 out of range 536..65495" },
+	{ "mss_clamp above 65495", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"mss_clamp\": 65496}]}}", "$.lb.services[0].mss_clamp: 65496 out of range 536..65495" },
+	{ "mss_clamp not an integer", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"mss_clamp\": \"1400\"}]}}", "$.lb.services[0].mss_clamp: expected an integer, got a string" },
+	{ "icmp_echo not a boolean", J({"lb": {"icmp_echo": "yes"}}), "$.lb.icmp_echo: expected a boolean, got a string" },
 	{ "table_size below 1021", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"table_size\": 1019}]}}", "$.lb.services[0].table_size: 1019 out of range 1021..1048573" },
 	{ "ipip IPv4 service needs local_addr", J({"lb": {"services": [{"name": "s", "vip": "192.0.2.1", "port": 80, "proto": "tcp"}]}}), "$.lb.services[0].forward: \"ipip\" (the default) for an IPv4 service needs $.lb.local_addr" },
 	{ "ipip IPv6 service needs local_addr6", J({"lb": {"local_addr": "192.0.2.1", "services": [{"name": "s", "vip": "2001:db8::1", "port": 80, "proto": "tcp", "forward": "ipip"}]}}), "$.lb.services[0].forward: \"ipip\" for an IPv6 service needs $.lb.local_addr6" },
