@@ -40,6 +40,7 @@ static struct pa_lb *lb;
 
 static const char conf[] =
 	"{\"lb\": {\"local_addr\": \"192.0.2.1\", \"local_addr6\": \"2001:db8::1\","
+	" \"flow_table\": {\"size\": 4096},"
 	" \"services\": ["
 	"{\"name\": \"i4\", \"vip\": \"10.0.0.10\", \"port\": 80, \"proto\": \"tcp\","
 	" \"scheduler\": \"rr\", \"mss_clamp\": 1200,"
