@@ -253,10 +253,10 @@ start_excp(struct pa_app *app, char *err, size_t err_len)
 		.socket = pa_pipeline_classify_socket(app->pl),
 	};
 
-	if (app->opt.replay_in != NULL)
+	if (app->opt.replay_in != NULL || pa_excp_count(app->cfg) == 0)
 		return 0;
 	app->excp = pa_excp_create(&xo, err, err_len);
-	if (app->excp == NULL && err[0] != '\0')
+	if (app->excp == NULL)
 		return -EINVAL;
 	pa_pipeline_set_excp(app->pl, app->excp);
 	return 0;
