@@ -616,8 +616,9 @@ nat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
  * ICMP to a VIP. An echo request is answered in place, out of its input
  * port. An error quotes a packet the VIP sent (a DSR or NAT reply, a
  * SYN-ACK...): reversed, the quote is the flow client -> VIP, hashed as
- * that flow's packets are, so it finds the flow's entry when this lcore
- * holds it, else the same Maglev choice; the error goes to that backend
+ * that flow's packets are (pa_pkt_hash_quote(), the parser's hash of the
+ * error, which dispatched it to this flow's lcore), so it finds the
+ * flow's entry, else the same Maglev choice; the error goes to that backend
  * the way the flow goes (ipip, dsr; nat rewrites the outer destination
  * and the quoted source back to the backend's).
  */
@@ -633,7 +634,7 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	struct lb_icmp_quote q;
 	struct lb_flow_key k;
 	enum lb_icmp_kind kind;
-	uint32_t hash, ports;
+	uint32_t hash;
 	int32_t pos;
 	int sl, bi = -1;
 
@@ -673,17 +674,9 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	k.dport = q.sport;
 	memcpy(k.src, q.dst, family == 4 ? 4 : 16);
 	memcpy(k.dst, q.src, family == 4 ? 4 : 16);
-	ports = (uint32_t)rte_be_to_cpu_16(k.sport) << 16 |
-		rte_be_to_cpu_16(k.dport);
-	if (family == 4) {
-		uint32_t a, d;
-
-		memcpy(&a, k.src, 4);
-		memcpy(&d, k.dst, 4);
-		hash = pa_pkt_hash_v4(a, d, ports, k.proto);
-	} else {
-		hash = pa_pkt_hash_v6(k.src, k.dst, ports, k.proto);
-	}
+	/* the flow's hash, the one the parser gave this error (so it is
+	 * on the lcore of the flow when the dispatch was by flow hash) */
+	hash = q.hash;
 	pos = rte_hash_lookup_with_hash(w->flows, &k, hash);
 	if (pos >= 0 && now - w->ent[pos].last <= lb->tmo_tsc[w->ent[pos].tmo])
 		bi = lb_flow_backend(s, &w->ent[pos]);

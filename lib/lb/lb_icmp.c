@@ -124,6 +124,10 @@ lb_icmp_quote_parse(const struct rte_mbuf *m, const struct pa_pkt_meta *meta,
 	q->l4_off = (uint16_t)l4;
 	memcpy(&q->sport, p + l4, 2);
 	memcpy(&q->dport, p + l4 + 2, 2);
+	/* the hash the parser gave the error (the same checks, and more:
+	 * it takes every quote this function takes) */
+	if (pa_pkt_hash_quote(ip, end - off, q->family == 6, &q->hash) != 0)
+		return -EINVAL;
 	return 0;
 }
 

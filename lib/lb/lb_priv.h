@@ -428,6 +428,8 @@ struct lb_icmp_quote {
 	uint16_t l4_off;		/* quoted L4 header, from the frame */
 	uint16_t l4_len;		/* quoted L4 bytes (>= 8) */
 	const uint8_t *src, *dst;	/* quoted addresses (in the frame) */
+	uint32_t hash;			/* the flow's hash: pa_pkt_hash_quote(),
+					 * as the parser hashed the error */
 };
 
 /** What an ICMP packet to a VIP is. */

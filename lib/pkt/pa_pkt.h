@@ -149,10 +149,32 @@ pa_pkt_meta(struct rte_mbuf *m)
  * The flow hash is symmetric: both directions of a flow hash the same.
  * It covers addresses, protocol and ports; for fragments (first or not)
  * it covers addresses and protocol only, so all fragments of a datagram
- * hash alike. Non-IP frames hash on their MAC addresses.
+ * hash alike. Non-IP frames hash on their MAC addresses. An ICMP error
+ * whose quote pa_pkt_hash_quote() accepts hashes as the quoted packet
+ * does, so it reaches the lcores of the flow it is about.
  */
 static inline int pa_pkt_parse(const uint8_t *data, uint32_t seg_len,
 		uint32_t pkt_len, struct pa_pkt_meta *meta);
+
+/**
+ * The flow hash of the packet an ICMP error quotes: the hash its flow's
+ * own packets have (symmetric: the quote may be of either direction).
+ *
+ * @param ip   the quoted IP header (the ICMP / ICMPv6 error's body)
+ * @param len  bytes of the quote readable at @p ip (within the error)
+ * @param v6   0: an ICMP quote of IPv4, else an ICMPv6 quote of IPv6
+ * @param hash set on success
+ * @return 0, or -EINVAL for a quote that does not name a flow: shorter
+ *         than its IP header plus 8 bytes, of the wrong version, an IPv4
+ *         IHL under 5, a quoted length under header + 8, a later IPv4
+ *         fragment, IPv6 extension headers, a protocol other than TCP,
+ *         UDP and SCTP. Reads nothing past the header and 8 bytes.
+ *
+ * The parser (for the rx stage's dispatch) and the lb stage (for its
+ * flow table and Maglev choice) both use it, so they agree.
+ */
+int pa_pkt_hash_quote(const uint8_t *ip, uint32_t len, int v6,
+		uint32_t *hash);
 
 /**
  * Parse an mbuf (chains included) into its dynfield metadata.

@@ -65,6 +65,13 @@
  *   on in the later fragments); SCTP needs 12 bytes, ICMP (IPv4, 1) and
  *   ICMPv6 (IPv6, 58) 4 bytes (L4_TRUNC). These set PA_PKT_F_L4; TCP, UDP
  *   and SCTP give ports. Other protocols: no L4 flag, no ports, OK.
+ * - The quote of an ICMP error (IPv4 types 3, 11, 12; ICMPv6 1 to 4; not
+ *   in a fragment), for the flow hash only: its IP header and 8 bytes
+ *   after the 8-byte ICMP header, when they lie within the IP length and
+ *   the first PA_PKT_HDR_MAX bytes of the frame; past @p seg_len they
+ *   give SEGMENT like any header. A quote cut short, beyond
+ *   PA_PKT_HDR_MAX, or one pa_pkt_hash_quote() refuses is no error: the
+ *   packet keeps its own hash.
  *
  * On success every field but out_port and the rx timestamp is written; l4_off is
  * where the IP payload starts (after extension headers) even when
@@ -86,7 +93,12 @@
  * ordered. Fragments (PA_PKT_F_FRAG) hash with ports zero, so all
  * fragments of a datagram (which carry ports in the first only) hash
  * alike; for IPv6 fragments the protocol hashed is the fragment header's
- * next header, the same in every fragment. CRC is linear over GF(2): fine
+ * next header, the same in every fragment. An ICMP error with a usable
+ * quote takes the quoted packet's hash (pa_pkt_hash_quote()): the quote
+ * is a packet of the flow the error is about, in either direction, so
+ * the error reaches that flow's lcores (the lb stage's flow table is per
+ * lcore). Only the general parser sees ICMP: TCP and UDP pay nothing.
+ * CRC is linear over GF(2): fine
  * to spread flows over rings and buckets (any bits of it), not a defence
  * against chosen collisions. The value is the same on every x86-64 build
  * (the software CRC32-C fallback of rte_hash_crc.h gives the same bits).

@@ -11,6 +11,7 @@
 
 #include <netinet/in.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
 #include <rte_common.h>
 #include <rte_errno.h>
@@ -178,6 +179,76 @@ parse_l4(const uint8_t *data, uint32_t seg_len, uint32_t l4_off,
 }
 
 int
+pa_pkt_hash_quote(const uint8_t *ip, uint32_t len, int v6, uint32_t *hash)
+{
+	uint32_t hlen, ports;
+	uint8_t proto;
+
+	if (!v6) {
+		if (len < 20 || (ip[0] >> 4) != 4)
+			return -EINVAL;
+		hlen = (ip[0] & 0xfu) * 4;
+		/* a header under 20 bytes, longer than the datagram it heads,
+		 * or without its 8 bytes of L4 in the quote; a later fragment
+		 * carries no ports */
+		if (hlen < 20 || rd_be16(ip + 2) < hlen + 8 || len < hlen + 8 ||
+		    (rd_be16(ip + 6) & RTE_IPV4_HDR_OFFSET_MASK) != 0)
+			return -EINVAL;
+		proto = ip[9];
+	} else {
+		/* extension headers in a quote are not followed */
+		hlen = sizeof(struct rte_ipv6_hdr);
+		if (len < hlen + 8 || (ip[0] >> 4) != 6 || rd_be16(ip + 4) < 8)
+			return -EINVAL;
+		proto = ip[6];
+	}
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP &&
+	    proto != IPPROTO_SCTP)
+		return -EINVAL;
+	ports = rd_be32(ip + hlen);
+	*hash = v6 ? pa_pkt_hash_v6(ip + 8, ip + 24, ports, proto) :
+		pa_pkt_hash_v4(rd_raw32(ip + 12), rd_raw32(ip + 16), ports,
+			proto);
+	return 0;
+}
+
+/*
+ * An ICMP error (not a fragment, its 4-byte header parsed) at l4_off:
+ * replace *hash with its quote's when the quote's headers are in the
+ * datagram and within PA_PKT_HDR_MAX bytes of the frame. Returns 0 or
+ * SEGMENT (those headers are past the first segment). Whether the
+ * quote counts depends on the frame only, never on seg_len.
+ */
+static int
+icmp_error_hash(const uint8_t *data, uint32_t seg_len, uint32_t l4_off,
+		uint32_t ip_end, int v6, uint32_t *hash)
+{
+	const uint32_t q = l4_off + 8;	/* the ICMP header is 8 bytes */
+	const uint8_t type = data[l4_off];
+	uint32_t end;
+
+	if (v6 ? type < 1 || type > 4 : type != 3 && type != 11 && type != 12)
+		return 0;
+	end = q + (v6 ? sizeof(struct rte_ipv6_hdr) + 8 : 20 + 8);
+	if (end > ip_end || end > PA_PKT_HDR_MAX)
+		return 0;
+	if (!v6) {
+		if (q >= seg_len)
+			return PA_PKT_ERR_SEGMENT;
+		if ((data[q] & 0xfu) < 5)
+			return 0;
+		end = q + (data[q] & 0xfu) * 4u + 8;
+		if (end > ip_end || end > PA_PKT_HDR_MAX)
+			return 0;
+	}
+	if (end > seg_len)
+		return PA_PKT_ERR_SEGMENT;
+	/* the quote's checks read nothing at or past end */
+	(void)pa_pkt_hash_quote(data + q, end - q, v6, hash);
+	return 0;
+}
+
+int
 pa_pkt_parse_full(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
 		struct pa_pkt_meta *meta)
 {
@@ -335,6 +406,16 @@ pa_pkt_parse_full(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
 		hash = pa_pkt_hash_v6(ip + 8, ip + 24,
 				(flags & PA_PKT_F_FRAG) ? 0 : ports,
 				hash_proto);
+
+	/* an ICMP error goes where the flow it quotes goes */
+	if (unlikely(proto == ((flags & PA_PKT_F_IPV6) ? IPPROTO_ICMPV6 :
+			IPPROTO_ICMP)) &&
+	    (flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG)) == PA_PKT_F_L4) {
+		ret = icmp_error_hash(data, seg_len, l4_off, ip_end,
+				!!(flags & PA_PKT_F_IPV6), &hash);
+		if (ret != 0)
+			return ret;
+	}
 
 	meta->hash = hash;
 	meta->flags = flags;

@@ -1493,6 +1493,265 @@ START_TEST(test_hash_spreads_sequential_flows_over_16_buckets)
 }
 END_TEST
 
+/* --- ICMP errors hash as the flow they quote ---------------------------- */
+
+/* the router that sends the errors (to B, the VIP) */
+static const uint8_t ip4_r[4] = { 203, 0, 113, 1 };
+static const uint8_t ip6_r[16] = { 0x20, 0x01, 0x0d, 0xb8, 0xff, [15] = 1 };
+
+/* A packet of the flow A:sport <-> B:dport, TCP or UDP, from A when
+ * @p from_a, else from B (what B, the VIP, sends back) */
+static void
+frame_flow(struct pa_test_frame *f, int v6, uint8_t proto, int from_a,
+		uint16_t sport, uint16_t dport)
+{
+	frame_eth(f, v6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
+	if (v6)
+		pa_test_frame_ipv6(f, from_a ? ip6_a : ip6_b,
+			from_a ? ip6_b : ip6_a, proto, 0, 0, 64);
+	else
+		pa_test_frame_ipv4(f, from_a ? ip4_a : ip4_b,
+			from_a ? ip4_b : ip4_a, proto, 0, 5, 0, 0, 64);
+	if (proto == IPPROTO_TCP)
+		frame_tcp(f, from_a ? sport : dport, from_a ? dport : sport, 5);
+	else
+		frame_udp(f, from_a ? sport : dport, from_a ? dport : sport);
+	frame_payload(f, 100);
+	frame_fix(f);
+}
+
+/* An ICMP (v6) error of @p type from R to B quoting the first @p n bytes
+ * of @p q's IP packet. */
+static void
+frame_icmp_error(struct pa_test_frame *f, int v6, uint8_t type,
+		const struct pa_test_frame *q, uint32_t n)
+{
+	frame_eth(f, v6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
+	if (v6)
+		pa_test_frame_ipv6(f, ip6_r, ip6_b, IPPROTO_ICMPV6, 0, 0, 64);
+	else
+		pa_test_frame_ipv4(f, ip4_r, ip4_b, IPPROTO_ICMP, 0, 5, 0, 0,
+			64);
+	pa_test_frame_icmp(f, type, 0);
+	memcpy(pa_test_frame_grow(f, n), q->b + q->l3, n);
+	frame_fix(f);
+}
+
+/* the hash R <-> B has as an ICMP packet: what an error keeps */
+static uint32_t
+outer_hash(int v6)
+{
+	uint32_t r, b;
+
+	if (v6)
+		return pa_pkt_hash_v6(ip6_r, ip6_b, 0, IPPROTO_ICMPV6);
+	memcpy(&r, ip4_r, 4);
+	memcpy(&b, ip4_b, 4);
+	return pa_pkt_hash_v4(r, b, 0, IPPROTO_ICMP);
+}
+
+START_TEST(test_icmp_error_hashes_as_the_flow_it_quotes)
+{
+	static const uint8_t types4[] = { 3, 11, 12 };
+	static const uint8_t types6[] = { 1, 2, 3, 4 };
+	static const uint8_t protos[] = { IPPROTO_TCP, IPPROTO_UDP };
+	struct pa_test_frame flow, quoted, err;
+	struct pa_pkt_meta fm, em;
+	unsigned int v6, p, i, t, from_a, nt;
+	uint32_t hl, n;
+
+	for (v6 = 0; v6 <= 1; v6++) {
+		hl = v6 ? 40 : 20;
+		nt = v6 ? RTE_DIM(types6) : RTE_DIM(types4);
+		for (p = 0; p < RTE_DIM(protos); p++) {
+			frame_flow(&flow, v6, protos[p], 1, 40123, 443);
+			ck_assert_int_eq(parse_frame(&flow, &fm), PA_PKT_OK);
+			ck_assert_uint_ne(fm.hash, outer_hash(v6));
+			for (i = 0; i < 2 * nt; i++) {
+				t = i / 2;
+				from_a = i % 2;
+				/* the reply B -> A (what routers report to a
+				 * VIP) or the flow's own direction; the
+				 * header + 8 bytes, or all of it */
+				frame_flow(&quoted, v6, protos[p], from_a,
+					40123, 443);
+				n = quoted.len - quoted.l3;
+				if (t % 2 == 0)
+					n = hl + 8;
+				frame_icmp_error(&err, v6, v6 ? types6[t] :
+					types4[t], &quoted, n);
+				ck_assert_int_eq(parse_frame(&err, &em),
+					PA_PKT_OK);
+				ck_assert_uint_eq(em.hash, fm.hash);
+				/* the rest of the metadata is the error's */
+				ck_assert_uint_eq(em.l4_proto, v6 ?
+					IPPROTO_ICMPV6 : IPPROTO_ICMP);
+				ck_assert_uint_eq(em.flags, (v6 ?
+					PA_PKT_F_IPV6 : PA_PKT_F_IPV4) |
+					PA_PKT_F_L4);
+				ck_assert_uint_eq(em.sport, 0);
+				ck_assert_uint_eq(em.dport, 0);
+				/* the shared function says the same */
+				ck_assert_int_eq(pa_pkt_hash_quote(err.b +
+					err.l4 + 8, n, v6, &em.hash), 0);
+				ck_assert_uint_eq(em.hash, fm.hash);
+			}
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_icmp_error_quoting_ipv4_options_hashes_as_its_flow)
+{
+	struct pa_test_frame flow, quoted, err;
+	struct pa_pkt_meta fm, em;
+
+	frame_flow(&flow, 0, IPPROTO_UDP, 1, 5353, 53);
+	ck_assert_int_eq(parse_frame(&flow, &fm), PA_PKT_OK);
+	frame_eth(&quoted, RTE_ETHER_TYPE_IPV4);
+	pa_test_frame_ipv4(&quoted, ip4_b, ip4_a, IPPROTO_UDP, 0, 7, 0, 0, 64);
+	frame_udp(&quoted, 53, 5353);
+	frame_fix(&quoted);
+	frame_icmp_error(&err, 0, 3, &quoted, 28 + 8);
+	ck_assert_int_eq(parse_frame(&err, &em), PA_PKT_OK);
+	ck_assert_uint_eq(em.hash, fm.hash);
+	/* a byte short of the 8 bytes of UDP: the error's own hash */
+	frame_icmp_error(&err, 0, 3, &quoted, 28 + 7);
+	ck_assert_int_eq(parse_frame(&err, &em), PA_PKT_OK);
+	ck_assert_uint_eq(em.hash, outer_hash(0));
+}
+END_TEST
+
+/* @p q's packet quoted whole by an error of type 3 / 1, with @p at
+ * (an offset in the quote) set to @p v: the error keeps its own hash */
+static void
+check_quote_refused(int v6, const struct pa_test_frame *q, uint32_t n,
+		int at, uint8_t v)
+{
+	struct pa_test_frame err;
+	struct pa_pkt_meta m;
+	uint32_t h;
+
+	frame_icmp_error(&err, v6, v6 ? 1 : 3, q, n);
+	if (at >= 0)
+		err.b[err.l4 + 8 + at] = v;
+	ck_assert_int_eq(parse_frame(&err, &m), PA_PKT_OK);
+	ck_assert_uint_eq(m.hash, outer_hash(v6));
+	ck_assert_int_ne(pa_pkt_hash_quote(err.b + err.l4 + 8, n, v6, &h),
+		0);
+}
+
+START_TEST(test_icmp_error_with_short_or_garbage_quote_keeps_its_hash)
+{
+	struct pa_test_frame q4, q6, err;
+	struct pa_pkt_meta m;
+	uint32_t n4, n6;
+
+	frame_flow(&q4, 0, IPPROTO_TCP, 0, 40123, 443);
+	frame_flow(&q6, 1, IPPROTO_UDP, 0, 40123, 443);
+	n4 = q4.len - q4.l3;
+	n6 = q6.len - q6.l3;
+
+	/* truncated: the IP header and 7 bytes, or less */
+	check_quote_refused(0, &q4, 27, -1, 0);
+	check_quote_refused(0, &q4, 19, -1, 0);
+	check_quote_refused(0, &q4, 0, -1, 0);
+	check_quote_refused(1, &q6, 47, -1, 0);
+	check_quote_refused(1, &q6, 39, -1, 0);
+	/* the other version, an IHL under 5 or past the quote */
+	check_quote_refused(0, &q4, n4, 0, 0x65);
+	check_quote_refused(0, &q4, n4, 0, 0x44);
+	check_quote_refused(0, &q4, 28, 0, 0x46);
+	check_quote_refused(1, &q6, n6, 0, 0x40);
+	/* a quoted length under header + 8 (IPv6: payload under 8) */
+	check_quote_refused(0, &q4, n4, 3, 27);	/* of 140: high byte 0 */
+	check_quote_refused(1, &q6, n6, 5, 7);
+	/* a later fragment */
+	check_quote_refused(0, &q4, n4, 7, 1);
+	/* a protocol without ports; IPv6 extension headers */
+	check_quote_refused(0, &q4, n4, 9, IPPROTO_GRE);
+	check_quote_refused(1, &q6, n6, 6, IPPROTO_ROUTING);
+
+	/* not an error: echo, echo reply, redirect; ICMPv6 echo, ND */
+	frame_icmp_error(&err, 0, 8, &q4, n4);
+	ck_assert_int_eq(parse_frame(&err, &m), PA_PKT_OK);
+	ck_assert_uint_eq(m.hash, outer_hash(0));
+	frame_icmp_error(&err, 0, 0, &q4, n4);
+	ck_assert_int_eq(parse_frame(&err, &m), PA_PKT_OK);
+	ck_assert_uint_eq(m.hash, outer_hash(0));
+	frame_icmp_error(&err, 0, 5, &q4, n4);
+	ck_assert_int_eq(parse_frame(&err, &m), PA_PKT_OK);
+	ck_assert_uint_eq(m.hash, outer_hash(0));
+	frame_icmp_error(&err, 1, 128, &q6, n6);
+	ck_assert_int_eq(parse_frame(&err, &m), PA_PKT_OK);
+	ck_assert_uint_eq(m.hash, outer_hash(1));
+	frame_icmp_error(&err, 1, 135, &q6, n6);
+	ck_assert_int_eq(parse_frame(&err, &m), PA_PKT_OK);
+	ck_assert_uint_eq(m.hash, outer_hash(1));
+
+	/* an error cut short by its own IP length, the frame going on */
+	frame_icmp_error(&err, 0, 3, &q4, n4);
+	pa_test_put16(err.b + err.l3 + 2, 20 + 8 + 27);
+	ck_assert_int_eq(parse_frame(&err, &m), PA_PKT_OK);
+	ck_assert_uint_eq(m.hash, outer_hash(0));
+
+	/* a fragmented error hashes as fragments do */
+	frame_icmp_error(&err, 0, 3, &q4, n4);
+	pa_test_put16(err.b + err.l3 + 6, RTE_IPV4_HDR_MF_FLAG);
+	ck_assert_int_eq(parse_frame(&err, &m), PA_PKT_OK);
+	ck_assert_uint_eq(m.flags & PA_PKT_F_FRAG, PA_PKT_F_FRAG);
+	ck_assert_uint_eq(m.hash, outer_hash(0));
+}
+END_TEST
+
+START_TEST(test_icmp_error_quote_split_across_segments_gives_segment)
+{
+	struct pa_test_frame q4, q6, err;
+
+	/* the quote's header and 8 bytes are headers: SEGMENT until they
+	 * are in the first segment, then the whole frame's metadata */
+	frame_flow(&q4, 0, IPPROTO_TCP, 0, 40123, 443);
+	frame_icmp_error(&err, 0, 11, &q4, q4.len - q4.l3);
+	check_every_split_segments(&err, err.l4 + 8 + 28);
+	frame_flow(&q6, 1, IPPROTO_TCP, 0, 40123, 443);
+	frame_icmp_error(&err, 1, 2, &q6, q6.len - q6.l3);
+	check_every_split_segments(&err, err.l4 + 8 + 48);
+	/* a garbage quote is no header: SEGMENT ends with the ICMP header */
+	frame_icmp_error(&err, 0, 3, &q4, q4.len - q4.l3);
+	err.b[err.l4 + 8 + 9] = IPPROTO_GRE;
+	check_every_split_segments(&err, err.l4 + 8 + 28);
+	frame_icmp_error(&err, 0, 3, &q4, 27);
+	check_every_split_segments(&err, err.l4 + 4);
+}
+END_TEST
+
+START_TEST(test_icmp_error_quote_past_hdr_max_keeps_its_hash)
+{
+	struct pa_test_frame q6, err;
+	struct pa_pkt_meta m, whole;
+	unsigned int i;
+
+	/* an ICMPv6 error behind 56 x 8 bytes of destination options: its
+	 * quote ends past PA_PKT_HDR_MAX, so it is not read, whatever the
+	 * first segment holds */
+	frame_flow(&q6, 1, IPPROTO_TCP, 0, 40123, 443);
+	frame_eth(&err, RTE_ETHER_TYPE_IPV6);
+	pa_test_frame_ipv6(&err, ip6_r, ip6_b, IPPROTO_DSTOPTS, 0, 0, 64);
+	for (i = 0; i < 7; i++)
+		frame_ext(&err, IPPROTO_DSTOPTS, i == 6 ? IPPROTO_ICMPV6 :
+			IPPROTO_DSTOPTS, 64);
+	pa_test_frame_icmp(&err, 2, 0);
+	memcpy(pa_test_frame_grow(&err, q6.len - q6.l3), q6.b + q6.l3,
+		q6.len - q6.l3);
+	frame_fix(&err);
+	ck_assert_uint_gt(err.l4 + 8 + 48, PA_PKT_HDR_MAX);
+	ck_assert_int_eq(parse_frame(&err, &whole), PA_PKT_OK);
+	ck_assert_uint_eq(whole.hash, outer_hash(1));
+	ck_assert_int_eq(parse_both(err.b, err.l4 + 4, err.len, &m), PA_PKT_OK);
+	ck_assert_mem_eq(&m, &whole, sizeof(m));
+}
+END_TEST
+
 /* --- flow keys ------------------------------------------------------------ */
 
 START_TEST(test_flow_key_raw_ipv4_is_network_order_tuple)
@@ -1849,6 +2108,17 @@ pkt_suite(void)
 	tcase_add_test(tc, test_hash_values_are_crc32c_and_the_same_on_every_build);
 	tcase_add_test(tc, test_hash_spreads_random_flows_over_16_buckets);
 	tcase_add_test(tc, test_hash_spreads_sequential_flows_over_16_buckets);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("icmp_quote");
+	tcase_add_test(tc, test_icmp_error_hashes_as_the_flow_it_quotes);
+	tcase_add_test(tc,
+		test_icmp_error_quoting_ipv4_options_hashes_as_its_flow);
+	tcase_add_test(tc,
+		test_icmp_error_with_short_or_garbage_quote_keeps_its_hash);
+	tcase_add_test(tc,
+		test_icmp_error_quote_split_across_segments_gives_segment);
+	tcase_add_test(tc, test_icmp_error_quote_past_hdr_max_keeps_its_hash);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("flow_key");
