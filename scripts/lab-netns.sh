@@ -2,6 +2,8 @@
 # The live lab: network namespaces and veth pairs on this machine only, a
 # client behind a router, two appliance slots (pktaccel on net_af_packet),
 # backends with the VIPs on their loopback for direct server return.
+# --one-armed: one appliance slot instead, whose single routed port sits on
+# the backends' bridge beside the router (the usual load-balancer set-up).
 # See docs/lab.md for the diagram and how to run the appliance in it.
 set -euo pipefail
 
@@ -26,6 +28,12 @@ Options:
   -n, --name NAME      lab name, 1-12 of [a-z0-9] (default: lab); the
                        namespaces are pa-NAME-cli, -rtr, -app1, -app2, -beK
   -b, --backends N     backends, 3..9 (default 3); up only
+      --one-armed      up only: the one-armed topology (same as
+                       "--topology one-armed"): one appliance slot, app1,
+                       with a single routed port "arm" on the backends'
+                       bridge next to the router, the VIPs routed to it;
+                       the other commands read the topology from the lab
+      --topology T     up only: "two-armed" (the default) or "one-armed"
       --static-neigh   DEVELOPMENT ONLY: install static kernel neighbour
                        entries for the appliances' addresses (router and
                        backends), for an appliance that does not answer ARP
@@ -35,7 +43,7 @@ Options:
 Everything created is recorded under $STATE_ROOT/NAME/; "down" removes
 only what is recorded there, and "up" refuses to reuse a namespace it did
 not create. The appliance configurations for the two slots are written
-there too (app1.json, app2.json).
+there too (app1.json, app2.json; one-armed: app1.json only).
 EOF
 }
 
@@ -51,6 +59,8 @@ NB=3
 STATIC_NEIGH=0
 SERVERS=1
 ROUTE_ARG=""
+TOPO=""
+NB_SET=0
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -73,6 +83,13 @@ while [ $# -gt 0 ]; do
 	-b | --backends)
 		[ $# -ge 2 ] || die "$1 needs a value"
 		NB=$2
+		NB_SET=1
+		shift
+		;;
+	--one-armed) TOPO=one-armed ;;
+	--topology)
+		[ $# -ge 2 ] || die "$1 needs a value"
+		TOPO=$2
 		shift
 		;;
 	--static-neigh) STATIC_NEIGH=1 ;;
@@ -87,10 +104,26 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$CMD" ] || die "no command (see --help)"
 [[ "$NAME" =~ ^[a-z0-9]{1,12}$ ]] || die "invalid name '$NAME' (1-12 of a-z 0-9)"
-[[ "$NB" =~ ^[3-9]$ ]] || die "invalid backend count '$NB' (3..9)"
 
 STATE="$STATE_ROOT/$NAME"
 CREATED="$STATE/created"
+
+# The commands other than up work on the lab as it was made: its topology
+# and backend count come from its lab.env unless given.
+if [ "$CMD" != up ] && [ -f "$STATE/lab.env" ]; then
+	if [ -z "$TOPO" ]; then
+		TOPO=$(sed -n 's/^TOPOLOGY=//p' "$STATE/lab.env")
+	fi
+	if [ "$NB_SET" -eq 0 ]; then
+		NB=$(sed -n 's/^BACKENDS=//p' "$STATE/lab.env")
+	fi
+fi
+TOPO=${TOPO:-two-armed}
+case "$TOPO" in
+two-armed | one-armed) ;;
+*) die "invalid topology '$TOPO' (two-armed or one-armed)" ;;
+esac
+[[ "$NB" =~ ^[3-9]$ ]] || die "invalid backend count '$NB' (3..9)"
 
 # ------------------------------------------------------------------ topology
 # Namespaces
@@ -110,6 +143,15 @@ RTR_CLI_ADDR=10.10.0.1
 RTR_BR=br0
 RTR_BR_MAC=02:1a:00:30:00:01
 RTR_BR_ADDR=10.30.0.1
+# One-armed (slot 1 only): the appliance's single routed port "arm" on
+# the backends' bridge (bridge port ra1), at the address lan has in the
+# two-armed lab, its gateway the router's bridge address; the exception
+# path's TAP is "k0" in the appliance's namespace (made by pktaccel)
+APP_ARM_IF=arm
+APP_ARM_MAC=02:1a:01:02:00:02
+RTR_ARM_IF=ra1
+RTR_ARM_MAC=02:1a:01:02:00:01
+APP_ARM_KIF=k0
 # Appliance slot k (1, 2): wan towards the router, lan towards the backends
 APP_WAN_IF=wan
 APP_LAN_IF=lan
@@ -167,7 +209,7 @@ all_ns() {
 	echo "$NS_CLI"
 	echo "$NS_RTR"
 	echo "${NS_APP[0]}"
-	echo "${NS_APP[1]}"
+	[ "$TOPO" = one-armed ] || echo "${NS_APP[1]}"
 	for k in $(seq 1 "$NB"); do be_ns "$k"; done
 }
 
@@ -275,10 +317,58 @@ EOF
 	mv "$f.tmp" "$f"
 }
 
+# One-armed: one routed port that is its own peer (no "peer": the default),
+# its gateway the router on the same bridge, the kernel exception path on
+# TAP k0; dsr and nat services (no ipip: lb.local_addr would have to be
+# the port's address, which then stays with the data path and never
+# reaches the kernel).
+write_config_one_armed() {
+	local f="$STATE/app1.json" next backends="" b nat_backends=""
+	if [ "$STATIC_NEIGH" -eq 1 ]; then
+		next="\"gateway_mac\": \"$RTR_BR_MAC\""
+	else
+		next="\"gateway\": \"$RTR_BR_ADDR\""
+	fi
+	for b in $(seq 1 "$NB"); do
+		[ -n "$backends" ] && backends="$backends,"
+		[ -n "$nat_backends" ] && nat_backends="$nat_backends,"
+		backends="$backends
+       {\"addr\": \"$(be_addr "$b")\", \"weight\": $b, \"mac\": \"$(be_mac "$b")\"}"
+		nat_backends="$nat_backends
+       {\"addr\": \"$(be_addr "$b")\", \"port\": $NAT_BACKEND_PORT, \"weight\": $b, \"mac\": \"$(be_mac "$b")\"}"
+	done
+	cat >"$f.tmp" <<EOF
+{
+ "ports": [
+  {"name": "$APP_ARM_IF", "devargs": "net_af_packet0,iface=$APP_ARM_IF",
+   "addr": ["$(app_lan_addr 1)/24"], $next, "kernel_if": "$APP_ARM_KIF"}
+ ],
+ "pipeline": {"mode": "rtc"},
+ "acl": {"default": "permit"},
+ "lb": {
+  "flow_table": {"size": 65536, "tcp_fin_timeout": 2},
+  "services": [
+   {"name": "web-dsr", "vip": "$VIP_DSR", "port": $HTTP_PORT, "proto": "tcp", "forward": "dsr",
+    "backends": [$backends]},
+   {"name": "udp-dsr", "vip": "$VIP_DSR", "port": $UDP_PORT, "proto": "udp", "forward": "dsr",
+    "backends": [$backends]},
+   {"name": "web-nat", "vip": "$VIP_NAT", "port": $HTTP_PORT, "proto": "tcp", "forward": "nat",
+    "backends": [$nat_backends]},
+   {"name": "udp-nat", "vip": "$VIP_NAT", "port": $UDP_PORT, "proto": "udp", "forward": "nat",
+    "backends": [$backends]}
+  ]
+ },
+ "metrics": null
+}
+EOF
+	mv "$f.tmp" "$f"
+}
+
 write_env() {
 	local f="$STATE/lab.env" k
 	{
 		echo "NAME=$NAME"
+		echo "TOPOLOGY=$TOPO"
 		echo "BACKENDS=$NB"
 		echo "STATIC_NEIGH=$STATIC_NEIGH"
 		echo "IPIP=$IPIP"
@@ -290,8 +380,24 @@ write_env() {
 		echo "RTR_CLI_IF=$RTR_CLI_IF"
 		echo "RTR_CLI_MAC=$RTR_CLI_MAC"
 		echo "RTR_CLI_ADDR=$RTR_CLI_ADDR"
+		echo "RTR_BR=$RTR_BR"
 		echo "RTR_BR_ADDR=$RTR_BR_ADDR"
-		for k in 1 2; do
+		echo "RTR_BR_MAC=$RTR_BR_MAC"
+		if [ "$TOPO" = one-armed ]; then
+			echo "APPS=1"
+			echo "NS_APP1=${NS_APP[0]}"
+			echo "APP1_IF=$APP_ARM_IF"
+			echo "APP1_MAC=$APP_ARM_MAC"
+			echo "APP1_ADDR=$(app_lan_addr 1)"
+			echo "APP1_KERNEL_IF=$APP_ARM_KIF"
+			echo "APP1_BRIDGE_PORT=$RTR_ARM_IF"
+			echo "APP1_GATEWAY=$RTR_BR_ADDR"
+			echo "APP1_GATEWAY_MAC=$RTR_BR_MAC"
+			echo "APP1_CONFIG=$STATE/app1.json"
+		else
+			echo "APPS=2"
+		fi
+		for k in $([ "$TOPO" = one-armed ] || echo 1 2); do
 			echo "NS_APP$k=${NS_APP[$((k - 1))]}"
 			echo "APP${k}_WAN_IF=$APP_WAN_IF"
 			echo "APP${k}_LAN_IF=$APP_LAN_IF"
@@ -336,7 +442,16 @@ probe_ipip() {
 
 set_route() {
 	local arg=$1 hops=()
+	if [ "$TOPO" = one-armed ]; then
+		case "$arg" in
+		1) hops=(via "$(app_lan_addr 1)" dev "$RTR_BR") ;;
+		none) ;;
+		*) die "route: the one-armed lab has one appliance: expected 1 or none, got '$arg'" ;;
+		esac
+		if [ "${#hops[@]}" -gt 0 ]; then arg="set"; fi
+	fi
 	case "$arg" in
+	set) ;;
 	1) hops=(via "$(app_wan_addr 1)" dev "$(rtr_wan_if 1)") ;;
 	2) hops=(via "$(app_wan_addr 2)" dev "$(rtr_wan_if 2)") ;;
 	1,2 | 2,1)
@@ -358,6 +473,7 @@ set_route() {
 lab_complete() {
 	local ns pid
 	[ -f "$STATE/lab.env" ] || return 1
+	grep -qx "TOPOLOGY=$TOPO" "$STATE/lab.env" || return 1
 	for ns in $(all_ns); do
 		netns_exists "$ns" || return 1
 		grep -qx "netns $ns" "$CREATED" || return 1
@@ -459,9 +575,20 @@ do_up() {
 	ip -n "$NS_RTR" addr add "$RTR_BR_ADDR/24" dev "$RTR_BR"
 	ip -n "$NS_RTR" link set "$RTR_BR" up
 
+	# one-armed: the appliance's only port on the bridge, beside the
+	# router and the backends; no kernel address on it (pktaccel owns it
+	# through AF_PACKET, the kernel gets the port's address on the TAP
+	# that pktaccel makes)
+	if [ "$TOPO" = one-armed ]; then
+		ns=${NS_APP[0]}
+		add_veth "$ns" "$APP_ARM_IF" "$APP_ARM_MAC" \
+			"$NS_RTR" "$RTR_ARM_IF" "$RTR_ARM_MAC"
+		ip -n "$NS_RTR" link set "$RTR_ARM_IF" master "$RTR_BR"
+		ns_sysctl "$ns" "net.ipv4.conf.$APP_ARM_IF.arp_ignore=8"
+	fi
 	# appliance slots: wan to the router, lan to the bridge; no kernel
 	# addresses there (pktaccel owns the interfaces through AF_PACKET)
-	for k in 1 2; do
+	for k in $([ "$TOPO" = one-armed ] || echo 1 2); do
 		ns=${NS_APP[$((k - 1))]}
 		add_veth "$ns" "$APP_WAN_IF" "$(app_wan_mac "$k")" \
 			"$NS_RTR" "$(rtr_wan_if "$k")" "$(rtr_wan_mac "$k")"
@@ -512,7 +639,14 @@ do_up() {
 	# VIPs to appliance 1 to begin with ("route 1,2" for ECMP)
 	set_route 1
 
-	if [ "$STATIC_NEIGH" -eq 1 ]; then
+	if [ "$STATIC_NEIGH" -eq 1 ] && [ "$TOPO" = one-armed ]; then
+		ip -n "$NS_RTR" neigh replace "$(app_lan_addr 1)" \
+			lladdr "$APP_ARM_MAC" dev "$RTR_BR" nud permanent
+		for k in $(seq 1 "$NB"); do
+			ip -n "$(be_ns "$k")" neigh replace "$(app_lan_addr 1)" \
+				lladdr "$APP_ARM_MAC" dev "$BE_IF" nud permanent
+		done
+	elif [ "$STATIC_NEIGH" -eq 1 ]; then
 		for k in 1 2; do
 			ip -n "$NS_RTR" neigh replace "$(app_wan_addr "$k")" \
 				lladdr "$(app_wan_mac "$k")" dev "$(rtr_wan_if "$k")" nud permanent
@@ -525,8 +659,12 @@ do_up() {
 		done
 	fi
 
-	write_config 1
-	write_config 2
+	if [ "$TOPO" = one-armed ]; then
+		write_config_one_armed
+	else
+		write_config 1
+		write_config 2
+	fi
 	write_env
 
 	if [ "$SERVERS" -eq 1 ]; then
@@ -550,7 +688,7 @@ do_up() {
 		done
 	fi
 	UP_DONE=1
-	echo "$PROG: lab '$NAME' is up: $(all_ns | tr '\n' ' ')(ipip tunnels: $([ "$IPIP" -eq 1 ] && echo yes || echo "no, this kernel has none"))"
+	echo "$PROG: lab '$NAME' ($TOPO) is up: $(all_ns | tr '\n' ' ')(ipip tunnels: $([ "$IPIP" -eq 1 ] && echo yes || echo "no, this kernel has none"))"
 }
 
 # ------------------------------------------------------------------ status
@@ -575,12 +713,13 @@ do_status() {
 			echo "server $what: NOT RUNNING (pid $pid)"
 		fi
 	done < <(recorded_pids)
+	echo "topology: $TOPO"
 	if netns_exists "$NS_RTR"; then
 		echo "route: $(ip -n "$NS_RTR" route show "$VIP_NET" | tr '\n' ' ')"
 	fi
 	lab_complete && ok=1
 	if [ "$ok" -eq 1 ]; then
-		echo "lab '$NAME': up ($STATE)"
+		echo "lab '$NAME': up, $TOPO ($STATE)"
 		return 0
 	fi
 	echo "lab '$NAME': incomplete ('$PROG up --name $NAME' rebuilds it)"

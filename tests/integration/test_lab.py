@@ -355,9 +355,14 @@ def test_tcp_and_udp_through_the_appliance(lab, apps, mode):
         assert nat_replies == 0, nat_replies
         assert back < n // 10 + 20, "%d packets went back out through " \
             "the appliance for %d dsr connections" % (back, n)
-    # nothing lost: "local" is ARP handled by the appliance, not a loss
-    lost0 = {k: v for k, v in st0["drops"].items() if k != "local"}
-    lost1 = {k: v for k, v in st1["drops"].items() if k != "local"}
+    # nothing lost: "local" is ARP handled by the appliance, not a loss;
+    # nor are the frames a routed port takes no part in (port roles): a
+    # neighbour's ARP request for another host (broadcast: "to_self"),
+    # the bridge's flooding of unknown unicast ("not_ours"), whenever a
+    # kernel's neighbour or fdb entry happens to expire mid-burst
+    ignored = ("local", "to_self", "not_ours")
+    lost0 = {k: v for k, v in st0["drops"].items() if k not in ignored}
+    lost1 = {k: v for k, v in st1["drops"].items() if k not in ignored}
     assert lost1 == lost0, (st0["drops"], st1["drops"])
 
     # UDP to the same VIP

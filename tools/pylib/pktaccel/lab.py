@@ -52,7 +52,7 @@ def namespaces_usable():
 
 
 def reap_stale_labs():
-    """Labs of earlier test runs ("t<pid>", "u<pid>") whose process is
+    """Labs of earlier test runs ("t<pid>", "u<pid>", "o<pid>") whose process is
     gone (killed by a timeout before its clean-up ran): take them down.
     Only what lab-netns.sh recorded is touched."""
     try:
@@ -60,7 +60,7 @@ def reap_stale_labs():
     except OSError:
         return
     for n in names:
-        m = re.fullmatch(r"[tu](\d+)", n)
+        m = re.fullmatch(r"[tuo](\d+)", n)
         if m is None or not os.path.isdir(os.path.join(STATE_ROOT, n)):
             continue
         if os.path.exists("/proc/%s" % m.group(1)):
@@ -82,17 +82,21 @@ def lab_cpus():
 
 class Lab:
     """A lab made by scripts/lab-netns.sh, with its KEY=VALUE description
-    (lab-netns.sh env) in self.env."""
+    (lab-netns.sh env) in self.env. topology: "two-armed" (two appliance
+    slots, wan and lan) or "one-armed" (one slot, a single routed port on
+    the backends' bridge)."""
 
-    def __init__(self, name, static_neigh):
+    def __init__(self, name, static_neigh, topology="two-armed"):
         self.name = name
         self.static_neigh = static_neigh
+        self.topology = topology
         self.env = {}
         self.daemons = []
 
     # -- topology
     def up(self):
-        args = [LAB_SH, "up", "--name", self.name]
+        args = [LAB_SH, "up", "--name", self.name, "--topology",
+                self.topology]
         if self.static_neigh:
             args.append("--static-neigh")
         sh(args, timeout=180, check=True)
