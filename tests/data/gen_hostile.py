@@ -1826,6 +1826,16 @@ def gen_routed(c):
         add(eth(c.smac(), 0x86DD, dst=pm) +
             ipv6("2001:db8:e0::4", dst6, 17, udp(50400, 9, filler(r, n)),
                  hlim=1, l4proto=(17, 0)), "hlim1_big6_%d" % n)
+    # too big for the ipip tunnel and not to be fragmented (IPv4 DF, IPv6):
+    # on a routed port lib/lb answers fragmentation needed / too big
+    add(eth(c.smac(), 0x0800, dst=pm) +
+        ipv4("198.51.100.229", VIP4, 6, tcp(50050, 80, filler(r, 1460),
+                                            flags=0x10), frag=0x4000),
+        "too_big4_df")
+    add(eth(c.smac(), 0x86DD, dst=pm) +
+        ipv6("2001:db8:e0::b", VIP6_IPIP, 17,
+             udp(50051, 4500, filler(r, 1440)), l4proto=(17, 0)),
+        "too_big6")
     # malformed IP headers with TTL 1: never answered
     good = ipv4("198.51.100.234", dst4, 17, udp(50500, 9, filler(r, 12)),
                 ttl=1)
@@ -2000,13 +2010,10 @@ def build_routed(seed=SEED):
     c.pkts = []
     gen_routed(c)
     extra = c.pkts
-    at = sorted(c.rng.sample(range(len(mixed) + len(extra)), len(extra)))
-    out, ei, k = [], iter(extra), 0
-    mi = iter(mixed)
-    at = set(at)
-    for k in range(len(mixed) + len(extra)):
-        out.append(next(ei) if k in at else next(mi))
-    return out
+    total = len(mixed) + len(extra)
+    at = set(c.rng.sample(range(total), len(extra)))
+    ei, mi = iter(extra), iter(mixed)
+    return [next(ei) if k in at else next(mi) for k in range(total)]
 
 
 def build(seed=SEED):
