@@ -185,7 +185,9 @@ void pa_port_snapshot(const struct pa_port_set *ps, unsigned int i,
  *
  * None is built (RFC 1122 3.2.2, RFC 4443 2.4 (e)) about an ICMP error,
  * a non-first fragment, or a packet whose source is not a unicast
- * address (unspecified, multicast, IPv4 broadcast or loopback).
+ * address (unspecified, multicast, IPv4 broadcast or loopback), nor to
+ * an Ethernet source that is a group, all zeros or @p src_mac itself
+ * (RFC 1812 4.3.2.7: never reflected to a group or to the port).
  *
  * @param l3_off  offset of the IP header in @p frame
  * @param len     bytes of @p frame

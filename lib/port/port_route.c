@@ -129,6 +129,12 @@ pa_port_build_time_exceeded(uint8_t *buf, uint32_t room, const uint8_t *frame,
 
 	if (l3_off < 14 || l3_off > 14 + MAX_TAG_BYTES || len <= l3_off)
 		return 0;
+	/* back to a group, all-zero or our own Ethernet source: none (it
+	 * would be sent to a group, or to the port itself) */
+	if ((frame[ETH_ALEN] & 1) ||
+	    memcmp(frame + ETH_ALEN, src_mac, ETH_ALEN) == 0 ||
+	    memcmp(frame + ETH_ALEN, "\0\0\0\0\0\0", ETH_ALEN) == 0)
+		return 0;
 	ip = frame + l3_off;
 	n = len - l3_off;
 	v4 = (ip[0] >> 4) == 4;

@@ -555,11 +555,14 @@ OURS6 = {str(ipaddress.ip_address(a)) for a in
          [LOCAL6] + [s_["vip"] for s_ in LB["services"] if ":" in s_["vip"]]}
 
 
-def neigh_rx(frame, m):
+def neigh_rx(frame, m, ours=None):
     """What the rx stage does with a well-formed frame (meta m): None
     (old path), "malformed" or "local" (to the control side). The replay
     port has no addresses and resolves nothing: only the VIPs and the
-    local addresses are the appliance's."""
+    local addresses are the appliance's. ours: (IPv4 set, IPv6 set) of
+    the appliance's addresses on the port, when not OURS4/OURS6 (a routed
+    replay port adds its own)."""
+    ours4, ours6 = ours or (OURS4, OURS6)
     if m.flags & F_NON_IP:
         l3 = m.l3_off
         if frame[l3 - 2:l3] != b"\x08\x06":
@@ -569,7 +572,7 @@ def neigh_rx(frame, m):
             return "malformed"
         if a[0:4] != b"\x00\x01\x08\x00" or a[4] != 6 or a[5] != 4:
             return None
-        return "local" if str(ipaddress.ip_address(a[24:28])) in OURS4 \
+        return "local" if str(ipaddress.ip_address(a[24:28])) in ours4 \
             else None
     if m.family != 6 or m.l4_proto != 58 or not m.flags & F_L4 or \
             m.flags & F_FRAG:
@@ -581,7 +584,7 @@ def neigh_rx(frame, m):
     if end - l4 < 24:
         return "malformed"
     tgt = str(ipaddress.ip_address(frame[l4 + 8:l4 + 24]))
-    return "local" if tgt in OURS6 else None
+    return "local" if tgt in ours6 else None
 
 
 def _mac_unicast(b):
@@ -611,9 +614,11 @@ def _icmp6_csum(src, dst, msg):
     return (~s) & 0xFFFF
 
 
-def neigh_answer(frame, port_mac):
+def neigh_answer(frame, port_mac, ours=None):
     """The frame the control side sends for a "local" frame, or None
-    (refused, a conflict, a reply, an advertisement)."""
+    (refused, a conflict, a reply, an advertisement). ours: as for
+    neigh_rx()."""
+    ours4, ours6 = ours or (OURS4, OURS6)
     off, tags = 12, 0
     while True:
         if len(frame) - off < 2:
@@ -639,9 +644,9 @@ def neigh_answer(frame, port_mac):
             return None
         if not _ip4_unicast(tpa) or esrc != sha:
             return None
-        if not probe and str(ipaddress.ip_address(spa)) in OURS4:
+        if not probe and str(ipaddress.ip_address(spa)) in ours4:
             return None
-        if op != 1 or str(ipaddress.ip_address(tpa)) not in OURS4 or \
+        if op != 1 or str(ipaddress.ip_address(tpa)) not in ours4 or \
                 sha == port_mac:
             return None
         r = sha + port_mac + tagb + b"\x08\x06" + struct.pack(
@@ -679,10 +684,10 @@ def neigh_answer(frame, port_mac):
         return None
     if lla is not None and lla != esrc:
         return None
-    if src != zero and str(ipaddress.ip_address(src)) in OURS6:
+    if src != zero and str(ipaddress.ip_address(src)) in ours6:
         return None
     if lla == port_mac or not ns or \
-            str(ipaddress.ip_address(tgt)) not in OURS6:
+            str(ipaddress.ip_address(tgt)) not in ours6:
         return None
     dad = src == zero
     edst = bytes.fromhex("333300000001") if dad else (lla or esrc)
@@ -1734,6 +1739,281 @@ def gen_icmp_quotes(c):
         "no_port6")
     # not to a VIP: left alone, whatever it quotes
     add(icmp_quote_error(c, 4, "192.0.2.99", q4[:12]), "not_to_a_vip")
+
+
+# --------------------------------------------------------------------------
+# The routed variant: replay0 with addresses (a routed one-armed port)
+
+REPLAY_MAC = bytes.fromhex("027063617000")     # net_pcap's first port
+ROUTED_GW_MAC = bytes.fromhex("020000009901")
+ROUTED_ADDR4 = "100.64.0.5"
+ROUTED_ADDR6 = "2001:db8:64::5"
+ROUTED_PORT = {"name": "replay0", "devargs": "net_null0",
+               "addr": [ROUTED_ADDR4 + "/24", ROUTED_ADDR6 + "/64"],
+               "gateway_mac": "02:00:00:00:99:01"}
+# what lib/neigh takes on the routed port: the VIPs, local_addr(6) and
+# the port's own addresses
+ROUTED_OURS = (OURS4 | {ROUTED_ADDR4}, OURS6 | {ROUTED_ADDR6})
+
+
+def routed_config(pipeline):
+    """config() with replay0 routed: its addresses and gateway_mac."""
+    return dict(config(pipeline), ports=[ROUTED_PORT])
+
+
+def _snm(a):
+    """The solicited-node group of IPv6 address a, and its MAC."""
+    b = ip6b(a)
+    g = "ff02::1:ff%02x:%02x%02x" % (b[13], b[14], b[15])
+    return g, bytes.fromhex("3333ff") + b[13:16]
+
+
+def gen_routed(c):
+    """Frames for the routed path: TTL / hop limit 0, 1, 2 in transit
+    (with IP options, extension headers, VLAN tags), malformed headers
+    with TTL 1, ICMP errors, fragments and group sources at TTL 1 (never
+    answered), frames for the port's own addresses, foreign unicast and
+    group MACs with every kind of payload, and the port's own MAC as
+    source (spoofed)."""
+    r = c.rng
+    pm = REPLAY_MAC
+    add = lambda b, kind: c.add(b, "routed", kind)
+    dst4, dst6 = "203.0.113.240", "2001:db8:f0::1"
+    opts4 = b"\x07\x07\x04" + b"\0" * 4 + b"\x01"     # record route + NOP
+    ext6 = (("hbh", 0, ext_opts(17, 0, 0)),
+            ("dst", 60, ext_opts(17, 1, 60)),
+            ("rt", 43, ext_routing(17)),
+            ("frag0", 44, ext_frag(17, 0, 0, 0x5151)),
+            ("hbh_dst", 0, ext_opts(60, 0, 0) + ext_opts(17, 0, 60)))
+    for ttl in (0, 1, 2, 255):
+        for k, (opts, tags) in enumerate(((b"", ()), (opts4, ()),
+                                          (b"", [(0x8100, 5)]),
+                                          (opts4, [(0x88A8, 6),
+                                                   (0x8100, 7)]))):
+            add(pad60(eth(c.smac(), 0x0800, tags, dst=pm) +
+                      ipv4("198.51.100.230", dst4, 17,
+                           udp(50000 + ttl, 33434 + k, filler(r, 12)),
+                           ttl=ttl, opts=opts)), "ttl%d_v4_%d" % (ttl, k))
+        add(pad60(eth(c.smac(), 0x0800, dst=pm) +
+                  ipv4("198.51.100.231", dst4, 6,
+                       tcp(50100 + ttl, 80, filler(r, 8), flags=0x02),
+                       ttl=ttl)), "ttl%d_tcp4" % ttl)
+        add(pad60(eth(c.smac(), 0x0800, dst=pm) +
+                  ipv4("198.51.100.232", dst4, 1, icmp4(8, 0, filler(r, 8)),
+                       ttl=ttl)), "ttl%d_echo4" % ttl)
+        for tags in ((), [(0x8100, 8)]):
+            add(pad60(eth(c.smac(), 0x86DD, tags, dst=pm) +
+                      ipv6("2001:db8:e0::1", dst6, 17,
+                           udp(50200 + ttl, 33434, filler(r, 12)),
+                           hlim=ttl, l4proto=(17, 0))),
+                "hlim%d_v6_%d" % (ttl, len(tags)))
+        for nm, nh, x in ext6:
+            add(pad60(eth(c.smac(), 0x86DD, dst=pm) +
+                      ipv6("2001:db8:e0::2", dst6, nh,
+                           x + udp(50300 + ttl, 33435, filler(r, 10)),
+                           hlim=ttl, l4proto=(17, len(x)))),
+                "hlim%d_%s" % (ttl, nm))
+        add(pad60(eth(c.smac(), 0x86DD, dst=pm) +
+                  ipv6("2001:db8:e0::3", dst6, 58,
+                       struct.pack("!BBHHH", 128, 0, 0, 7, ttl) +
+                       filler(r, 8), hlim=ttl, l4proto=(58, 0))),
+            "hlim%d_echo6" % ttl)
+    # big transit frames at TTL 1: the quote is cut at 576 / 1280 bytes
+    for n in (600, 1400):
+        add(eth(c.smac(), 0x0800, dst=pm) +
+            ipv4("198.51.100.233", dst4, 17, udp(50400, 9, filler(r, n)),
+                 ttl=1), "ttl1_big4_%d" % n)
+        add(eth(c.smac(), 0x86DD, dst=pm) +
+            ipv6("2001:db8:e0::4", dst6, 17, udp(50400, 9, filler(r, n)),
+                 hlim=1, l4proto=(17, 0)), "hlim1_big6_%d" % n)
+    # too big for the ipip tunnel and not to be fragmented (IPv4 DF, IPv6):
+    # on a routed port lib/lb answers fragmentation needed / too big
+    add(eth(c.smac(), 0x0800, dst=pm) +
+        ipv4("198.51.100.229", VIP4, 6, tcp(50050, 80, filler(r, 1460),
+                                            flags=0x10), frag=0x4000),
+        "too_big4_df")
+    add(eth(c.smac(), 0x86DD, dst=pm) +
+        ipv6("2001:db8:e0::b", VIP6_IPIP, 17,
+             udp(50051, 4500, filler(r, 1440)), l4proto=(17, 0)),
+        "too_big6")
+    # malformed IP headers with TTL 1: never answered
+    good = ipv4("198.51.100.234", dst4, 17, udp(50500, 9, filler(r, 12)),
+                ttl=1)
+    for cut in (14 + 8, 14 + 9, 14 + 19):
+        add((eth(c.smac(), 0x0800, dst=pm) + good)[:cut], "ttl1_cut%d" % cut)
+    for nm, ihl, tot in (("ihl4", 4, None), ("ihl15", 15, None),
+                         ("tot_long", 5, 400), ("tot_short", 5, 19)):
+        b = bytearray(good)
+        b[0] = 0x40 | ihl
+        if tot is not None:
+            struct.pack_into("!H", b, 2, tot)
+        add(eth(c.smac(), 0x0800, dst=pm) + bytes(b), "ttl1_" + nm)
+    g6 = ipv6("2001:db8:e0::5", dst6, 17, udp(50500, 9, filler(r, 12)),
+              hlim=1, l4proto=(17, 0))
+    for cut in (14 + 8, 14 + 39):
+        add((eth(c.smac(), 0x86DD, dst=pm) + g6)[:cut], "hlim1_cut%d" % cut)
+    b = bytearray(g6)
+    struct.pack_into("!H", b, 4, 300)
+    add(eth(c.smac(), 0x86DD, dst=pm) + bytes(b), "hlim1_plen_long")
+    add(eth(c.smac(), 0x86DD, dst=pm) +
+        ipv6("2001:db8:e0::5", dst6, 0, ext_opts(0, 0, 0) * 9 + b"\0" * 8,
+             hlim=1), "hlim1_ext_loop")
+    # ICMP errors at TTL 1 (no error about an error); queries answered
+    q4 = ipv4(dst4, "198.51.100.235", 17, udp(9, 50600, b"x" * 8))
+    for typ, code in ((3, 1), (3, 4), (11, 0), (12, 0), (5, 1), (4, 0),
+                      (0, 0), (13, 0)):
+        body = q4 if typ in (3, 4, 5, 11, 12) else filler(r, 8)
+        add(pad60(eth(c.smac(), 0x0800, dst=pm) +
+                  ipv4("198.51.100.235", dst4, 1, icmp4(typ, code, body),
+                       ttl=1)), "ttl1_icmp4_%d_%d" % (typ, code))
+    q6 = ipv6(dst6, "2001:db8:e0::6", 17, udp(9, 50600, b"x" * 8))
+    for typ in (1, 2, 3, 4, 127, 128, 129, 200):
+        add(pad60(eth(c.smac(), 0x86DD, dst=pm) +
+                  ipv6("2001:db8:e0::6", dst6, 58,
+                       struct.pack("!BBHI", typ, 0, 0, 0) + q6, hlim=1,
+                       l4proto=(58, 0))), "hlim1_icmp6_%d" % typ)
+    add(pad60(eth(c.smac(), 0x86DD, dst=pm) +
+              ipv6("2001:db8:e0::6", dst6, 60,
+                   ext_opts(58, 0, 60) + struct.pack("!BBHI", 1, 0, 0, 0) +
+                   q6, hlim=1, l4proto=(58, 8))), "hlim1_icmp6_err_ext")
+    # fragments at TTL 1: only the first is answered
+    for off, mf, nm in ((0, 1, "first"), (8, 1, "mid"), (16, 0, "last")):
+        add(pad60(eth(c.smac(), 0x0800, dst=pm) +
+                  ipv4("198.51.100.236", dst4, 17,
+                       udp(50700, 9, b"f" * 16) if off == 0 else
+                       b"f" * 16, frag=(mf << 13) | (off // 8),
+                       ident=0x99, ttl=1)), "ttl1_frag4_" + nm)
+        add(pad60(eth(c.smac(), 0x86DD, dst=pm) +
+                  ipv6("2001:db8:e0::7", dst6, 44,
+                       ext_frag(17, off // 8, mf, 0x9999) +
+                       (udp(50700, 9, b"f" * 16) if off == 0 else
+                        b"f" * 16), hlim=1)), "hlim1_frag6_" + nm)
+    # group / unspecified / loopback sources at TTL 1: no answer
+    for src in ("224.0.0.9", "255.255.255.255", "0.0.0.0", "127.0.0.1",
+                "240.0.0.1"):
+        add(pad60(eth(c.smac(), 0x0800, dst=pm) +
+                  ipv4(src, dst4, 17, udp(50800, 9, filler(r, 8)), ttl=1)),
+            "ttl1_src_" + src)
+    for src in ("ff02::1", "ff0e::5", "::"):
+        add(pad60(eth(c.smac(), 0x86DD, dst=pm) +
+                  ipv6(src, dst6, 17, udp(50800, 9, filler(r, 8)), hlim=1,
+                       l4proto=(17, 0))), "hlim1_src_" + src)
+    # for the port itself, whatever the TTL: to_self
+    for ttl in (0, 1, 64):
+        add(pad60(eth(c.smac(), 0x0800, dst=pm) +
+                  ipv4("198.51.100.237", ROUTED_ADDR4, 6,
+                       tcp(50900 + ttl, 22, flags=0x02), ttl=ttl)),
+            "self4_ttl%d" % ttl)
+        add(pad60(eth(c.smac(), 0x86DD, dst=pm) +
+                  ipv6("2001:db8:e0::8", ROUTED_ADDR6, 58,
+                       struct.pack("!BBHHH", 128, 0, 0, 1, ttl),
+                       hlim=ttl, l4proto=(58, 0))), "self6_hlim%d" % ttl)
+    for dst in ("255.255.255.255", "224.0.0.1", "239.1.2.3", "100.64.0.255"):
+        add(pad60(eth(c.smac(), 0x0800, dst=pm) +
+                  ipv4("100.64.0.9", dst, 17, udp(51000, 9, filler(r, 8)),
+                       ttl=1)), "ip_group_" + dst)
+    add(pad60(eth(c.smac(), 0x86DD, dst=pm) +
+              ipv6("fe80::9", "ff02::2", 58,
+                   struct.pack("!BBHI", 133, 0, 0, 0), hlim=255,
+                   l4proto=(58, 0))), "rs6_to_port_mac")
+    # ARP / ND for the port's addresses: answered
+    add(pad60(eth(mac(0x6401), 0x0806, dst=b"\xff" * 6) +
+              arp(1, mac(0x6401), "100.64.0.1", bytes(6), ROUTED_ADDR4)),
+        "arp_port_addr")
+    add(pad60(eth(mac(0x6402), 0x0806, dst=pm) +
+              arp(1, mac(0x6402), "100.64.0.2", pm, ROUTED_ADDR4)),
+        "arp_port_addr_unicast")
+    grp, gmac = _snm(ROUTED_ADDR6)
+    add(eth(mac(0x6403), 0x86DD, dst=gmac) +
+        ipv6("2001:db8:64::3", grp, 58,
+             nd(135, None, None, ROUTED_ADDR6, lladdr=mac(0x6403)),
+             hlim=255, l4proto=(58, 0)), "ns_port_addr")
+    # solicited-node groups: of another address, and ours carrying other
+    # than ND (both not_ours)
+    ograp, ogmac = _snm("2001:db8:64::77")
+    add(eth(mac(0x6404), 0x86DD, dst=ogmac) +
+        ipv6("2001:db8:64::3", ograp, 58,
+             nd(135, None, None, "2001:db8:64::77", lladdr=mac(0x6404)),
+             hlim=255, l4proto=(58, 0)), "ns_other_snm")
+    add(pad60(eth(mac(0x6405), 0x86DD, dst=gmac) +
+              ipv6("2001:db8:64::3", grp, 17, udp(1, 2, b"x"),
+                   l4proto=(17, 0))), "udp_to_our_snm")
+    # foreign and group destination MACs, every kind of payload
+    bodies = (
+        (0x0800, ipv4("198.51.100.238", dst4, 17, udp(51100, 9, b"y" * 8))),
+        (0x0800, ipv4("198.51.100.238", dst4, 17, udp(51101, 9, b"y" * 8),
+                      ttl=1)),
+        (0x0800, ipv4("198.51.100.238", ROUTED_ADDR4, 6, tcp(51102, 22))),
+        (0x0800, ipv4("198.51.100.238", VIP4, 6, tcp(51103, 80,
+                                                     flags=0x02))),
+        (0x86DD, ipv6("2001:db8:e0::9", dst6, 17, udp(51104, 9, b"y" * 8),
+                      l4proto=(17, 0))),
+        (0x86DD, ipv6("2001:db8:e0::9", VIP6_DSR, 6,
+                      tcp(51105, 443, flags=0x02), l4proto=(6, 0))),
+        (0x86DD, ipv6("fe80::9", "ff02::1:ff00:5", 58,
+                      nd(135, None, None, ROUTED_ADDR6, lladdr=mac(0x6406)),
+                      hlim=255, l4proto=(58, 0))),
+        (0x0806, arp(1, mac(0x6407), "100.64.0.7", bytes(6), ROUTED_ADDR4)),
+        (0x0806, arp(2, mac(0x6408), "100.64.0.8", pm, ROUTED_ADDR4)),
+        (0x88CC, filler(r, 40)), (0x8847, b"\x00\x01\x41\x40" + ipv4(
+            "198.51.100.238", dst4, 17, udp(51106, 9))),
+        (0x8863, filler(r, 30)), (0x0600, filler(r, 30)),
+        (0x05DC, filler(r, 30)), (0x88B5, filler(r, 30)))
+    for d in (APPLIANCE_MAC, ROUTED_GW_MAC, mac(0x640a),
+              bytes.fromhex("0180c2000000"), bytes.fromhex("0180c200000e"),
+              bytes.fromhex("01005e000005"), bytes.fromhex("01005e7f0001"),
+              bytes.fromhex("333300000002"), bytes.fromhex("3333000000fb"),
+              ogmac, bytes.fromhex("030000000001"), bytes(6),
+              pm[:5] + b"\x01", b"\x03" + pm[1:]):
+        for k, (et, body) in enumerate(bodies):
+            tags = [(0x8100, 9)] if k % 3 == 2 else ()
+            add(pad60(eth(c.smac(), et, tags, dst=d) + body),
+                "foreign_%s_%d" % (d.hex(), k))
+    # broadcast and all-nodes: to_self, unless ARP/ND the port answers
+    for d in (b"\xff" * 6, bytes.fromhex("333300000001")):
+        for k, (et, body) in enumerate(bodies):
+            add(pad60(eth(c.smac(), et, dst=d) + body),
+                "group_%s_%d" % (d.hex(), k))
+    # the port's own MAC as source (spoofed): transit, TTL 1, to itself,
+    # ARP from it (refused), a VIP
+    for k, (et, body) in enumerate(bodies):
+        add(pad60(eth(pm, et, dst=pm) + body), "own_src_%d" % k)
+        add(pad60(eth(pm, et, dst=b"\xff" * 6) + body), "own_src_bc_%d" % k)
+    # group source MACs at TTL 1 and in transit
+    for sm in (b"\xff" * 6, bytes.fromhex("01005e000001"),
+               bytes.fromhex("333300000001"), bytes(6)):
+        for ttl in (1, 64):
+            add(pad60(eth(sm, 0x0800, dst=pm) +
+                      ipv4("198.51.100.239", dst4, 17,
+                           udp(51200 + ttl, 9, filler(r, 8)), ttl=ttl)),
+                "grp_src_%s_ttl%d" % (sm.hex(), ttl))
+            add(pad60(eth(sm, 0x86DD, dst=pm) +
+                      ipv6("2001:db8:e0::a", dst6, 17,
+                           udp(51200 + ttl, 9, filler(r, 8)), hlim=ttl,
+                           l4proto=(17, 0))),
+                "grp_src6_%s_ttl%d" % (sm.hex(), ttl))
+
+
+def build_routed(seed=SEED):
+    """The corpus for the routed replay port: build()'s frames to the
+    appliance's MAC readdressed to the port's (REPLAY_MAC; every other
+    destination kept, so broadcast, groups and truncated MACs stay), and
+    gen_routed()'s frames mixed in at seeded places. Frames are unique."""
+    base = build(seed)
+    c = Corpus(seed + 1)
+    for p in base:
+        d = p.data
+        if d[:6] == APPLIANCE_MAC:
+            d = REPLAY_MAC + d[6:]
+        c.add(d, p.cat, p.kind)
+    mixed = c.pkts
+    c.pkts = []
+    gen_routed(c)
+    extra = c.pkts
+    total = len(mixed) + len(extra)
+    at = set(c.rng.sample(range(total), len(extra)))
+    ei, mi = iter(extra), iter(mixed)
+    return [next(ei) if k in at else next(mi) for k in range(total)]
 
 
 def build(seed=SEED):

@@ -26,6 +26,18 @@ frames lib/neigh takes ("local") and what it answers. Then:
 - every balanced frame is its input as its forwarding mode rewrites it
   (ipip: outer header + the input's IP packet; nat: destination address
   and port, checksums updated incrementally; dsr: MACs only).
+
+The routed variant (test_hostile_replay_routed, rtc1 and pipeline4): the
+corpus readdressed to the port's MAC plus gen_hostile.gen_routed()'s
+frames through replay0 with addresses and a gateway_mac
+(gh.routed_config()). The model adds the routed port: foreign unicast and
+group MACs not_ours (solicited-node groups: but for the ND lib/neigh
+takes), what is for the port itself to_self, transit to the gateway's MAC
+from the port's with TTL / hop limit decremented, ttl at 0 / 1 with the
+exact time exceeded (none about errors, later fragments, group sources,
+nor back to a group, zero or the port's own source MAC), ipip too big
+with DF / IPv6 answered. Every output frame is from the port's MAC and
+none to it; no frame for a foreign MAC leaves.
 """
 
 import collections
@@ -92,7 +104,17 @@ Outcome = collections.namedtuple("Outcome", "what meta detail")
 
 
 class Model:
-    def __init__(self):
+    """routed: replay0 is the routed port of gh.routed_config() (its MAC
+    filter, its addresses, transit to gh.ROUTED_GW_MAC with TTL / hop
+    limit decremented, time exceeded at 1); else the transparent replay
+    port of gh.config()."""
+
+    def __init__(self, routed=False):
+        self.routed = routed
+        self.gw = gh.ROUTED_GW_MAC if routed else None
+        self.ours = gh.ROUTED_OURS if routed else None
+        self.addr4 = {gh.ROUTED_ADDR4} if routed else set()
+        self.addr6 = {_ip(gh.ROUTED_ADDR6)} if routed else set()
         self.acl = acl_model.AclModel(gh.ACL)
         self.svcs = [Svc(d) for d in gh.LB["services"]]
         self.local4 = _ip(gh.LB["local_addr"])
@@ -159,15 +181,54 @@ class Model:
         raise AssertionError("the corpus quotes a real flow: %s" %
                              data[:96].hex())
 
+    def for_port(self, m):
+        """stages.c for_port(): the port's addresses, IPv4 multicast and
+        limited broadcast, IPv6 multicast (pa_port_local4/6)."""
+        if m.family == 4:
+            a = ipaddress.ip_address(m.dst)
+            return m.dst in self.addr4 or int(a) >> 28 == 0xE or \
+                int(a) == 0xFFFFFFFF
+        return m.dst in self.addr6 or m.dst.startswith("ff")
+
+    def route(self, data, m):
+        """The route pass (stages.c route_one()) on a transit frame:
+        ("route", the frame as it leaves) or ("ttl", the time exceeded
+        sent back, or None)."""
+        l3 = m.l3_off
+        v4 = m.family == 4
+        if data[l3 + (8 if v4 else 7)] <= 1:
+            return "ttl", time_exceeded(data, m, PORT_MAC)
+        b = bytearray(data)
+        b[0:6] = self.gw
+        b[6:12] = PORT_MAC
+        if v4:
+            old = bytes(b[l3 + 8:l3 + 10])
+            b[l3 + 8] -= 1
+            hc = struct.unpack_from("!H", b, l3 + 10)[0]
+            struct.pack_into("!H", b, l3 + 10,
+                             _csum_update(hc, old, bytes(b[l3 + 8:l3 + 10])))
+        else:
+            b[l3 + 7] -= 1
+        return "route", bytes(b)
+
     def outcome(self, data):
         err, m = gh.parse(data)
         if err:
             return Outcome("malformed", None, err)
-        nr = gh.neigh_rx(data, m)
+        if self.routed:
+            l2 = l2_class(data[:6])
+            if l2 == "foreign":
+                return Outcome("not_ours", m, None)
+        nr = gh.neigh_rx(data, m, self.ours)
         if nr == "malformed":
             return Outcome("malformed", m, "neigh")
         if nr == "local":
-            return Outcome("local", m, gh.neigh_answer(data, PORT_MAC))
+            return Outcome("local", m, gh.neigh_answer(data, PORT_MAC,
+                                                       self.ours))
+        if self.routed and (l2 != "ours" or m.flags & gh.F_NON_IP or
+                            self.for_port(m)):
+            return Outcome("not_ours" if l2 == "snm" else "to_self", m,
+                           None)
         if m.flags & gh.F_NON_IP:
             return Outcome("fwd", m, None)
         has_ports = bool(m.flags & gh.F_L4) and \
@@ -180,6 +241,10 @@ class Model:
         if v.verdict == "drop":
             return Outcome("acl", m, v.rule_id)
         if act == "police":
+            if self.routed:
+                r = self.route(data, m)
+                assert r[0] == "route", "a policed frame at TTL 1"
+                return Outcome("police", m, r[1])
             return Outcome("police", m, v.rule_id)
         ic = self.icmp(data, m)
         if ic is not None:
@@ -188,8 +253,16 @@ class Model:
         if act == "mark":
             assert s is None, "the corpus marks a balanced frame: %s" % (
                 data[:80].hex())
-            return Outcome("mark", m, mark(data, m, v.action["dscp"]))
+            marked = mark(data, m, v.action["dscp"])
+            if self.routed:
+                r = self.route(marked, m)
+                return Outcome("mark" if r[0] == "route" else "ttl", m,
+                               r[1])
+            return Outcome("mark", m, marked)
         if s is None:
+            if self.routed:
+                r = self.route(data, m)
+                return Outcome(r[0], m, r[1])
             return Outcome("fwd", m, None)
         if not s.usable:
             return Outcome("no_backend", m, s)
@@ -201,8 +274,103 @@ class Model:
                 return Outcome("malformed", m, "no_room")
         if s.forward == "ipip" and \
                 m.ilen + (20 if m.family == 4 else 40) > PORT_MTU:
+            # lib/lb too_big(): on a routed port (it has a ring for ICMP
+            # errors) a DF / IPv6 TCP or UDP packet becomes the error
+            df = m.family == 6 or struct.unpack_from(
+                "!H", data, m.l3_off + 6)[0] & 0x4000
+            if self.routed and df and m.l4_proto in (6, 17):
+                return Outcome("mtu_icmp", m, s)
             return Outcome("mtu", m, s)
         return Outcome("lb", m, s)
+
+
+def l2_class(dst):
+    """pa_port_l2_class(): a routed port's view of a destination MAC."""
+    if dst == PORT_MAC:
+        return "ours"
+    if not dst[0] & 1:
+        return "foreign"
+    if dst == b"\xff" * 6 or dst == bytes.fromhex("333300000001"):
+        return "group"
+    if dst[:3] == b"\x33\x33\xff":
+        return "snm"
+    return "foreign"
+
+
+def _may_answer4(ip, n):
+    ihl = (ip[0] & 15) * 4
+    if ihl < 20 or ihl > n:
+        return False
+    if struct.unpack_from("!H", ip, 6)[0] & 0x1FFF:
+        return False
+    if ip[12] in (0, 127) or ip[12] >= 224:
+        return False
+    if ip[9] == 1:
+        if n < ihl + 1:
+            return False
+        return ip[ihl] in (0, 8, 13, 14, 15, 16, 17, 18)
+    return True
+
+
+def _may_answer6(ip, n):
+    if ip[8] == 0xFF or ip[8:24] == bytes(16):
+        return False
+    off, nh = 40, ip[6]
+    for _ in range(8):
+        if nh in (0, 43, 60):
+            if n < off + 8:
+                return True
+            nh = ip[off]
+            off += (ip[off + 1] + 1) * 8
+        elif nh == 44:
+            if n < off + 8:
+                return True
+            if struct.unpack_from("!H", ip, off + 2)[0] & 0xFFF8:
+                return False
+            nh = ip[off]
+            off += 8
+        elif nh == 58:
+            return n < off + 1 or ip[off] >= 128
+        else:
+            return True
+    return True
+
+
+def time_exceeded(data, m, port_mac):
+    """The ICMP time exceeded lib/port pa_port_build_time_exceeded()
+    makes of transit frame data (read up to PA_PORT_ICMP_FRAME_MAX), or
+    None (no error about an error, a later fragment, a group source;
+    none back to a group, zero or the port's own Ethernet source: it
+    would be reflected to a group or to the port itself)."""
+    frame = data[:14 + 8 + 1280]
+    if frame[6] & 1 or frame[6:12] in (bytes(6), port_mac):
+        return None
+    l3 = m.l3_off
+    ip = frame[l3:]
+    n = len(ip)
+    if m.family == 4:
+        if n < 20 or not _may_answer4(ip, n):
+            return None
+        n = min(n, struct.unpack_from("!H", ip, 2)[0])
+        q = ip[:min(n, 576 - 28)]
+        h = struct.pack("!BBHHHBBH4s4s", 0x45, 0xC0, 28 + len(q), 0, 0, 64,
+                        1, 0, ipaddress.ip_address(gh.ROUTED_ADDR4).packed,
+                        ip[12:16])
+        h = h[:10] + struct.pack("!H", gh.csum16(h)) + h[12:]
+        ic = struct.pack("!BBHI", 11, 0, 0, 0) + q
+        ic = ic[:2] + struct.pack("!H", gh.csum16(ic)) + ic[4:]
+    else:
+        if n < 40 or not _may_answer6(ip, n):
+            return None
+        n = min(n, 40 + struct.unpack_from("!H", ip, 4)[0])
+        q = ip[:min(n, 1280 - 48)]
+        src = ipaddress.ip_address(gh.ROUTED_ADDR6).packed
+        ic = struct.pack("!BBHI", 3, 0, 0, 0) + q
+        c = gh.csum16(gh._pseudo(6, src, ip[8:24], 58, len(ic)) + ic)
+        ic = ic[:2] + struct.pack("!H", c) + ic[4:]
+        h = struct.pack("!IHBB16s16s", 6 << 28, len(ic), 58, 64, src,
+                        ip[8:24])
+    return frame[6:12] + port_mac + frame[12:l3] + h + ic
 
 
 def mark(data, m, dscp):
@@ -226,7 +394,7 @@ def mark(data, m, dscp):
     return bytes(b)
 
 
-def nat_expected(data, m, be, port_mac):
+def nat_expected(data, m, be, port_mac, nh=None):
     """The frame as lib/lb's nat forwarding leaves it, for backend be."""
     b = bytearray(data)
     l3, l4 = m.l3_off, m.l4_off
@@ -249,7 +417,7 @@ def nat_expected(data, m, be, port_mac):
             struct.pack_into("!H", b, co, c)
         b[l4 + 2:l4 + 4] = new_p
     b[da:da + alen] = new_a
-    b[0:6] = be["mac"] if be["mac"] else data[6:12]
+    b[0:6] = be["mac"] if be["mac"] else (nh or data[6:12])
     b[6:12] = port_mac
     return bytes(b)
 
@@ -273,7 +441,7 @@ def ipip_problems(out, data, m, svc, be, model, port_mac):
         p.append("L2 tags / ethertype changed")
     if out[l3 + hl:] != inner:
         p.append("inner packet is not the input's IP packet")
-    want_dst = be["mac"] if be["mac"] else data[6:12]
+    want_dst = be["mac"] if be["mac"] else (model.gw or data[6:12])
     if out[0:6] != want_dst or out[6:12] != port_mac:
         p.append("MACs %s %s, expected %s %s" % (
             out[0:6].hex(), out[6:12].hex(), want_dst.hex(), port_mac.hex()))
@@ -566,7 +734,7 @@ def rewrite_problems(f, m, d, o, model, port_mac):
         return ["sent to %s, not a backend of %s" % (m.dst, s.name)]
     if s.forward == "ipip":
         return ipip_problems(f, d, o.meta, s, sb[1], model, port_mac)
-    exp = nat_expected(d, o.meta, sb[1], port_mac)
+    exp = nat_expected(d, o.meta, sb[1], port_mac, model.gw)
     if f == exp or _tcp_csum_alias(f, exp, o.meta):
         return []
     return ["nat rewrite: got %s, expected %s" % (f[:96].hex(),
@@ -655,3 +823,211 @@ def test_frame_64k(mode, tmp_path):
     check_summary(res, 3, {"malformed": 2})
     assert read_pcap(out) == [ok]
     assert sorted(read_pcap(drops)) == sorted([frames[0], b""])
+
+
+# --------------------------------------------------------------------------
+# The routed variant: the same corpus (readdressed to the port's MAC) plus
+# gen_hostile.gen_routed()'s frames through replay0 as a routed one-armed
+# port (gh.routed_config(): addresses, gateway_mac)
+
+ROUTED_MODES = {"rtc1": RTC1, "pipeline4": PIPE4}
+ROUTED_DROPPED = ("malformed", "acl", "no_backend", "mtu", "local",
+                  "icmp_bad_quote", "icmp_no_service", "not_ours",
+                  "to_self", "ttl")
+
+
+@pytest.fixture(scope="module")
+def routed_corpus(tmp_path_factory):
+    pkts = gh.build_routed()
+    path = str(tmp_path_factory.mktemp("hostile-routed") / "routed.pcap")
+    write_pcap(path, [p.data for p in pkts])
+    model = Model(routed=True)
+    outs = [model.outcome(p.data) for p in pkts]
+    nat_be = {(b["addr"], b["port"]) for s in model.svcs if s.forward == "nat"
+              for b in s.backends}
+    for p, o in zip(pkts, outs):
+        if o.meta is not None and o.meta.family:
+            assert (o.meta.src, o.meta.sport) not in nat_be, p
+    return pkts, path, model, outs
+
+
+@pytest.fixture(scope="module")
+def routed_runs(routed_corpus, tmp_path_factory):
+    _, path, _, _ = routed_corpus
+    tmp = tmp_path_factory.mktemp("hostile-routed-runs")
+    done = {}
+
+    def get(mode):
+        if mode not in done:
+            out = str(tmp / (mode + "-out.pcap"))
+            drops = str(tmp / (mode + "-drops.pcap"))
+            res = pautil.replay(path, out,
+                                gh.routed_config(ROUTED_MODES[mode]),
+                                drops=drops)
+            res.out_pcap, res.drops_pcap = out, drops
+            done[mode] = res
+        return done[mode]
+    return get
+
+
+def test_routed_corpus_covers_the_routed_path(routed_corpus):
+    pkts, _, _, outs = routed_corpus
+    assert [p.data for p in gh.build_routed()] == [p.data for p in pkts]
+    assert len(set(p.data for p in pkts)) == len(pkts)
+    what = collections.Counter(o.what for o in outs)
+    for w in ("malformed", "local", "acl", "police", "no_backend", "mtu",
+              "mark", "lb", "route", "ttl", "not_ours", "to_self",
+              "icmp_bad_quote", "icmp_no_service"):
+        assert what[w] > 0, "no frame the model calls %s: %s" % (w, what)
+    ttl = [(p, o) for p, o in zip(pkts, outs) if o.what == "ttl"]
+    assert kinds_of(pkts, outs, "mtu_icmp") == {"too_big4_df", "too_big6"}
+    assert sum(1 for _, o in ttl if o.detail is not None) >= 40
+    assert sum(1 for _, o in ttl if o.detail is None) >= 20
+    for fam in (4, 6):
+        assert any(o.detail is not None and o.meta.family == fam
+                   for _, o in ttl)
+    kinds = {p.kind: o for p, o in zip(pkts, outs) if p.cat == "routed"}
+    # what gen_routed() means each frame to be
+    for k, w in (("ttl1_v4_1", "ttl"), ("hlim0_hbh_dst", "ttl"),
+                 ("ttl2_v4_3", "route"), ("hlim2_rt", "route"),
+                 ("ttl1_ihl4", "malformed"), ("hlim1_cut53", "malformed"),
+                 ("self4_ttl1", "to_self"), ("self6_hlim0", "to_self"),
+                 ("ip_group_224.0.0.1", "to_self"),
+                 ("ns_other_snm", "not_ours"), ("udp_to_our_snm", "not_ours"),
+                 ("foreign_0200000000fe_0", "not_ours"),
+                 ("foreign_01005e000005_6", "not_ours"),
+                 ("foreign_333300000002_4", "not_ours"),
+                 ("group_ffffffffffff_0", "to_self"),
+                 ("group_ffffffffffff_7", "local"),
+                 ("ns_port_addr", "local"), ("arp_port_addr", "local")):
+        assert kinds[k].what == w, (k, kinds[k])
+    for k in ("ttl1_icmp4_3_1", "ttl1_icmp4_11_0", "hlim1_icmp6_1",
+              "hlim1_icmp6_err_ext", "ttl1_frag4_mid", "hlim1_frag6_last",
+              "ttl1_src_224.0.0.9", "hlim1_src_ff02::1", "hlim1_src_::"):
+        assert kinds[k].what == "ttl" and kinds[k].detail is None, k
+    for k in ("ttl1_echo4", "ttl1_icmp4_13_0", "ttl1_frag4_first", "hlim1_frag6_first",
+              "hlim1_icmp6_128", "hlim0_echo6", "ttl1_big4_1400",
+              "hlim1_big6_1400"):
+        assert kinds[k].what == "ttl" and kinds[k].detail is not None, k
+    for k in ("arp_port_addr", "ns_port_addr"):
+        assert kinds[k].detail is not None, k
+
+
+@pytest.mark.parametrize("mode", sorted(ROUTED_MODES))
+def test_hostile_replay_routed(mode, routed_corpus, routed_runs):
+    """Every frame of the routed corpus does what the model says: exact
+    drop counts per reason (not_ours, to_self, ttl among them), the drops
+    pcap holds exactly the dropped frames, the output exactly the
+    forwarded (TTL decremented, to the gateway), balanced, answered
+    frames and one time exceeded per answered TTL drop; every output
+    frame is from the port's MAC, none to it, none a frame for a foreign
+    MAC sent back out."""
+    pkts, _, model, outs = routed_corpus
+    res = routed_runs(mode)
+    san = sanitizer_problems(res)
+    assert not san, "sanitizer reports in %s:\n%s\n%r" % (
+        mode, "\n".join(san[:40]), res)
+    s = check_summary(res, len(pkts))
+    drops = s["drops"]
+    n = collections.Counter(o.what for o in outs)
+    want = {r: 0 for r in pautil.DROP_REASONS if r != "police"}
+    for r in ROUTED_DROPPED:
+        want[r] = n[r]
+    want["mtu"] += n["mtu_icmp"]
+    got = {k: drops[k] for k in want}
+    assert got == want, "drops %s, the model says %s (mode %s)" % (
+        {k: v for k, v in got.items() if v or want[k]},
+        {k: v for k, v in want.items() if v or got[k]}, mode)
+    m_pol = n["police"]
+    lc = max(1, s.get("lcores", 1))
+    most = lc * (gh.POLICE_BURST + 2 +
+                 int(gh.POLICE_RATE * (s.get("duration_s", 0) + 2)))
+    assert max(0, m_pol - most) <= drops["police"] <= \
+        m_pol - min(m_pol, gh.POLICE_BURST)
+
+    # ---- the drops pcap
+    index = {p.data: i for i, p in enumerate(pkts)}
+    dropped = collections.Counter(read_pcap(res.drops_pcap))
+    certain = collections.Counter(p.data for p, o in zip(pkts, outs)
+                                  if o.what in ROUTED_DROPPED)
+    policed = {p.data: o.detail for p, o in zip(pkts, outs)
+               if o.what == "police"}
+    missing = certain - dropped
+    assert not missing, "%d frames the model drops are not in the drops " \
+        "pcap:\n%s" % (sum(missing.values()), "\n".join(
+            describe(pkts, outs, index[f]) for f in list(missing)[:20]))
+    extra = dropped - certain
+    not_policed = [f for f in extra if f not in policed]
+    assert not not_policed, "%d dropped frames the model forwards:\n%s" % (
+        len(not_policed), "\n".join(
+            describe(pkts, outs, index[f]) if f in index else f[:96].hex()
+            for f in not_policed[:20]))
+    assert sum(extra.values()) == drops["police"]
+
+    # ---- the output
+    out_frames = read_pcap(res.out_pcap)
+    answers = [o.detail for o in outs if o.what == "local" and
+               o.detail is not None]
+    te = [o.detail for o in outs if o.what == "ttl" and o.detail is not None]
+    ie = s["icmp_errors"]
+    assert s["neigh"]["tx_sent"] == len(answers), s["neigh"]
+    assert ie["icmp_tx_packets"] == len(te) + n["mtu_icmp"], (ie, len(te))
+    assert len(out_frames) == s["tx_packets"] + len(answers) + \
+        ie["icmp_tx_packets"]
+    # a routed port sends with its own MAC, never to it, and never sends
+    # a frame that was for another MAC back out
+    bad = [f[:32].hex() for f in out_frames
+           if f[6:12] != PORT_MAC or f[0:6] == PORT_MAC]
+    assert not bad, "%d output frames not from / to the port's MAC: %s" % (
+        len(bad), bad[:10])
+    foreign = {p.data for p, o in zip(pkts, outs) if o.what == "not_ours"}
+    assert not [f for f in out_frames if f in foreign]
+    group_dst = [f[:32].hex() for f in out_frames if f[0] & 1 and
+                 f not in answers]
+    assert not group_dst, "output to group MACs: %s" % group_dst[:10]
+
+    got_out = collections.Counter(out_frames)
+    want_out = collections.Counter(answers) + collections.Counter(te)
+    for p, o in zip(pkts, outs):
+        if o.what in ("route", "mark"):
+            want_out[o.detail] += 1
+    for f in set(policed) - set(extra):
+        want_out[policed[f]] += 1
+    missing = want_out - got_out
+    if missing:
+        by_out = {o.detail: i for i, o in enumerate(outs)
+                  if isinstance(o.detail, bytes)}
+        lines = []
+        for f in list(missing)[:20]:
+            i = index.get(f, by_out.get(f))
+            lines.append(describe(pkts, outs, i) if i is not None
+                         else f[:96].hex())
+        pytest.fail("%d frames the model sends are not in the output "
+                    "(mode %s):\n%s" % (sum(missing.values()), mode,
+                                        "\n".join(lines)))
+    rest = list((got_out - want_out).elements())
+    # packet too big / fragmentation needed made of mtu_icmp frames
+    tb_in = [i for i, o in enumerate(outs) if o.what == "mtu_icmp"]
+    tb = [f for f in rest if is_too_big(f)]
+    assert len(tb) == len(tb_in), (len(tb), len(tb_in))
+    rest = [f for f in rest if not is_too_big(f)]
+    lb_in = [(i, o) for i, o in enumerate(outs) if o.what == "lb"]
+    assert len(rest) == len(lb_in), \
+        "%d output frames are not forwarded inputs, %d balanced frames " \
+        "expected (mode %s); first: %s" % (
+            len(rest), len(lb_in), mode,
+            [f[:64].hex() for f in rest[:5]])
+    check_balanced(pkts, outs, model, lb_in, rest, mode)
+
+
+def kinds_of(pkts, outs, what):
+    return {p.kind for p, o in zip(pkts, outs) if o.what == what}
+
+
+def is_too_big(f):
+    err, m = gh.parse(f)
+    if err or not m.flags & gh.F_L4:
+        return False
+    t = f[m.l4_off:m.l4_off + 2]
+    return (m.l4_proto == 1 and t == b"\x03\x04") or \
+        (m.l4_proto == 58 and t[:1] == b"\x02")

@@ -263,6 +263,36 @@ START_TEST(test_time_exceeded_not_about_errors_fragments_or_group_sources)
 }
 END_TEST
 
+/* The hostile replay's routed variant found these: a time exceeded went
+ * back to a frame's group / zero source MAC, and to the port's own MAC
+ * when a frame spoofed it. */
+START_TEST(test_time_exceeded_never_to_a_group_zero_or_own_source_mac)
+{
+	static const uint8_t srcs[][6] = {
+		{ 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+		{ 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 },
+		{ 0x33, 0x33, 0x00, 0x00, 0x00, 0x01 },
+		{ 0x03, 0x00, 0x00, 0x00, 0x00, 0x01 },
+		{ 0, 0, 0, 0, 0, 0 },
+	};
+	static uint8_t f[2048], out[PA_PORT_ICMP_FRAME_MAX];
+	uint32_t src = inet_addr("198.51.100.5"), len;
+	unsigned int i;
+
+	len = frame4(f, false, 30, 1, "192.0.2.77", 0);
+	ck_assert_uint_ne(pa_port_build_time_exceeded(out, sizeof(out), f, len,
+		14, OWN, (const uint8_t *)&src), 0);
+	for (i = 0; i < RTE_DIM(srcs); i++) {
+		memcpy(f + 6, srcs[i], 6);
+		ck_assert_uint_eq(pa_port_build_time_exceeded(out, sizeof(out),
+			f, len, 14, OWN, (const uint8_t *)&src), 0);
+	}
+	memcpy(f + 6, OWN, 6);
+	ck_assert_uint_eq(pa_port_build_time_exceeded(out, sizeof(out), f, len,
+		14, OWN, (const uint8_t *)&src), 0);
+}
+END_TEST
+
 START_TEST(test_time_exceeded_ipv6_field_by_field)
 {
 	static uint8_t f[2048], out[PA_PORT_ICMP_FRAME_MAX];
@@ -330,6 +360,7 @@ port_suite(void)
 	tcase_add_test(tc, test_icmp_bucket_allows_burst_then_rate);
 	tcase_add_test(tc, test_time_exceeded_ipv4_field_by_field);
 	tcase_add_test(tc, test_time_exceeded_not_about_errors_fragments_or_group_sources);
+	tcase_add_test(tc, test_time_exceeded_never_to_a_group_zero_or_own_source_mac);
 	tcase_add_test(tc, test_time_exceeded_ipv6_field_by_field);
 	suite_add_tcase(s, tc);
 	return s;
