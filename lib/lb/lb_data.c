@@ -184,6 +184,23 @@ icmp_token(const struct pa_lb *lb, struct lb_worker *w)
 	return true;
 }
 
+/* May an answer go back to the frame's source MAC? Not to a group, not
+ * to all zeros, not to the input port's own MAC (a spoofed source): the
+ * appliance never reflects to a group or to itself (as time exceeded,
+ * pa_port_build_time_exceeded()). */
+static inline bool
+answerable(const struct pa_lb *lb, const struct rte_mbuf *m)
+{
+	static const struct rte_ether_addr zero;
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m,
+		const struct rte_ether_hdr *);
+	const struct rte_ether_addr *own = in_mac(lb, m);
+
+	return !rte_is_multicast_ether_addr(&eth->src_addr) &&
+		!rte_is_same_ether_addr(&eth->src_addr, &zero) &&
+		(own == NULL || !rte_is_same_ether_addr(&eth->src_addr, own));
+}
+
 /* Too big for the tunnel: dropped (reason mtu), and a TCP/UDP packet
  * that may not be fragmented (IPv4 DF, any IPv6) becomes, within the
  * rate, the ICMP error its source gets, with next-hop MTU @p mtu. */
@@ -198,6 +215,8 @@ too_big(const struct pa_lb *lb, struct lb_worker *w, struct rte_mbuf *m,
 		return PA_LB_V_MTU;
 	if (meta->l4_proto != IPPROTO_TCP && meta->l4_proto != IPPROTO_UDP)
 		return PA_LB_V_MTU;	/* never an error about an error */
+	if (!answerable(lb, m))
+		return PA_LB_V_MTU;
 	if (!icmp_token(lb, w)) {
 		w->st.icmp_rate_limited++;
 		return PA_LB_V_MTU;
@@ -644,7 +663,7 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		    pkt_dst(l3, family)) < 0)
 		return PA_LB_V_FORWARD;
 	if (kind == LB_ICMP_ECHO) {
-		if (!lb->icmp_echo)
+		if (!lb->icmp_echo || !answerable(lb, m))
 			return PA_LB_V_FORWARD;
 		lb_icmp_echo_reply(m, meta, in_mac(lb, m));
 		if (m->port < RTE_MAX_ETHPORTS)

@@ -431,6 +431,7 @@ pa_pipeline_set_neigh(struct pa_pipeline *pl, struct pa_neigh *n)
 	for (i = 0; i < pl->n_workers; i++) {
 		w = pl->workers[i];
 		w->neigh = n != NULL && w->rank == 0 ? pa_neigh_fast(n) : NULL;
+		w->addrs = n != NULL ? pa_neigh_fast(n) : NULL;
 		w->n_ctrl = 0;
 	}
 	if (n_tx == 0)

@@ -92,6 +92,9 @@ struct pa_worker {
 	struct pa_txbuf *txb;		/**< one per port (run_tx) */
 	/** rx: ARP/ND for the appliance go to the control side here */
 	const struct pa_neigh_fast *neigh;
+	/** the appliance's addresses (lib/neigh's table: VIPs,
+	 * lb.local_addr, ports' own), for the route pass; every lcore */
+	const struct pa_neigh_fast *addrs;
 	/** rx: frames for a port's own addresses go to its kernel_if */
 	const struct pa_excp_fast *excp;
 	unsigned int n_ctrl;

@@ -430,8 +430,27 @@ time_exceeded(struct pa_worker *w, struct rte_mbuf *m,
 	gen_put(w, r, e);
 }
 
-/* Route one transit packet: TTL / hop limit, then the out port's
- * gateway. @return 0, or the drop reason. */
+/* Is the destination of this IP header one of the appliance's own, a VIP
+ * or lb.local_addr (lib/neigh's table)? Such a packet reached the route
+ * pass because it matched no service: it must not be routed back out (a
+ * one-armed port's gateway would send it straight back, until its TTL
+ * ran out). */
+static __rte_always_inline bool
+for_appliance(const struct pa_worker *w, const uint8_t *l3, bool v4)
+{
+	const struct pa_neigh_dp *t;
+	const struct pa_neigh_dp_ent *e;
+
+	if (w->addrs == NULL)
+		return false;
+	t = __atomic_load_n(&w->addrs->dp, __ATOMIC_ACQUIRE);
+	e = pa_neigh_dp_find(t, v4 ? 4 : 6, l3 + (v4 ? 16 : 24));
+	return e != NULL && (e->flags & PA_NEIGH_DP_OURS_ANY);
+}
+
+/* Route one transit packet: not to the appliance's own addresses, then
+ * TTL / hop limit, then the out port's gateway. @return 0, or the drop
+ * reason. */
 static int
 route_one(struct pa_worker *w, struct rte_mbuf *m, struct pa_pkt_meta *meta)
 {
@@ -441,6 +460,8 @@ route_one(struct pa_worker *w, struct rte_mbuf *m, struct pa_pkt_meta *meta)
 	if (unlikely(rte_pktmbuf_data_len(m) < meta->l3_off + (v4 ? 20 : 40)))
 		return PA_DROP_MALFORMED;
 	l3 = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l3_off);
+	if (unlikely(for_appliance(w, l3, v4)))
+		return PA_DROP_NO_SERVICE;
 	if (unlikely((v4 ? l3[8] : l3[7]) <= 1)) {
 		time_exceeded(w, m, meta);
 		return PA_DROP_TTL;

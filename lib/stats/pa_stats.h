@@ -57,6 +57,8 @@ enum pa_drop_reason {
 	PA_DROP_ICMP_BAD_QUOTE,	/**< ICMP error to a VIP quoting garbage */
 	PA_DROP_ICMP_NO_SERVICE, /**< ICMP error to a VIP quoting no
 				 * service's flow */
+	PA_DROP_NO_SERVICE,	/**< routed port: to a VIP or lb.local_addr,
+				 * matching no service (never routed back out) */
 	PA_DROP_MAX
 };
 

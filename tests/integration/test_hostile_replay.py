@@ -192,10 +192,13 @@ class Model:
 
     def route(self, data, m):
         """The route pass (stages.c route_one()) on a transit frame:
-        ("route", the frame as it leaves) or ("ttl", the time exceeded
+        ("route", the frame as it leaves), ("no_service", None) for a VIP or
+        local_addr no service took, or ("ttl", the time exceeded
         sent back, or None)."""
         l3 = m.l3_off
         v4 = m.family == 4
+        if m.dst in {s.vip for s in self.svcs} | {self.local4, self.local6}:
+            return "no_service", None
         if data[l3 + (8 if v4 else 7)] <= 1:
             return "ttl", time_exceeded(data, m, PORT_MAC)
         b = bytearray(data)
@@ -243,7 +246,8 @@ class Model:
         if act == "police":
             if self.routed:
                 r = self.route(data, m)
-                assert r[0] == "route", "a policed frame at TTL 1"
+                assert r[0] == "route", "a policed frame at TTL 1 or " \
+                    "to the appliance"
                 return Outcome("police", m, r[1])
             return Outcome("police", m, v.rule_id)
         ic = self.icmp(data, m)
@@ -256,7 +260,7 @@ class Model:
             marked = mark(data, m, v.action["dscp"])
             if self.routed:
                 r = self.route(marked, m)
-                return Outcome("mark" if r[0] == "route" else "ttl", m,
+                return Outcome("mark" if r[0] == "route" else r[0], m,
                                r[1])
             return Outcome("mark", m, marked)
         if s is None:
@@ -833,7 +837,7 @@ def test_frame_64k(mode, tmp_path):
 ROUTED_MODES = {"rtc1": RTC1, "pipeline4": PIPE4}
 ROUTED_DROPPED = ("malformed", "acl", "no_backend", "mtu", "local",
                   "icmp_bad_quote", "icmp_no_service", "not_ours",
-                  "to_self", "ttl")
+                  "to_self", "ttl", "no_service")
 
 
 @pytest.fixture(scope="module")

@@ -2218,6 +2218,23 @@ START_TEST(test_echo_request_to_a_vip_passes_untouched_with_icmp_echo_false)
 }
 END_TEST
 
+START_TEST(test_echo_request_from_a_group_or_zero_mac_is_not_answered)
+{
+	static const uint8_t group[6] = { 0x01, 0x00, 0x5e, 0, 0, 1 };
+	static const uint8_t zero[6];
+	struct pa_test_frame f;
+
+	setup_lb(SVC_WEB4 "," SVC_WEB6);
+	frame_echo(&f, "198.51.100.7", "10.0.0.10");
+	memcpy(f.b + 6, group, 6);
+	check_untouched(&f);
+	frame_echo(&f, "2001:db8:99::7", "2001:db8:10::10");
+	memcpy(f.b + 6, zero, 6);
+	check_untouched(&f);
+	ck_assert_int_eq(lb_stat("icmp_echo_replies"), 0);
+}
+END_TEST
+
 /*
  * An ICMP error from router @p router to @p vip quoting the packet
  * vip:vport -> client:cport (@p proto) the VIP sent, @p type / @p code
@@ -3100,6 +3117,7 @@ lb_suite(void)
 	tcase_add_checked_fixture(tc, NULL, teardown_lb);
 	tcase_add_test(tc, test_echo_request_to_a_vip_is_answered_in_place_with_checksums_right);
 	tcase_add_test(tc, test_echo_request_to_a_vip_passes_untouched_with_icmp_echo_false);
+	tcase_add_test(tc, test_echo_request_from_a_group_or_zero_mac_is_not_answered);
 	tcase_add_test(tc, test_quoted_error_goes_to_the_flows_backend_for_100_flows);
 	tcase_add_test(tc, test_quoted_error_without_a_flow_gets_the_flows_maglev_choice);
 	tcase_add_test(tc, test_quoted_error_about_a_nat_reply_is_natted_to_the_backend);
