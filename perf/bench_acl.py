@@ -101,12 +101,11 @@ def _csum(data):
     return ~s & 0xffff
 
 
-def write_pcap(path, flows):
+def write_pcap(path, flows, eth_dst=b"\x02\x00\x00\x00\x00\x02"):
     """One frame per flow: IPv4/UDP 60 bytes (64 with FCS, 18 bytes of
     payload), IPv6/UDP 62 bytes (66 with FCS, no payload: the smallest
-    IPv6/UDP frame)."""
+    IPv6/UDP frame), to @p eth_dst."""
     eth_src = b"\x02\x00\x00\x00\x00\x01"
-    eth_dst = b"\x02\x00\x00\x00\x00\x02"
     with open(path, "wb") as f:
         f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
         for i, fl in enumerate(flows):

@@ -22,6 +22,7 @@ Writes perf/results/lb-<date>.json.
 
 Usage: /usr/bin/python3 perf/bench_lb.py [--seconds 10]
            [--flows 10000,1000000] [--pipeline] [--skip-throughput]
+           [--port transparent|routed|kernel_if]
 """
 import argparse
 import datetime
@@ -74,6 +75,33 @@ def service(name, n_backends, port=VPORT):
             "backends": backends(n_backends)}
 
 
+# The bench port's role (--port): "transparent" (no addr, the default),
+# "routed" (an addr and a gateway MAC: the MAC filter, and traffic that is
+# not balanced routed, TTL decremented) or "kernel_if" (routed, with the
+# exception path's TAP). net_pcap's first port has MAC 02:70:63:61:70:00,
+# which the frames are sent to when the port is routed.
+PORT_KIND = "transparent"
+PCAP_PORT_MAC = b"\x02\x70\x63\x61\x70\x00"
+
+
+def port_config(pcap, n_flows):
+    port = {"name": "bench0", "devargs":
+            "net_pcap_bench0,rx_pcap=%s,infinite_rx=1" % pcap,
+            "mbufs": n_flows + 8192}
+    if PORT_KIND in ("routed", "kernel_if"):
+        port.update({"addr": ["198.18.0.1/24"],
+                     "gateway_mac": "02:00:00:00:00:01"})
+    if PORT_KIND == "kernel_if":
+        port["kernel_if"] = "pab%d" % (os.getpid() % 100000)
+    return port
+
+
+def write_bench_pcap(path, flows):
+    ba.write_pcap(path, flows, eth_dst=PCAP_PORT_MAC
+                  if PORT_KIND != "transparent" else
+                  b"\x02\x00\x00\x00\x00\x02")
+
+
 def start(tmp, pcap, n_flows, rules, mem, lb=None, mode="rtc", name="lb",
           flow_table=None):
     conf = os.path.join(tmp, name + ".json")
@@ -81,9 +109,7 @@ def start(tmp, pcap, n_flows, rules, mem, lb=None, mode="rtc", name="lb",
     pipe = {"mode": "rtc", "lcores": {"worker": [1]}} if mode == "rtc" else \
         {"mode": "pipeline", "lcores": {"rx": [1], "classify": [2],
                                         "lb": [3], "tx": [4]}}
-    cfg = {"ports": [{"name": "bench0", "devargs":
-                      "net_pcap_bench0,rx_pcap=%s,infinite_rx=1" % pcap,
-                      "mbufs": n_flows + 8192}],
+    cfg = {"ports": [port_config(pcap, n_flows)],
            "pipeline": pipe,
            "metrics": None}
     if rules is not None:
@@ -226,7 +252,15 @@ def main():
     ap.add_argument("--quiet-wait", type=int, default=600)
     ap.add_argument("--out", default=None)
     ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--port", choices=("transparent", "routed", "kernel_if"),
+                    default="transparent",
+                    help="the bench port's role: transparent (default), "
+                    "routed (addr + gateway: MAC filter, unbalanced "
+                    "traffic routed), kernel_if (routed, with the "
+                    "exception path's TAP; root)")
     args = ap.parse_args()
+    global PORT_KIND
+    PORT_KIND = args.port
     ba.DAEMON = os.path.abspath(args.daemon)
     if not os.access(ba.DAEMON, os.X_OK):
         sys.exit("build the daemon first: meson setup build && ninja -C build")
@@ -243,7 +277,7 @@ def main():
             for nf in [int(x) for x in args.flows.split(",") if x]:
                 flows = make_flows(nf)
                 pcap = os.path.join(tmp, "lb-%d.pcap" % nf)
-                ba.write_pcap(pcap, flows)
+                write_bench_pcap(pcap, flows)
                 small = small or pcap
                 rules = ba.make_rules(args.rules, flows, False)
                 # room for every flow in the table without cuckoo misses
@@ -271,7 +305,7 @@ def main():
         if small is None:
             flows = make_flows(1000)
             small = os.path.join(tmp, "lb-small.pcap")
-            ba.write_pcap(small, flows)
+            write_bench_pcap(small, flows)
         if not args.skip_builds:
             ba.wait_quiet(args.quiet_wait)
             res["builds"] = bench_builds(tmp, small, 10000, args.mem,
