@@ -234,7 +234,8 @@ def test_acl_build_out_of_memory_keeps_the_old_table(tmp_path):
     probe = {"src": "203.0.113.9", "dst": VIP, "sport": 999, "dport": 22,
              "proto": "tcp"}
     tried = []
-    for mem in (132, 128, 136, 124, 140, 120, 144):
+    for mem in (132, 128, 136, 124, 140, 120, 144, 148, 152, 156, 160,
+                164):
         sock = unique("sock", ".sock")
         args = replay_daemon_args(pcap, str(tmp_path / "o.pcap"), conf_path,
                                   sock)
