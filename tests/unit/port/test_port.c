@@ -159,6 +159,7 @@ frame4(uint8_t *f, bool vlan, uint32_t payload, uint8_t ttl, const char *src,
 		uint16_t frag)
 {
 	uint32_t o = 12, il = 20 + 8 + payload, i;
+	in_addr_t a4;
 	uint16_t c;
 
 	memcpy(f, OWN, 6);
@@ -176,8 +177,10 @@ frame4(uint8_t *f, bool vlan, uint32_t payload, uint8_t ttl, const char *src,
 	f[o + 7] = (uint8_t)frag;
 	f[o + 8] = ttl;
 	f[o + 9] = 17;
-	*(uint32_t *)(f + o + 12) = inet_addr(src);
-	*(uint32_t *)(f + o + 16) = inet_addr("203.0.113.9");
+	a4 = inet_addr(src);
+	memcpy(f + o + 12, &a4, 4);	/* the header is not 4-byte aligned */
+	a4 = inet_addr("203.0.113.9");
+	memcpy(f + o + 16, &a4, 4);
 	c = (uint16_t)~sum16(f + o, 20, 0);
 	f[o + 10] = (uint8_t)(c >> 8);
 	f[o + 11] = (uint8_t)c;
