@@ -193,7 +193,8 @@ for_port(const struct pa_rxq *q, const struct rte_mbuf *m,
 		if (unlikely(d == NULL))
 			return true;
 		memcpy(&a, d, 4);
-		return pa_port_local4(q->port->addr4, q->port->n_addr4, a);
+		return pa_port_local4(q->port->addr4, q->port->bcast4,
+			q->port->n_addr4, a);
 	}
 	d = rte_pktmbuf_read(m, meta->l3_off + 24, 16, buf);
 	if (unlikely(d == NULL))

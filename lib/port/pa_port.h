@@ -52,6 +52,10 @@ struct pa_port {
 	 * sends (the first of each family). Network order. */
 	uint8_t n_addr4, n_addr6;
 	uint32_t addr4[PA_CONFIG_MAX_ADDRS];
+	/** The directed broadcast of each IPv4 address's subnet (addr4[i]
+	 * with the host bits set), 0 for a /31 or /32 (none). Network
+	 * order. */
+	uint32_t bcast4[PA_CONFIG_MAX_ADDRS];
 	uint8_t addr6[PA_CONFIG_MAX_ADDRS][16];
 	bool probed_by_us;		/**< hot-plugged: detach on close */
 	bool configured, started;

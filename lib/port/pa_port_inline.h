@@ -88,15 +88,17 @@ pa_port_l2_class(const uint8_t *eth, uint64_t own)
 
 /**
  * Is an IPv4 destination (network order) for the port itself: one of its
- * addresses, or limited broadcast / multicast (never routed)?
+ * addresses @p addr4, the directed broadcast of one of its subnets
+ * @p bcast4 (0: none), or limited broadcast / multicast (never routed)?
  */
 static __rte_always_inline bool
-pa_port_local4(const uint32_t *addr4, unsigned int n, uint32_t dst)
+pa_port_local4(const uint32_t *addr4, const uint32_t *bcast4, unsigned int n,
+		uint32_t dst)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (dst == addr4[i])
+		if (dst == addr4[i] || (bcast4[i] != 0 && dst == bcast4[i]))
 			return true;
 	return unlikely((rte_be_to_cpu_32(dst) >> 28) == 0xe ||
 		dst == UINT32_MAX);

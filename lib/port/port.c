@@ -238,9 +238,16 @@ port_role(struct pa_port *p, const struct pa_config_port *cp)
 	for (i = 0; i < cp->n_addrs; i++) {
 		const struct pa_ip_addr *a = &cp->addrs[i].addr;
 
-		if (a->family == AF_INET)
-			memcpy(&p->addr4[p->n_addr4++], &a->v4, 4);
-		else
+		if (a->family == AF_INET) {
+			unsigned int len = cp->addrs[i].len;
+			uint32_t host = len >= 31 ? 0 :
+				UINT32_MAX >> len;
+
+			memcpy(&p->addr4[p->n_addr4], &a->v4, 4);
+			p->bcast4[p->n_addr4] = host == 0 ? 0 :
+				p->addr4[p->n_addr4] | rte_cpu_to_be_32(host);
+			p->n_addr4++;
+		} else
 			memcpy(p->addr6[p->n_addr6++], &a->v6, 16);
 	}
 }

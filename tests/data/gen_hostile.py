@@ -1748,8 +1748,9 @@ REPLAY_MAC = bytes.fromhex("027063617000")     # net_pcap's first port
 ROUTED_GW_MAC = bytes.fromhex("020000009901")
 ROUTED_ADDR4 = "100.64.0.5"
 ROUTED_ADDR6 = "2001:db8:64::5"
+ROUTED_CONFIG_ADDRS = [ROUTED_ADDR4 + "/24", ROUTED_ADDR6 + "/64"]
 ROUTED_PORT = {"name": "replay0", "devargs": "net_null0",
-               "addr": [ROUTED_ADDR4 + "/24", ROUTED_ADDR6 + "/64"],
+               "addr": ROUTED_CONFIG_ADDRS,
                "gateway_mac": "02:00:00:00:99:01"}
 # what lib/neigh takes on the routed port: the VIPs, local_addr(6) and
 # the port's own addresses

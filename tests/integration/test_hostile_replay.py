@@ -114,6 +114,9 @@ class Model:
         self.gw = gh.ROUTED_GW_MAC if routed else None
         self.ours = gh.ROUTED_OURS if routed else None
         self.addr4 = {gh.ROUTED_ADDR4} if routed else set()
+        self.bcast4 = {str(ipaddress.ip_interface(x).network.broadcast_address)
+                       for x in gh.ROUTED_CONFIG_ADDRS if "." in x} \
+            if routed else set()
         self.addr6 = {_ip(gh.ROUTED_ADDR6)} if routed else set()
         self.acl = acl_model.AclModel(gh.ACL)
         self.svcs = [Svc(d) for d in gh.LB["services"]]
@@ -182,12 +185,13 @@ class Model:
                              data[:96].hex())
 
     def for_port(self, m):
-        """stages.c for_port(): the port's addresses, IPv4 multicast and
-        limited broadcast, IPv6 multicast (pa_port_local4/6)."""
+        """stages.c for_port(): the port's addresses, the directed
+        broadcast of their subnets, IPv4 multicast and limited broadcast,
+        IPv6 multicast (pa_port_local4/6)."""
         if m.family == 4:
             a = ipaddress.ip_address(m.dst)
-            return m.dst in self.addr4 or int(a) >> 28 == 0xE or \
-                int(a) == 0xFFFFFFFF
+            return m.dst in self.addr4 or m.dst in self.bcast4 or \
+                int(a) >> 28 == 0xE or int(a) == 0xFFFFFFFF
         return m.dst in self.addr6 or m.dst.startswith("ff")
 
     def route(self, data, m):

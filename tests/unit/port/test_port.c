@@ -65,17 +65,23 @@ END_TEST
 START_TEST(test_for_the_port_its_addresses_broadcast_and_multicast)
 {
 	uint32_t a4[2] = { inet_addr("198.51.100.5"), inet_addr("203.0.113.5") };
+	/* a /24 and a /31 (no broadcast) */
+	uint32_t b4[2] = { inet_addr("198.51.100.255"), 0 };
 	uint8_t a6[1][16], d[16];
 
 	inet_pton(AF_INET6, "2001:db8:1::5", a6[0]);
-	ck_assert(pa_port_local4(a4, 2, inet_addr("198.51.100.5")));
-	ck_assert(pa_port_local4(a4, 2, inet_addr("203.0.113.5")));
-	ck_assert(!pa_port_local4(a4, 2, inet_addr("198.51.100.6")));
-	ck_assert(!pa_port_local4(a4, 0, inet_addr("198.51.100.5")));
-	ck_assert(pa_port_local4(a4, 2, inet_addr("224.0.0.5")));
-	ck_assert(pa_port_local4(a4, 2, inet_addr("239.1.2.3")));
-	ck_assert(pa_port_local4(a4, 2, inet_addr("255.255.255.255")));
-	ck_assert(!pa_port_local4(a4, 2, inet_addr("240.0.0.1")));
+	ck_assert(pa_port_local4(a4, b4, 2, inet_addr("198.51.100.5")));
+	ck_assert(pa_port_local4(a4, b4, 2, inet_addr("203.0.113.5")));
+	ck_assert(!pa_port_local4(a4, b4, 2, inet_addr("198.51.100.6")));
+	ck_assert(!pa_port_local4(a4, b4, 0, inet_addr("198.51.100.5")));
+	ck_assert(pa_port_local4(a4, b4, 2, inet_addr("224.0.0.5")));
+	ck_assert(pa_port_local4(a4, b4, 2, inet_addr("239.1.2.3")));
+	ck_assert(pa_port_local4(a4, b4, 2, inet_addr("255.255.255.255")));
+	ck_assert(!pa_port_local4(a4, b4, 2, inet_addr("240.0.0.1")));
+	/* the directed broadcast of its subnet, not of another one */
+	ck_assert(pa_port_local4(a4, b4, 2, inet_addr("198.51.100.255")));
+	ck_assert(!pa_port_local4(a4, b4, 2, inet_addr("203.0.113.255")));
+	ck_assert(!pa_port_local4(a4, b4, 2, inet_addr("0.0.0.0")));
 	ck_assert(pa_port_local6((const uint8_t (*)[16])a6, 1, a6[0]));
 	inet_pton(AF_INET6, "2001:db8:1::6", d);
 	ck_assert(!pa_port_local6((const uint8_t (*)[16])a6, 1, d));
