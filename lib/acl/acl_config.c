@@ -254,6 +254,17 @@ rules_check_ids(const struct pa_config_acl *acl, const char *path, char *err,
 	return 0;
 }
 
+/* One rule of "acl.rules"; @p arg: the configuration (for "in_port"). */
+static int
+acl_rule_elem(const json_t *v, const char *path, void *elems, size_t i,
+		void *arg, char *err, size_t err_len)
+{
+	struct pa_config_acl_rule *rules = elems;
+
+	return pa_acl_config_parse_rule(v, arg, path, &rules[i], err,
+		err_len);
+}
+
 /* "acl.rules"; @p arg: the configuration (for "in_port"). */
 static int
 acl_rules(const struct pa_decode_field *f, const json_t *arr,
@@ -261,26 +272,12 @@ acl_rules(const struct pa_decode_field *f, const json_t *arr,
 		size_t err_len)
 {
 	struct pa_config_acl *acl = out;
-	char p[PA_DECODE_PATH_MAX];
-	const json_t *v;
-	size_t i;
 	int rc;
 
-	if (pa_decode_want_array(arr, path, err, err_len) < 0)
-		return -EINVAL;
-	if (json_array_size(arr) == 0)
-		return 0;
-	acl->rules = calloc(json_array_size(arr), sizeof(*acl->rules));
-	if (acl->rules == NULL)
-		return pa_decode_nomem(err, err_len, path);
-	json_array_foreach(arr, i, v) {
-		pa_decode_index_path(p, sizeof(p), path, i);
-		rc = pa_acl_config_parse_rule(v, arg, p, &acl->rules[i], err,
-				err_len);
-		if (rc < 0)
-			return rc;
-		acl->n_rules = i + 1;
-	}
+	rc = pa_decode_array(arr, path, sizeof(*acl->rules), acl_rule_elem,
+		arg, (void **)&acl->rules, &acl->n_rules, err, err_len);
+	if (rc < 0)
+		return rc;
 	return rules_check_ids(acl, path, err, err_len);
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -114,6 +115,33 @@ pa_decode_want_array(const json_t *v, const char *path, char *err,
 		return pa_decode_fail(err, err_len,
 				"%s: expected an array, got %s", path,
 				pa_decode_type_name(v));
+	return 0;
+}
+
+int
+pa_decode_array(const json_t *arr, const char *path, size_t elem_size,
+		pa_decode_elem_fn fn, void *arg, void **out, unsigned int *n,
+		char *err, size_t err_len)
+{
+	char p[PA_DECODE_PATH_MAX];
+	const json_t *v;
+	size_t i;
+	int rc;
+
+	if (pa_decode_want_array(arr, path, err, err_len) < 0)
+		return -EINVAL;
+	if (json_array_size(arr) == 0)
+		return 0;
+	*out = calloc(json_array_size(arr), elem_size);
+	if (*out == NULL)
+		return pa_decode_nomem(err, err_len, path);
+	json_array_foreach(arr, i, v) {
+		pa_decode_index_path(p, sizeof(p), path, i);
+		rc = fn(v, p, *out, i, arg, err, err_len);
+		if (rc < 0)
+			return rc;
+		*n = (unsigned int)i + 1;
+	}
 	return 0;
 }
 

@@ -183,6 +183,27 @@ int pa_decode_want_object(const json_t *v, const char *path,
 int pa_decode_want_array(const json_t *v, const char *path,
 		char *err, size_t err_len);
 
+/**
+ * Decode element @p i of an array (value @p v at @p path "<array>[i]")
+ * into element @p i of @p elems; the elements before it are whole, for
+ * checks against them. Either the element is whole on return 0, or
+ * nothing of it is left allocated.
+ * @return 0, -EINVAL or -ENOMEM (message in @p err).
+ */
+typedef int (*pa_decode_elem_fn)(const json_t *v, const char *path,
+		void *elems, size_t i, void *arg, char *err, size_t err_len);
+
+/**
+ * Decode array @p arr at @p path into a new array of @p elem_size-byte
+ * elements (calloc'd, zeroed, in *@p out; none for an empty array), each
+ * with @p fn. *@p n is the number of elements decoded so far: after a
+ * failure the caller frees exactly those, and *@p out.
+ * @return 0, -EINVAL or -ENOMEM (message in @p err).
+ */
+int pa_decode_array(const json_t *arr, const char *path, size_t elem_size,
+		pa_decode_elem_fn fn, void *arg, void **out, unsigned int *n,
+		char *err, size_t err_len);
+
 /** Index of @p s in NULL-terminated @p names, or -1. */
 int pa_decode_enum_index(const char *const *names, const char *s);
 

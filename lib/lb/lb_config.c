@@ -290,43 +290,48 @@ service_table_size_check(const struct pa_decode_field *f, const json_t *v,
 	return 0;
 }
 
+/* What the element decoders of an array need: the object it belongs to
+ * and the array's path (for "also <path>[j]"). */
+struct elem_ctx {
+	void *owner;
+	const char *path;
+};
+
+/* One backend of a service's "backends", unique in it. */
+static int
+backend_elem(const json_t *v, const char *path, void *elems, size_t i,
+		void *arg, char *err, size_t err_len)
+{
+	const struct elem_ctx *x = arg;
+	struct pa_config_backend *be = elems;
+	char buf[INET6_ADDRSTRLEN];
+	size_t j;
+	int rc;
+
+	rc = pa_lb_config_parse_backend(v, x->owner, path, &be[i], err,
+		err_len);
+	if (rc < 0)
+		return rc;
+	for (j = 0; j < i; j++)
+		if (pa_ip_equal(&be[j].addr, &be[i].addr))
+			return pa_decode_fail(err, err_len,
+					"%s.addr: duplicate backend '%s' (also %s[%zu])",
+					path, pa_net_format_ip(&be[i].addr, buf,
+						sizeof(buf)), x->path, j);
+	return 0;
+}
+
 static int
 service_backends(const struct pa_decode_field *f, const json_t *arr,
 		const char *path, void *out, void *arg, char *err,
 		size_t err_len)
 {
 	struct pa_config_service *svc = out;
-	char bp[PA_DECODE_PATH_MAX], buf[INET6_ADDRSTRLEN];
-	const json_t *v;
-	unsigned int j;
-	size_t i;
-	int rc;
+	struct elem_ctx x = { svc, path };
 
-	if (pa_decode_want_array(arr, path, err, err_len) < 0)
-		return -EINVAL;
-	if (json_array_size(arr) == 0)
-		return 0;
-	svc->backends = calloc(json_array_size(arr), sizeof(*svc->backends));
-	if (svc->backends == NULL)
-		return pa_decode_nomem(err, err_len, path);
-	json_array_foreach(arr, i, v) {
-		pa_decode_index_path(bp, sizeof(bp), path, i);
-		rc = pa_lb_config_parse_backend(v, svc, bp, &svc->backends[i],
-				err, err_len);
-		if (rc < 0)
-			return rc;
-		for (j = 0; j < i; j++)
-			if (pa_ip_equal(&svc->backends[j].addr,
-					&svc->backends[i].addr))
-				return pa_decode_fail(err, err_len,
-						"%s.addr: duplicate backend '%s' (also %s[%u])",
-						bp,
-						pa_net_format_ip(&svc->backends[i].addr,
-							buf, sizeof(buf)),
-						path, j);
-		svc->n_backends = i + 1;
-	}
-	return 0;
+	return pa_decode_array(arr, path, sizeof(*svc->backends),
+		backend_elem, &x, (void **)&svc->backends, &svc->n_backends,
+		err, err_len);
 }
 
 #define SERVICE(m)	PA_DECODE_AT(struct pa_config_service, m)
@@ -470,52 +475,55 @@ lb_local_addr_check(const struct pa_decode_field *f, const json_t *v,
 	return 0;
 }
 
+/* One service of "lb.services", unique by name and by (VIP, port,
+ * protocol); a refused one leaves none of its backends allocated. */
+static int
+service_elem(const json_t *v, const char *path, void *elems, size_t i,
+		void *arg, char *err, size_t err_len)
+{
+	const struct elem_ctx *x = arg;
+	struct pa_config_service *a, *b, *svcs = elems;
+	char buf[INET6_ADDRSTRLEN];
+	size_t j;
+	int rc;
+
+	rc = pa_lb_config_parse_service(v, x->owner, path, &svcs[i], err,
+		err_len);
+	if (rc < 0)
+		return rc;
+	a = &svcs[i];
+	for (j = 0; j < i; j++) {
+		b = &svcs[j];
+		if (strcmp(a->name, b->name) == 0)
+			rc = pa_decode_fail(err, err_len,
+					"%s.name: duplicate service name '%s' (also %s[%zu])",
+					path, a->name, x->path, j);
+		else if (pa_ip_equal(&a->vip, &b->vip) &&
+				a->port == b->port && a->proto == b->proto)
+			rc = pa_decode_fail(err, err_len,
+					"%s.vip: %s port %u %s is already service '%s' (%s[%zu])",
+					path, pa_net_format_ip(&a->vip, buf,
+						sizeof(buf)),
+					a->port, proto_name(a->proto), b->name,
+					x->path, j);
+		if (rc < 0) {
+			pa_lb_config_service_clear(a);
+			return rc;
+		}
+	}
+	return 0;
+}
+
 static int
 lb_services(const struct pa_decode_field *f, const json_t *arr,
 		const char *path, void *out, void *arg, char *err,
 		size_t err_len)
 {
 	struct pa_config_lb *lb = out;
-	struct pa_config_service *a, *b;
-	char p[PA_DECODE_PATH_MAX], buf[INET6_ADDRSTRLEN];
-	const json_t *v;
-	unsigned int j;
-	size_t i;
-	int rc;
+	struct elem_ctx x = { lb, path };
 
-	if (pa_decode_want_array(arr, path, err, err_len) < 0)
-		return -EINVAL;
-	if (json_array_size(arr) == 0)
-		return 0;
-	lb->services = calloc(json_array_size(arr), sizeof(*lb->services));
-	if (lb->services == NULL)
-		return pa_decode_nomem(err, err_len, path);
-	json_array_foreach(arr, i, v) {
-		pa_decode_index_path(p, sizeof(p), path, i);
-		rc = pa_lb_config_parse_service(v, lb, p, &lb->services[i], err,
-				err_len);
-		if (rc < 0)
-			return rc;
-		lb->n_services = i + 1;
-		a = &lb->services[i];
-		for (j = 0; j < i; j++) {
-			b = &lb->services[j];
-			if (strcmp(a->name, b->name) == 0)
-				return pa_decode_fail(err, err_len,
-						"%s.name: duplicate service name '%s' (also %s[%u])",
-						p, a->name, path, j);
-			if (pa_ip_equal(&a->vip, &b->vip) &&
-					a->port == b->port &&
-					a->proto == b->proto)
-				return pa_decode_fail(err, err_len,
-						"%s.vip: %s port %u %s is already service '%s' (%s[%u])",
-						p, pa_net_format_ip(&a->vip, buf,
-							sizeof(buf)),
-						a->port, proto_name(a->proto),
-						b->name, path, j);
-		}
-	}
-	return 0;
+	return pa_decode_array(arr, path, sizeof(*lb->services), service_elem,
+		&x, (void **)&lb->services, &lb->n_services, err, err_len);
 }
 
 #define LB(m)	PA_DECODE_AT(struct pa_config_lb, m)
