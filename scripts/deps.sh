@@ -31,6 +31,7 @@ PACKAGES=(
 	procps
 	gcovr			# scripts/coverage.sh
 	shellcheck		# lints scripts/*.sh (tests/integration/test_deploy.py)
+	bird2			# the BGP lab: BIRD 2 in the appliance and router namespaces
 )
 
 missing=()
