@@ -526,6 +526,48 @@ devargs_name_len(const char *d)
 	return comma != NULL ? (size_t)(comma - d) : strlen(d);
 }
 
+/* Whether a port is a wire a frame sent back out of would travel on,
+ * and so the neighbours on it could see their own frames come back from
+ * a transparent port that is its own peer. Lab devices are not: net_null,
+ * net_ring, and net_pcap reading and writing files (not "iface=", not
+ * the same interface both ways). */
+static bool
+port_is_wire(const struct pa_config_port *p)
+{
+	char buf[512], *save = NULL, *kv, *eq;
+	const char *rx_if = NULL, *tx_if = NULL;
+	size_t n;
+	bool wire = false;
+
+	if (p->devargs == NULL)
+		return true;			/* a PCI device */
+	n = devargs_name_len(p->devargs);
+	if ((n >= 8 && strncmp(p->devargs, "net_null", 8) == 0) ||
+			(n >= 8 && strncmp(p->devargs, "net_ring", 8) == 0))
+		return false;
+	if (n < 8 || strncmp(p->devargs, "net_pcap", 8) != 0)
+		return true;
+	if (snprintf(buf, sizeof(buf), "%s", p->devargs) >= (int)sizeof(buf))
+		return true;			/* too long to judge: a wire */
+	for (kv = strtok_r(buf, ",", &save); kv != NULL;
+			kv = strtok_r(NULL, ",", &save)) {
+		eq = strchr(kv, '=');
+		if (eq == NULL)
+			continue;
+		*eq = '\0';
+		if (strcmp(kv, "iface") == 0)
+			wire = true;
+		else if (strcmp(kv, "rx_iface") == 0 ||
+				strcmp(kv, "rx_iface_in") == 0)
+			rx_if = eq + 1;
+		else if (strcmp(kv, "tx_iface") == 0)
+			tx_if = eq + 1;
+	}
+	if (rx_if != NULL && tx_if != NULL && strcmp(rx_if, tx_if) == 0)
+		wire = true;
+	return wire;
+}
+
 static int
 ports_parse(const json_t *arr, struct pa_config *cfg,
 		const struct pa_config_opts *opts, char *err, size_t err_len)
@@ -583,18 +625,32 @@ ports_parse(const json_t *arr, struct pa_config *cfg,
 	}
 	for (i = 0; i < cfg->n_ports; i++) {
 		cfg->ports[i].peer = i;
-		if (peer[i] == NULL)
+		/* Port roles: a transparent port (no "addr") passes frames
+		 * unchanged to its peer; its own peer, it would send every
+		 * frame back onto the wire it came from, where a switch
+		 * learns the senders' MACs on the appliance. Left out, a
+		 * transparent port's peer is: on a wire, the other port of
+		 * a two-port appliance (a bump in the wire), else refused;
+		 * on a lab device (net_null, net_ring, net_pcap on files)
+		 * and in replay mode (whose port replaces these), the port
+		 * itself, as a routed port's is. */
+		if (peer[i] == NULL) {
+			if (cfg->ports[i].n_addrs != 0 ||
+					!port_is_wire(&cfg->ports[i]) ||
+					(opts != NULL && opts->replay))
+				continue;
+			if (cfg->n_ports != 2)
+				return pa_decode_fail(err, err_len,
+						"$.ports[%u]: transparent port '%s' (no \"addr\") needs a \"peer\": it may not be its own (frames would go back onto the wire they came from), and only a two-port appliance pairs its ports by default; name the peer, or give the port \"addr\" to make it a routed one-armed port",
+						i, cfg->ports[i].name);
+			cfg->ports[i].peer = (int)(1 - i);
 			continue;
+		}
 		idx = pa_config_port_index(cfg, peer[i]);
 		if (idx < 0)
 			return pa_decode_fail(err, err_len,
 					"$.ports[%u].peer: unknown port '%s'", i,
 					peer[i]);
-		/* Port roles: a transparent port (no "addr") passes frames
-		 * unchanged to its peer; named as its own, it would send
-		 * every frame back where it came from. (Left out, the peer
-		 * defaults to the port itself: the contract's own example,
-		 * see docs/configuration.md "Port roles".) */
 		if ((unsigned int)idx == i && cfg->ports[i].n_addrs == 0)
 			return pa_decode_fail(err, err_len,
 					"$.ports[%u].peer: transparent port '%s' (no \"addr\") cannot be its own peer: name another port, or give it \"addr\" to make it a routed one-armed port",

@@ -228,9 +228,26 @@ def test_live_mode_without_ports(tmp_path):
 def test_live_mode_missing_port(tmp_path):
     conf = pautil.write_json(str(tmp_path / "missing.json"), {
         "ports": [{"name": "p0",
-                   "devargs": "net_af_packet0,iface=pa-nonexist0"}]})
+                   "devargs": "net_af_packet0,iface=pa-nonexist0",
+                   "addr": ["198.51.100.5/24"]}]})
     res = run([DAEMON, "--no-huge", "--no-shconf", "--no-pci", "-m", "256",
                "-l", "0,1", "--", "-c", conf,
                "-s", pautil.unique("missing", ".sock")], timeout=60)
     assert res.rc not in (0, None), res
     assert "p0" in _last_line(res.stderr), res
+    assert "peer" not in _last_line(res.stderr), res
+
+
+def test_live_transparent_port_alone_on_a_wire_is_refused(tmp_path):
+    """A transparent port on a wire would be its own peer: refused at load,
+    before any device is touched, naming the port; a lab device is not."""
+    conf = pautil.write_json(str(tmp_path / "alone.json"), {
+        "ports": [{"name": "t0",
+                   "devargs": "net_af_packet0,iface=pa-nonexist0"}]})
+    res = run([DAEMON, "--no-huge", "--no-shconf", "--no-pci", "-m", "256",
+               "-l", "0,1", "--", "-c", conf,
+               "-s", pautil.unique("alone", ".sock")], timeout=60)
+    assert res.rc not in (0, None), res
+    last = _last_line(res.stderr)
+    assert "$.ports[0]: transparent port 't0'" in last, res
+    assert 'needs a "peer"' in last, res

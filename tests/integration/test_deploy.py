@@ -505,7 +505,7 @@ def test_service_command_line_runs_the_daemon_with_the_af_packet_profile(
     sock = unique("svc", ".sock")
     conf = write_json(str(tmp_path / "pktaccel.json"), {
         "ports": [{"name": "wan0", "devargs": "net_af_packet0,iface=dA",
-                   "profile": "af_packet"}],
+                   "profile": "af_packet", "addr": ["198.51.100.5/24"]}],
         "pipeline": {"mode": "rtc"}})
     env = _env_file(os.path.join(UNITS, "pktaccel.env"))
     assert set(env) >= {"PKTACCEL_CONFIG", "PKTACCEL_EAL_ARGS",
@@ -656,7 +656,7 @@ def test_profile_asking_rss_of_a_device_without_it_stops_start_up(
         "afp_rss": {"driver": "net_af_packet", "rss": True, "rx_queues": 2},
     })
     port = {"name": "w0", "devargs": "net_af_packet0,iface=dA,qpairs=2",
-            "profile": "afp_rss"}
+            "profile": "afp_rss", "addr": ["198.51.100.5/24"]}
     d = _start(tmp_path, [port], ["--drivers-config", pdir], name="rss",
                netns=veth_ns)
     assert d.wait(30) != 0

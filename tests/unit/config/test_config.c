@@ -296,7 +296,9 @@ START_TEST(test_contract_example_loads_into_typed_structs)
 	ck_assert_ptr_nonnull(cfg->ports[1].profile_doc);
 	ck_assert_str_eq(json_string_value(json_object_get(
 			cfg->ports[1].profile_doc, "driver")), "mlx5_pci");
-	ck_assert_int_eq(cfg->ports[1].peer, 1);
+	/* transparent on a wire without "peer": paired with the other
+	 * port of the two (never its own peer) */
+	ck_assert_int_eq(cfg->ports[1].peer, 0);
 
 	ck_assert_int_eq(cfg->pipeline.mode, PA_PIPELINE_STAGED);
 	ck_assert(cfg->pipeline.lcores_set);
@@ -785,7 +787,7 @@ START_TEST(test_every_shipped_profile_loads)
 	char doc[256];
 
 	snprintf(doc, sizeof(doc),
-			"{\"ports\": [{\"name\": \"p\", \"pci\": \"00:01.0\", \"profile\": \"%s\"}]}",
+			"{\"ports\": [{\"name\": \"p\", \"pci\": \"00:01.0\", \"profile\": \"%s\", \"addr\": [\"192.0.2.5/24\"]}]}",
 			name);
 	cfg = must_load(doc, &o);
 	ck_assert_ptr_nonnull(cfg->ports[0].profile_doc);
@@ -821,7 +823,7 @@ START_TEST(test_every_file_in_drivers_config_loads)
 		memcpy(name, de->d_name, len - 5);
 		name[len - 5] = '\0';
 		snprintf(doc, sizeof(doc),
-				"{\"ports\": [{\"name\": \"p\", \"pci\": \"00:01.0\", \"profile\": \"%s\"}]}",
+				"{\"ports\": [{\"name\": \"p\", \"pci\": \"00:01.0\", \"profile\": \"%s\", \"addr\": [\"192.0.2.5/24\"]}]}",
 				name);
 		cfg = pa_config_load_string(doc, &o, err, sizeof(err));
 		ck_assert_msg(cfg != NULL, "drivers-config/%s: %s", de->d_name, err);
@@ -841,7 +843,7 @@ END_TEST
 START_TEST(test_profile_is_kept_as_loaded_json)
 {
 	struct pa_config *cfg = must_load(J({"ports": [{"name": "p", "devargs": "net_pcap0,iface=lo",
-			"profile": "pcap"}]}), NULL);
+			"profile": "pcap", "addr": ["192.0.2.5/24"]}]}), NULL);
 	json_error_t jerr;
 	json_t *file;
 
@@ -1064,9 +1066,66 @@ START_TEST(test_replay_port_is_routed_with_lent_addresses)
 }
 END_TEST
 
+/* Port roles: a transparent port on a wire is never its own peer, named
+ * or by default; a two-port appliance pairs its ports by default; lab
+ * devices (net_null, net_ring, net_pcap on files) and replay keep the
+ * one-port default. */
+START_TEST(test_transparent_default_peer_by_device)
+{
+	struct pa_config_opts ro = { .replay = true };
+	struct pa_config *cfg;
+	static const char *const lab[] = {
+		J({"ports": [{"name": "p", "devargs": "net_null0"}]}),
+		J({"ports": [{"name": "p", "devargs": "net_ring0"}]}),
+		J({"ports": [{"name": "p", "devargs": "net_pcap0,rx_pcap=a.pcap,tx_pcap=b.pcap"}]}),
+		J({"ports": [{"name": "p", "devargs": "net_pcap0,rx_iface=a,tx_iface=b"}]}),
+	};
+	static const char *const wire[] = {
+		J({"ports": [{"name": "p", "pci": "00:01.0"}]}),
+		J({"ports": [{"name": "p", "devargs": "net_af_packet0,iface=v0"}]}),
+		J({"ports": [{"name": "p", "devargs": "net_tap0"}]}),
+		J({"ports": [{"name": "p", "devargs": "net_pcap0,iface=v0"}]}),
+		J({"ports": [{"name": "p", "devargs": "net_pcap0,rx_iface=v0,tx_iface=v0"}]}),
+		/* three ports: no pairing by default */
+		J({"ports": [{"name": "a", "pci": "00:01.0", "peer": "b"},
+			{"name": "b", "pci": "00:02.0", "peer": "a"},
+			{"name": "p", "pci": "00:03.0"}]}),
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(lab) / sizeof(lab[0]); i++) {
+		cfg = must_load(lab[i], NULL);
+		ck_assert_int_eq(cfg->ports[0].peer, 0);
+		pa_config_free(cfg);
+	}
+	for (i = 0; i < sizeof(wire) / sizeof(wire[0]); i++) {
+		cfg = pa_config_load_string(wire[i], NULL, err, sizeof(err));
+		ck_assert_msg(cfg == NULL, "accepted: %s", wire[i]);
+		ck_assert_msg(strstr(err, "transparent port 'p' (no \"addr\") needs a \"peer\"") != NULL,
+				"%s", err);
+		ck_assert_msg(strncmp(err, i < 5 ? "$.ports[0]: " : "$.ports[2]: ", 12) == 0,
+				"%s", err);
+		/* a replay replaces the document's ports by its own */
+		cfg = pa_config_load_string(wire[i], &ro, err, sizeof(err));
+		ck_assert_msg(cfg != NULL, "%s", err);
+		pa_config_free(cfg);
+		/* routed ("addr"): one-armed, its own peer */
+	}
+	cfg = must_load(J({"ports": [{"name": "p", "pci": "00:01.0", "addr": ["192.0.2.5/24"]}]}), NULL);
+	ck_assert_int_eq(cfg->ports[0].peer, 0);
+	pa_config_free(cfg);
+	/* two transparent ports on wires: a bump in the wire by default */
+	cfg = must_load(J({"ports": [{"name": "a", "pci": "00:01.0"},
+			{"name": "b", "devargs": "net_af_packet0,iface=v0"}]}), NULL);
+	ck_assert_int_eq(cfg->ports[0].peer, 1);
+	ck_assert_int_eq(cfg->ports[1].peer, 0);
+	pa_config_free(cfg);
+}
+END_TEST
+
 START_TEST(test_to_json_writes_ports_with_promisc_peer_and_addr)
 {
-	struct pa_config *cfg = must_load(J({"ports": [{"name": "p", "pci": "00:01.0"}]}), NULL);
+	struct pa_config *cfg = must_load(J({"ports": [{"name": "p", "devargs": "net_null0"}]}), NULL);
 	json_t *j = pa_config_to_json(cfg);
 	json_t *p = json_array_get(json_object_get(j, "ports"), 0);
 
@@ -1764,6 +1823,7 @@ config_suite(void)
 			(int)(sizeof(shipped_profiles) / sizeof(shipped_profiles[0])));
 	tcase_add_test(tc, test_every_file_in_drivers_config_loads);
 	tcase_add_test(tc, test_profile_is_kept_as_loaded_json);
+	tcase_add_test(tc, test_transparent_default_peer_by_device);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("round_trip");

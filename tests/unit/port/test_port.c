@@ -363,6 +363,10 @@ port_suite(void)
 	Suite *s = suite_create("port");
 	TCase *tc = tcase_create("roles");
 
+	/* the checksum sweeps run 100,000 cases: seconds under a sanitizer
+	 * or on a loaded 2-CPU machine, past check's 4 s default */
+	tcase_set_timeout(tc, 120);
+
 	tcase_add_test(tc, test_routed_port_takes_its_mac_broadcast_all_nodes_and_solicited_node_only);
 	tcase_add_test(tc, test_for_the_port_its_addresses_broadcast_and_multicast);
 	tcase_add_test(tc, test_ttl_decrement_checksum_equals_full_recomputation);
