@@ -499,6 +499,9 @@ pa_app_run(struct pa_app *app)
 
 		if (!app->ctrl.running)
 			pa_neigh_poll(app->neigh, pa_neigh_now_ms());
+		else
+			(void)pa_health_backstop(app->health,
+				(uint64_t)pa_clock_ms(), false);
 		pa_capture_poll(app->capture);
 		/* done: every packet forwarded or dropped, and what the
 		 * neighbour subsystem had to answer sent */
@@ -575,6 +578,10 @@ stop_announcing(struct pa_app *app)
 	while (app->ctrl.running && pa_health_routes(app->health) != 0 &&
 	       pa_clock_s() - t0 < 0.5)
 		nanosleep(&nap, NULL);
+	/* the control thread could not (blocked behind a stalled lcore) */
+	if (app->ctrl.running && pa_health_routes(app->health) != 0)
+		(void)pa_health_backstop(app->health, (uint64_t)pa_clock_ms(),
+			true);
 }
 
 void

@@ -52,6 +52,14 @@ struct pa_health {
 	bool stopping;
 	bool term_drain;
 	unsigned int n_routes;
+	uint64_t beat_ms;		/* the control thread's last poll */
+	uint32_t flush_epoch;		/* bumped by each backstop flush */
+	uint64_t backstop_flushes;
+
+	/* main thread (pa_health_backstop()) */
+	struct pa_watchdog bs_wd;
+	bool bs_wd_on;
+	bool bs_fired;
 
 	/* control thread */
 	bool draining;
@@ -70,6 +78,7 @@ struct pa_health {
 	char reasons[PA_HEALTH_MAX_REASONS][PA_HEALTH_REASON_LEN];
 	bool have_version;
 	uint64_t lb_version;
+	uint32_t seen_epoch;
 	struct route_slot *slots;
 	unsigned int n_slots, cap_slots;
 	/* counters */
@@ -420,12 +429,89 @@ sync_routes(struct pa_health *h)
 	__atomic_store_n(&h->n_routes, n, __ATOMIC_RELEASE);
 }
 
+/* Whether lcore loop counters moved, from the main thread. */
+static bool
+backstop_lcore_stalled(struct pa_health *h, uint64_t now_ms)
+{
+	uint64_t counts[PA_WATCHDOG_MAX];
+	struct pa_lcore_stats st;
+	unsigned int i, n;
+
+	if (h->pl == NULL)
+		return false;
+	if (!h->bs_wd_on) {
+		n = RTE_MIN(pa_pipeline_lcore_count(h->pl),
+			(unsigned int)PA_WATCHDOG_MAX);
+		pa_watchdog_init(&h->bs_wd, n, h->cfg->pipeline.stall_ms);
+		h->bs_wd_on = true;
+	}
+	for (i = 0; i < h->bs_wd.n; i++)
+		counts[i] = pa_pipeline_lcore_stats(h->pl, i, NULL, &st) != 0 ?
+			h->bs_wd.count[i] : st.busy_polls + st.idle_polls;
+	return pa_watchdog_update(&h->bs_wd, counts, now_ms) != 0;
+}
+
+bool
+pa_health_backstop(struct pa_health *h, uint64_t now_ms, bool force)
+{
+	struct pa_announce_nl nl;
+	unsigned int removed = 0;
+	uint64_t beat;
+	bool stalled;
+	int ret;
+
+	if (h == NULL || !h->announce ||
+	    !__atomic_load_n(&h->started, __ATOMIC_ACQUIRE))
+		return false;
+	stalled = backstop_lcore_stalled(h, now_ms);
+	beat = __atomic_load_n(&h->beat_ms, __ATOMIC_ACQUIRE);
+	if (!force) {
+		if (beat == 0 || now_ms - beat < h->cfg->pipeline.stall_ms ||
+		    !stalled) {
+			h->bs_fired = false;
+			return false;
+		}
+		if (h->bs_fired)
+			return false;	/* once per episode */
+	}
+	if (pa_health_routes(h) == 0 && !force)
+		return false;
+	h->bs_fired = true;
+	ret = pa_announce_nl_open(&nl, PA_ANNOUNCE_NL_TIMEOUT_MS);
+	if (ret == 0) {
+		ret = pa_announce_nl_flush(&nl, h->table, PA_ANNOUNCE_RTPROT,
+			&removed);
+		pa_announce_nl_close(&nl);
+	}
+	__atomic_fetch_add(&h->flush_epoch, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&h->backstop_flushes, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->n_routes, 0, __ATOMIC_RELEASE);
+	LOG(WARNING, "%s: %u route(s) withdrawn from table %u by the main thread%s%s",
+		force ? "stopping" :
+		"an lcore and the control thread make no progress",
+		removed, h->table, ret != 0 ? ": " : "",
+		ret != 0 ? strerror(-ret) : "");
+	return true;
+}
+
 int
 pa_health_poll(struct pa_health *h, uint64_t now_ms)
 {
+	uint32_t epoch;
+	unsigned int i;
+
 	if (h == NULL)
 		return INT32_MAX;
 	h->now_ms = now_ms;
+	__atomic_store_n(&h->beat_ms, now_ms, __ATOMIC_RELEASE);
+	/* the main thread flushed the table meanwhile: nothing is in it */
+	epoch = __atomic_load_n(&h->flush_epoch, __ATOMIC_ACQUIRE);
+	if (epoch != h->seen_epoch) {
+		h->seen_epoch = epoch;
+		for (i = 0; i < h->n_slots; i++)
+			h->slots[i].installed = false;
+		h->next_eval_ms = 0;
+	}
 	/* stopping or draining act at once; the rest every eval period */
 	if (now_ms < h->next_eval_ms &&
 	    !__atomic_load_n(&h->stopping, __ATOMIC_ACQUIRE) &&
@@ -472,6 +558,8 @@ pa_health_snapshot(const struct pa_health *h, struct pa_health_snapshot *s)
 	s->route_errors = h->route_errors;
 	s->stale_removed = h->stale_removed;
 	s->not_ready_transitions = h->not_ready_transitions;
+	s->backstop_flushes = __atomic_load_n(&h->backstop_flushes,
+		__ATOMIC_RELAXED);
 	s->n_lcores = h->wd_on ? h->wd.n : 0;
 	for (i = 0; i < s->n_lcores; i++) {
 		s->lcore_id[i] = h->lcore_id[i];
@@ -574,7 +662,7 @@ pa_health_json(struct pa_health *h)
 				h->slots[i].vip.family == AF_INET ? 32 : 128);
 			rc |= json_array_append_new(routes, json_string(p));
 		}
-		an = json_pack("{s:I, s:i, s:s, s:o, s:I, s:I, s:I, s:I}",
+		an = json_pack("{s:I, s:i, s:s, s:o, s:I, s:I, s:I, s:I, s:I}",
 			"table", (json_int_t)s->table,
 			"protocol", PA_ANNOUNCE_RTPROT,
 			"dev", h->ifname,
@@ -582,7 +670,8 @@ pa_health_json(struct pa_health *h)
 			"route_adds", (json_int_t)s->route_adds,
 			"route_deletes", (json_int_t)s->route_deletes,
 			"route_errors", (json_int_t)s->route_errors,
-			"stale_removed", (json_int_t)s->stale_removed);
+			"stale_removed", (json_int_t)s->stale_removed,
+			"backstop_flushes", (json_int_t)s->backstop_flushes);
 		if (an == NULL)
 			rc = -1;
 	}

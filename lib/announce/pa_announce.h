@@ -214,6 +214,20 @@ void pa_health_request_drain(struct pa_health *h);
 /** Routes in the kernel table now (0 once withdrawn). Any thread. */
 unsigned int pa_health_routes(const struct pa_health *h);
 
+/**
+ * The main thread's backstop for a control thread that cannot withdraw:
+ * a table update waits for every lcore to pass a quiescent state (RCU),
+ * so a stalled lcore also blocks the control thread in the next RPC that
+ * changes a table. When the control thread has not polled for stall_ms
+ * and an lcore has not moved for stall_ms either (watched here, on a
+ * watchdog of the main thread's own), or when @p force, the routes of
+ * PA_ANNOUNCE_RTPROT in the table are flushed from here (a netlink
+ * socket of this thread's own) and the control thread, once it runs
+ * again, re-adds what it should. Main thread, every few ms.
+ * @return true when it flushed.
+ */
+bool pa_health_backstop(struct pa_health *h, uint64_t now_ms, bool force);
+
 /** health_set: drain or undrain. Control thread. */
 void pa_health_set_draining(struct pa_health *h, bool draining);
 
@@ -237,6 +251,7 @@ struct pa_health_snapshot {
 	uint64_t route_errors;		/**< netlink requests that failed */
 	uint64_t stale_removed;		/**< stale routes removed at start */
 	uint64_t not_ready_transitions;	/**< ready -> not ready */
+	uint64_t backstop_flushes;	/**< pa_health_backstop() withdrew */
 	unsigned int n_lcores;
 	unsigned int lcore_id[PA_WATCHDOG_MAX];
 	bool lcore_stalled[PA_WATCHDOG_MAX];
