@@ -270,6 +270,18 @@ def test_stale_routes_removed_at_start_others_kept(lab, tmp_path):
     assert routes(a) == {}
 
 
+def test_killed_daemon_routes_go_with_its_kernel_if(lab, tmp_path):
+    """SIGKILL: no withdrawal, but the TAP dies with the process and the
+    kernel deletes the routes through it (docs/operations.md)."""
+    a, _ = lab
+    d = start(a, config(tmp_path), tmp_path)
+    wait_for("routes", lambda: routes(a) == {VIP: TAP, VIP6: TAP}, d=d)
+    d.kill()
+    wait_for("TAP gone", lambda: sh("ip", "-n", a, "link", "show",
+                                    TAP).returncode != 0)
+    wait_for("routes gone with the TAP", lambda: routes(a) == {})
+
+
 def test_withdraw_routes_mode_cleans_up_after_a_killed_daemon(lab, tmp_path):
     """What the systemd unit's ExecStopPost runs."""
     a, _ = lab
