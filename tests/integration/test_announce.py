@@ -225,7 +225,10 @@ def test_routes_follow_readiness_services_drain_and_stop(lab, tmp_path):
         assert m["pktaccel_draining"] == 1, m
         assert m["pktaccel_announced_routes"] == 0, m
         assert d.call("health_set", {"draining": False}) is True
-        assert routes(a) == {VIP: TAP, VIP6: TAP}
+        # (added before the answer when ready; waited for in case a
+        # loaded box made the appliance briefly not ready meanwhile)
+        wait_for("undrained", lambda: routes(a) == {VIP: TAP, VIP6: TAP},
+                 d=d)
         assert http_health(a)[0] == 200
 
         # bad params name the parameter
