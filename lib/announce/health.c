@@ -334,8 +334,12 @@ evaluate(struct pa_health *h)
 	h->ready = h->n_reasons == 0;
 	if (h->evaluated && was && !h->ready) {
 		h->not_ready_transitions++;
-		LOG(WARNING, "not ready: %s%s", h->reasons[0],
-			h->n_reasons > 1 ? " (and more)" : "");
+		/* a stop is no trouble worth a warning */
+		if (__atomic_load_n(&h->stopping, __ATOMIC_ACQUIRE))
+			LOG(INFO, "stopping");
+		else
+			LOG(WARNING, "not ready: %s%s", h->reasons[0],
+				h->n_reasons > 1 ? " (and more)" : "");
 	} else if (h->evaluated && !was && h->ready) {
 		LOG(NOTICE, "ready");
 	}
