@@ -68,6 +68,7 @@ struct pa_health {
 	uint64_t next_eval_ms;
 	uint64_t next_link_ms;
 	uint64_t retry_at_ms;
+	uint64_t reassert_at_ms;
 	uint64_t last_error_log_ms;
 	uint64_t now_ms;
 	bool link_down[PA_CONFIG_MAX_PORTS];
@@ -83,6 +84,7 @@ struct pa_health {
 	unsigned int n_slots, cap_slots;
 	/* counters */
 	uint64_t route_adds, route_deletes, route_errors, stale_removed;
+	uint64_t route_reasserts;
 	uint64_t not_ready_transitions;
 };
 
@@ -145,8 +147,10 @@ fail:
 	return NULL;
 }
 
+/* Add (or re-add: @p again, counted apart) or withdraw one route. */
 static int
-route_change(struct pa_health *h, struct route_slot *s, bool add)
+route_change_ex(struct pa_health *h, struct route_slot *s, bool add,
+		bool again)
 {
 	struct pa_announce_route r = {
 		.dst = s->vip,
@@ -182,11 +186,19 @@ route_change(struct pa_health *h, struct route_slot *s, bool add)
 		return ret;
 	}
 	s->installed = add;
-	if (add)
+	if (again)
+		h->route_reasserts++;
+	else if (add)
 		h->route_adds++;
 	else
 		h->route_deletes++;
 	return 0;
+}
+
+static int
+route_change(struct pa_health *h, struct route_slot *s, bool add)
+{
+	return route_change_ex(h, s, add, false);
 }
 
 void
@@ -420,6 +432,21 @@ sync_routes(struct pa_health *h)
 		if (route_change(h, s, want) != 0)
 			failed = true;
 	}
+	/* what the appliance believes is in the table must be: a route
+	 * deleted by hand (ip route flush) comes back */
+	if (h->reassert_at_ms == 0)
+		h->reassert_at_ms = h->now_ms + PA_ANNOUNCE_REASSERT_MS;
+	if (on && h->now_ms >= h->reassert_at_ms && !failed) {
+		h->reassert_at_ms = h->now_ms + PA_ANNOUNCE_REASSERT_MS;
+		for (i = 0; i < h->n_slots && !failed; i++) {
+			if (!h->slots[i].installed || !h->slots[i].wanted)
+				continue;
+			if (route_change_ex(h, &h->slots[i], true, true) != 0) {
+				h->slots[i].installed = false;
+				failed = true;
+			}
+		}
+	}
 	if (failed)
 		h->retry_at_ms = h->now_ms + PA_ANNOUNCE_RETRY_MS;
 	for (i = 0, j = 0; i < h->n_slots; i++) {
@@ -560,6 +587,7 @@ pa_health_snapshot(const struct pa_health *h, struct pa_health_snapshot *s)
 	s->route_adds = h->route_adds;
 	s->route_deletes = h->route_deletes;
 	s->route_errors = h->route_errors;
+	s->route_reasserts = h->route_reasserts;
 	s->stale_removed = h->stale_removed;
 	s->not_ready_transitions = h->not_ready_transitions;
 	s->backstop_flushes = __atomic_load_n(&h->backstop_flushes,
@@ -666,7 +694,7 @@ pa_health_json(struct pa_health *h)
 				h->slots[i].vip.family == AF_INET ? 32 : 128);
 			rc |= json_array_append_new(routes, json_string(p));
 		}
-		an = json_pack("{s:I, s:i, s:s, s:o, s:I, s:I, s:I, s:I, s:I}",
+		an = json_pack("{s:I, s:i, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I}",
 			"table", (json_int_t)s->table,
 			"protocol", PA_ANNOUNCE_RTPROT,
 			"dev", h->ifname,
@@ -674,6 +702,7 @@ pa_health_json(struct pa_health *h)
 			"route_adds", (json_int_t)s->route_adds,
 			"route_deletes", (json_int_t)s->route_deletes,
 			"route_errors", (json_int_t)s->route_errors,
+			"route_reasserts", (json_int_t)s->route_reasserts,
 			"stale_removed", (json_int_t)s->stale_removed,
 			"backstop_flushes", (json_int_t)s->backstop_flushes);
 		if (an == NULL)

@@ -49,6 +49,8 @@
 
 #define PA_ANNOUNCE_NL_TIMEOUT_MS 100	/**< longest wait for a netlink answer */
 #define PA_ANNOUNCE_RETRY_MS	1000	/**< after a failed route change */
+#define PA_ANNOUNCE_REASSERT_MS	5000	/**< installed routes re-added (replace)
+					 * this often: one deleted by hand comes back */
 #define PA_HEALTH_EVAL_MS	10	/**< readiness evaluated this often */
 #define PA_HEALTH_LINK_MS	100	/**< links read this often */
 #define PA_HEALTH_MAX_REASONS	16	/**< reasons kept (more are counted) */
@@ -249,6 +251,7 @@ struct pa_health_snapshot {
 	uint64_t route_adds;		/**< routes added */
 	uint64_t route_deletes;		/**< routes withdrawn */
 	uint64_t route_errors;		/**< netlink requests that failed */
+	uint64_t route_reasserts;	/**< installed routes re-added (replace) */
 	uint64_t stale_removed;		/**< stale routes removed at start */
 	uint64_t not_ready_transitions;	/**< ready -> not ready */
 	uint64_t backstop_flushes;	/**< pa_health_backstop() withdrew */

@@ -755,6 +755,9 @@ collect_health(struct ctx *c, const struct pa_health *h)
 		emit_u(c, C, "pktaccel_announce_route_errors_total",
 			"Route changes the kernel refused or did not answer (retried).",
 			s->route_errors, &l);
+		emit_u(c, C, "pktaccel_announce_route_reasserts_total",
+			"Installed VIP routes re-added (every 5 s: one deleted by hand comes back).",
+			s->route_reasserts, &l);
 		emit_u(c, C, "pktaccel_announce_backstop_flushes_total",
 			"Times the main thread withdrew the routes for a control thread blocked behind a stalled lcore.",
 			s->backstop_flushes, &l);

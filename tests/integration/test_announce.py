@@ -208,6 +208,13 @@ def test_routes_follow_readiness_services_drain_and_stop(lab, tmp_path):
         assert m["pktaccel_ready"] == 1 and m["pktaccel_draining"] == 0, m
         assert m["pktaccel_announced_routes"] == 2, m
 
+        # one deleted by hand comes back (re-asserted every 5 s)
+        assert sh("ip", "-n", a, "route", "del", VIP + "/32", "table",
+                  str(TABLE), "proto", str(PROTO)).returncode == 0
+        wait_for("re-asserted", lambda: routes(a) == {VIP: TAP, VIP6: TAP},
+                 d=d)
+        assert d.call("health_get")["announce"]["route_reasserts"] >= 1
+
         # they follow the services over RPC
         d.call("lb_service_add", service("api", VIP2, 443))
         wait_for("VIP2 route", lambda: VIP2 in routes(a), d=d)
