@@ -157,7 +157,10 @@ route_change_ex(struct pa_health *h, struct route_slot *s, bool add,
 		.dst_len = s->vip.family == AF_INET ? 32 : 128,
 		.table = h->table,
 		.protocol = PA_ANNOUNCE_RTPROT,
-		.oif = h->oif,
+		/* a withdrawal names no device: whatever route of ours
+		 * the VIP has in the table goes (the kernel matches the
+		 * protocol) */
+		.oif = add ? h->oif : 0,
 	};
 	char a[64];
 	int ret;
@@ -167,7 +170,7 @@ route_change_ex(struct pa_health *h, struct route_slot *s, bool add,
 	if (ret == -ENODEV) {
 		/* the kernel_if was re-created: look it up again */
 		h->oif = if_nametoindex(h->ifname);
-		if (h->oif != 0) {
+		if (h->oif != 0 && add) {
 			r.oif = h->oif;
 			ret = pa_announce_nl_route(&h->nl, add ?
 				RTM_NEWROUTE : RTM_DELROUTE, &r);
@@ -441,10 +444,10 @@ sync_routes(struct pa_health *h)
 		for (i = 0; i < h->n_slots && !failed; i++) {
 			if (!h->slots[i].installed || !h->slots[i].wanted)
 				continue;
-			if (route_change_ex(h, &h->slots[i], true, true) != 0) {
-				h->slots[i].installed = false;
+			/* on failure it stays "installed": whether it is
+			 * there is unknown, and a withdrawal must not skip it */
+			if (route_change_ex(h, &h->slots[i], true, true) != 0)
 				failed = true;
-			}
 		}
 	}
 	if (failed)
