@@ -56,6 +56,7 @@ struct top {
 	struct top_screen scr;
 	/* terminal mode */
 	bool curses;
+	SCREEN *screen;
 	int saved_stderr;	/* -1: not redirected */
 	FILE *errlog;
 };
@@ -329,7 +330,8 @@ term_start(struct top *tp)
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = on_winch;	/* no SA_RESTART: wake poll() */
 	sigaction(SIGWINCH, &sa, NULL);
-	if (newterm(NULL, stdout, stdin) == NULL) {
+	tp->screen = newterm(NULL, stdout, stdin);
+	if (tp->screen == NULL) {
 		fprintf(stderr, "%s: top: cannot use this terminal (TERM=%s); try -b\n",
 			ctl_progname, getenv("TERM") != NULL ? getenv("TERM") :
 			"unset");
@@ -351,6 +353,8 @@ term_stop(struct top *tp)
 {
 	if (tp->curses) {
 		endwin();
+		delscreen(tp->screen);
+		tp->screen = NULL;
 		tp->curses = false;
 	}
 	stderr_release(tp);
@@ -551,6 +555,39 @@ top_interactive(struct top *tp)
 	return status;
 }
 
+/* The first reading, then the screens; signals handled meanwhile. */
+static int
+top_run(struct top *tp)
+{
+	struct sigaction sa, old_int, old_term, old_hup, old_winch;
+	int status;
+
+	/* the first reading, before the terminal changes: unreachable is
+	 * a plain message and exit status 2 */
+	if (top_sample(tp, &tp->s[tp->cur]) != 0)
+		return EXIT_UNREACHABLE;
+	if (!tp->batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+		fprintf(stderr, "%s: top: needs a terminal (use -b for plain-text screens)\n",
+			ctl_progname);
+		return EXIT_USAGE;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_quit;	/* no SA_RESTART: wake poll() */
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	sigaction(SIGWINCH, NULL, &old_winch);
+
+	status = tp->batch ? top_batch(tp) : top_interactive(tp);
+
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	sigaction(SIGWINCH, &old_winch, NULL);
+	return status;
+}
+
 int
 ctl_top(struct ctl *ctl, int argc, char *argv[])
 {
@@ -559,36 +596,18 @@ ctl_top(struct ctl *ctl, int argc, char *argv[])
 		.delay_s = TOP_DEFAULT_DELAY_S,
 		.saved_stderr = -1,
 	};
-	struct sigaction sa, old_int, old_term, old_hup;
+	int timeout_ms = ctl->client.timeout_ms;
 	int rc, status;
 
+	top_quit_sig = 0;
+	top_winch = 0;
 	rc = parse_args(&tp, argc, argv);
 	if (rc != 0)
 		return rc < 0 ? EXIT_OK : rc;
 	if (!ctl->timeout_set)
 		ctl->client.timeout_ms = TOP_TIMEOUT_MS;
-	if (!tp.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
-		fprintf(stderr, "%s: top: needs a terminal (use -b for plain-text screens)\n",
-			ctl_progname);
-		return EXIT_USAGE;
-	}
-	/* the first reading, before the terminal changes: unreachable is
-	 * a plain message and exit status 2 */
-	if (top_sample(&tp, &tp.s[tp.cur]) != 0)
-		return EXIT_UNREACHABLE;
-
-	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_quit;	/* no SA_RESTART: wake poll() */
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
-
-	status = tp.batch ? top_batch(&tp) : top_interactive(&tp);
-
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
+	status = top_run(&tp);
+	ctl->client.timeout_ms = timeout_ms;
 	top_screen_free(&tp.scr);
 	top_sample_clear(&tp.s[0]);
 	top_sample_clear(&tp.s[1]);
