@@ -255,33 +255,62 @@ def stats_sample(d):
 # the live view in a terminal
 
 def test_top_rates_agree_with_stats_get_and_q_quits(lived, panes):
+    """Each screen's rates are the deltas of the stats_get counters it
+    shows (RX_PKTS, TX_PKTS: the daemon's, bracketed by this test's own
+    stats_get readings) over the interval it measured (the monotonic
+    time between the two readings, not the nominal 2 s). They must agree
+    within 10% (display rounding aside they agree exactly); comparing
+    with readings taken at other moments would measure this machine's
+    scheduling, not top."""
     pane = panes("%s -s %s top -d 2" % (CTL, lived.sock))
     first = pane.wait(rated, "a screen with rates")
     t0, s0 = stats_sample(lived)
-    seen, tx = {first["header"]}, []
-    while len(tx) < 3:
+    screens, seen = [first], {first["header"]}
+    appeared = []
+    while len(screens) < 4:
         scr = pane.wait(lambda t: (lambda s: s if s and s["header"] not in
                                    seen else None)(rated(t)),
                         "the next screen")
+        appeared.append(time.monotonic())
         seen.add(scr["header"])
-        tx.append(float(scr["ports"]["p0"]["TX_Mpps"]) * 1e6)
+        screens.append(scr)
         # the port line has every column on a wide terminal
         assert scr["port_head"][:9] == [
             "PORT", "LINK", "RX_Mpps", "RX_Gbps", "TX_Mpps", "TX_Gbps",
             "MISSED/s", "RX_PKTS", "TX_PKTS"], scr["lines"]
         assert scr["ports"]["p0"]["LINK"] == "up", scr["lines"]
-        assert float(scr["ports"]["p0"]["RX_Mpps"]) > 0, scr["lines"]
-        # police drops count all along, and only non-zero reasons show
-        assert scr["drops"] and scr["drops"].get("police", 0) > 0, \
-            scr["lines"]
+        # only the reasons that counted in the interval show
+        assert scr["drops"] is not None, scr["lines"]
         assert all(v > 0 for v in scr["drops"].values()), scr["lines"]
     t1, s1 = stats_sample(lived)
-    want = (s1["ports"]["p0"]["tx_packets"] -
-            s0["ports"]["p0"]["tx_packets"]) / (t1 - t0)
-    got = sum(tx) / len(tx)
-    assert abs(got - want) <= 0.10 * want, \
-        "top shows tx %.0f pps, stats_get deltas %.0f pps (%r)" % (
-            got, want, tx)
+    # (a loaded machine may starve the worker for a whole interval:
+    # traffic and police drops must show on some screen, not on each)
+    assert any(float(s["ports"]["p0"]["RX_Mpps"]) > 0 and
+               s["drops"].get("police", 0) > 0 for s in screens[1:]), \
+        [s["lines"][:5] for s in screens]
+    p0 = [s["ports"]["p0"] for s in screens]
+    # the totals are the daemon's counters, read between our readings
+    assert int(p0[0]["TX_PKTS"]) <= s0["ports"]["p0"]["tx_packets"] <= \
+        int(p0[1]["TX_PKTS"]) <= int(p0[3]["TX_PKTS"]) <= \
+        s1["ports"]["p0"]["tx_packets"], (p0, s0["ports"], s1["ports"])
+    for a, b, scr in zip(p0, p0[1:], screens[1:]):
+        dt = float(scr["interval"][:-1])
+        # a measured interval (about the refresh period; the readings
+        # themselves take time)
+        assert dt > 0.5, scr["header"]
+        for col, tot in (("RX_Mpps", "RX_PKTS"), ("TX_Mpps", "TX_PKTS")):
+            want = (int(b[tot]) - int(a[tot])) / dt
+            got = float(b[col]) * 1e6
+            assert abs(got - want) <= 0.10 * want + 500, \
+                "%s: top shows %.0f pps, stats_get deltas give %.0f pps " \
+                "over %.3f s" % (col, got, want, dt)
+            # and tighter: only rounding apart (0.0005 Mpps, 0.0005 s)
+            assert abs(got - want) <= 500 + want * 0.0005 / dt + \
+                0.001 * want, (col, got, want, dt)
+    # the intervals add up to the time the screens took to come
+    span = appeared[-1] - appeared[0]
+    total = sum(float(s["interval"][:-1]) for s in screens[2:])
+    assert abs(total - span) <= 0.5 * span + 3, (total, span)
     # the other sections are there too
     text = pane.text()
     for word in ("LCORE", "ACL_RULE", "SERVICE/BACKEND", "Total"):
@@ -343,8 +372,8 @@ def test_top_small_terminal_and_resize(lived, panes):
     assert scr["port_head"][:7] == ["PORT", "LINK", "RX_Mpps", "RX_Gbps",
                                     "TX_Mpps", "TX_Gbps", "MISSED/s"], \
         scr["lines"]
-    assert float(scr["ports"]["p0"]["TX_Mpps"]) > 0, scr["lines"]
-    assert scr["drops"] and "police" in scr["drops"], scr["lines"]
+    assert scr["ports"]["p0"]["LINK"] == "up", scr["lines"]
+    assert scr["drops"] is not None, scr["lines"]
     # nothing wrapped: joined wrapped lines would be longer than 80
     joined = pane.text(join=True).splitlines()
     assert all(len(ln) <= 80 for ln in joined), "\n".join(joined)
@@ -409,16 +438,18 @@ def test_top_usage(lived):
 # batch mode
 
 def test_top_batch_screens(lived):
-    r = ctl("-s", lived.sock, "top", "-b", "-n", "3", "-d", "1",
+    r = ctl("-s", lived.sock, "top", "-b", "-n", "3", "-d", "1.5",
             timeout=DEADLINE)
     assert r.rc == 0, r
     screens = [parse_screen(s) for s in r.stdout.split("\n\n")]
     assert len(screens) == 3 and all(screens), r.stdout
+    # traffic on some screen (a loaded machine may starve the worker
+    # for a whole interval)
+    assert any(s["drops"].get("police", 0) > 0 for s in screens), r.stdout
     for s in screens:
         p0 = s["ports"]["p0"]
         assert s["interval"].endswith("s"), s["header"]
-        assert float(s["interval"][:-1]) > 0, s["header"]
-        assert s["drops"].get("police", 0) > 0, s["lines"]
+        assert float(s["interval"][:-1]) > 0.5, s["header"]
         # batch: no width limit, every column
         assert s["port_head"] == ["PORT", "LINK", "RX_Mpps", "RX_Gbps",
                                   "TX_Mpps", "TX_Gbps", "MISSED/s",
@@ -437,7 +468,7 @@ def test_top_batch_screens(lived):
             # display rounding: 0.0005 Mpps, 0.0005 s
             tol = 500 + delta * 0.0006 / dt + 0.01 * shown
             assert abs(shown - delta / dt) <= tol, (col, shown, delta, dt)
-        # Gbps: bytes of the same packets (64..78-byte frames)
+        # Gbps: bytes of the same packets (60..84-byte frames)
         gbps = float(b["ports"]["p0"]["TX_Gbps"])
         mpps = float(b["ports"]["p0"]["TX_Mpps"])
         assert 0.9 * mpps * 64 * 8 / 1e3 <= gbps + 0.001 <= \
@@ -449,25 +480,33 @@ def test_top_batch_screens(lived):
 
 def test_stats_summary_rates_since_last_call(lived, tmp_path):
     env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path))
+    _, sa = stats_sample(lived)
     r = ctl("-s", lived.sock, "stats_get", env=env)
+    _, sb = stats_sample(lived)
     assert r.rc == 0, r
     assert re.search(r"^rates\s+none yet", r.stdout, re.M), r.stdout
     state = os.listdir(str(tmp_path / "pktaccelctl"))
     assert len(state) == 1, state
     path = str(tmp_path / "pktaccelctl" / state[0])
     assert os.stat(path).st_mode & 0o777 == 0o600
-    t0, s0 = stats_sample(lived)
-    time.sleep(1)
+    time.sleep(2)
+    _, sc = stats_sample(lived)
     r = ctl("-s", lived.sock, "stats_get", env=env)
-    t1, s1 = stats_sample(lived)
+    _, sd = stats_sample(lived)
     assert r.rc == 0, r
     m = re.search(r"^rates\s+rx (\S+ \S+)\s+tx (\S+) (\S+)\s+dropped .*"
                   r"over the (\S+) s since the last summary", r.stdout, re.M)
     assert m, r.stdout
     tx = float(m.group(2)) * {"pps": 1, "kpps": 1e3, "Mpps": 1e6}[m.group(3)]
-    assert 0.75 * POLICE_PPS <= tx <= 1.25 * POLICE_PPS, r.stdout
-    assert float(m.group(4)) >= 0.9, r.stdout
-    assert re.search(r"^drops\s+police \d+ \(\S+/s\)", r.stdout, re.M), \
+    dt = float(m.group(4))
+    assert dt >= 1.9, r.stdout
+    # the two summaries read the counters between our own readings:
+    # their rate lies between what those allow (display rounding aside:
+    # 3 digits, dt to 0.1 s)
+    lo = (sc["tx_packets"] - sb["tx_packets"]) / dt
+    hi = (sd["tx_packets"] - sa["tx_packets"]) / dt
+    assert 0.95 * lo - 1 <= tx <= 1.05 * hi + 1, (lo, tx, hi, r.stdout)
+    assert re.search(r"^drops .*  police \d+ \(\S+/s\)", r.stdout, re.M), \
         r.stdout
     assert re.search(r"^p0\s+up\s+\d+\s+\d+\s+0\s+\S+ \S*pps\s+\S+ \S*pps$",
                      r.stdout, re.M), r.stdout
