@@ -112,7 +112,7 @@ console_help(struct ctl *ctl)
 	printf("Methods:\n");
 	json_array_foreach(list, i, v)
 		printf("  %s\n", json_string_value(v));
-	printf("Type METHOD [JSON-PARAMS | key=value ...], or quit.\n");
+	printf("Type METHOD [JSON-PARAMS | key=value ...], top [-d S] [-b] [-n N], or quit.\n");
 	fflush(stdout);
 	json_decref(list);
 	return EXIT_OK;
