@@ -355,30 +355,6 @@ struct item {
 };
 
 static int
-cmp_rate(const void *a, const void *b)
-{
-	const struct item *x = a, *y = b;
-	double rx = isnan(x->rate) ? -1 : x->rate;
-	double ry = isnan(y->rate) ? -1 : y->rate;
-
-	if (rx != ry)
-		return rx > ry ? -1 : 1;
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static int
-cmp_total(const void *a, const void *b)
-{
-	const struct item *x = a, *y = b;
-
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	return cmp_rate(a, b);
-}
-
-static int
 cmp_name(const void *a, const void *b)
 {
 	const struct item *x = a, *y = b;
@@ -390,6 +366,37 @@ cmp_name(const void *a, const void *b)
 			return x->id < y->id ? -1 : 1;
 	}
 	return strcmp(x->name, y->name);
+}
+
+/* Highest first; no value ("-") last. */
+static int
+cmp_desc(double x, double y)
+{
+	x = isnan(x) ? -1 : x;
+	y = isnan(y) ? -1 : y;
+	return x > y ? -1 : x < y;
+}
+
+static int
+cmp_rate(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	int c = cmp_desc(x->rate, y->rate);
+
+	if (c == 0)
+		c = cmp_desc(x->total, y->total);
+	return c != 0 ? c : cmp_name(a, b);
+}
+
+static int
+cmp_total(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	int c = cmp_desc(x->total, y->total);
+
+	if (c == 0)
+		c = cmp_desc(x->rate, y->rate);
+	return c != 0 ? c : cmp_name(a, b);
 }
 
 static void
@@ -562,6 +569,9 @@ sec_latency(struct ctx *x, struct top_screen *scr)
 
 	if (!json_is_true(json_object_get(l, "enabled")))
 		return 0;
+	if (!(ctl_num(l, "count") > 0))
+		return add_line(scr, TOP_SEC_LATENCY, TOP_LINE_TEXT,
+			"Latency  -  (no packet forwarded yet)");
 	return add_linef(scr, TOP_SEC_LATENCY, TOP_LINE_TEXT,
 		"Latency  p50 %s  p99 %s  p999 %s  max %s  (since start, %.0f packets)",
 		ctl_fmt_ns(p50, 16, ctl_num(l, "p50_ns")),
@@ -571,17 +581,52 @@ sec_latency(struct ctx *x, struct top_screen *scr)
 		ctl_num(l, "count"));
 }
 
-/* The previous reading's rule with @p id, or NULL. */
-static const json_t *
-prev_rule(const json_t *rules, double id)
+/* A rule of the previous reading: its id and hits, sorted by id so
+ * that a large table costs n log n, not n squared. */
+struct prev_hits {
+	double id;
+	double hits;
+};
+
+static int
+cmp_prev_hits(const void *a, const void *b)
 {
+	const struct prev_hits *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The previous reading's rules by id (free it), or NULL. */
+static struct prev_hits *
+prev_rules(const json_t *rules, size_t *n)
+{
+	struct prev_hits *p;
 	const json_t *r;
 	size_t i;
 
-	json_array_foreach(rules, i, r)
-		if (ctl_num(r, "id") == id)
-			return r;
-	return NULL;
+	*n = 0;
+	p = calloc(json_array_size(rules) + 1, sizeof(*p));
+	if (p == NULL)
+		return NULL;
+	json_array_foreach(rules, i, r) {
+		p[*n].id = ctl_num(r, "id");
+		p[*n].hits = ctl_num(r, "hits");
+		(*n)++;
+	}
+	qsort(p, *n, sizeof(*p), cmp_prev_hits);
+	return p;
+}
+
+/* Hits of rule @p id in the previous reading; NAN when it had none. */
+static double
+prev_rule_hits(const struct prev_hits *p, size_t n, double id)
+{
+	struct prev_hits key = { .id = id }, *f;
+
+	if (p == NULL)
+		return NAN;
+	f = bsearch(&key, p, n, sizeof(*p), cmp_prev_hits);
+	return f != NULL ? f->hits : NAN;
 }
 
 static int
@@ -596,7 +641,8 @@ sec_acl(struct ctx *x, struct top_screen *scr, int width)
 	const json_t *st = json_object_get(x->cur[TOP_STATS], "acl");
 	const json_t *pst = json_object_get(x->prev[TOP_STATS], "acl");
 	struct ttab t = { cols, 6, NULL, 0, 0 };
-	size_t n = 0, i, nr = json_array_size(rules);
+	size_t n = 0, i, nr = json_array_size(rules), np = 0;
+	struct prev_hits *ph = NULL;
 	struct item *it;
 	const json_t *r;
 	char c[6][256];
@@ -609,6 +655,13 @@ sec_acl(struct ctx *x, struct top_screen *scr, int width)
 	it = calloc(nr + 1, sizeof(*it));
 	if (it == NULL)
 		return -ENOMEM;
+	if (prules != NULL) {
+		ph = prev_rules(prules, &np);
+		if (ph == NULL) {
+			free(it);
+			return -ENOMEM;
+		}
+	}
 	json_array_foreach(rules, i, r) {
 		if (!json_is_object(r))
 			continue;
@@ -616,9 +669,8 @@ sec_acl(struct ctx *x, struct top_screen *scr, int width)
 		it[n].id = ctl_num(r, "id");
 		it[n].name = "";
 		it[n].total = ctl_num(r, "hits");
-		it[n].rate = x->prev[TOP_ACL] == NULL ? NAN :
-			rate_of(r, prev_rule(prules, it[n].id), "hits",
-				x->dt[TOP_ACL]);
+		it[n].rate = ctl_rate(it[n].total,
+			prev_rule_hits(ph, np, it[n].id), x->dt[TOP_ACL]);
 		n++;
 	}
 	if (json_is_object(st) && json_object_get(st, "default_hits")) {
@@ -662,6 +714,7 @@ sec_acl(struct ctx *x, struct top_screen *scr, int width)
 		rc = ttab_render(&t, scr, TOP_SEC_ACL, width);
 out:
 	ttab_free(&t);
+	free(ph);
 	free(it);
 	return rc;
 }

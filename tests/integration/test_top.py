@@ -193,7 +193,8 @@ def table(lines, first_col):
                 w = r.split()
                 if not w or r[0] == " " and first_col != "SERVICE/BACKEND":
                     break
-                if len(w) < 2 or w[0].isupper() or w[0].startswith("Drops"):
+                if len(w) < 2 or w[0].isupper() or w[0] in (
+                        "Drops/s", "Total", "Latency", "Neigh"):
                     break
                 rows.append(dict(zip(head, w)))
             return head, rows
@@ -526,3 +527,72 @@ def test_stats_summary_rates_since_last_call(lived, tmp_path):
     assert re.search(r"^  acl: \d+$", r.stdout, re.M), r.stdout
     assert "rates" not in r.stdout, r.stdout
     assert os.stat(path).st_mtime_ns == before
+
+
+def test_top_neighbours_and_sort(daemon_factory, tmp_path, panes):
+    """Neighbour states (a gateway being resolved, hosts that asked for
+    the port's address), in batch mode; the rule list sorted by rate,
+    total and name in the live view."""
+    from scapy.all import ARP, IP, TCP, Ether, raw
+    pkts = [raw(Ether(src="02:00:00:00:11:09", dst="02:70:63:61:70:00") /
+                IP(src="198.51.100.9", dst="203.0.113.1") /
+                TCP(sport=1000 + k, dport=80)) for k in range(2)]
+    for k in range(1, 4):
+        mac = "02:00:00:00:11:%02x" % k
+        pkts.append(raw(Ether(src=mac, dst="ff:ff:ff:ff:ff:ff") /
+                        ARP(op=1, hwsrc=mac, psrc="198.51.100.%d" % (100 + k),
+                            pdst="198.51.100.5")))
+    pcap = str(tmp_path / "arp.pcap")
+    pautil.write_pcap(pcap, pkts)
+    d = daemon_factory({
+        "ports": [{"name": "replay0", "devargs": "net_null0",
+                   "addr": ["198.51.100.5/24"], "gateway": "198.51.100.1"}],
+        "acl": {"default": "permit", "rules": [
+            {"id": 30, "priority": 1, "proto": "tcp", "action": "permit"},
+            {"id": 20, "priority": 2, "proto": "udp", "action": "drop"}]},
+        "metrics": None}, pcap, name="neigh")
+    d.wait_replay_done(len(pkts))
+    ents = [e for e in d.call("neigh_list") if e["port"] == "replay0"]
+    assert len(ents) >= 4, ents          # the gateway and three hosts
+    r = ctl("-s", d.sock, "top", "-b", "-n", "1", "-d", "0.2")
+    assert r.rc == 0, r
+    lines = r.stdout.splitlines()
+    summary = [ln for ln in lines if ln.startswith("Neigh ")]
+    assert summary, r.stdout
+    assert summary[0].split()[1] == str(len(ents)), summary
+    for state in {e["state"] for e in ents}:
+        n = sum(e["state"] == state for e in ents)
+        assert "  %s %d" % (state, n) in summary[0], (state, summary)
+    head, rows = table(lines, "NEIGHBOUR")
+    assert head == ["NEIGHBOUR", "PORT", "STATE", "MAC", "AGE", "TARGET"], \
+        r.stdout
+    assert len(rows) == min(6, len(ents)), r.stdout
+    rank = ["failed", "incomplete", "probe", "stale", "reachable"]
+    shown = [rank.index(x["STATE"]) for x in rows]
+    assert shown == sorted(shown), r.stdout
+    gw = [x for x in rows if x["NEIGHBOUR"] == "198.51.100.1"]
+    assert gw and gw[0]["TARGET"] == "gateway", r.stdout
+    # rules by rate: all 0 now, so by hits (30 has the TCP packets),
+    # then by id (the default last)
+    head, rules = table(lines, "ACL_RULE")
+    assert [x["ACL_RULE"] for x in rules] == ["30", "20", "default"], \
+        r.stdout
+    assert rules[0]["HITS"] == "2", r.stdout
+    # the live view: s cycles rate -> total -> name
+    pane = panes("%s -s %s top -d 0.5" % (CTL, d.sock))
+
+    def order(t):
+        return [x["ACL_RULE"] for x in table(t.splitlines(), "ACL_RULE")[1]]
+    pane.wait(lambda t: "sort rate" in t and order(t) == ["30", "20",
+                                                          "default"],
+              "rules by rate")
+    pane.keys("s")
+    pane.wait(lambda t: "sort total" in t and order(t) == ["30", "20",
+                                                           "default"],
+              "rules by total")
+    pane.keys("s")
+    pane.wait(lambda t: "sort name" in t and order(t) == ["20", "30",
+                                                          "default"],
+              "rules by id")
+    pane.keys("q")
+    assert pane.wait_rc() == 0, pane.text()
