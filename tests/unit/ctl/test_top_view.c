@@ -214,6 +214,72 @@ START_TEST(test_sort_keys)
 }
 END_TEST
 
+/* lb_service_list: service "web" with backends a (packets pa) and b
+ * (packets pb, health "down" when @p health). */
+static json_t *
+services(double pa, double pb, bool health)
+{
+	json_t *l = json_pack("[{s:s, s:s, s:i, s:s, s:i, s:i, s:[{s:s, s:i,"
+		" s:s, s:f, s:i}, {s:s, s:i, s:s, s:f, s:i}]}]",
+		"name", "web", "vip", "192.0.2.10", "port", 80, "proto", "tcp",
+		"usable_backends", 1, "flows", 3, "backends",
+		"addr", "10.1.0.1", "port", 0, "state", "up", "packets", pa,
+		"flows", 1,
+		"addr", "10.1.0.2", "port", 8080, "state", "drain", "packets", pb,
+		"flows", 2);
+
+	ck_assert_ptr_nonnull(l);
+	if (health)
+		json_object_set_new(json_array_get(json_object_get(
+			json_array_get(l, 0), "backends"), 1), "health",
+			json_string("down"));
+	return l;
+}
+
+START_TEST(test_services_and_backends_by_packets_per_second)
+{
+	struct top_sample a, b;
+	struct top_screen scr = { 0 };
+	const char *l;
+
+	reading(&a, 10.0, 1);
+	reading(&b, 12.0, 2);
+	a.res[TOP_LB] = services(1000, 5000, false);
+	b.res[TOP_LB] = services(9000, 6000, true);
+	a.t[TOP_LB] = 10.0;
+	b.t[TOP_LB] = 12.0;
+	render(&a, &b, 0, TOP_SORT_RATE, &scr);
+	/* the service: (15000 - 6000) / 2 s = 4.5k/s; its usable backends */
+	l = line_of(&scr, "web ");
+	ck_assert_ptr_nonnull(l);
+	ck_assert_msg(strstr(l, "web 192.0.2.10:80/tcp  1/2 up  -  ") == l &&
+		strstr(l, " 4.50k    15.0k      3") != NULL, "%s", l);
+	/* backends busiest first: .1 at 4k/s, then .2 at 500/s with its
+	 * port, state and health */
+	l = line_of(&scr, "  10.1.0.1");
+	ck_assert_ptr_nonnull(strstr(l, " up "));
+	ck_assert_ptr_nonnull(strstr(l, " 4.00k "));
+	l = line_of(&scr, "  10.1.0.2:8080");
+	ck_assert_ptr_nonnull(l);
+	ck_assert_msg(strstr(l, "drain") != NULL && strstr(l, "down") != NULL &&
+		strstr(l, " 500 ") != NULL, "%s", l);
+	{
+		int i, i1 = -1, i2 = -1;
+
+		for (i = 0; i < scr.n; i++) {
+			if (strncmp(scr.line[i].text, "  10.1.0.1", 10) == 0)
+				i1 = i;
+			if (strncmp(scr.line[i].text, "  10.1.0.2", 10) == 0)
+				i2 = i;
+		}
+		ck_assert_int_lt(i1, i2);
+	}
+	top_screen_free(&scr);
+	top_sample_clear(&a);
+	top_sample_clear(&b);
+}
+END_TEST
+
 START_TEST(test_numbers_for_people)
 {
 	char b[32];
@@ -251,6 +317,7 @@ main(void)
 	tcase_add_test(tc, test_drops_show_reasons_that_counted_busiest_first);
 	tcase_add_test(tc, test_tables_keep_whole_columns_within_the_width);
 	tcase_add_test(tc, test_sort_keys);
+	tcase_add_test(tc, test_services_and_backends_by_packets_per_second);
 	tcase_add_test(tc, test_numbers_for_people);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
