@@ -596,3 +596,28 @@ def test_top_neighbours_and_sort(daemon_factory, tmp_path, panes):
               "rules by id")
     pane.keys("q")
     assert pane.wait_rc() == 0, pane.text()
+
+
+def test_top_batch_lcores_and_ring_fill(daemon_factory, mixed, mixed_pcap):
+    """Pipeline mode: one line per lcore with its role and stages, and
+    the fill of its fullest input ring as pipeline_get reports it."""
+    d = daemon_factory({"pipeline": pautil.PIPE4}, mixed_pcap, name="rings")
+    d.wait_replay_done(len(mixed))
+    r = ctl("-s", d.sock, "top", "-b", "-n", "1", "-d", "0.2")
+    assert r.rc == 0, r
+    head, rows = table(r.stdout.splitlines(), "LCORE")
+    assert head == ["LCORE", "ROLE", "STAGES", "BUSY%", "SLEEPS/s",
+                    "RX_Mpps", "TX_Mpps", "DROPS/s", "RING_FILL"], r.stdout
+    pl = {str(lc["lcore"]): lc for lc in d.call("pipeline_get")["lcores"]}
+    assert sorted(x["LCORE"] for x in rows) == sorted(pl), r.stdout
+    for x in rows:
+        lc = pl[x["LCORE"]]
+        assert x["ROLE"] == lc["role"], (x, lc)
+        assert x["STAGES"] == ",".join(lc["stages"]), (x, lc)
+        rings = lc["rings_in"]
+        if not rings:
+            assert x["RING_FILL"] == "-", (x, lc)
+        else:
+            cap = {"%d/%d" % (g["count"], g["capacity"]) for g in rings}
+            assert x["RING_FILL"] in cap, (x, lc)
+    assert {x["ROLE"] for x in rows} == {"rx", "classify", "lb", "tx"}
