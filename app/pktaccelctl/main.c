@@ -5,7 +5,7 @@
  * into parameters, the call, the printed answer), from the command line
  * or from the console.
  *
- *   pktaccelctl [-s SOCKET] [-j] [-t TIMEOUT_S] METHOD [JSON-PARAMS | key=value ...]
+ *   pktaccelctl [-s SOCKET] [-j | -v] [-t TIMEOUT_S] METHOD [JSON-PARAMS | key=value ...]
  *   pktaccelctl [-s SOCKET] [-j]            (interactive console)
  *   pktaccelctl [-s SOCKET] top [-d SECONDS] [-b] [-n N]   (top.c)
  *

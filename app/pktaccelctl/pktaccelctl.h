@@ -3,8 +3,10 @@
  * pktaccelctl's private header: what its rooms share. client.c talks
  * JSON-RPC over the Unix socket, args.c turns operator words into
  * parameters, format.c prints results readably and views.c holds the
- * per-method views, console.c is the interactive mode, main.c the options
- * and the running of one command.
+ * per-method views, summary.c shows stats_get for people, rates.c turns
+ * counters into rates, top.c (with top_view.c, top.h) is the live view,
+ * console.c is the interactive mode, main.c the options and the running
+ * of one command.
  */
 #ifndef PKTACCELCTL_H
 #define PKTACCELCTL_H

@@ -404,7 +404,7 @@ draw_help(void)
 static void
 draw(struct top *tp, bool have_rates)
 {
-	int y = 0, i, j, avail, sec, n, take, hidden = 0;
+	int y = 0, i, j, k, avail, sec, n, take, attr, hidden = 0;
 	char bar[256];
 
 	if (tp->help) {
@@ -428,11 +428,10 @@ draw(struct top *tp, bool have_rates)
 			hidden++;
 			continue;
 		}
-		for (int k = i; k < i + take; k++, y++) {
-			int attr = tp->scr.line[k].kind == TOP_LINE_HEAD ?
+		for (k = i; k < i + take; k++, y++) {
+			attr = tp->scr.line[k].kind == TOP_LINE_HEAD ?
 				A_REVERSE : tp->scr.line[k].kind ==
 				TOP_LINE_TITLE ? A_BOLD : A_NORMAL;
-
 			attron(attr);
 			mvaddnstr(y, 0, tp->scr.line[k].text, COLS);
 			attroff(attr);
