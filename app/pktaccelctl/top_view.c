@@ -971,6 +971,20 @@ sec_neigh(struct ctx *x, struct top_screen *scr, int width)
 	return rc;
 }
 
+/* A section whose method answered an error says so, in one line. */
+static int
+sec_error(struct ctx *x, struct top_screen *scr, enum top_src src, int sec,
+		const char *method)
+{
+	const char *err = x->v->cur->err[src];
+
+	if (x->cur[src] != NULL || err == NULL)
+		return 0;
+	return add_linef(scr, sec, TOP_LINE_TEXT, "%-8s %s: %s",
+		sec == TOP_SEC_LCORES ? "Lcores" : sec == TOP_SEC_ACL ? "ACL" :
+		sec == TOP_SEC_LB ? "LB" : "Neigh", method, err);
+}
+
 int
 top_view_render(const struct top_view *v, int width, struct top_screen *scr)
 {
@@ -997,12 +1011,21 @@ top_view_render(const struct top_view *v, int width, struct top_screen *scr)
 	if (rc == 0)
 		rc = sec_lcores(&x, scr, width);
 	if (rc == 0)
+		rc = sec_error(&x, scr, TOP_PIPELINE, TOP_SEC_LCORES,
+			"pipeline_get");
+	if (rc == 0)
 		rc = sec_latency(&x, scr);
 	if (rc == 0)
 		rc = sec_acl(&x, scr, width);
 	if (rc == 0)
+		rc = sec_error(&x, scr, TOP_ACL, TOP_SEC_ACL, "acl_rule_list");
+	if (rc == 0)
 		rc = sec_lb(&x, scr, width);
 	if (rc == 0)
+		rc = sec_error(&x, scr, TOP_LB, TOP_SEC_LB, "lb_service_list");
+	if (rc == 0)
 		rc = sec_neigh(&x, scr, width);
+	if (rc == 0)
+		rc = sec_error(&x, scr, TOP_NEIGH, TOP_SEC_NEIGH, "neigh_list");
 	return rc;
 }

@@ -280,6 +280,26 @@ START_TEST(test_services_and_backends_by_packets_per_second)
 }
 END_TEST
 
+START_TEST(test_a_method_error_is_shown_in_its_section)
+{
+	struct top_sample a, b;
+	struct top_screen scr = { 0 };
+
+	reading(&a, 10.0, 1);
+	reading(&b, 11.0, 2);
+	json_decref(b.res[TOP_LB]);
+	b.res[TOP_LB] = NULL;
+	b.err[TOP_LB] = strdup("LB not running");
+	render(&a, &b, 0, TOP_SORT_RATE, &scr);
+	ck_assert_str_eq(line_of(&scr, "LB "),
+		"LB       lb_service_list: LB not running");
+	ck_assert_ptr_nonnull(line_of(&scr, "PORT"));
+	top_screen_free(&scr);
+	top_sample_clear(&a);
+	top_sample_clear(&b);
+}
+END_TEST
+
 START_TEST(test_numbers_for_people)
 {
 	char b[32];
@@ -317,6 +337,7 @@ main(void)
 	tcase_add_test(tc, test_drops_show_reasons_that_counted_busiest_first);
 	tcase_add_test(tc, test_tables_keep_whole_columns_within_the_width);
 	tcase_add_test(tc, test_sort_keys);
+	tcase_add_test(tc, test_a_method_error_is_shown_in_its_section);
 	tcase_add_test(tc, test_services_and_backends_by_packets_per_second);
 	tcase_add_test(tc, test_numbers_for_people);
 	suite_add_tcase(s, tc);
