@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 import uuid
@@ -263,7 +264,7 @@ def test_top_rates_agree_with_stats_get_and_q_quits(lived, panes):
     within 10% (display rounding aside they agree exactly); comparing
     with readings taken at other moments would measure this machine's
     scheduling, not top."""
-    pane = panes("%s -s %s top -d 2" % (CTL, lived.sock))
+    pane = panes("%s -s %s -t 60 top -d 2" % (CTL, lived.sock))
     first = pane.wait(rated, "a screen with rates")
     t0, s0 = stats_sample(lived)
     screens, seen = [first], {first["header"]}
@@ -338,7 +339,7 @@ def test_top_rates_agree_with_stats_get_and_q_quits(lived, panes):
 
 
 def test_top_new_drop_reason_appears(lived, panes):
-    pane = panes("%s -s %s top -d 1" % (CTL, lived.sock))
+    pane = panes("%s -s %s -t 60 top -d 1" % (CTL, lived.sock))
     pane.wait(lambda t: (lambda s: s and s["drops"] is not None and
                          "police" in s["drops"])(rated(t)),
               "police drops")
@@ -361,7 +362,7 @@ def test_top_new_drop_reason_appears(lived, panes):
 
 
 def test_top_small_terminal_and_resize(lived, panes):
-    pane = panes("%s -s %s top -d 1" % (CTL, lived.sock), 132, 40)
+    pane = panes("%s -s %s -t 60 top -d 1" % (CTL, lived.sock), 132, 40)
     h0 = pane.wait(rated, "a screen with rates")["header"]
     pane.resize(80, 24)
     # a screen drawn after the resize (SIGWINCH): a new header
@@ -410,6 +411,25 @@ def test_top_daemon_killed_exits_2(tmp_path, panes):
         for p in (d.sock, d.sock + ".lock"):
             if os.path.exists(p):
                 os.unlink(p)
+
+
+def test_top_daemon_that_stops_answering_exits_2(tmp_path, panes):
+    """A daemon that hangs (SIGSTOP) is not a frozen screen for ever:
+    after the call timeout (5 s in top by default) the terminal comes
+    back with exit status 2."""
+    d = start_live(str(tmp_path), "stuck")
+    try:
+        pane = panes("%s -s %s top -d 1" % (CTL, d.sock))
+        pane.wait(rated, "a screen with rates")
+        os.kill(d.proc.pid, signal.SIGSTOP)
+        assert pane.wait_rc() == 2, pane.text()
+        pane.wait(lambda t: "exited rc=2" in t, "the restored terminal")
+        text = pane.text(join=True)
+        assert "no answer" in text and "went away" in text, text
+    finally:
+        os.kill(d.proc.pid, signal.SIGCONT)
+        rc = d.stop()
+    assert rc == 0, d.describe()
 
 
 def test_top_unreachable_exits_2(panes):
@@ -579,7 +599,7 @@ def test_top_neighbours_and_sort(daemon_factory, tmp_path, panes):
         r.stdout
     assert rules[0]["HITS"] == "2", r.stdout
     # the live view: s cycles rate -> total -> name
-    pane = panes("%s -s %s top -d 0.5" % (CTL, d.sock))
+    pane = panes("%s -s %s -t 60 top -d 0.5" % (CTL, d.sock))
 
     def order(t):
         return [x["ACL_RULE"] for x in table(t.splitlines(), "ACL_RULE")[1]]
