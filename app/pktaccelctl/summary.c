@@ -11,7 +11,7 @@
  * from another boot or another daemon (the socket was made anew, or a
  * counter went back) gives no rates. The file is written atomically
  * (temporary file, rename); two summaries at once cost a rate, nothing
- * worse.
+ * worse. State files untouched for a week are removed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,13 +20,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pa_clock.h"
 #include "pktaccelctl.h"
 
 #define STATE_VERSION	1
+#define STATE_MAX_AGE_S	(7 * 86400)	/* older state files are removed */
 
 /* FNV-1a, 64 bits: a file name per socket path. */
 static uint64_t
@@ -157,6 +160,39 @@ state_load(const char *path)
 		return NULL;
 	}
 	return v;
+}
+
+/* Forget the state of sockets not summarised for a week (daemons long
+ * gone, lab runs), so that the directory does not grow for ever. */
+static void
+state_prune(const char *path)
+{
+	char dir[4096], f[4400];
+	time_t now = time(NULL);
+	struct dirent *e;
+	struct stat st;
+	char *slash;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		return;
+	*slash = '\0';
+	d = opendir(dir);
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, "stats-", 6) != 0 ||
+		    snprintf(f, sizeof(f), "%s/%s", dir, e->d_name) >=
+				(int)sizeof(f))
+			continue;
+		if (lstat(f, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_uid == geteuid() &&
+		    now - st.st_mtime > STATE_MAX_AGE_S)
+			unlink(f);
+	}
+	closedir(d);
 }
 
 static void
@@ -322,8 +358,10 @@ ctl_summary_print(struct ctl *ctl, const char *method, const json_t *resp)
 	print_ports(r, prev, dt);
 	fflush(stdout);
 
-	if (have_path && now_st != NULL)
+	if (have_path && now_st != NULL) {
 		state_save(path, now_st);
+		state_prune(path);
+	}
 	json_decref(now_st);
 	json_decref(prev);
 	return true;

@@ -8,6 +8,7 @@ import os
 import re
 import socket
 import subprocess
+import time
 
 import pytest
 
@@ -90,6 +91,17 @@ def test_stats_get_summary(shared, tmp_path):
                                         "tx_rate"], r
     assert re.search(r"^replay0\s+up\s+%d\s" % st["ports"]["replay0"][
         "rx_packets"], r.stdout, re.M), r
+    # state files of sockets not summarised for a week are removed
+    d = tmp_path / "pktaccelctl"
+    old, recent = d / "stats-00000000000000aa.json", d / "stats-00000000000000bb.json"
+    for f in (old, recent):
+        f.write_text("{}")
+    week = time.time() - 8 * 86400
+    os.utime(str(old), (week, week))
+    r = ctl("-s", shared.sock, "stats_get", env=env)
+    assert r.rc == 0, r
+    assert not old.exists() and recent.exists()
+    assert len(list(d.iterdir())) == 2, list(d.iterdir())
 
 
 def test_piped_console_top_batch(shared):
