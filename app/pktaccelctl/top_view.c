@@ -417,7 +417,7 @@ sec_drops(struct ctx *x, struct top_screen *scr, int width)
 	char line[1024], word[96], num[32];
 	const char *name;
 	const json_t *v;
-	size_t n = 0, i, len;
+	size_t n = 0, i, len, unknown = 0;
 	int rc;
 
 	if (!json_is_object(d))
@@ -428,6 +428,8 @@ sec_drops(struct ctx *x, struct top_screen *scr, int width)
 	json_object_foreach((json_t *)d, name, v) {
 		double r = rate_of(d, pd, name, x->dt[TOP_STATS]);
 
+		if (isnan(r))
+			unknown++;
 		if (n == sizeof(it) / sizeof(it[0]) || isnan(r) || r <= 0)
 			continue;
 		it[n].name = name;
@@ -436,9 +438,9 @@ sec_drops(struct ctx *x, struct top_screen *scr, int width)
 		it[n].id = NAN;
 		n++;
 	}
-	if (n == 0)
+	if (n == 0)		/* "-": counters went back, no rates */
 		return add_line(scr, TOP_SEC_DROPS, TOP_LINE_TEXT,
-			"Drops/s  none");
+			unknown > 0 ? "Drops/s  -" : "Drops/s  none");
 	sort_items(it, n, TOP_SORT_RATE);
 	len = (size_t)snprintf(line, sizeof(line), "Drops/s ");
 	for (i = 0; i < n; i++) {
