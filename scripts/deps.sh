@@ -19,6 +19,8 @@ PACKAGES=(
 	clang			# fuzz targets (tests/fuzz, scripts/fuzz.sh)
 	libclang-rt-14-dev	# clang 14's libFuzzer and sanitizer runtimes
 	libedit-dev
+	libncurses-dev		# pktaccelctl top (ncurses)
+	tmux			# the tests drive pktaccelctl top in a tmux pane
 	libmicrohttpd-dev	# the Prometheus exporter's HTTP server (lib/metrics)
 	prometheus		# promtool: the tests lint /metrics with it
 	python3-scapy		# tests and lab tools (/usr/bin/python3)

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <rte_errno.h>
 #include <rte_lcore.h>
@@ -423,6 +425,15 @@ pa_app_start(struct pa_app *app, bool no_mp, char *err, size_t err_len)
 	return start_threads(app, err, err_len);
 }
 
+static bool
+same_terminal(int a, int b)
+{
+	struct stat sa, sb;
+
+	return isatty(a) && isatty(b) && fstat(a, &sa) == 0 &&
+		fstat(b, &sb) == 0 && sa.st_rdev == sb.st_rdev;
+}
+
 static void
 print_summary(json_t *summary)
 {
@@ -432,6 +443,12 @@ print_summary(json_t *summary)
 		fprintf(stderr, "pktaccel: cannot build the replay summary\n");
 		return;
 	}
+	/* for people: on stderr, and on stdout too when that is a terminal
+	 * other than stderr's; the JSON line stays stdout's last */
+	replay_summary_table(stderr, summary);
+	if (isatty(STDOUT_FILENO) && !same_terminal(STDOUT_FILENO,
+			STDERR_FILENO))
+		replay_summary_table(stdout, summary);
 	s = json_dumps(summary, JSON_COMPACT);
 	json_decref(summary);
 	if (s != NULL) {

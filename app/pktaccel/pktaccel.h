@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Lab replay mode (replay.c): the input file's scan, the losses of the
- * replay port and the summary line.
+ * replay port, the summary line and its table for people.
  */
 #ifndef PKTACCEL_H
 #define PKTACCEL_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <rte_ring.h>
 
@@ -49,5 +50,13 @@ json_t *replay_summary(const struct pa_pipeline *pl,
 		const struct pa_port_set *ps, struct pa_lb *lb,
 		struct pa_neigh *neigh, unsigned int mbufs_in_use,
 		double seconds);
+
+/**
+ * The replay summary for people: a small table of @p summary (the
+ * totals with their shares, the drop reasons that counted, the load
+ * balancer's work, mbufs in use) on @p f. The JSON line stays the
+ * machine's; this is printed before it.
+ */
+void replay_summary_table(FILE *f, const json_t *summary);
 
 #endif /* PKTACCEL_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Lab replay: input scan and the summary line (the drops file is a
- * capture sink: lib/capture). */
+/* Lab replay: input scan, the summary line and its table for people
+ * (the drops file is a capture sink: lib/capture). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,4 +97,40 @@ replay_summary(const struct pa_pipeline *pl, const struct pa_port_set *ps,
 		"icmp_errors", pa_stats_icmp_errors_json(&s.sum));
 	pa_pipeline_snapshot_free(&s);
 	return o;
+}
+
+static double
+num(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : 0;
+}
+
+void
+replay_summary_table(FILE *f, const json_t *s)
+{
+	const json_t *drops = json_object_get(s, "drops");
+	const json_t *lb = json_object_get(s, "lb"), *v;
+	double rx = num(s, "rx_packets"), secs = num(s, "duration_s");
+	const char *reason;
+
+	fprintf(f, "replay summary: %.0f packets in %.3f s\n", rx, secs);
+	fprintf(f, "  %-20s %12.0f\n", "rx_packets", rx);
+	fprintf(f, "  %-20s %12.0f  %5.1f%%\n", "tx_packets",
+		num(s, "tx_packets"), rx > 0 ? num(s, "tx_packets") / rx * 100 : 0);
+	fprintf(f, "  %-20s %12.0f  %5.1f%%\n", "dropped_packets",
+		num(s, "dropped_packets"),
+		rx > 0 ? num(s, "dropped_packets") / rx * 100 : 0);
+	json_object_foreach((json_t *)drops, reason, v)
+		if (json_is_number(v) && json_number_value(v) > 0)
+			fprintf(f, "    %-18s %12.0f  %5.1f%%\n", reason,
+				json_number_value(v),
+				rx > 0 ? json_number_value(v) / rx * 100 : 0);
+	if (json_is_object(lb))
+		fprintf(f, "  %-20s %12.0f  (services %.0f, backends %.0f, flows %.0f)\n",
+			"lb balanced", num(lb, "balanced"), num(lb, "services"),
+			num(lb, "backends"), num(lb, "flows_created"));
+	fprintf(f, "  %-20s %12.0f\n", "mbufs_in_use", num(s, "mbufs_in_use"));
+	fflush(f);
 }

@@ -23,6 +23,7 @@
 enum builtin_cmd {
 	BUILTIN_HELP,
 	BUILTIN_QUIT,
+	BUILTIN_TOP,
 };
 
 /* The console's own commands; completion offers those it lists. */
@@ -34,6 +35,7 @@ static const struct builtin {
 	{ "help", BUILTIN_HELP, true },
 	{ "quit", BUILTIN_QUIT, true },
 	{ "exit", BUILTIN_QUIT, true },
+	{ "top", BUILTIN_TOP, true },
 	{ "?", BUILTIN_HELP, false },
 };
 
@@ -110,7 +112,7 @@ console_help(struct ctl *ctl)
 	printf("Methods:\n");
 	json_array_foreach(list, i, v)
 		printf("  %s\n", json_string_value(v));
-	printf("Type METHOD [JSON-PARAMS | key=value ...], or quit.\n");
+	printf("Type METHOD [JSON-PARAMS | key=value ...], top [-d S] [-b] [-n N], or quit.\n");
 	fflush(stdout);
 	json_decref(list);
 	return EXIT_OK;
@@ -147,6 +149,8 @@ console_line(struct ctl *ctl, const char *line, int status)
 		rc = ctl_run_command(ctl, argv[0], argc - 1, argv + 1);
 	else if (b->cmd == BUILTIN_QUIT)
 		rc = -1;
+	else if (b->cmd == BUILTIN_TOP)
+		rc = ctl_top(ctl, argc, argv);
 	else
 		rc = console_help(ctl);
 	ctl_args_free_words(argv, argc);

@@ -5,8 +5,9 @@
  * into parameters, the call, the printed answer), from the command line
  * or from the console.
  *
- *   pktaccelctl [-s SOCKET] [-j] [-t TIMEOUT_S] METHOD [JSON-PARAMS | key=value ...]
+ *   pktaccelctl [-s SOCKET] [-j | -v] [-t TIMEOUT_S] METHOD [JSON-PARAMS | key=value ...]
  *   pktaccelctl [-s SOCKET] [-j]            (interactive console)
+ *   pktaccelctl [-s SOCKET] top [-d SECONDS] [-b] [-n N]   (top.c)
  *
  * Exit status: 0 success, 1 JSON-RPC error, 2 daemon unreachable,
  * 64 bad usage.
@@ -17,6 +18,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pktaccelctl.h"
 
@@ -31,13 +33,15 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: %s [-s SOCKET] [-j] [-t TIMEOUT_S] METHOD [JSON-PARAMS | key=value ...]\n"
+		"Usage: %s [-s SOCKET] [-j | -v] [-t TIMEOUT_S] METHOD [JSON-PARAMS | key=value ...]\n"
 		"       %s [-s SOCKET] [-j] [-t TIMEOUT_S]     (interactive console)\n"
+		"       %s [-s SOCKET] top [-d SECONDS] [-b] [-n N]   (live view)\n"
 		"\n"
 		"Send one JSON-RPC call to pktaccel and print the result.\n"
 		"\n"
 		"  -s, --socket PATH    RPC socket (default $%s, else %s)\n"
 		"  -j, --json           print the raw result as JSON\n"
+		"  -v, --verbose        stats_get: every counter, not the summary\n"
 		"  -t, --timeout SECS   how long to wait for the answer (default %.0f)\n"
 		"  -h, --help           this text\n"
 		"  -V, --version        print the version\n"
@@ -50,9 +54,15 @@ usage(FILE *f)
 		"terminal with line editing, history and completion, or line by line\n"
 		"from a pipe.\n"
 		"\n"
+		"stats_get prints a summary: totals, rates since the last summary of\n"
+		"the same socket, non-zero drops, ports, latency (-v: everything).\n"
+		"top: a live view, refreshed every SECONDS (default 1); -b writes\n"
+		"plain-text screens, -n N stops after N screens; keys q quit, s sort,\n"
+		"p pause, h help (%s top -h).\n"
+		"\n"
 		"Exit status: 0 success, 1 JSON-RPC error, 2 daemon unreachable, 64 usage.\n",
-		ctl_progname, ctl_progname, SOCKET_ENV, DEFAULT_SOCKET,
-		DEFAULT_TIMEOUT_S);
+		ctl_progname, ctl_progname, ctl_progname, SOCKET_ENV,
+		DEFAULT_SOCKET, DEFAULT_TIMEOUT_S, ctl_progname);
 }
 
 int
@@ -66,7 +76,10 @@ ctl_run_command(struct ctl *ctl, const char *method, int argc,
 		return EXIT_USAGE;
 	if (ctl_client_call(&ctl->client, method, params, &resp) != 0)
 		return EXIT_UNREACHABLE;
-	status = ctl_fmt_response(method, resp, ctl->json_out);
+	if (ctl_summary_print(ctl, method, resp))
+		status = EXIT_OK;
+	else
+		status = ctl_fmt_response(method, resp, ctl->json_out);
 	json_decref(resp);
 	return status;
 }
@@ -94,6 +107,7 @@ main(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -109,7 +123,7 @@ main(int argc, char *argv[])
 	path = env != NULL && env[0] != '\0' ? env : DEFAULT_SOCKET;
 
 	/* '+': stop at METHOD, so its arguments are never taken as options */
-	while ((opt = getopt_long(argc, argv, "+s:jt:hV", longopts,
+	while ((opt = getopt_long(argc, argv, "+s:jvt:hV", longopts,
 			NULL)) != -1) {
 		switch (opt) {
 		case 's':
@@ -118,12 +132,16 @@ main(int argc, char *argv[])
 		case 'j':
 			ctl.json_out = true;
 			break;
+		case 'v':
+			ctl.verbose = true;
+			break;
 		case 't':
 			if (parse_timeout(optarg, &timeout_ms) != 0) {
 				fprintf(stderr, "%s: bad timeout '%s' (seconds, 0 < T <= %.0f)\n",
 					ctl_progname, optarg, MAX_TIMEOUT_S);
 				return EXIT_USAGE;
 			}
+			ctl.timeout_set = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -142,7 +160,9 @@ main(int argc, char *argv[])
 	}
 	ctl_client_init(&ctl.client, path, timeout_ms);
 
-	if (optind < argc)
+	if (optind < argc && strcmp(argv[optind], "top") == 0)
+		status = ctl_top(&ctl, argc - optind, argv + optind);
+	else if (optind < argc)
 		status = ctl_run_command(&ctl, argv[optind], argc - optind - 1,
 			argv + optind + 1);
 	else

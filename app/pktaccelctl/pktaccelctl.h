@@ -3,8 +3,10 @@
  * pktaccelctl's private header: what its rooms share. client.c talks
  * JSON-RPC over the Unix socket, args.c turns operator words into
  * parameters, format.c prints results readably and views.c holds the
- * per-method views, console.c is the interactive mode, main.c the options
- * and the running of one command.
+ * per-method views, summary.c shows stats_get for people, rates.c turns
+ * counters into rates, top.c (with top_view.c, top.h) is the live view,
+ * console.c is the interactive mode, main.c the options and the running
+ * of one command.
  */
 #ifndef PKTACCELCTL_H
 #define PKTACCELCTL_H
@@ -127,13 +129,63 @@ json_t *ctl_view_format(const char *method, const json_t *result);
  */
 bool ctl_view_print(const char *method, const json_t *result);
 
+/* The ACL rule's match ("udp 10.0.0.0/8:any -> any:53") and action
+ * ("police 1000pps/100") as acl_rule_list's table shows them (new
+ * references), for top. */
+json_t *ctl_view_acl_match(const json_t *rule);
+json_t *ctl_view_acl_action(const json_t *rule);
+
+/* ---- rates.c: counters into rates, numbers for people ---- */
+
+/* Member @p key of @p obj as a number; NAN when absent or not one. */
+double ctl_num(const json_t *obj, const char *key);
+
+/* (cur - prev) / dt_s; NAN when a value is NAN, dt_s <= 0, or the
+ * counter went back (restart, reset). */
+double ctl_rate(double cur, double prev, double dt_s);
+
+/* Formatting into @p buf (returned): "-" for NAN everywhere.
+ * ctl_fmt_si: "987", "1.23k", "45.6M" (SI suffix, 3 digits);
+ * ctl_fmt_fixed: v / scale with @p decimals ("1.234" Mpps);
+ * ctl_fmt_pps: "987 pps", "12.3 kpps", "1.23 Mpps";
+ * ctl_fmt_ns: a duration given in ns, "950ns", "4.1us", "12.3ms". */
+const char *ctl_fmt_si(char *buf, size_t len, double v);
+const char *ctl_fmt_fixed(char *buf, size_t len, double v, double scale,
+		int decimals);
+const char *ctl_fmt_pps(char *buf, size_t len, double pps);
+const char *ctl_fmt_ns(char *buf, size_t len, double ns);
+
 /* ---- main.c and console.c: running commands ---- */
 
 /* The console's session: the client and how results are printed. */
 struct ctl {
 	struct ctl_client client;
 	bool json_out;
+	bool verbose;		/* -v: stats_get in full, no summary */
+	bool timeout_set;	/* -t given (top keeps its own default otherwise) */
 };
+
+/* ---- summary.c: stats_get for people ---- */
+
+/*
+ * Print stats_get's response @p resp as the summary (totals, rates since
+ * the previous summary of the same socket, non-zero drops, ports,
+ * latency), keeping this reading in a state file for the next one.
+ * @return false (nothing printed) for another method, an error, -j or
+ *         -v, or a result of another shape.
+ */
+bool ctl_summary_print(struct ctl *ctl, const char *method,
+		const json_t *resp);
+
+/* ---- top.c: the live view ---- */
+
+/*
+ * `top [-d SECONDS] [-b] [-n N]` (@p argv[0] is "top"): the live view
+ * on the terminal (ncurses) or as plain-text screens (-b).
+ * @return the exit status: 0 (quit, or N screens shown), 2 (the daemon
+ *         cannot be reached or went away), 64 (usage).
+ */
+int ctl_top(struct ctl *ctl, int argc, char *argv[]);
 
 /* Run METHOD with its argument words; @return the exit status. */
 int ctl_run_command(struct ctl *ctl, const char *method, int argc,

@@ -98,6 +98,18 @@ acl_action_text(const json_t *rule)
 	return json_string(buf);
 }
 
+json_t *
+ctl_view_acl_match(const json_t *rule)
+{
+	return acl_match_text(rule);
+}
+
+json_t *
+ctl_view_acl_action(const json_t *rule)
+{
+	return acl_action_text(rule);
+}
+
 /* acl_rule_list: id, priority, match, action, hits, bytes. */
 static json_t *
 format_acl_rule_list(const json_t *r)

@@ -5,8 +5,10 @@ cannot be reached; piped input runs the interactive mode."""
 
 import json
 import os
+import re
 import socket
 import subprocess
+import time
 
 import pytest
 
@@ -16,9 +18,9 @@ from pautil import CTL, RPC_METHODS_NOW, unique
 pytestmark = pytest.mark.needs_ctl
 
 
-def ctl(*args, stdin=None, timeout=30):
+def ctl(*args, stdin=None, timeout=30, env=None):
     r = subprocess.run([CTL] + list(args), input=stdin, capture_output=True,
-                       timeout=timeout)
+                       timeout=timeout, env=env)
     return pautil.Result([CTL] + list(args), r.returncode,
                          r.stdout.decode("utf-8", "replace"),
                          r.stderr.decode("utf-8", "replace"))
@@ -52,9 +54,61 @@ def test_json_flag_prints_raw_result(shared):
 
 
 def test_object_result_readable(shared):
-    r = ctl("-s", shared.sock, "stats_get")
+    """-v: every counter as "key: value" lines, zero drops included."""
+    r = ctl("-s", shared.sock, "-v", "stats_get")
     assert r.rc == 0, r
     assert "rx_packets" in r.stdout and "malformed" in r.stdout, r
+    assert "  police: 0" in r.stdout, r
+
+
+def test_stats_get_summary(shared, tmp_path):
+    """stats_get without -v/-j: totals, rates since the last summary of
+    the socket (none the first time; 0 when nothing moved), only the
+    drop reasons that counted, the ports."""
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path))
+    st = shared.call("stats_get")
+    r = ctl("-s", shared.sock, "stats_get", env=env)
+    assert r.rc == 0, r
+    lines = r.stdout.splitlines()
+    assert lines[0] == ("packets   rx %d  tx %d  dropped %d  (mbufs in use %d)"
+                        % (st["rx_packets"], st["tx_packets"],
+                           st["dropped_packets"], st["mbufs_in_use"])), r
+    assert lines[1].startswith("rates     none yet"), r
+    drops = {k: v for k, v in st["drops"].items() if v}
+    assert drops and "malformed" in drops, st["drops"]
+    want = "drops   " + "".join("  %s %d" % kv for kv in drops.items())
+    assert lines[2] == want, r
+    assert "police" not in r.stdout, r
+    r = ctl("-s", shared.sock, "stats_get", env=env)
+    assert r.rc == 0, r
+    assert re.match(r"rates     rx 0 pps  tx 0 pps  dropped 0 pps  "
+                    r"\(over the \S+ s since the last summary\)$",
+                    r.stdout.splitlines()[1]), r
+    assert "  malformed %d (0/s)" % drops["malformed"] in r.stdout, r
+    head = [ln for ln in r.stdout.splitlines() if ln.startswith("port ")]
+    assert head and head[0].split() == ["port", "link", "rx_packets",
+                                        "tx_packets", "rx_missed", "rx_rate",
+                                        "tx_rate"], r
+    assert re.search(r"^replay0\s+up\s+%d\s" % st["ports"]["replay0"][
+        "rx_packets"], r.stdout, re.M), r
+    # state files of sockets not summarised for a week are removed
+    d = tmp_path / "pktaccelctl"
+    old, recent = d / "stats-00000000000000aa.json", d / "stats-00000000000000bb.json"
+    for f in (old, recent):
+        f.write_text("{}")
+    week = time.time() - 8 * 86400
+    os.utime(str(old), (week, week))
+    r = ctl("-s", shared.sock, "stats_get", env=env)
+    assert r.rc == 0, r
+    assert not old.exists() and recent.exists()
+    assert len(list(d.iterdir())) == 2, list(d.iterdir())
+
+
+def test_piped_console_top_batch(shared):
+    r = ctl("-s", shared.sock, stdin=b"top -b -n 1 -d 0.2\n")
+    assert r.rc == 0, r
+    assert r.stdout.startswith("pktaccel top "), r
+    assert re.search(r"^replay0\s+up\s+0\.000\s", r.stdout, re.M), r
 
 
 def test_health_get_readable(shared):

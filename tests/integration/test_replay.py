@@ -4,7 +4,9 @@ once, well-formed ones forwarded byte-identical in per-flow order,
 malformed ones dropped and counted, nothing leaked, outcome independent of
 timing."""
 
+import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -185,3 +187,75 @@ def test_side_by_side_replays(mixed, mixed_pcap, tmp_path):
         res = pautil.Result(p.args, p.returncode, o.decode("utf-8", "replace"),
                             e.decode("utf-8", "replace"))
         _check_mixed(mixed, res, out, drops)
+
+
+# --------------------------------------------------------------------------
+# the summary for people (a table before the JSON line)
+
+def _table_rows(text):
+    """The table's "  name  N" rows: {name: N}."""
+    rows = {}
+    for ln in text.splitlines():
+        m = re.match(r"^ {2,4}(\w[\w ]*?)\s+(\d+)(\s|$)", ln)
+        if m:
+            rows[m.group(1)] = int(m.group(2))
+    return rows
+
+
+def _check_table(text, s):
+    assert "replay summary: %d packets in " % s["rx_packets"] in text, text
+    rows = _table_rows(text)
+    for k in ("rx_packets", "tx_packets", "dropped_packets", "mbufs_in_use"):
+        assert rows.get(k) == s[k], (k, rows, s)
+    for reason, n in s["drops"].items():
+        if n:
+            assert rows.get(reason) == n, (reason, rows)
+        else:
+            assert reason not in rows, (reason, text)
+    if "lb" in s:
+        assert rows.get("lb balanced") == s["lb"]["balanced"], rows
+
+
+def test_replay_summary_table_on_stderr(tmp_path):
+    """The table goes to stderr; stdout (not a terminal) keeps only the
+    JSON line, still the last."""
+    out = str(tmp_path / "t-out.pcap")
+    res = replay(pautil.SAMPLE, out, pautil.DEFAULT_CONF)
+    s = check_summary(res, pautil.gen_sample.SAMPLE_COUNT)
+    _check_table(res.stderr, s)
+    assert "replay summary" not in res.stdout, res
+
+
+def test_replay_summary_table_on_a_terminal_stdout(tmp_path):
+    """stdout a terminal (stderr not): the table on stdout too, before
+    the JSON line, which stays the last line."""
+    import pty
+    out = str(tmp_path / "tty-out.pcap")
+    master, slave = pty.openpty()
+    p = subprocess.Popen([DAEMON, "--replay", pautil.SAMPLE, "--replay-out",
+                          out, "-c", pautil.DEFAULT_CONF], stdout=slave,
+                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    os.close(slave)
+    chunks = []
+    try:
+        while True:
+            try:
+                b = os.read(master, 65536)
+            except OSError:           # EIO: the child closed the terminal
+                break
+            if not b:
+                break
+            chunks.append(b)
+        err = p.stderr.read().decode("utf-8", "replace")
+        assert p.wait(timeout=pautil.REPLAY_TIMEOUT) == 0, err
+    finally:
+        os.close(master)
+        if p.poll() is None:
+            p.kill()
+    text = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    s = json.loads(lines[-1])
+    assert s["rx_packets"] == pautil.gen_sample.SAMPLE_COUNT, text
+    assert "replay summary" in text.split(lines[-1])[0], text
+    _check_table(text, s)
+    _check_table(err, s)
