@@ -135,6 +135,12 @@ struct pa_port {
 	 * order. */
 	uint32_t bcast4[PA_CONFIG_MAX_ADDRS];
 	uint8_t addr6[PA_CONFIG_MAX_ADDRS][16];
+	/** A port with a kernel_if: the IPv6 link-local address its TAP
+	 * has (pa_port_link_local() of its MAC), one of its own addresses
+	 * wherever they count (lib/neigh answers ND for it, lib/excp gives
+	 * the TAP it and hands it what is sent to it). */
+	bool has_ll6;
+	uint8_t ll6[16];
 	/** RSS configured on the device (several RX queues, the driver
 	 * hashes): the symmetric key, IP/TCP/UDP hash types */
 	bool rss_on;
@@ -288,6 +294,13 @@ void pa_port_snapshot(const struct pa_port_set *ps, unsigned int i,
 uint32_t pa_port_build_time_exceeded(uint8_t *buf, uint32_t room,
 		const uint8_t *frame, uint32_t len, uint16_t l3_off,
 		const uint8_t src_mac[6], const uint8_t *src_ip);
+
+/**
+ * The modified EUI-64 link-local address of @p mac (RFC 4291 2.5.1,
+ * appendix A): fe80::, then the MAC with the universal/local bit
+ * flipped and ff:fe in its middle. Network order.
+ */
+void pa_port_link_local(const uint8_t mac[6], uint8_t out[16]);
 
 extern int pa_port_logtype;
 

@@ -329,6 +329,10 @@ pa_port_probe(struct pa_port_set *ps, const struct pa_config *cfg,
 		ret = rte_eth_macaddr_get(p->port_id, &p->mac);
 		if (ret != 0)
 			memset(&p->mac, 0, sizeof(p->mac));
+		/* the kernel_if's link-local (lib/excp gives it to the TAP) */
+		p->has_ll6 = cp->kernel_if[0] != '\0';
+		if (p->has_ll6)
+			pa_port_link_local(p->mac.addr_bytes, p->ll6);
 		PORT_LOG(INFO, "%s: port %u driver %s socket %d max queues rx %u tx %u",
 			p->name, p->port_id, p->driver, p->socket, p->max_rxq,
 			p->max_txq);
