@@ -93,6 +93,30 @@ START_TEST(test_for_the_port_its_addresses_broadcast_and_multicast)
 	ck_assert(!pa_port_local6((const uint8_t (*)[16])a6, 1, d));
 	inet_pton(AF_INET6, "ff02::1", d);
 	ck_assert(pa_port_local6((const uint8_t (*)[16])a6, 0, d));
+	/* link-local (fe80::/10) is never transit */
+	inet_pton(AF_INET6, "fe80::1", d);
+	ck_assert(pa_port_local6((const uint8_t (*)[16])a6, 0, d));
+	inet_pton(AF_INET6, "febf:ffff::1", d);
+	ck_assert(pa_port_local6((const uint8_t (*)[16])a6, 0, d));
+	inet_pton(AF_INET6, "fec0::1", d);
+	ck_assert(!pa_port_local6((const uint8_t (*)[16])a6, 0, d));
+}
+END_TEST
+
+/* RFC 4291 appendix A: 34-56-78-9A-BC-DE -> 3656:78ff:fe9a:bcde; the
+ * universal/local bit flips both ways. */
+START_TEST(test_link_local_is_fe80_and_modified_eui64)
+{
+	static const uint8_t mac1[6] = { 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde };
+	static const uint8_t mac2[6] = { 0x02, 0x00, 0x00, 0x00, 0x13, 0x01 };
+	uint8_t got[16], want[16];
+
+	pa_port_link_local(mac1, got);
+	inet_pton(AF_INET6, "fe80::3656:78ff:fe9a:bcde", want);
+	ck_assert_mem_eq(got, want, 16);
+	pa_port_link_local(mac2, got);
+	inet_pton(AF_INET6, "fe80::ff:fe00:1301", want);
+	ck_assert_mem_eq(got, want, 16);
 }
 END_TEST
 
@@ -550,6 +574,10 @@ port_suite(void)
 	Suite *s = suite_create("port");
 	TCase *tc = tcase_create("roles");
 
+	/* the checksum and RSS loops are CPU-bound: a loaded machine (shared
+	 * CPUs) must not fail them on check's 4 s default */
+	tcase_set_timeout(tc, 60);
+
 	tcase_add_test(tc, test_routed_port_takes_its_mac_broadcast_all_nodes_and_solicited_node_only);
 	tcase_add_test(tc, test_for_the_port_its_addresses_broadcast_and_multicast);
 	tcase_add_test(tc, test_ttl_decrement_checksum_equals_full_recomputation);
@@ -558,6 +586,7 @@ port_suite(void)
 	tcase_add_test(tc, test_time_exceeded_not_about_errors_fragments_or_group_sources);
 	tcase_add_test(tc, test_time_exceeded_never_to_a_group_zero_or_own_source_mac);
 	tcase_add_test(tc, test_time_exceeded_ipv6_field_by_field);
+	tcase_add_test(tc, test_link_local_is_fe80_and_modified_eui64);
 	tcase_add_test(tc, test_rss_hash_matches_the_microsoft_verification_vectors);
 	tcase_add_test(tc, test_rss_hash_and_queue_agree_with_rte_softrss);
 	tcase_add_test(tc, test_rss_symmetric_key_unhashed_types_and_model_bounds);
