@@ -56,7 +56,7 @@ struct pa_ctrl_tx {
 #define PA_PIPELINE_GEN_RING	256
 /** Slots of each rtc worker's hand-over ring (ICMP errors about the
  * flows its RX queues receive, from the other workers). */
-#define PA_PIPELINE_HANDOVER_RING	512
+#define PA_PIPELINE_HANDOVER_RING	256
 
 /** Context of one data-path lcore; allocated on its socket. */
 struct pa_worker {
