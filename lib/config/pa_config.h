@@ -39,6 +39,14 @@
 #define PA_CONFIG_IFNAME_MAX	16	/**< kernel interface names (IFNAMSIZ), NUL included */
 
 /** One port of the "ports" section. */
+/** "rss_steer" of a port. */
+enum pa_config_rss_steer {
+	PA_CONFIG_RSS_STEER_AUTO = 0,	/**< the device's RSS, read back */
+	PA_CONFIG_RSS_STEER_OFF,	/**< never: no hand-over */
+	PA_CONFIG_RSS_STEER_TOEPLITZ,	/**< Toeplitz, the appliance's
+					 * symmetric key, RETA i -> i % queues */
+};
+
 struct pa_config_port {
 	char name[PA_CONFIG_NAME_MAX];
 	char *devargs;			/**< vdev devargs, or NULL */
@@ -72,6 +80,9 @@ struct pa_config_port {
 	 * bucket's depth; 0 = lib/excp's default. */
 	uint32_t kernel_if_pps;
 	uint32_t kernel_if_burst;
+	/** "rss_steer": how the data path learns which RX queue a flow's
+	 * packets arrive on (lib/port "RSS steering"). */
+	enum pa_config_rss_steer rss_steer;
 };
 
 enum pa_pipeline_mode {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <net/if.h>
 #include <sys/socket.h>
+#include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
@@ -98,22 +99,85 @@ nl_attr(struct nl_req *r, unsigned short type, const void *data,
 	r->nh.nlmsg_len = NLMSG_ALIGN(r->nh.nlmsg_len) + RTA_ALIGN(rta->rta_len);
 }
 
-/* Add @p p (address and prefix length) to interface @p ifindex; IPv6
- * without duplicate address detection (lib/neigh defends the address).
- * @return 0 or -errno. */
+/* Send one request and read its acknowledgement. @return 0 or -errno. */
 static int
-nl_addr_add(int ifindex, const struct pa_ip_prefix *p)
+nl_talk(const struct nlmsghdr *req)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	struct {
 		struct nlmsghdr nh;
 		struct nlmsgerr err;
 	} ack;
+	ssize_t got;
+	int fd, ret;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	if (sendto(fd, req, req->nlmsg_len, 0, (struct sockaddr *)&sa,
+	    sizeof(sa)) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	got = recv(fd, &ack, sizeof(ack), 0);
+	if (got < 0)
+		ret = -errno;
+	else if ((size_t)got < sizeof(ack) || ack.nh.nlmsg_type != NLMSG_ERROR)
+		ret = -EPROTO;
+	else
+		ret = ack.err.error;	/* 0 or -errno */
+out:
+	close(fd);
+	return ret;
+}
+
+/*
+ * No address of the kernel's own making on interface @p ifindex: IPv6
+ * addr_gen_mode "none" (IFLA_INET6_ADDR_GEN_MODE), so that its only
+ * link-local is the one the appliance gives it (pa_port.ll6), without
+ * duplicate address detection, from the moment it is up.
+ * @return 0 or -errno (-EAFNOSUPPORT, -EACCES: no IPv6 on it).
+ */
+static int
+nl_addr_gen_none(int ifindex)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+		char attrs[64];
+	} r;
+	struct rtattr *spec, *in6, *mode;
+
+	memset(&r, 0, sizeof(r));
+	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg));
+	r.nh.nlmsg_type = RTM_SETLINK;
+	r.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	r.nh.nlmsg_seq = 1;
+	r.ifi.ifi_family = AF_UNSPEC;
+	r.ifi.ifi_index = ifindex;
+	spec = (struct rtattr *)((char *)&r + NLMSG_ALIGN(r.nh.nlmsg_len));
+	spec->rta_type = IFLA_AF_SPEC | NLA_F_NESTED;
+	in6 = (struct rtattr *)RTA_DATA(spec);
+	in6->rta_type = AF_INET6 | NLA_F_NESTED;
+	mode = (struct rtattr *)RTA_DATA(in6);
+	mode->rta_type = IFLA_INET6_ADDR_GEN_MODE;
+	mode->rta_len = RTA_LENGTH(1);
+	*(uint8_t *)RTA_DATA(mode) = IN6_ADDR_GEN_MODE_NONE;
+	in6->rta_len = (unsigned short)RTA_LENGTH(RTA_ALIGN(mode->rta_len));
+	spec->rta_len = (unsigned short)RTA_LENGTH(RTA_ALIGN(in6->rta_len));
+	r.nh.nlmsg_len = NLMSG_ALIGN(r.nh.nlmsg_len) + RTA_ALIGN(spec->rta_len);
+	return nl_talk(&r.nh);
+}
+
+/* Add @p p (address and prefix length) to interface @p ifindex; IPv6
+ * without duplicate address detection (lib/neigh defends the address).
+ * @return 0 or -errno. */
+static int
+nl_addr_add(int ifindex, const struct pa_ip_prefix *p)
+{
 	uint32_t flags = IFA_F_NODAD | IFA_F_PERMANENT;
 	struct nl_req r;
 	unsigned short alen;
-	ssize_t got;
-	int fd, ret;
 
 	memset(&r, 0, sizeof(r));
 	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifaddrmsg));
@@ -130,25 +194,7 @@ nl_addr_add(int ifindex, const struct pa_ip_prefix *p)
 	nl_attr(&r, IFA_ADDRESS, &p->addr.v6, alen);
 	if (p->addr.family == AF_INET6)
 		nl_attr(&r, IFA_FLAGS, &flags, sizeof(flags));
-
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0)
-		return -errno;
-	if (sendto(fd, &r, r.nh.nlmsg_len, 0, (struct sockaddr *)&sa,
-	    sizeof(sa)) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	got = recv(fd, &ack, sizeof(ack), 0);
-	if (got < 0)
-		ret = -errno;
-	else if ((size_t)got < sizeof(ack) || ack.nh.nlmsg_type != NLMSG_ERROR)
-		ret = -EPROTO;
-	else
-		ret = ack.err.error;	/* 0 or -errno */
-out:
-	close(fd);
-	return ret;
+	return nl_talk(&r.nh);
 }
 
 /* ---- create ---- */
@@ -172,6 +218,7 @@ tap_create(struct pa_excp *x, struct excp_if *e, const struct pa_port *pp,
 	const uint8_t *m = e->mac.addr_bytes;
 	unsigned int i;
 	int ret, ifindex;
+	bool ll_ok;
 
 	if (if_nametoindex(e->ifname) != 0) {
 		snprintf(err, err_len,
@@ -222,6 +269,22 @@ tap_create(struct pa_excp *x, struct excp_if *e, const struct pa_port *pp,
 	if (ret != 0)
 		return if_fail(e, err, err_len, "start", ret);
 	e->started = true;
+	ifindex = (int)if_nametoindex(e->ifname);
+	if (ifindex == 0)
+		return if_fail(e, err, err_len, "interface not found", -ENODEV);
+	/* net_tap brings the link up at start, and the kernel makes its own
+	 * link-local then (with DAD): down, no addresses of its own, up
+	 * again; going down removed what it made */
+	ll_ok = false;
+	if (pp->has_ll6) {
+		(void)rte_eth_dev_set_link_down(e->tap_id);
+		ret = nl_addr_gen_none(ifindex);
+		if (ret == 0)
+			ll_ok = true;
+		else
+			EXCP_LOG(WARNING, "port %s: kernel_if %s: no IPv6 link-local (addr_gen_mode: %s)",
+				e->port_name, e->ifname, strerror(-ret));
+	}
 	ret = rte_eth_dev_set_link_up(e->tap_id);
 	if (ret != 0 && ret != -ENOTSUP)
 		return if_fail(e, err, err_len, "up", ret);
@@ -231,9 +294,6 @@ tap_create(struct pa_excp *x, struct excp_if *e, const struct pa_port *pp,
 		if (e->fd < 0)
 			e->fd = -1;
 	}
-	ifindex = (int)if_nametoindex(e->ifname);
-	if (ifindex == 0)
-		return if_fail(e, err, err_len, "interface not found", -ENODEV);
 	for (i = 0; i < cp->n_addrs; i++) {
 		ret = nl_addr_add(ifindex, &cp->addrs[i]);
 		if (ret != 0) {
@@ -242,6 +302,18 @@ tap_create(struct pa_excp *x, struct excp_if *e, const struct pa_port *pp,
 					sizeof(args)));
 			return if_fail(e, err, err_len, why, ret);
 		}
+	}
+	if (ll_ok) {
+		struct pa_ip_prefix ll = { .len = 64 };
+
+		ll.addr.family = AF_INET6;
+		memcpy(&ll.addr.v6, pp->ll6, 16);
+		ret = nl_addr_add(ifindex, &ll);
+		if (ret != 0)
+			EXCP_LOG(WARNING, "port %s: kernel_if %s: IPv6 link-local %s: %s",
+				e->port_name, e->ifname,
+				pa_net_format_prefix(&ll, args, sizeof(args)),
+				strerror(-ret));
 	}
 	EXCP_LOG(INFO, "port %s: kernel_if %s (ethdev %u, mtu %u, %u address(es), %s)",
 		e->port_name, e->ifname, e->tap_id, pp->mtu, cp->n_addrs,

@@ -21,9 +21,11 @@
 #define ICMP4_FRAG_NEEDED	4	/* its code */
 #define ICMP4_ECHO		8
 #define ICMP4_TIME_EXCEEDED	11
+#define ICMP4_PARAM_PROBLEM	12
 #define ICMP6_UNREACH		1
 #define ICMP6_TOO_BIG		2
 #define ICMP6_TIME_EXCEEDED	3
+#define ICMP6_PARAM_PROBLEM	4
 #define ICMP6_ECHO		128
 #define ICMP6_ECHO_REPLY	129
 #define ICMP6_MIN_MTU		1280
@@ -60,13 +62,15 @@ lb_icmp_kind(const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
 	if ((meta->flags & PA_PKT_F_IPV4) && meta->l4_proto == IPPROTO_ICMP) {
 		if (icmp[0] == ICMP4_ECHO && icmp[1] == 0)
 			return LB_ICMP_ECHO;
-		if (icmp[0] == ICMP4_UNREACH || icmp[0] == ICMP4_TIME_EXCEEDED)
+		if (icmp[0] == ICMP4_UNREACH ||
+		    icmp[0] == ICMP4_TIME_EXCEEDED ||
+		    icmp[0] == ICMP4_PARAM_PROBLEM)
 			return LB_ICMP_ERROR;
 	} else if ((meta->flags & PA_PKT_F_IPV6) &&
 		   meta->l4_proto == IPPROTO_ICMPV6) {
 		if (icmp[0] == ICMP6_ECHO && icmp[1] == 0)
 			return LB_ICMP_ECHO;
-		if (icmp[0] >= ICMP6_UNREACH && icmp[0] <= ICMP6_TIME_EXCEEDED)
+		if (icmp[0] >= ICMP6_UNREACH && icmp[0] <= ICMP6_PARAM_PROBLEM)
 			return LB_ICMP_ERROR;
 	}
 	return LB_ICMP_OTHER;

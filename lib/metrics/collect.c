@@ -788,6 +788,12 @@ collect_data_path(struct ctx *c, const struct pa_pipeline_snapshot *s)
 	emit_v(c, C, "pktaccel_icmp_errors_not_sent_total",
 		"ICMP errors not sent: not allowed, no source address, no mbuf or a full ring.",
 		s->sum.icmp_not_sent, &l);
+	emit_v(c, C, "pktaccel_handover_packets_total",
+		"rtc: quoted ICMP errors handed to the worker whose RX queue receives their flow (RSS steering).",
+		s->sum.handover_packets, &l);
+	emit_v(c, C, "pktaccel_handover_received_total",
+		"rtc: handed-over ICMP errors the owning workers took from their rings.",
+		s->sum.handover_received, &l);
 	emit_v(c, G, "pktaccel_mbufs_in_use", "Mbufs taken from all pools.",
 		s->mbufs_in_use, &l);
 	for (i = 0; i < PA_DROP_MAX; i++) {

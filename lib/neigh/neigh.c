@@ -65,6 +65,8 @@ struct neigh_port {
 	char name[PA_CONFIG_NAME_MAX];
 	uint8_t mac[6];
 	const struct pa_config_port *cp;
+	bool has_ll6;			/**< the kernel_if's link-local */
+	uint8_t ll6[16];
 	struct rte_ring *tx;
 	struct rte_mempool *pool;
 };
@@ -515,7 +517,7 @@ dp_publish(struct pa_neigh *n)
 
 	for (i = 0; i < n->n_ports; i++)
 		if (n->port[i].cp != NULL)
-			count += n->port[i].cp->n_addrs;
+			count += n->port[i].cp->n_addrs + 1;
 	size = rte_align32pow2(RTE_MAX(16u, 2 * count));
 	t = rte_zmalloc_socket("pa_neigh_dp", sizeof(*t) +
 		(size_t)size * sizeof(t->ent[0]), RTE_CACHE_LINE_SIZE,
@@ -540,6 +542,9 @@ dp_publish(struct pa_neigh *n)
 				pa_ip_bytes(&cp->addrs[j].addr));
 			e->ours_ports |= 1u << i;
 		}
+		/* the kernel_if's link-local: the port's, like its addr */
+		if (n->port[i].has_ll6)
+			dp_slot(t, 6, n->port[i].ll6)->ours_ports |= 1u << i;
 	}
 	for (i = 0; i < n->n_pos; i++) {
 		const struct neigh_ent *x = &n->ent[i];
@@ -1072,6 +1077,8 @@ pa_neigh_create(const struct pa_neigh_opts *o, uint64_t now_ms, char *err,
 		snprintf(p->name, sizeof(p->name), "%s", pp->name);
 		memcpy(p->mac, pp->mac.addr_bytes, 6);
 		p->pool = pp->pool;
+		p->has_ll6 = pp->has_ll6;
+		memcpy(p->ll6, pp->ll6, 16);
 		p->cp = o->cfg != NULL && i < o->cfg->n_ports ?
 			&o->cfg->ports[i] : NULL;
 		snprintf(name, sizeof(name), "pa_neigh_tx%u_%u", id, i);

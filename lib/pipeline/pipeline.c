@@ -167,6 +167,70 @@ make_gen_rings(struct pa_pipeline *pl, char *err, size_t err_len)
 	return 0;
 }
 
+/* rtc with several workers and a port that may steer (rss_steer not
+ * "off"): each worker gets a hand-over ring (MP/SC), on its socket. */
+static bool
+wants_handover(const struct pa_pipeline *pl)
+{
+	unsigned int i;
+
+	if (pl->plan.mode != PA_PIPELINE_RTC || pl->n_workers < 2)
+		return false;
+	for (i = 0; i < pl->cfg->n_ports; i++)
+		if (pl->cfg->ports[i].rss_steer != PA_CONFIG_RSS_STEER_OFF)
+			return true;
+	return false;
+}
+
+static int
+make_handover_rings(struct pa_pipeline *pl, char *err, size_t err_len)
+{
+	static unsigned int seq;
+	char name[RTE_RING_NAMESIZE];
+	struct pa_worker *w;
+	unsigned int i;
+
+	if (!wants_handover(pl))
+		return 0;
+	for (i = 0; i < pl->n_workers; i++) {
+		w = pl->workers[i];
+		snprintf(name, sizeof(name), "pa_ho%u_%u", seq, i);
+		w->handover = rte_ring_create(name, PA_PIPELINE_HANDOVER_RING,
+			w->socket, RING_F_SC_DEQ);
+		if (w->handover == NULL) {
+			snprintf(err, err_len, "ring %s: %s", name,
+				rte_strerror(rte_errno));
+			return -rte_errno;
+		}
+	}
+	seq++;
+	return 0;
+}
+
+/* After the queues are given out: who polls each (port, RX queue), and
+ * which workers receive from a port whose RSS is known. */
+static void
+wire_steering(struct pa_pipeline *pl)
+{
+	struct pa_worker *w;
+	unsigned int i, j;
+
+	for (i = 0; i < pl->n_workers; i++) {
+		w = pl->workers[i];
+		if (w->handover == NULL)
+			continue;
+		for (j = 0; j < w->n_rxq; j++) {
+			const struct pa_rxq *q = &w->rxq[j];
+
+			if (q->queue < PA_PORT_MAX_QUEUES)
+				pl->queue_owner[q->port_index][q->queue] =
+					(uint8_t)(i + 1);
+			if (q->port->steer != PA_PORT_STEER_OFF)
+				w->steer = true;
+		}
+	}
+}
+
 /* Worker of rank/index within pl->workers[] (workers are created rank by
  * rank, index by index). */
 static struct pa_worker *
@@ -350,6 +414,8 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 	wire_rings(pl);
 	if (make_gen_rings(pl, err, err_len) != 0)
 		goto fail;
+	if (make_handover_rings(pl, err, err_len) != 0)
+		goto fail;
 
 	/* Queues and the mbuf budget for the ports' pools. */
 	n_rx = pl->rank_count[0];
@@ -369,6 +435,7 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 		PA_EXCP_INFLIGHT(pa_excp_count(o->cfg)) +
 		pl->n_workers * pl->burst * 2 +
 		n_tx * ps->n * pl->burst +
+		(wants_handover(pl) ? pl->n_workers * PA_PIPELINE_HANDOVER_RING : 0) +
 		(o->capture != NULL ? rte_ring_get_capacity(o->capture->ring) : 0);
 	req.n_lcores = pl->n_workers + 1;
 	req.burst = pl->burst;
@@ -378,6 +445,7 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 		goto fail;
 	if (assign_queues(pl, err, err_len) != 0)
 		goto fail;
+	wire_steering(pl);
 
 	sz = rte_rcu_qsbr_get_memsize(RTE_MAX_LCORE);
 	pl->rcu = rte_zmalloc("pa_rcu", sz, RTE_CACHE_LINE_SIZE);
@@ -559,6 +627,12 @@ pa_pipeline_destroy(struct pa_pipeline *pl)
 		rte_ring_free(pl->gen[i]);
 	}
 	for (i = 0; i < pl->n_workers; i++) {
+		if (pl->workers[i]->handover != NULL) {
+			while (rte_ring_dequeue(pl->workers[i]->handover,
+					(void **)&m) == 0)
+				rte_pktmbuf_free(m);
+			rte_ring_free(pl->workers[i]->handover);
+		}
 		rte_free(pl->workers[i]->txb);
 		rte_free(pl->workers[i]);
 	}
@@ -638,6 +712,10 @@ pa_pipeline_rings_empty(const struct pa_pipeline *pl)
 			return false;
 	for (i = 0; i < RTE_DIM(pl->gen); i++)
 		if (pl->gen[i] != NULL && !rte_ring_empty(pl->gen[i]))
+			return false;
+	for (i = 0; i < pl->n_workers; i++)
+		if (pl->workers[i]->handover != NULL &&
+		    !rte_ring_empty(pl->workers[i]->handover))
 			return false;
 	return true;
 }

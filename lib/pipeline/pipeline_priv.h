@@ -54,6 +54,9 @@ struct pa_ctrl_tx {
 
 /** Slots of each port's ring of generated ICMP errors. */
 #define PA_PIPELINE_GEN_RING	256
+/** Slots of each rtc worker's hand-over ring (ICMP errors about the
+ * flows its RX queues receive, from the other workers). */
+#define PA_PIPELINE_HANDOVER_RING	256
 
 /** Context of one data-path lcore; allocated on its socket. */
 struct pa_worker {
@@ -99,6 +102,13 @@ struct pa_worker {
 	const struct pa_excp_fast *excp;
 	unsigned int n_ctrl;
 	struct pa_ctrl_tx ctrl[2 * PA_CONFIG_MAX_PORTS];
+	/** rtc with RSS steering: ICMP errors about this worker's flows
+	 * that other workers received (MP/SC), or NULL */
+	struct rte_ring *handover;
+	/** rtc: one of the ports it polls steers (pa_port "RSS steering"):
+	 * look where each quoted ICMP error's flow arrives */
+	bool steer;
+	bool rx_stopped;		/**< stopping: polls no port any more */
 	/** lb: the ICMP errors this lcore may still send (routed ports) */
 	struct pa_port_bucket icmp_bucket;
 	uint64_t drain_tsc;
@@ -130,6 +140,12 @@ struct pa_pipeline {
 	struct pa_excp *excp;
 	/** per port: ICMP errors from the lb lcores to a TX lcore (MP/SC) */
 	struct rte_ring *gen[PA_CONFIG_MAX_PORTS];
+	/** rtc, per port and RX queue: 1 + the index in workers[] of the
+	 * worker that polls it (0: none) */
+	uint8_t queue_owner[PA_CONFIG_MAX_PORTS][PA_PORT_MAX_QUEUES];
+	/** rtc workers that stopped polling ports (hand-over rings: a
+	 * worker leaves once no other can hand it anything) */
+	unsigned int rx_stopped;
 	volatile bool stop;
 	volatile bool abort;
 	unsigned int done[PA_STAGE_MAX];	/**< lcores finished, per rank */

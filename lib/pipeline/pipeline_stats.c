@@ -139,7 +139,7 @@ pa_pipeline_ports_json(const struct pa_pipeline_snapshot *s)
 	for (i = 0; i < s->n_ports; i++) {
 		const struct pa_port_snapshot *p = &s->ports[i];
 
-		o = json_pack("{s:i, s:s, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:I}",
+		o = json_pack("{s:i, s:s, s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:I, s:s}",
 			"port_id", (int)p->port_id,
 			"driver", p->driver,
 			"socket", p->socket,
@@ -158,7 +158,8 @@ pa_pipeline_ports_json(const struct pa_pipeline_snapshot *s)
 			"rx_desc", (int)p->rx_desc,
 			"tx_desc", (int)p->tx_desc,
 			"mbufs_in_use", (json_int_t)p->mbufs_in_use,
-			"pool_size", (json_int_t)p->pool_size);
+			"pool_size", (json_int_t)p->pool_size,
+			"rss_steer", p->rss_steer != NULL ? p->rss_steer : "off");
 		if (o == NULL || json_object_set_new(all, p->name, o) != 0) {
 			json_decref(all);
 			return NULL;
@@ -180,7 +181,7 @@ pa_pipeline_lcore_json(const struct pa_pipeline_lcore_snapshot *l)
 	for (i = 0; i < PA_STAGE_MAX; i++)
 		json_object_set_new(stages, pa_stats_stage_name((enum pa_stage_id)i),
 			json_integer((json_int_t)s->stage_packets[i]));
-	return json_pack("{s:I, s:I, s:I, s:o, s:o?, s:I, s:I, s:I, s:I, s:I, s:o?}",
+	return json_pack("{s:I, s:I, s:I, s:o, s:o?, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o?}",
 		"rx_packets", (json_int_t)s->rx_packets,
 		"tx_packets", (json_int_t)s->tx_packets,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(s),
@@ -191,6 +192,8 @@ pa_pipeline_lcore_json(const struct pa_pipeline_lcore_snapshot *l)
 		"busy_cycles", (json_int_t)s->busy_cycles,
 		"sleeps", (json_int_t)s->sleeps,
 		"sleep_cycles", (json_int_t)s->sleep_cycles,
+		"handover_packets", (json_int_t)s->handover_packets,
+		"handover_received", (json_int_t)s->handover_received,
 		"latency", pa_stats_latency_summary_json(&l->latency));
 }
 
@@ -219,7 +222,7 @@ pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s)
 	if (lcores == NULL)
 		return NULL;
 	return json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:o?, s:o?,"
-		" s:o?, s:I, s:o?}",
+		" s:o?, s:o?, s:I, s:o?}",
 		"rx_packets", (json_int_t)s->sum.rx_packets,
 		"tx_packets", (json_int_t)s->sum.tx_packets,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(&s->sum),
@@ -234,6 +237,7 @@ pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s)
 		"excp", s->has_excp ? pa_excp_snapshot_json(&s->excp) :
 			json_object(),
 		"icmp_errors", pa_stats_icmp_errors_json(&s->sum),
+		"handover", pa_stats_handover_json(&s->sum),
 		"mbufs_in_use", (json_int_t)s->mbufs_in_use,
 		"latency", pa_stats_latency_summary_json(&s->latency));
 }

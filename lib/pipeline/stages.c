@@ -712,6 +712,112 @@ dispatch(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 			ring_put(w, w->out[d], bucket[d], count[d]);
 }
 
+/*
+ * RSS steering (rtc). The worker whose RX queue receives the flow that
+ * ICMP error @p m quotes (flagged PA_PKT_F_QUOTE by the parser): the
+ * queue the input port's RSS model (lib/port) gives the quote reversed,
+ * i.e. the flow's own packets (client -> VIP), as they arrive on this
+ * port. NULL: this worker, or not known.
+ */
+static struct pa_worker *
+quote_owner(struct pa_worker *w, struct rte_mbuf *m,
+		const struct pa_pkt_meta *meta)
+{
+	struct pa_pipeline *pl = w->pl;
+	const struct pa_port *p;
+	uint8_t buf[40], pbuf[4], family, proto;
+	const uint8_t *ip, *l4, *src, *dst;
+	uint32_t off = meta->l4_off + 8u, ihl;
+	uint16_t queue;
+	uint8_t owner;
+	int idx;
+
+	idx = pa_port_index(pl->ports, m->port);
+	if (idx < 0)
+		return NULL;
+	p = &pl->ports->port[idx];
+	if (p->steer == PA_PORT_STEER_OFF)
+		return NULL;
+	if (meta->flags & PA_PKT_F_IPV4) {
+		ip = rte_pktmbuf_read(m, off, 20, buf);
+		if (ip == NULL)
+			return NULL;
+		family = 4;
+		ihl = (ip[0] & 0xfu) * 4u;
+		proto = ip[9];
+		src = ip + 12;
+		dst = ip + 16;
+	} else {
+		ip = rte_pktmbuf_read(m, off, 40, buf);
+		if (ip == NULL)
+			return NULL;
+		family = 6;
+		ihl = 40;
+		proto = ip[6];
+		src = ip + 8;
+		dst = ip + 24;
+	}
+	l4 = rte_pktmbuf_read(m, off + ihl, 4, pbuf);
+	if (l4 == NULL)
+		return NULL;
+	/* the quote reversed: the flow's packets as this port receives them */
+	queue = pa_port_rss_queue(&p->rss_model, pa_port_rss_hash(
+		&p->rss_model, family, proto, dst, src,
+		(uint16_t)(l4[2] << 8 | l4[3]), (uint16_t)(l4[0] << 8 | l4[1])));
+	if (queue >= PA_PORT_MAX_QUEUES)
+		return NULL;
+	owner = pl->queue_owner[idx][queue];
+	if (owner == 0 || owner - 1u == w->widx)
+		return NULL;
+	return pl->workers[owner - 1];
+}
+
+static unsigned int handover_drain(struct pa_worker *w, uint64_t now);
+
+/* Hand @p m to worker @p o's hand-over ring: counted handover_packets;
+ * a full ring drops it (live: handover_full) or is waited on (replay,
+ * meanwhile draining this worker's own ring, so that two workers
+ * waiting on each other both move). */
+static void
+handover_put(struct pa_worker *w, struct pa_worker *o, struct rte_mbuf *m,
+		uint64_t now)
+{
+	while (rte_ring_mp_enqueue(o->handover, m) != 0) {
+		if (!w->replay || w->pl->abort) {
+			pa_drop(w, m, w->replay ? PA_DROP_SHUTDOWN :
+				PA_DROP_HANDOVER_FULL);
+			return;
+		}
+		handover_drain(w, now);
+		wait_a_little(w);
+	}
+	w->stats.handover_packets++;
+}
+
+/* rtc with RSS steering, after classify: a quoted ICMP error whose flow
+ * another worker receives goes to that worker (its flow table holds the
+ * flow). One flag test per packet. */
+static __rte_always_inline uint16_t
+steer_quotes(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
+		uint64_t now)
+{
+	struct pa_worker *o;
+	uint16_t i, kept = 0;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const struct pa_pkt_meta *meta = pa_pkt_meta(m);
+
+		if (likely(!(meta->flags & PA_PKT_F_QUOTE)) ||
+		    (o = quote_owner(w, m, meta)) == NULL) {
+			pkts[kept++] = m;
+			continue;
+		}
+		handover_put(w, o, m, now);
+	}
+	return kept;
+}
+
 /* The stages after rx, then the sink: TX or the next ring. */
 static __rte_always_inline void
 process_rest(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
@@ -719,6 +825,9 @@ process_rest(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 {
 	if (w->run_classify)
 		n = stage_classify(w, pkts, n);
+	/* what stays keeps the burst's stamp and out port */
+	if (unlikely(w->steer))
+		n = steer_quotes(w, pkts, n, now);
 	if (w->run_lb) {
 		n = stage_lb(w, pkts, n, now);
 		n = stage_route(w, pkts, n);
@@ -764,6 +873,26 @@ poll_ports(struct pa_worker *w, struct rte_mbuf **pkts, uint64_t now)
 	return total;
 }
 
+/* Take what the other workers handed over (quoted ICMP errors about
+ * this worker's flows) through the lb stage, the route pass and TX. */
+static unsigned int
+handover_drain(struct pa_worker *w, uint64_t now)
+{
+	struct rte_mbuf *pkts[PA_PIPELINE_MAX_BURST];
+	unsigned int n;
+	uint16_t k;
+
+	n = rte_ring_sc_dequeue_burst(w->handover, (void **)pkts, w->burst,
+		NULL);
+	if (n == 0)
+		return 0;
+	w->stats.handover_received += n;
+	k = stage_lb(w, pkts, (uint16_t)n, now);
+	k = stage_route(w, pkts, k);
+	stage_tx(w, pkts, k, PA_OUT_UNKNOWN, PA_STAMP_MIXED);
+	return n;
+}
+
 static __rte_always_inline unsigned int
 poll_rings(struct pa_worker *w, struct rte_mbuf **pkts, uint64_t now)
 {
@@ -800,7 +929,10 @@ may_finish(const struct pa_worker *w)
 	const struct pa_pipeline *pl = w->pl;
 
 	if (w->rank == 0)
-		return true;
+		/* a hand-over ring: once nobody can fill it, empty */
+		return w->handover == NULL ||
+			(__atomic_load_n(&pl->rx_stopped, __ATOMIC_ACQUIRE) ==
+			 pl->rank_count[0] && rte_ring_empty(w->handover));
 	if (__atomic_load_n(&pl->done[w->rank - 1], __ATOMIC_ACQUIRE) <
 	    pl->rank_count[w->rank - 1])
 		return false;
@@ -869,7 +1001,14 @@ pa_worker_main(void *arg)
 		got = 0;
 		if (likely(!stopping))
 			got += poll_ports(w, pkts, now);
+		else if (!w->rx_stopped) {
+			/* no more hand-overs from this one */
+			w->rx_stopped = true;
+			__atomic_fetch_add(&pl->rx_stopped, 1, __ATOMIC_RELEASE);
+		}
 		got += poll_rings(w, pkts, now);
+		if (unlikely(w->handover != NULL))
+			got += handover_drain(w, now);
 		if (w->run_tx && now - w->last_drain >= w->drain_tsc) {
 			txbuf_flush_all(w);
 			w->last_drain = now;

@@ -34,6 +34,10 @@
  * has it after the lb stage is routed: TTL / hop limit decremented, sent
  * to the out port's gateway (lib/pipeline stages.c). */
 #define PA_PKT_F_ROUTE		(1u << 9)
+/** An ICMP error whose hash is its quote's (pa_pkt_hash_quote()): the
+ * quoted IP header is at l4_off + 8, within the first PA_PKT_HDR_MAX
+ * bytes, and holds a TCP, UDP or SCTP header's ports. */
+#define PA_PKT_F_QUOTE		(1u << 10)
 
 /** Most VLAN tags parsed (802.1Q inside 802.1ad). More is malformed. */
 #define PA_PKT_MAX_VLAN		2

@@ -214,14 +214,15 @@ pa_pkt_hash_quote(const uint8_t *ip, uint32_t len, int v6, uint32_t *hash)
 
 /*
  * An ICMP error (not a fragment, its 4-byte header parsed) at l4_off:
- * replace *hash with its quote's when the quote's headers are in the
+ * replace *hash with its quote's (and set PA_PKT_F_QUOTE in *flags)
+ * when the quote's headers are in the
  * datagram and within PA_PKT_HDR_MAX bytes of the frame. Returns 0 or
  * SEGMENT (those headers are past the first segment). Whether the
  * quote counts depends on the frame only, never on seg_len.
  */
 static int
 icmp_error_hash(const uint8_t *data, uint32_t seg_len, uint32_t l4_off,
-		uint32_t ip_end, int v6, uint32_t *hash)
+		uint32_t ip_end, int v6, uint32_t *hash, uint16_t *flags)
 {
 	const uint32_t q = l4_off + 8;	/* the ICMP header is 8 bytes */
 	const uint8_t type = data[l4_off];
@@ -244,7 +245,8 @@ icmp_error_hash(const uint8_t *data, uint32_t seg_len, uint32_t l4_off,
 	if (end > seg_len)
 		return PA_PKT_ERR_SEGMENT;
 	/* the quote's checks read nothing at or past end */
-	(void)pa_pkt_hash_quote(data + q, end - q, v6, hash);
+	if (pa_pkt_hash_quote(data + q, end - q, v6, hash) == 0)
+		*flags |= PA_PKT_F_QUOTE;
 	return 0;
 }
 
@@ -412,7 +414,7 @@ pa_pkt_parse_full(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
 			IPPROTO_ICMP)) &&
 	    (flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG)) == PA_PKT_F_L4) {
 		ret = icmp_error_hash(data, seg_len, l4_off, ip_end,
-				!!(flags & PA_PKT_F_IPV6), &hash);
+				!!(flags & PA_PKT_F_IPV6), &hash, &flags);
 		if (ret != 0)
 			return ret;
 	}

@@ -28,6 +28,84 @@
 
 #define PA_PORT_MAX_QUEUES	64
 
+/*
+ * RSS steering. A NIC spreads received packets over its RX queues by a
+ * Toeplitz hash of their addresses (and ports, per hash type) with its
+ * key, through its redirection table (RETA: hash % size -> queue). Which
+ * queue a flow's packets arrive on can therefore be computed in software
+ * (rte_softrss()) from the flow's 5-tuple: the rtc pipeline uses it to
+ * hand an ICMP error to the worker that receives the flow it quotes.
+ */
+#define PA_PORT_RSS_KEY_MIN	40	/**< bytes: an IPv6 4-tuple's hash */
+#define PA_PORT_RSS_KEY_MAX	64
+#define PA_PORT_RSS_RETA_MAX	512	/**< RTE_ETH_RSS_RETA_SIZE_512 */
+
+/** Where a port's RSS model comes from. */
+enum pa_port_steer {
+	PA_PORT_STEER_OFF = 0,	/**< unknown (one RX queue, no RSS, "off") */
+	PA_PORT_STEER_DEVICE,	/**< read back from the started device */
+	PA_PORT_STEER_TOEPLITZ,	/**< "toeplitz": the appliance's key,
+				 * 128-entry RETA i -> i % RX queues */
+};
+
+/** A device's RSS, as pa_port_rss_hash() computes it. */
+struct pa_port_rss {
+	uint8_t key[PA_PORT_RSS_KEY_MAX];	/**< Toeplitz key, as given */
+	uint8_t key_len;
+	uint16_t reta_size;
+	uint64_t hf;				/**< RTE_ETH_RSS_* hash types */
+	uint16_t reta[PA_PORT_RSS_RETA_MAX];	/**< entry -> RX queue */
+};
+
+/**
+ * Set @p r from a key, hash types and RETA (copied).
+ * @return 0, or -EINVAL (key shorter than PA_PORT_RSS_KEY_MIN or longer
+ *         than PA_PORT_RSS_KEY_MAX, RETA empty or over
+ *         PA_PORT_RSS_RETA_MAX).
+ */
+int pa_port_rss_model_set(struct pa_port_rss *r, const uint8_t *key,
+		unsigned int key_len, uint64_t hf, const uint16_t *reta,
+		unsigned int reta_size);
+
+/**
+ * The Toeplitz hash a device with model @p r gives a packet from @p src
+ * to @p dst (4 or 16 bytes, network order, per @p family 4 / 6),
+ * protocol @p proto, ports @p sport / @p dport (host order): over the
+ * addresses and ports when the hash types have @p proto's ("tcp", "udp",
+ * "sctp" of the family), over the addresses when they have the family's
+ * IP types, else 0 (unhashed). Input order: source, destination, source
+ * port, destination port (Microsoft's RSS verification suite).
+ */
+uint32_t pa_port_rss_hash(const struct pa_port_rss *r, uint8_t family,
+		uint8_t proto, const uint8_t *src, const uint8_t *dst,
+		uint16_t sport, uint16_t dport);
+
+/** The RX queue of RSS hash @p hash under model @p r. */
+static inline uint16_t
+pa_port_rss_queue(const struct pa_port_rss *r, uint32_t hash)
+{
+	return r->reta[hash % r->reta_size];
+}
+
+/** The symmetric Toeplitz key every RSS port is configured with (both
+ * directions of a flow hash alike). */
+extern const uint8_t pa_port_sym_rss_key[40];
+
+/** "off", "device", "toeplitz". */
+const char *pa_port_steer_name(enum pa_port_steer s);
+
+struct pa_port;
+
+/**
+ * Learn port @p p's RSS model after it started (pa_port_setup() does):
+ * "auto" reads the key, hash types and RETA back from a device that
+ * hashes over several RX queues; "toeplitz" sets the appliance's own;
+ * "off", or one RX queue, leaves steer OFF.
+ * @return 0, or -errno (steer stays OFF; -ENOTSUP: the device does not
+ *         say how it spreads packets).
+ */
+int pa_port_rss_steer_init(struct pa_port *p, enum pa_config_rss_steer mode);
+
 struct pa_port {
 	char name[PA_CONFIG_NAME_MAX];
 	char driver[32];
@@ -57,6 +135,20 @@ struct pa_port {
 	 * order. */
 	uint32_t bcast4[PA_CONFIG_MAX_ADDRS];
 	uint8_t addr6[PA_CONFIG_MAX_ADDRS][16];
+	/** A port with a kernel_if: the IPv6 link-local address its TAP
+	 * has (pa_port_link_local() of its MAC), one of its own addresses
+	 * wherever they count (lib/neigh answers ND for it, lib/excp gives
+	 * the TAP it and hands it what is sent to it). */
+	bool has_ll6;
+	uint8_t ll6[16];
+	/** RSS configured on the device (several RX queues, the driver
+	 * hashes): the symmetric key, IP/TCP/UDP hash types */
+	bool rss_on;
+	enum pa_config_rss_steer rss_steer_mode;	/**< "rss_steer" */
+	/** Whether and how the RX queue of a flow's packets is known
+	 * (pa_port_rss_queue()); set when the port starts. */
+	enum pa_port_steer steer;
+	struct pa_port_rss rss_model;	/**< the model, steer != OFF */
 	bool probed_by_us;		/**< hot-plugged: detach on close */
 	bool configured, started;
 	struct rte_ether_addr mac;
@@ -157,6 +249,8 @@ struct pa_port_snapshot {
 	uint16_t rx_desc, tx_desc;	/**< descriptors per queue */
 	uint64_t mbufs_in_use;		/**< taken from the port's pool */
 	uint64_t pool_size;		/**< mbufs in the port's pool */
+	/** RSS steering in effect: "off", "device", "toeplitz" (static) */
+	const char *rss_steer;
 };
 
 /**
@@ -200,6 +294,13 @@ void pa_port_snapshot(const struct pa_port_set *ps, unsigned int i,
 uint32_t pa_port_build_time_exceeded(uint8_t *buf, uint32_t room,
 		const uint8_t *frame, uint32_t len, uint16_t l3_off,
 		const uint8_t src_mac[6], const uint8_t *src_ip);
+
+/**
+ * The modified EUI-64 link-local address of @p mac (RFC 4291 2.5.1,
+ * appendix A): fe80::, then the MAC with the universal/local bit
+ * flipped and ff:fe in its middle. Network order.
+ */
+void pa_port_link_local(const uint8_t mac[6], uint8_t out[16]);
 
 extern int pa_port_logtype;
 

@@ -104,14 +104,17 @@ pa_port_local4(const uint32_t *addr4, const uint32_t *bcast4, unsigned int n,
 		dst == UINT32_MAX);
 }
 
-/** Same for IPv6: one of its addresses, or multicast (ff00::/8). */
+/** Same for IPv6: one of its addresses, multicast (ff00::/8), or
+ * link-local (fe80::/10: never routed, RFC 4291 2.5.6; the kernel_if's
+ * own link-local is one, pa_port.ll6). */
 static __rte_always_inline bool
 pa_port_local6(const uint8_t (*addr6)[16], unsigned int n,
 		const uint8_t *dst)
 {
 	unsigned int i;
 
-	if (unlikely(dst[0] == 0xff))
+	if (unlikely(dst[0] == 0xff || (dst[0] == 0xfe &&
+	    (dst[1] & 0xc0) == 0x80)))
 		return true;
 	for (i = 0; i < n; i++)
 		if (memcmp(dst, addr6[i], 16) == 0)

@@ -5,6 +5,7 @@
  * stop and close it, and read its counters.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,8 +26,9 @@ RTE_LOG_REGISTER(pa_port_logtype, pa.port, INFO);
 #define DEFAULT_DESC		1024
 #define MAX_MEMPOOL_CACHE	256
 
-/* Symmetric Toeplitz key: both directions of a flow land on one queue. */
-static uint8_t sym_rss_key[40] = {
+/* Symmetric Toeplitz key: both directions of a flow land on one queue.
+ * Also the key of rss_steer "toeplitz" (port_rss.c). */
+const uint8_t pa_port_sym_rss_key[40] = {
 	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
 	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
 	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
@@ -304,6 +306,7 @@ pa_port_probe(struct pa_port_set *ps, const struct pa_config *cfg,
 		}
 		p->peer = cp->peer < 0 ? i : (uint16_t)cp->peer;
 		p->promisc = cp->promisc;
+		p->rss_steer_mode = cp->rss_steer;
 		port_role(p, cp);
 		p->mtu = cp->mtu;
 		p->min_mbufs = cp->mbufs;
@@ -326,6 +329,10 @@ pa_port_probe(struct pa_port_set *ps, const struct pa_config *cfg,
 		ret = rte_eth_macaddr_get(p->port_id, &p->mac);
 		if (ret != 0)
 			memset(&p->mac, 0, sizeof(p->mac));
+		/* the kernel_if's link-local (lib/excp gives it to the TAP) */
+		p->has_ll6 = cp->kernel_if[0] != '\0';
+		if (p->has_ll6)
+			pa_port_link_local(p->mac.addr_bytes, p->ll6);
 		PORT_LOG(INFO, "%s: port %u driver %s socket %d max queues rx %u tx %u",
 			p->name, p->port_id, p->driver, p->socket, p->max_rxq,
 			p->max_txq);
@@ -398,12 +405,16 @@ setup_one(struct pa_port_set *ps, unsigned int idx,
 	conf.txmode.offloads = p->tx_offloads;
 	if (p->nb_rxq > 1 && p->rss && info.flow_type_rss_offloads != 0) {
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
-		conf.rx_adv_conf.rss_conf.rss_key = sym_rss_key;
-		conf.rx_adv_conf.rss_conf.rss_key_len = sizeof(sym_rss_key);
+		/* the PMDs copy the key, never write it */
+		conf.rx_adv_conf.rss_conf.rss_key =
+			(uint8_t *)(uintptr_t)pa_port_sym_rss_key;
+		conf.rx_adv_conf.rss_conf.rss_key_len =
+			sizeof(pa_port_sym_rss_key);
 		conf.rx_adv_conf.rss_conf.rss_hf = (RTE_ETH_RSS_IP |
 			RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) &
 			info.flow_type_rss_offloads;
 	}
+	p->rss_on = conf.rxmode.mq_mode == RTE_ETH_MQ_RX_RSS;
 	ret = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &conf);
 	if (ret != 0) {
 		snprintf(err, err_len, "port %s: configure %u rx / %u tx queues: %s",
@@ -490,6 +501,16 @@ setup_one(struct pa_port_set *ps, unsigned int idx,
 		return ret;
 	}
 	p->started = true;
+	ret = pa_port_rss_steer_init(p, p->rss_steer_mode);
+	if (ret != 0)
+		PORT_LOG(INFO, "%s: no RSS steering (%u RX queues): %s", p->name,
+			p->nb_rxq, ret == -ENOTSUP ?
+			"the driver does not say how it spreads packets" :
+			rte_strerror(-ret));
+	else if (p->steer != PA_PORT_STEER_OFF)
+		PORT_LOG(INFO, "%s: RSS steering %s: key %u bytes, RETA %u entries, hash types 0x%" PRIx64,
+			p->name, pa_port_steer_name(p->steer), p->rss_model.key_len,
+			p->rss_model.reta_size, p->rss_model.hf);
 	if (p->promisc) {
 		ret = rte_eth_promiscuous_enable(p->port_id);
 		if (ret != 0 && ret != -ENOTSUP)
@@ -625,4 +646,5 @@ pa_port_snapshot(const struct pa_port_set *ps, unsigned int i,
 	o->mbufs_in_use = p->pool != NULL ?
 		rte_mempool_in_use_count(p->pool) : 0;
 	o->pool_size = p->pool_size;
+	o->rss_steer = pa_port_steer_name(p->steer);
 }

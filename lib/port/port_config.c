@@ -435,6 +435,13 @@ port_kernel_if_check(const struct pa_decode_field *f, const json_t *v,
 
 #define PORT(m)	PA_DECODE_AT(struct pa_config_port, m)
 
+static const char *const rss_steer_names[] = {
+	[PA_CONFIG_RSS_STEER_AUTO] = "auto",
+	[PA_CONFIG_RSS_STEER_OFF] = "off",
+	[PA_CONFIG_RSS_STEER_TOEPLITZ] = "toeplitz",
+	NULL
+};
+
 /* In the order of the checks: "devargs"/"pci" and the profile first. */
 static const struct pa_decode_field port_fields[] = {
 	{ .name = "name", .type = PA_DECODE_NAME, .required = true,
@@ -471,6 +478,8 @@ static const struct pa_decode_field port_fields[] = {
 	{ .name = "kernel_if_burst", .type = PA_DECODE_INT,
 	  .min = 1, .max = CFG_MAX_EXCP_BURST, PORT(kernel_if_burst),
 	  .check = port_kernel_if_check },
+	{ .name = "rss_steer", .type = PA_DECODE_ENUM,
+	  .names = rss_steer_names, PORT(rss_steer) },
 };
 
 static char *
@@ -785,6 +794,9 @@ port_to_json(const struct pa_config *cfg, const struct pa_config_port *port)
 	if (port->kernel_if_burst != 0)
 		rc |= json_object_set_new(o, "kernel_if_burst",
 				json_integer(port->kernel_if_burst));
+	if (port->rss_steer != PA_CONFIG_RSS_STEER_AUTO)
+		rc |= json_object_set_new(o, "rss_steer",
+				json_string(rss_steer_names[port->rss_steer]));
 	if (rc != 0)
 		goto fail;
 	return o;

@@ -51,6 +51,22 @@ fold(uint32_t s)
 	return (uint16_t)~s;
 }
 
+void
+pa_port_link_local(const uint8_t mac[6], uint8_t out[16])
+{
+	memset(out, 0, 16);
+	out[0] = 0xfe;
+	out[1] = 0x80;
+	out[8] = mac[0] ^ 0x02;
+	out[9] = mac[1];
+	out[10] = mac[2];
+	out[11] = 0xff;
+	out[12] = 0xfe;
+	out[13] = mac[3];
+	out[14] = mac[4];
+	out[15] = mac[5];
+}
+
 /* May the packet at @p ip (IPv4, @p n bytes, n >= 20) get an ICMP error? */
 static bool
 may_answer4(const uint8_t *ip, uint32_t n)

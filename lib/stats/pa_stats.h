@@ -59,6 +59,9 @@ enum pa_drop_reason {
 				 * service's flow */
 	PA_DROP_NO_SERVICE,	/**< routed port: to a VIP or lb.local_addr,
 				 * matching no service (never routed back out) */
+	PA_DROP_HANDOVER_FULL,	/**< rtc: an ICMP error for another worker's
+				 * flow, that worker's hand-over ring full
+				 * (live mode) */
 	PA_DROP_MAX
 };
 
@@ -97,6 +100,11 @@ struct pa_lcore_stats {
 					 * ICMP error, a non-first fragment, a
 					 * multicast source), no source address
 					 * on the port, no mbuf, ring full */
+	/** rtc, RSS steering: ICMP errors this worker received for a flow
+	 * that another worker's RX queue receives, handed to that worker */
+	uint64_t handover_packets;
+	/** ... and those this worker took from its hand-over ring */
+	uint64_t handover_received;
 } __rte_cache_aligned;
 
 /*
@@ -227,5 +235,9 @@ json_t *pa_stats_drops_json(const struct pa_lcore_stats *s);
  * @return new reference, or NULL on allocation failure.
  */
 json_t *pa_stats_icmp_errors_json(const struct pa_lcore_stats *s);
+
+/** {"packets": N, "received": N}: rtc hand-overs of quoted ICMP errors
+ * (handover_packets, handover_received). New reference or NULL. */
+json_t *pa_stats_handover_json(const struct pa_lcore_stats *s);
 
 #endif /* PA_STATS_H */

@@ -28,6 +28,7 @@ static const char *const drop_names[PA_DROP_MAX] = {
 	[PA_DROP_ICMP_BAD_QUOTE] = "icmp_bad_quote",
 	[PA_DROP_ICMP_NO_SERVICE] = "icmp_no_service",
 	[PA_DROP_NO_SERVICE] = "no_service",
+	[PA_DROP_HANDOVER_FULL] = "handover_full",
 };
 
 static const char *const stage_names[PA_STAGE_MAX] = {
@@ -78,6 +79,8 @@ pa_stats_accumulate(struct pa_lcore_stats *dst,
 	dst->icmp_tx_dropped += read_once(&src->icmp_tx_dropped);
 	dst->icmp_rate_limited += read_once(&src->icmp_rate_limited);
 	dst->icmp_not_sent += read_once(&src->icmp_not_sent);
+	dst->handover_packets += read_once(&src->handover_packets);
+	dst->handover_received += read_once(&src->handover_received);
 }
 
 uint64_t
@@ -257,4 +260,12 @@ pa_stats_icmp_errors_json(const struct pa_lcore_stats *s)
 		"icmp_tx_dropped", (json_int_t)s->icmp_tx_dropped,
 		"icmp_rate_limited", (json_int_t)s->icmp_rate_limited,
 		"icmp_not_sent", (json_int_t)s->icmp_not_sent);
+}
+
+json_t *
+pa_stats_handover_json(const struct pa_lcore_stats *s)
+{
+	return json_pack("{s:I, s:I}",
+		"packets", (json_int_t)s->handover_packets,
+		"received", (json_int_t)s->handover_received);
 }

@@ -2,6 +2,8 @@
 """Run inside a network namespace by test_excp.py (no ping binary here):
   ping ADDR COUNT          ICMP echo over a raw socket; prints JSON
                            {"sent", "received", "rtt_ms": [...]}
+  ping6 ADDR%IFACE COUNT   the same over ICMPv6 (link-local with its
+                           interface), what `ping -6 ADDR%IFACE` does
   serve ADDR PORT          accept one TCP connection, echo until EOF
   connect ADDR PORT BYTES  send BYTES over TCP, expect them echoed;
                            prints JSON {"echoed": N, "local": "addr"}
@@ -45,6 +47,34 @@ def ping(addr, count):
             ihl = (pkt[0] & 15) * 4
             t, _, _, i, q = struct.unpack("!BBHHH", pkt[ihl:ihl + 8])
             if src[0] == addr and t == 0 and i == ident and q == seq:
+                got += 1
+                rtts.append((time.monotonic() - t0) * 1000.0)
+                break
+        time.sleep(0.1)
+    print(json.dumps({"sent": count, "received": got, "rtt_ms": rtts}))
+
+
+def ping6(addr, count):
+    host, _, ifname = addr.partition("%")
+    sa = (host, 0, 0, socket.if_nametoindex(ifname) if ifname else 0)
+    s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+    ident = os.getpid() & 0xffff
+    rtts, got = [], 0
+    for seq in range(count):
+        body = struct.pack("!d", time.monotonic()) + b"pktaccel" * 4
+        # the kernel computes an ICMPv6 raw socket's checksum
+        h = struct.pack("!BBHHH", 128, 0, 0, ident, seq)
+        t0 = time.monotonic()
+        s.sendto(h + body, sa)
+        deadline = t0 + 5.0
+        while time.monotonic() < deadline:
+            r, _, _ = select.select([s], [], [], deadline - time.monotonic())
+            if not r:
+                break
+            pkt, src = s.recvfrom(2048)
+            t, _, _, i, q = struct.unpack("!BBHHH", pkt[:8])
+            if src[0].split("%")[0] == host and t == 129 \
+                    and i == ident and q == seq:
                 got += 1
                 rtts.append((time.monotonic() - t0) * 1000.0)
                 break
@@ -120,6 +150,8 @@ def main():
     cmd = sys.argv[1]
     if cmd == "ping":
         ping(sys.argv[2], int(sys.argv[3]))
+    elif cmd == "ping6":
+        ping6(sys.argv[2], int(sys.argv[3]))
     elif cmd == "serve":
         serve(sys.argv[2], int(sys.argv[3]))
     elif cmd == "connect":

@@ -12,6 +12,7 @@ the TAP "pa0" in A, so that:
   port; bad kernel_if values are refused at load with their JSON path.
 Needs root and `ip netns` (the config checks do not)."""
 
+import ipaddress
 import json
 import os
 import statistics
@@ -266,3 +267,80 @@ def test_excp_duplicate_kernel_if_refused(tmp_path):
                "--", "-c", cfg, "-s", unique("excpdup", ".sock")], timeout=60)
     assert res.rc not in (0, None), res
     assert "$.ports[1].kernel_if" in res.stderr, res
+
+
+def eui64_link_local(mac):
+    """fe80:: and the modified EUI-64 of @mac (RFC 4291 appendix A)."""
+    b = bytes.fromhex(mac.replace(":", ""))
+    iid = bytes([b[0] ^ 2]) + b[1:3] + b"\xff\xfe" + b[3:6]
+    return str(ipaddress.IPv6Address(b"\xfe\x80" + bytes(6) + iid))
+
+
+@pytest.fixture
+def lab6():
+    """Like lab, with IPv6 on the neighbour (B) and i13 names."""
+    if os.geteuid() != 0:
+        pytest.skip("the exception-path lab needs root (ip netns, TAP)")
+    if not os.path.exists("/dev/net/tun"):
+        pytest.skip("no /dev/net/tun")
+    tag = "%d-%s" % (os.getpid(), uuid.uuid4().hex[:6])
+    a, b = "i13x6a-" + tag, "i13x6b-" + tag
+    made = []
+    try:
+        for ns in (a, b):
+            r = sh("ip", "netns", "add", ns)
+            if r.returncode != 0:
+                pytest.skip("ip netns add failed: %s" %
+                            r.stderr.decode().strip())
+            made.append(ns)
+        r = sh("ip", "link", "add", "xA", "netns", a, "type", "veth",
+               "peer", "name", "xB", "netns", b)
+        assert r.returncode == 0, r.stderr.decode()
+        for ns, dev in ((a, "xA"), (b, "xB")):
+            sh("ip", "netns", "exec", ns, "sysctl", "-qw",
+               "net.ipv6.conf.all.disable_ipv6=0")
+            sh("ip", "netns", "exec", ns, "ethtool", "-K", dev, "rx", "off",
+               "tx", "off")
+            assert sh("ip", "-n", ns, "link", "set", dev, "up").returncode == 0
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        yield a, b
+    finally:
+        for ns in made:
+            sh("ip", "netns", "del", ns)
+
+
+def test_excp_ipv6_link_local_is_the_ports_own(lab6, tmp_path):
+    """The TAP's only IPv6 link-local is fe80::EUI-64(port MAC), usable at
+    once (no DAD); a neighbour's ping -6 to it (ND answered by lib/neigh,
+    the echo by the kernel through the TAP, the kernel's own ND for the
+    neighbour through the port) works, and the exception path counts it."""
+    a, b = lab6
+    d = start(a, conf(tmp_path), tmp_path)
+    try:
+        tap = link(a, TAP)
+        ll = eui64_link_local(tap["address"])
+        lls = [x for x in tap["addr_info"]
+               if x["family"] == "inet6" and x.get("scope") == "link"]
+        assert [x["local"] for x in lls] == [ll], tap["addr_info"]
+        assert not lls[0].get("tentative"), lls[0]
+        # B's own link-local must be usable before it can ping
+        deadline = time.monotonic() + 30
+        while any(x.get("tentative") for x in link(b, "xB")["addr_info"]):
+            assert time.monotonic() < deadline, link(b, "xB")
+            time.sleep(0.1)
+        before = d.call("stats_get")["excp"]["interfaces"]["wan0"]
+        # ping -6 fe80::...%xB (no ping binary here: the helper's)
+        p = helper(b, "ping6", ll + "%xB", 3)
+        assert p["received"] == p["sent"] == 3, (p, d.describe())
+        st = d.call("stats_get")
+        x = st["excp"]["interfaces"]["wan0"]
+        # the echo requests went to the kernel, its replies left
+        assert x["to_kernel"] - before["to_kernel"] >= 3, (before, x)
+        assert x["from_kernel"] - before["from_kernel"] >= 3, (before, x)
+        assert x["from_kernel_foreign"] == 0, x
+        # B's solicitation for the link-local was answered by lib/neigh
+        assert st["neigh"]["na_out"] >= 1, st["neigh"]
+        assert st["drops"]["to_self"] == 0, st["drops"]
+    finally:
+        rc = d.stop()
+    assert rc == 0, d.describe()

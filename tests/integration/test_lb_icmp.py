@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """ICMP for VIPs (docs/configuration.md "lb.icmp_echo", docs/architecture.md
 "ICMP for VIPs"), replayed and checked with scapy:
-- 100 ICMP errors (fragmentation needed / packet too big) quoting packets
+- 100 ICMP errors (fragmentation needed / packet too big) and 100
+  parameter problems (IPv4 type 12, ICMPv6 type 4) quoting packets
   the VIP sent to 100 clients reach the backend of each client's flow,
   checked against the replay's own flows and against trace_packet for
   the flow's 5-tuple (a --stay daemon keeps the flow tables), with one
@@ -20,7 +21,8 @@ import time
 import pytest
 from scapy.layers.inet import ICMP, IP, TCP
 from scapy.layers.inet6 import (ICMPv6EchoReply, ICMPv6EchoRequest,
-                                ICMPv6PacketTooBig, IPv6, in6_chksum)
+                                ICMPv6PacketTooBig, ICMPv6ParamProblem, IPv6,
+                                in6_chksum)
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import checksum
@@ -75,18 +77,26 @@ def syn(client, vip, cport, vport):
         TCP(sport=cport, dport=vport, flags="S", seq=1000) / Raw(b"x" * 8)
 
 
-def quoted_error(client, vip, cport, vport):
+ERROR_KINDS = ("too_big", "param_problem")
+
+
+def quoted_error(client, vip, cport, vport, kind="too_big"):
     """What a router on the way to the client sends the VIP about a
-    packet the VIP (a DSR backend) sent the client."""
+    packet the VIP (a DSR backend) sent the client: fragmentation needed
+    / packet too big, or a parameter problem (pointer at the quoted
+    TTL / hop limit)."""
     quoted = ip_layer(vip, client) / TCP(sport=vport, dport=cport,
                                          flags="SA", seq=7, ack=1001) / \
         Raw(b"y" * 1300)
     if ":" in vip:
-        err = IPv6(src="2001:db8:ff::1", dst=vip) / \
-            ICMPv6PacketTooBig(mtu=1280) / bytes(quoted)[:1232]
+        icmp = ICMPv6PacketTooBig(mtu=1280) if kind == "too_big" else \
+            ICMPv6ParamProblem(code=0, ptr=7)
+        err = IPv6(src="2001:db8:ff::1", dst=vip) / icmp / \
+            bytes(quoted)[:1232]
     else:
-        err = IP(src="203.0.113.1", dst=vip) / \
-            ICMP(type=3, code=4, nexthopmtu=1400) / bytes(quoted)[:548]
+        icmp = ICMP(type=3, code=4, nexthopmtu=1400) if kind == "too_big" \
+            else ICMP(type=12, code=0, ptr=8)
+        err = IP(src="203.0.113.1", dst=vip) / icmp / bytes(quoted)[:548]
     return Ether(src=ROUTER_MAC, dst=APPL_MAC) / err
 
 
@@ -103,7 +113,7 @@ def outer(fr):
 def icmp_daemon(request, module_daemons, tmp_path_factory):
     fl = flows()
     frames = [bytes(syn(*f)) for f in fl] + \
-        [bytes(quoted_error(*f)) for f in fl]
+        [bytes(quoted_error(*f, kind=k)) for k in ERROR_KINDS for f in fl]
     path = str(tmp_path_factory.mktemp("icmp") / "icmp.pcap")
     write_pcap(path, frames)
     conf = dict(CONF, pipeline=dict(MODES[request.param]))
@@ -128,17 +138,21 @@ def test_100_quoted_errors_reach_their_flows_backends_as_trace_says(
         icmp_daemon):
     d = icmp_daemon
     fl = flows()
-    flow_be, err_be = {}, {}
+    flow_be = {}
+    err_be = {k: {} for k in ERROR_KINDS}
     inner_of = {}
     for fr in d.out:
         dst, inner = outer(fr)
         inner_of[inner] = dst
     for i, f in enumerate(fl):
-        # the SYN and the error, carried byte for byte behind the outer
+        # the SYN and the errors, carried byte for byte behind the outer
         # header (no Ethernet padding: the frames are long enough)
         flow_be[f] = inner_of[bytes(Ether(d.frames[i]).payload)]
-        err_be[f] = inner_of[bytes(Ether(d.frames[len(fl) + i]).payload)]
-    assert err_be == flow_be
+        for j, k in enumerate(ERROR_KINDS):
+            fr = d.frames[(1 + j) * len(fl) + i]
+            err_be[k][f] = inner_of[bytes(Ether(fr).payload)]
+    for k in ERROR_KINDS:
+        assert err_be[k] == flow_be, k
     assert len(set(flow_be[f] for f in fl[:N4])) == 3, "rr used all three"
     with d.client(timeout=30) as c:
         for f in fl:
@@ -147,10 +161,11 @@ def test_100_quoted_errors_reach_their_flows_backends_as_trace_says(
                                         "proto": "tcp"})
             assert t["service"] == ("web" if f[1] == WEB["vip"] else "web6")
             assert t["existing_flow"] is True, t
-            assert ipaddress.ip_address(t["backend"]) == \
-                ipaddress.ip_address(err_be[f]), (f, t)
+            for k in ERROR_KINDS:
+                assert ipaddress.ip_address(t["backend"]) == \
+                    ipaddress.ip_address(err_be[k][f]), (k, f, t)
         lb = c.call("stats_get")["lb"]
-    assert lb["icmp_errors_forwarded"] == len(fl), lb
+    assert lb["icmp_errors_forwarded"] == len(ERROR_KINDS) * len(fl), lb
     assert lb["flows"] == len(fl), lb
 
 

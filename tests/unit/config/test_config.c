@@ -1096,6 +1096,41 @@ START_TEST(test_port_role_decides_promisc_unless_given)
 }
 END_TEST
 
+/* "rss_steer": auto by default (left out of to_json), off / toeplitz
+ * kept, anything else refused naming the field */
+START_TEST(test_port_rss_steer_values_default_and_errors)
+{
+	struct pa_config *cfg = must_load(J({"ports": [
+		{"name": "a", "devargs": "net_null0", "peer": "b"},
+		{"name": "b", "devargs": "net_null1", "peer": "a", "rss_steer": "off"},
+		{"name": "c", "devargs": "net_null2", "addr": ["198.51.100.5/24"],
+		 "rss_steer": "toeplitz"}]}), NULL);
+	json_t *j, *ports;
+
+	ck_assert_int_eq(cfg->ports[0].rss_steer, PA_CONFIG_RSS_STEER_AUTO);
+	ck_assert_int_eq(cfg->ports[1].rss_steer, PA_CONFIG_RSS_STEER_OFF);
+	ck_assert_int_eq(cfg->ports[2].rss_steer, PA_CONFIG_RSS_STEER_TOEPLITZ);
+	j = pa_config_to_json(cfg);
+	ports = json_object_get(j, "ports");
+	ck_assert_ptr_null(json_object_get(json_array_get(ports, 0), "rss_steer"));
+	ck_assert_str_eq(json_string_value(json_object_get(
+		json_array_get(ports, 1), "rss_steer")), "off");
+	ck_assert_str_eq(json_string_value(json_object_get(
+		json_array_get(ports, 2), "rss_steer")), "toeplitz");
+	json_decref(j);
+	assert_round_trip(cfg, NULL);
+	pa_config_free(cfg);
+	ck_assert_ptr_null(load(J({"ports": [{"name": "a",
+		"devargs": "net_null0", "addr": ["198.51.100.5/24"],
+		"rss_steer": "crc"}]})));
+	assert_err_begins("$.ports[0].rss_steer: ");
+	ck_assert_ptr_null(load(J({"ports": [{"name": "a",
+		"devargs": "net_null0", "addr": ["198.51.100.5/24"],
+		"rss_steer": true}]})));
+	assert_err_begins("$.ports[0].rss_steer: ");
+}
+END_TEST
+
 START_TEST(test_replay_port_is_routed_with_lent_addresses)
 {
 	struct pa_config *cfg = load_replay(J({"ports": [
@@ -1901,6 +1936,7 @@ config_suite(void)
 	tcase_add_test(tc, test_round_trip_keeps_flow_table_and_writes_it_explicitly);
 	tcase_add_test(tc, test_to_json_writes_ports_with_promisc_peer_and_addr);
 	tcase_add_test(tc, test_port_role_decides_promisc_unless_given);
+	tcase_add_test(tc, test_port_rss_steer_values_default_and_errors);
 	tcase_add_test(tc, test_replay_port_is_routed_with_lent_addresses);
 	tcase_add_test(tc, test_to_json_writes_rpc_only_when_present_with_defaults_explicit);
 	suite_add_tcase(s, tc);

@@ -1586,9 +1586,10 @@ START_TEST(test_icmp_error_hashes_as_the_flow_it_quotes)
 				/* the rest of the metadata is the error's */
 				ck_assert_uint_eq(em.l4_proto, v6 ?
 					IPPROTO_ICMPV6 : IPPROTO_ICMP);
+				/* flagged: the rtc steering reads the quote */
 				ck_assert_uint_eq(em.flags, (v6 ?
 					PA_PKT_F_IPV6 : PA_PKT_F_IPV4) |
-					PA_PKT_F_L4);
+					PA_PKT_F_L4 | PA_PKT_F_QUOTE);
 				ck_assert_uint_eq(em.sport, 0);
 				ck_assert_uint_eq(em.dport, 0);
 				/* the shared function says the same */
@@ -1637,6 +1638,7 @@ check_quote_refused(int v6, const struct pa_test_frame *q, uint32_t n,
 		err.b[err.l4 + 8 + at] = v;
 	ck_assert_int_eq(parse_frame(&err, &m), PA_PKT_OK);
 	ck_assert_uint_eq(m.hash, outer_hash(v6));
+	ck_assert_uint_eq(m.flags & PA_PKT_F_QUOTE, 0);
 	ck_assert_int_ne(pa_pkt_hash_quote(err.b + err.l4 + 8, n, v6, &h),
 		0);
 }
@@ -1688,6 +1690,7 @@ START_TEST(test_icmp_error_with_short_or_garbage_quote_keeps_its_hash)
 	frame_icmp_error(&err, 1, 135, &q6, n6);
 	ck_assert_int_eq(parse_frame(&err, &m), PA_PKT_OK);
 	ck_assert_uint_eq(m.hash, outer_hash(1));
+	ck_assert_uint_eq(m.flags & PA_PKT_F_QUOTE, 0);
 
 	/* an error cut short by its own IP length, the frame going on */
 	frame_icmp_error(&err, 0, 3, &q4, n4);

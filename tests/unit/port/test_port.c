@@ -5,6 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <netinet/in.h>
+
+#include <rte_ethdev.h>
+#include <rte_thash.h>
+
 #include "pa_port.h"
 
 static const uint8_t OWN[6] = { 0x02, 0x70, 0x63, 0x61, 0x70, 0x00 };
@@ -87,6 +93,30 @@ START_TEST(test_for_the_port_its_addresses_broadcast_and_multicast)
 	ck_assert(!pa_port_local6((const uint8_t (*)[16])a6, 1, d));
 	inet_pton(AF_INET6, "ff02::1", d);
 	ck_assert(pa_port_local6((const uint8_t (*)[16])a6, 0, d));
+	/* link-local (fe80::/10) is never transit */
+	inet_pton(AF_INET6, "fe80::1", d);
+	ck_assert(pa_port_local6((const uint8_t (*)[16])a6, 0, d));
+	inet_pton(AF_INET6, "febf:ffff::1", d);
+	ck_assert(pa_port_local6((const uint8_t (*)[16])a6, 0, d));
+	inet_pton(AF_INET6, "fec0::1", d);
+	ck_assert(!pa_port_local6((const uint8_t (*)[16])a6, 0, d));
+}
+END_TEST
+
+/* RFC 4291 appendix A: 34-56-78-9A-BC-DE -> 3656:78ff:fe9a:bcde; the
+ * universal/local bit flips both ways. */
+START_TEST(test_link_local_is_fe80_and_modified_eui64)
+{
+	static const uint8_t mac1[6] = { 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde };
+	static const uint8_t mac2[6] = { 0x02, 0x00, 0x00, 0x00, 0x13, 0x01 };
+	uint8_t got[16], want[16];
+
+	pa_port_link_local(mac1, got);
+	inet_pton(AF_INET6, "fe80::3656:78ff:fe9a:bcde", want);
+	ck_assert_mem_eq(got, want, 16);
+	pa_port_link_local(mac2, got);
+	inet_pton(AF_INET6, "fe80::ff:fe00:1301", want);
+	ck_assert_mem_eq(got, want, 16);
 }
 END_TEST
 
@@ -357,14 +387,195 @@ START_TEST(test_time_exceeded_ipv6_field_by_field)
 }
 END_TEST
 
+/* ---- RSS steering: pa_port_rss_hash() / pa_port_rss_queue() ---- */
+
+/* Microsoft's RSS verification suite key ("Verifying the RSS Hash
+ * Calculation"), the one NIC datasheets quote. */
+static const uint8_t ms_key[40] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
+	0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+	0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
+	0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+	0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+
+static void
+model(struct pa_port_rss *r, const uint8_t *key, uint64_t hf,
+		unsigned int reta_size, unsigned int nq)
+{
+	uint16_t reta[PA_PORT_RSS_RETA_MAX];
+	unsigned int i;
+
+	for (i = 0; i < reta_size; i++)
+		reta[i] = (uint16_t)(i % nq);
+	ck_assert_int_eq(pa_port_rss_model_set(r, key, 40, hf, reta,
+		reta_size), 0);
+}
+
+static void
+a4(const char *s, uint8_t *out)
+{
+	ck_assert_int_eq(inet_pton(AF_INET, s, out), 1);
+}
+
+static void
+a6(const char *s, uint8_t *out)
+{
+	ck_assert_int_eq(inet_pton(AF_INET6, s, out), 1);
+}
+
+START_TEST(test_rss_hash_matches_the_microsoft_verification_vectors)
+{
+	static const struct {
+		const char *src, *dst;
+		uint16_t sport, dport;
+		uint32_t ip, tcp;
+	} v4[] = {
+		{ "66.9.149.187", "161.142.100.80", 2794, 1766,
+		  0x323e8fc2, 0x51ccc178 },
+		{ "199.92.111.2", "65.69.140.83", 14230, 4739,
+		  0xd718262a, 0xc626b0ea },
+		{ "24.19.198.95", "12.22.207.184", 12898, 38024,
+		  0xd2d0a5de, 0x5c2b394a },
+		{ "38.27.205.30", "209.142.163.6", 48228, 2217,
+		  0x82989176, 0xafc7327f },
+		{ "153.39.163.191", "202.188.127.2", 44251, 1303,
+		  0x5d1809c5, 0x10e828a2 },
+	}, v6[] = {
+		{ "3ffe:2501:200:1fff::7", "3ffe:2501:200:3::1", 2794, 1766,
+		  0x2cc18cd5, 0x40207d3d },
+		{ "3ffe:501:8::260:97ff:fe40:efab", "ff02::1", 14230, 4739,
+		  0x0f0c461c, 0xdde51bbf },
+		{ "3ffe:1900:4545:3:200:f8ff:fe21:67cf",
+		  "fe80::200:f8ff:fe21:67cf", 44251, 38024,
+		  0x4b61e985, 0x02d1feef },
+	};
+	struct pa_port_rss tcp, ip;
+	uint8_t s[16], d[16];
+	unsigned int i;
+
+	model(&tcp, ms_key, RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP, 128, 4);
+	model(&ip, ms_key, RTE_ETH_RSS_IP, 128, 4);
+	for (i = 0; i < RTE_DIM(v4); i++) {
+		a4(v4[i].src, s);
+		a4(v4[i].dst, d);
+		ck_assert_uint_eq(pa_port_rss_hash(&tcp, 4, IPPROTO_TCP, s, d,
+			v4[i].sport, v4[i].dport), v4[i].tcp);
+		/* no TCP hash type: the addresses only */
+		ck_assert_uint_eq(pa_port_rss_hash(&ip, 4, IPPROTO_TCP, s, d,
+			v4[i].sport, v4[i].dport), v4[i].ip);
+		ck_assert_uint_eq(pa_port_rss_hash(&tcp, 4, IPPROTO_ICMP, s, d,
+			0, 0), v4[i].ip);
+	}
+	for (i = 0; i < RTE_DIM(v6); i++) {
+		a6(v6[i].src, s);
+		a6(v6[i].dst, d);
+		ck_assert_uint_eq(pa_port_rss_hash(&tcp, 6, IPPROTO_TCP, s, d,
+			v6[i].sport, v6[i].dport), v6[i].tcp);
+		ck_assert_uint_eq(pa_port_rss_hash(&ip, 6, IPPROTO_TCP, s, d,
+			v6[i].sport, v6[i].dport), v6[i].ip);
+	}
+}
+END_TEST
+
+/* The same as DPDK's own rte_softrss() / rte_softrss_be() over
+ * rte_ipv4_tuple / rte_ipv6_tuple, for many random flows and keys, and
+ * the queue is the RETA entry of hash % size. */
+START_TEST(test_rss_hash_and_queue_agree_with_rte_softrss)
+{
+	struct pa_port_rss r;
+	union rte_thash_tuple t;
+	uint8_t key[40], ckey[40], s[16], d[16];
+	uint32_t h, want;
+	unsigned int i, j, nq;
+
+	srandom(13);
+	for (i = 0; i < 2000; i++) {
+		for (j = 0; j < sizeof(key); j++)
+			key[j] = (uint8_t)random();
+		nq = 1 + (unsigned int)random() % 7;
+		model(&r, key, RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP |
+			RTE_ETH_RSS_UDP, 64u << (i % 4), nq);
+		rte_convert_rss_key((const uint32_t *)key, (uint32_t *)ckey,
+			sizeof(key));
+		for (j = 0; j < 16; j++) {
+			s[j] = (uint8_t)random();
+			d[j] = (uint8_t)random();
+		}
+		memset(&t, 0, sizeof(t));
+		if (i & 1) {
+			t.v4.src_addr = (uint32_t)s[0] << 24 | s[1] << 16 |
+				s[2] << 8 | s[3];
+			t.v4.dst_addr = (uint32_t)d[0] << 24 | d[1] << 16 |
+				d[2] << 8 | d[3];
+			t.v4.sport = (uint16_t)(i * 7);
+			t.v4.dport = (uint16_t)(i * 13 + 1);
+			want = rte_softrss((uint32_t *)&t,
+				RTE_THASH_V4_L4_LEN, key);
+			h = pa_port_rss_hash(&r, 4, IPPROTO_UDP, s, d,
+				t.v4.sport, t.v4.dport);
+		} else {
+			for (j = 0; j < 4; j++) {
+				((uint32_t *)t.v6.src_addr)[j] =
+					rte_be_to_cpu_32(((uint32_t *)s)[j]);
+				((uint32_t *)t.v6.dst_addr)[j] =
+					rte_be_to_cpu_32(((uint32_t *)d)[j]);
+			}
+			t.v6.sport = (uint16_t)(i * 7);
+			t.v6.dport = (uint16_t)(i * 13 + 1);
+			want = rte_softrss((uint32_t *)&t,
+				RTE_THASH_V6_L4_LEN, key);
+			ck_assert_uint_eq(want, rte_softrss_be((uint32_t *)&t,
+				RTE_THASH_V6_L4_LEN, ckey));
+			h = pa_port_rss_hash(&r, 6, IPPROTO_TCP, s, d,
+				t.v6.sport, t.v6.dport);
+		}
+		ck_assert_uint_eq(h, want);
+		ck_assert_uint_eq(pa_port_rss_queue(&r, h),
+			(h % (64u << (i % 4))) % nq);
+	}
+}
+END_TEST
+
+/* The appliance's key is symmetric: a flow and its reply (or the quote
+ * of the reply in an ICMP error) reach one queue. No hash type for the
+ * family: hash 0. Bounds of the model. */
+START_TEST(test_rss_symmetric_key_unhashed_types_and_model_bounds)
+{
+	struct pa_port_rss r;
+	uint16_t reta[PA_PORT_RSS_RETA_MAX + 1] = { 0 };
+	uint8_t c[16], v[16];
+
+	model(&r, pa_port_sym_rss_key, RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP |
+		RTE_ETH_RSS_UDP, 128, 2);
+	a4("198.51.100.7", c);
+	a4("192.0.2.10", v);
+	ck_assert_uint_eq(pa_port_rss_hash(&r, 4, IPPROTO_TCP, c, v, 20001, 80),
+		pa_port_rss_hash(&r, 4, IPPROTO_TCP, v, c, 80, 20001));
+	a6("2001:db8:c::1", c);
+	a6("2001:db8:10::10", v);
+	ck_assert_uint_eq(pa_port_rss_hash(&r, 6, IPPROTO_UDP, c, v, 40001, 53),
+		pa_port_rss_hash(&r, 6, IPPROTO_UDP, v, c, 53, 40001));
+	model(&r, ms_key, RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_TCP,
+		128, 2);
+	ck_assert_uint_eq(pa_port_rss_hash(&r, 6, IPPROTO_TCP, c, v, 1, 2), 0);
+	ck_assert_int_eq(pa_port_rss_model_set(&r, ms_key, 36, 0, reta, 128),
+		-EINVAL);
+	ck_assert_int_eq(pa_port_rss_model_set(&r, ms_key, 40, 0, reta, 0),
+		-EINVAL);
+	ck_assert_int_eq(pa_port_rss_model_set(&r, ms_key, 40, 0, reta,
+		PA_PORT_RSS_RETA_MAX + 1), -EINVAL);
+}
+END_TEST
+
 static Suite *
 port_suite(void)
 {
 	Suite *s = suite_create("port");
 	TCase *tc = tcase_create("roles");
 
-	/* the checksum sweeps run 100,000 cases: seconds under a sanitizer
-	 * or on a loaded 2-CPU machine, past check's 4 s default */
+	/* the checksum and RSS loops are CPU-bound: a loaded machine (shared
+	 * CPUs) must not fail them on check's 4 s default */
 	tcase_set_timeout(tc, 120);
 
 	tcase_add_test(tc, test_routed_port_takes_its_mac_broadcast_all_nodes_and_solicited_node_only);
@@ -375,6 +586,10 @@ port_suite(void)
 	tcase_add_test(tc, test_time_exceeded_not_about_errors_fragments_or_group_sources);
 	tcase_add_test(tc, test_time_exceeded_never_to_a_group_zero_or_own_source_mac);
 	tcase_add_test(tc, test_time_exceeded_ipv6_field_by_field);
+	tcase_add_test(tc, test_link_local_is_fe80_and_modified_eui64);
+	tcase_add_test(tc, test_rss_hash_matches_the_microsoft_verification_vectors);
+	tcase_add_test(tc, test_rss_hash_and_queue_agree_with_rte_softrss);
+	tcase_add_test(tc, test_rss_symmetric_key_unhashed_types_and_model_bounds);
 	suite_add_tcase(s, tc);
 	return s;
 }
