@@ -59,6 +59,9 @@ enum pa_drop_reason {
 				 * service's flow */
 	PA_DROP_NO_SERVICE,	/**< routed port: to a VIP or lb.local_addr,
 				 * matching no service (never routed back out) */
+	PA_DROP_NAT_AMBIGUOUS,	/**< a nat backend's reply matching no flow
+				 * that several nat services' Maglev
+				 * choices explain */
 	PA_DROP_MAX
 };
 
