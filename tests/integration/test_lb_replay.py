@@ -663,8 +663,10 @@ def test_non_service_traffic_untouched(mode, tmp_path):
     QinQ, options, extension headers, fragments, ARP, ICMP), and for each
     service: its VIP on another port, its port over the other protocol,
     another destination, ICMP to the VIP, traffic from the VIP, "replies"
-    from backends to clients without a flow, fragments of the other
-    protocol to a VIP without a service of that protocol."""
+    from backends to clients without a flow (but for the one nat
+    backend a service's Maglev choice names for the client, translated),
+    fragments of the other protocol to a VIP without a service of that
+    protocol."""
     s = _scapy()
     mixed = pautil.gen_sample.build_mixed(77, 300, malformed=[])
     t = Traffic()
@@ -691,9 +693,10 @@ def test_non_service_traffic_untouched(mode, tmp_path):
                       ("icmp", cli, vip), "icmp")
             else:
                 icmp6_echo(t, cli, vip, "icmp6")
+        csp = 40000 + rng.randrange(1000)
         for a, (bport, _) in svc_backends(svc).items():
-            t.l4(fam, proto, a, cli, bport, 40000 + rng.randrange(1000),
-                 "reply-noflow")
+            t.l4(fam, proto, a, cli, bport, csp, "reply-noflow:%s" % (
+                svc["name"] if svc["forward"] == "nat" else ""))
         # fragments of the other protocol to the VIP (when the VIP has no
         # service of that protocol: fragments go to any port's service)
         if any(x["vip"] == vip and x["proto"] != svc["proto"]
@@ -707,11 +710,40 @@ def test_non_service_traffic_untouched(mode, tmp_path):
             t.add(fr, ("frag", cli, vip, other), "frag-otherproto")
     s_, out, _ = run_lb(tmp_path, "nonvip", lb_conf(ALL_SVCS, mode), t.pkts,
                         {})
-    match_output(t.pkts, out)
+    # a nat backend's reply without a flow is translated when its backend
+    # is the service's Maglev choice for the client (the stateless path,
+    # docs/scale-out.md): of the replies of all the backends of a service
+    # to one client port, at most one; the rest pass unchanged
+    by_name = {x["name"]: x for x in ALL_SVCS}
+    same, problems = [], []
+    translated = collections.Counter()
+    for fr in out:
+        i = lm.find_marker(fr)
+        p = t.pkts[i] if i is not None and i < len(t) else None
+        if p is None or fr == p.data or \
+                not p.kind.startswith("reply-noflow:") or \
+                not p.kind.split(":")[1]:
+            same.append(fr)
+            continue
+        svc = by_name[p.kind.split(":")[1]]
+        translated[svc["name"]] += 1
+        f, fi = lm.dissect(fr), lm.dissect(p.data)
+        want = lm.rewrite(p.data, f.src, fi.src, new_src=svc["vip"],
+                          new_sport=svc["port"])
+        problems += ["input #%d: %s" % (i, x) for x in
+                     lm.same_but_csum(fr, want)]
+        if not lm.l4_csum_ok(f.ip):
+            problems.append("input #%d: L4 checksum invalid" % i)
+    assert_no_problems(problems, "bad stateless translations")
+    # every backend is up: one of each nat service's is the choice
+    assert translated == {x["name"]: 1 for x in ALL_SVCS
+                          if x["forward"] == "nat"}, translated
+    match_output(t.pkts, same)
     assert len(out) == len(t)
     lb = s_["lb"]
     assert lb["balanced"] == 0 and lb["flows_created"] == 0 and \
         lb["nat_replies"] == 0 and lb["fragments"] == 0, lb
+    assert lb["nat_reply_stateless"] == sum(translated.values()), lb
 
 
 # --------------------------------------------------------------------------
