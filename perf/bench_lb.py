@@ -6,7 +6,14 @@ distinct sources on a net_pcap vdev with infinite_rx=1, through 1k ACL
 rules (bench_acl's rule generator: ~5% of the flows dropped) and then:
   acl      no service (the ACL-only reference),
   lb10     one Maglev ipip service of 10 backends, flow table on,
-  lb1000   the same with 1000 backends.
+  lb1000   the same with 1000 backends,
+  nat10    one Maglev nat service of 10 backends (destination rewritten,
+           flow table and NAT reply table on),
+  natrep10 the nat10 service, and the traffic is backends' replies
+           (backend:80 -> client) that match no flow: each takes the
+           stateless reply path (docs/scale-out.md, "NAT in a fleet"); a
+           reply comes from a random one of the 10 backends, so about
+           one in ten agrees with Maglev and is translated, the rest pass.
 Each in rtc mode with one worker lcore (Mpps from stats_get over
 --seconds after a warm-up that puts every flow in the flow table) and,
 with --pipeline, in pipeline mode (4 lcores; on a 2-CPU machine they share
@@ -59,6 +66,14 @@ def make_flows(n, seed=7):
     return flows
 
 
+def make_replies(n, n_backends, seed=7):
+    """n replies of make_flows(n)'s flows, each from a random backend
+    (backends(n_backends)) port VPORT to the flow's client."""
+    rng = random.Random(seed + 1)
+    return [ba.Flow(False, 0x0a010000 + 1 + rng.randrange(n_backends),
+                    f.src, VPORT, f.sport) for f in make_flows(n, seed)]
+
+
 def backends(n, base=0x0a010000):
     out = []
     for i in range(n):
@@ -69,9 +84,9 @@ def backends(n, base=0x0a010000):
     return out
 
 
-def service(name, n_backends, port=VPORT):
+def service(name, n_backends, port=VPORT, forward="ipip"):
     return {"name": name, "vip": VIP, "port": port, "proto": "udp",
-            "scheduler": "maglev", "forward": "ipip",
+            "scheduler": "maglev", "forward": forward,
             "backends": backends(n_backends)}
 
 
@@ -280,16 +295,29 @@ def main():
                 write_bench_pcap(pcap, flows)
                 small = small or pcap
                 rules = ba.make_rules(args.rules, flows, False)
+                rflows = make_replies(nf, 10)
+                rpcap = os.path.join(tmp, "lbrep-%d.pcap" % nf)
+                write_bench_pcap(rpcap, rflows)
+                rrules = ba.make_rules(args.rules, rflows, False)
                 # room for every flow in the table without cuckoo misses
                 ft = {"size": max(1048576, 2 * nf)}
                 mem = max(args.mem, 1024 + nf * 5 // 1000)
                 for mode in modes:
                     for case in [x for x in args.cases.split(",") if x]:
-                        lb = None if case == "acl" else \
-                            [service("web", int(case[2:]))]
+                        rep = case.startswith("natrep")
+                        if case == "acl":
+                            lb = None
+                        elif case.startswith("nat"):
+                            lb = [service("web", int(case.lstrip(
+                                "natrep")), forward="nat")]
+                        else:
+                            lb = [service("web", int(case[2:]))]
                         r = ba.measured(
-                            lambda: bench_one(tmp, pcap, flows, rules,
-                                              args.seconds, mem, lb, mode, ft),
+                            lambda: bench_one(
+                                tmp, rpcap if rep else pcap,
+                                rflows if rep else flows,
+                                rrules if rep else rules,
+                                args.seconds, mem, lb, mode, ft),
                             args, args.retries)
                         r.update({"flows": nf, "mode": mode, "case": case})
                         res["throughput"].append(r)

@@ -276,6 +276,120 @@ svc_map_build(struct pa_lb *lb, struct lb_svc *const *svc, char *err,
 	return m;
 }
 
+/* One (backend, service) pair of the NAT reply index, while building. */
+struct rev_tmp {
+	struct lb_rev_ent key;		/* family, proto, port, addr */
+	struct lb_rev_ref ref;
+};
+
+static int
+rev_key_cmp(const struct lb_rev_ent *x, const struct lb_rev_ent *y)
+{
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	if (x->proto != y->proto)
+		return x->proto < y->proto ? -1 : 1;
+	if (x->port != y->port)
+		return x->port < y->port ? -1 : 1;
+	return memcmp(x->addr, y->addr, sizeof(x->addr));
+}
+
+static int
+rev_tmp_cmp(const void *a, const void *b)
+{
+	const struct rev_tmp *x = a, *y = b;
+	int c = rev_key_cmp(&x->key, &y->key);
+
+	if (c != 0)
+		return c;
+	return x->ref.slot < y->ref.slot ? -1 : x->ref.slot > y->ref.slot;
+}
+
+/*
+ * The NAT reply index of a set of services (struct lb_rev_map) in *@p out:
+ * every backend of every nat service, whatever its state (a backend that
+ * is down or draining is no Maglev choice: the decision says so); NULL
+ * when no service forwards by nat. @return 0 or -ENOMEM with the reason.
+ */
+static int
+rev_build(struct pa_lb *lb, struct lb_svc *const *svc,
+		struct lb_rev_map **out, char *err, size_t err_len)
+{
+	struct rev_tmp *tmp = NULL;
+	struct lb_rev_map *m = NULL;
+	struct lb_rev_ent *e = NULL;
+	unsigned int i, j, n = 0, cap = 0, keys = 0;
+	uint32_t size, h;
+
+	*out = NULL;
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++)
+		if (svc[i] != NULL && svc[i]->forward == PA_LB_NAT)
+			cap += svc[i]->n_be;
+	if (cap == 0)
+		return 0;
+	tmp = calloc(cap, sizeof(*tmp));
+	if (tmp == NULL)
+		goto nomem;
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
+		const struct lb_svc *s = svc[i];
+
+		if (s == NULL || s->forward != PA_LB_NAT)
+			continue;
+		for (j = 0; j < s->n_be; j++) {
+			const struct lb_backend *b = &s->be[j];
+			struct rev_tmp *r = &tmp[n];
+
+			if (b->uid == 0)
+				continue;
+			r->key.family = s->family;
+			r->key.proto = s->proto;
+			r->key.port = b->port;
+			memcpy(r->key.addr, pa_ip_bytes(&b->addr),
+				s->family == 4 ? 4 : 16);
+			r->ref.slot = s->slot;
+			r->ref.be = (uint16_t)j;
+			n++;
+		}
+	}
+	qsort(tmp, n, sizeof(*tmp), rev_tmp_cmp);
+	for (i = 0; i < n; i++)
+		if (i == 0 || rev_key_cmp(&tmp[i - 1].key, &tmp[i].key) != 0)
+			keys++;
+	size = rte_align32pow2(RTE_MAX(16u, 2 * keys));
+	m = rte_zmalloc_socket("pa_lb_rev", sizeof(*m) +
+		(size_t)size * sizeof(m->ent[0]) +
+		(size_t)RTE_MAX(n, 1u) * sizeof(m->ref[0]), RTE_CACHE_LINE_SIZE,
+		lb->socket);
+	if (m == NULL)
+		goto nomem;
+	m->mask = size - 1;
+	m->n_ref = n;
+	m->ref = (struct lb_rev_ref *)&m->ent[size];
+	for (i = 0; i < n; i++) {
+		const struct lb_rev_ent *k = &tmp[i].key;
+
+		m->ref[i] = tmp[i].ref;
+		if (e != NULL && rev_key_cmp(e, k) == 0) {
+			e->n++;
+			continue;
+		}
+		h = lb_svc_hash(k->family, k->proto, k->port, k->addr) & m->mask;
+		while (m->ent[h].family != 0)
+			h = (h + 1) & m->mask;
+		e = &m->ent[h];
+		*e = *k;
+		e->n = 1;
+		e->first = i;
+	}
+	free(tmp);
+	*out = m;
+	return 0;
+nomem:
+	free(tmp);
+	pa_seterr(err, err_len, "out of memory for the NAT reply index");
+	return -ENOMEM;
+}
+
 static void
 table_maps(struct lb_table *t)
 {
@@ -333,6 +447,12 @@ commit(struct pa_lb *lb, unsigned int slot, struct lb_svc *s,
 		t->svc_map = old->svc_map;
 	}
 	table_maps(t);
+	if (rev_build(lb, t->svc, &t->rev, err, err_len) != 0) {
+		if (t->svc_map != (old != NULL ? old->svc_map : NULL))
+			rte_free(t->svc_map);
+		rte_free(t);
+		return -ENOMEM;
+	}
 
 	__atomic_store_n(&lb->live, t, __ATOMIC_RELEASE);
 	if (lb->rcu != NULL)
@@ -341,6 +461,7 @@ commit(struct pa_lb *lb, unsigned int slot, struct lb_svc *s,
 	if (old != NULL) {
 		if (old->svc_map != t->svc_map)
 			rte_free(old->svc_map);
+		rte_free(old->rev);
 		rte_free(old);
 	}
 	if (prev != s)
@@ -1238,6 +1359,7 @@ pa_lb_destroy(struct pa_lb *lb)
 		for (i = 0; i < PA_LB_MAX_SERVICES; i++)
 			svc_free(lb->live->svc[i]);
 		rte_free(lb->live->svc_map);
+		rte_free(lb->live->rev);
 		rte_free(lb->live);
 	}
 	for (i = 0; i < PA_LB_MAX_LCORES; i++)

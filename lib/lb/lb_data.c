@@ -588,8 +588,69 @@ clamp_mss(struct lb_worker *w, const struct lb_svc *s, struct rte_mbuf *m,
 		w->st.mss_clamped++;
 }
 
-/* A NAT reply: source back to the VIP and service port. */
-static __rte_always_inline void
+uint32_t
+lb_client_hash(const struct lb_svc *s, uint8_t proto, const uint8_t *cl,
+		uint16_t cl_port)
+{
+	uint32_t ports = (uint32_t)rte_be_to_cpu_16(cl_port) << 16 |
+		rte_be_to_cpu_16(s->port);
+	uint32_t c;
+
+	if (s->family == 4) {
+		memcpy(&c, cl, 4);
+		return pa_pkt_hash_v4(c, s->vip.v4.s_addr, ports, proto);
+	}
+	return pa_pkt_hash_v6(cl, s->vip.v6.s6_addr, ports, proto);
+}
+
+enum lb_nat_guess
+lb_nat_stateless(const struct lb_table *t, uint8_t family, uint8_t proto,
+		const uint8_t *be, uint16_t be_port, const uint8_t *cl,
+		uint16_t cl_port, const struct lb_svc **out)
+{
+	const struct lb_svc *one = NULL;
+	const struct lb_rev_ent *e;
+	unsigned int i, agree = 0, may = 0;
+
+	*out = NULL;
+	if (t->rev == NULL)
+		return LB_NAT_NOT_BACKEND;
+	e = lb_rev_find(t->rev, family, proto, be_port, be);
+	if (e == NULL)
+		return LB_NAT_NOT_BACKEND;
+	for (i = 0; i < e->n; i++) {
+		const struct lb_rev_ref *r = &t->rev->ref[e->first + i];
+		const struct lb_svc *s = t->svc[r->slot];
+
+		if (s->sched != PA_LB_MAGLEV) {
+			may++;
+			continue;
+		}
+		if (lb_maglev_pick(s, lb_client_hash(s, proto, cl, cl_port)) ==
+		    (int)r->be) {
+			agree++;
+			one = s;
+		}
+	}
+	if (agree == 0)
+		return LB_NAT_NO_AGREE;
+	if (agree + may > 1)
+		return LB_NAT_AMBIGUOUS;
+	*out = one;
+	return LB_NAT_ONE;
+}
+
+/*
+ * A packet from a nat backend's port that is not for a service: a reply.
+ * Matched to its flow (the NAT reply table), else to the one service
+ * whose Maglev choice for the client's flow is this backend (the reply
+ * of a flow another appliance of the fleet holds, or one held before a
+ * restart; docs/scale-out.md); its source goes back to the VIP and
+ * service port. A reply from a nat backend that no service's choice
+ * explains passes unchanged (counted); one that several explain is
+ * dropped (nat_ambiguous): either guess could be wrong.
+ */
+static __rte_always_inline uint8_t
 nat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		struct rte_mbuf *m, struct pa_pkt_meta *meta)
 {
@@ -597,20 +658,38 @@ nat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	uint8_t *l4 = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l4_off);
 	uint8_t family = (meta->flags & PA_PKT_F_IPV4) ? 4 : 6;
 	struct rte_hash *nat = __atomic_load_n(&lb->nat, __ATOMIC_ACQUIRE);
-	const struct lb_svc *s;
+	const struct lb_svc *s = NULL;
 	struct lb_flow_key k;
 	void *data;
 	uint64_t d;
 
 	if (nat == NULL || !headers_in_first_seg(m, meta))
-		return;
+		return PA_LB_V_FORWARD;
 	flow_key_of(&k, l3, meta, family);
-	if (rte_hash_lookup_data(nat, &k, &data) < 0)
-		return;
-	d = (uint64_t)(uintptr_t)data;
-	s = t->svc[d & 0xffff];
-	if (s == NULL || s->uid != (uint32_t)(d >> 16))
-		return;
+	if (rte_hash_lookup_data(nat, &k, &data) >= 0) {
+		d = (uint64_t)(uintptr_t)data;
+		s = t->svc[d & 0xffff];
+		if (s != NULL && s->uid != (uint32_t)(d >> 16))
+			s = NULL;
+	}
+	if (s != NULL) {
+		w->st.nat_replies++;
+	} else {
+		switch (lb_nat_stateless(t, family, k.proto, k.src, k.sport,
+				k.dst, k.dport, &s)) {
+		case LB_NAT_ONE:
+			w->st.nat_reply_stateless++;
+			break;
+		case LB_NAT_NO_AGREE:
+			w->st.nat_reply_unmatched++;
+			return PA_LB_V_FORWARD;
+		case LB_NAT_AMBIGUOUS:
+			w->st.nat_reply_ambiguous++;
+			return PA_LB_V_NAT_AMBIGUOUS;
+		default:
+			return PA_LB_V_FORWARD;
+		}
+	}
 	if (family == 4) {
 		struct rte_ipv4_hdr *ip = (void *)l3;
 
@@ -628,7 +707,7 @@ nat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		clamp_mss(w, s, m, meta, true);
 	set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
 		meta, NULL);
-	w->st.nat_replies++;
+	return PA_LB_V_FORWARD;
 }
 
 /*
@@ -855,7 +934,8 @@ send:
 	}
 
 	for (j = 0; j < nr; j++)
-		nat_reply(lb, w, t, pkts[reply[j]], pa_pkt_meta(pkts[reply[j]]));
+		verdicts[reply[j]] = nat_reply(lb, w, t, pkts[reply[j]],
+			pa_pkt_meta(pkts[reply[j]]));
 	for (j = 0; j < ni; j++)
 		verdicts[icmp[j]] = icmp_in(lb, w, t, pkts[icmp[j]],
 			pa_pkt_meta(pkts[icmp[j]]), now);

@@ -184,9 +184,61 @@ struct lb_svc {
 
 #define LB_BITMAP_BYTES	(65536 / 8)
 
+/*
+ * The NAT reply index: (family, protocol, backend port, backend address)
+ * -> the nat services that have that backend, as (slot, backend index)
+ * pairs. Built with each table (commit()), immutable once published,
+ * freed with the table. Open addressing with linear probing like
+ * lb_svc_map, at most half full; the pairs of one key are contiguous in
+ * ref[]. The data path asks it about a backend's reply that matched no
+ * flow (lb_nat_stateless()).
+ */
+struct lb_rev_ent {
+	uint8_t family;			/* 4 or 6; 0 = empty */
+	uint8_t proto;
+	uint16_t port;			/* network order */
+	uint16_t n;			/* services with this backend */
+	uint16_t pad;
+	uint32_t first;			/* their first pair in ref[] */
+	uint8_t addr[16];		/* IPv4: first 4 bytes, rest zero */
+	uint8_t pad2[4];
+};
+
+struct lb_rev_ref {
+	uint16_t slot;			/* the service's slot */
+	uint16_t be;			/* the backend's index in its be[] */
+};
+
+struct lb_rev_map {
+	uint32_t mask;			/* entries - 1 (a power of two) */
+	uint32_t n_ref;
+	struct lb_rev_ref *ref;		/* in the same allocation */
+	struct lb_rev_ent ent[];
+};
+
+/** The entry of backend (family, proto, port, addr), or NULL. */
+static __rte_always_inline const struct lb_rev_ent *
+lb_rev_find(const struct lb_rev_map *m, uint8_t family, uint8_t proto,
+		uint16_t port, const uint8_t *addr)
+{
+	uint32_t i = lb_svc_hash(family, proto, port, addr) & m->mask;
+	const struct lb_rev_ent *e;
+
+	for (;; i = (i + 1) & m->mask) {
+		e = &m->ent[i];
+		if (e->family == 0)
+			return NULL;
+		if (e->family == family && e->proto == proto &&
+		    e->port == port && lb_addr_eq(e->addr, addr, family))
+			return e;
+	}
+}
+
 /** The published table: services by slot and the key -> slot hash. */
 struct lb_table {
 	struct lb_svc_map *svc_map;	/* (vip, port, proto) -> slot */
+	struct lb_rev_map *rev;		/* nat backends -> services; NULL
+					 * without nat services */
 	uint32_t n_services;
 	bool has_nat;			/* some service forwards by nat */
 	uint8_t dport_map[LB_BITMAP_BYTES];	/* service ports (host order) */
@@ -238,6 +290,12 @@ struct lb_lcore_stats {
 	uint64_t fragments;
 	uint64_t nat_replies;
 	uint64_t nat_table_full;
+	uint64_t nat_reply_stateless;	/* replies matching no flow, translated
+					 * by the one service whose Maglev
+					 * choice is their backend */
+	uint64_t nat_reply_unmatched;	/* ... from a nat backend, no service
+					 * agreeing: passed unchanged */
+	uint64_t nat_reply_ambiguous;	/* ... several agreeing: dropped */
 	uint64_t no_backend;
 	uint64_t mtu;
 	uint64_t no_room;
@@ -406,6 +464,37 @@ lb_maglev_pick(const struct lb_svc *s, uint32_t hash)
 		return -1;
 	return s->maglev[hash % s->m];
 }
+
+/** What the NAT reply index says of a reply that matched no flow. */
+enum lb_nat_guess {
+	LB_NAT_NOT_BACKEND = 0,		/* no nat service has its source */
+	LB_NAT_ONE,			/* exactly one service agrees */
+	LB_NAT_NO_AGREE,		/* services have the backend, none agrees */
+	LB_NAT_AMBIGUOUS,		/* several may have sent the flow there */
+};
+
+/**
+ * The stateless translation of a NAT reply (backend @p be:@p be_port to
+ * client @p cl:@p cl_port, protocol @p proto; addresses as in the
+ * header, ports in network order): the nat services that have the
+ * backend (t->rev) are asked whether their Maglev choice for the
+ * client's flow (client -> VIP:port, hashed as the parser hashes that
+ * flow's packets, pa_pkt_hash_v4/v6) is this backend. Services with
+ * another scheduler cannot say (their choice is not a function of the
+ * flow): they count as "may have", never as agreeing.
+ * @return LB_NAT_ONE with *@p out the one agreeing service when exactly
+ * one agrees and no other may have; LB_NAT_AMBIGUOUS when one agrees and
+ * another agrees or may have; LB_NAT_NO_AGREE when none agrees;
+ * LB_NAT_NOT_BACKEND when no nat service has the backend.
+ */
+enum lb_nat_guess lb_nat_stateless(const struct lb_table *t, uint8_t family,
+		uint8_t proto, const uint8_t *be, uint16_t be_port,
+		const uint8_t *cl, uint16_t cl_port, const struct lb_svc **out);
+
+/** The Maglev hash of the flow client -> VIP:port of service @p s: the
+ * hash the parser gives that flow's packets. Ports in network order. */
+uint32_t lb_client_hash(const struct lb_svc *s, uint8_t proto,
+		const uint8_t *cl, uint16_t cl_port);
 
 /* lb_icmp.c: ICMP for VIPs and the TCP MSS clamp (out of line: only
  * ICMP packets and SYNs of clamped services get there) */

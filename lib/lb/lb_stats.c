@@ -123,6 +123,9 @@ snapshot_locked(const struct pa_lb *lb, unsigned int flags,
 	s->fragments = sum.fragments;
 	s->nat_replies = sum.nat_replies;
 	s->nat_table_full = sum.nat_table_full;
+	s->nat_reply_stateless = sum.nat_reply_stateless;
+	s->nat_reply_unmatched = sum.nat_reply_unmatched;
+	s->nat_reply_ambiguous = sum.nat_reply_ambiguous;
 	s->no_backend = sum.no_backend;
 	s->mtu = sum.mtu;
 	s->no_room = sum.no_room;
@@ -185,7 +188,7 @@ pa_lb_snapshot_free(struct pa_lb_snapshot *s)
 json_t *
 pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
 		"services", (json_int_t)s->services,
 		"backends", (json_int_t)s->backends,
 		"flows", (json_int_t)s->flows,
@@ -200,6 +203,9 @@ pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
 		"fragments", (json_int_t)s->fragments,
 		"nat_replies", (json_int_t)s->nat_replies,
 		"nat_table_full", (json_int_t)s->nat_table_full,
+		"nat_reply_stateless", (json_int_t)s->nat_reply_stateless,
+		"nat_reply_unmatched", (json_int_t)s->nat_reply_unmatched,
+		"nat_reply_ambiguous", (json_int_t)s->nat_reply_ambiguous,
 		"no_backend", (json_int_t)s->no_backend,
 		"mtu", (json_int_t)s->mtu,
 		"version", (json_int_t)s->version,

@@ -95,6 +95,9 @@ enum pa_lb_verdict {
 	PA_LB_V_MTU_ICMP,
 	PA_LB_V_ICMP_BAD_QUOTE,	/**< ICMP error to a VIP quoting garbage */
 	PA_LB_V_ICMP_NO_SERVICE, /**< ... quoting no service's flow */
+	/** a nat backend's reply that matches no flow and that the Maglev
+	 * choices of several nat services explain (lb_nat_stateless()) */
+	PA_LB_V_NAT_AMBIGUOUS,
 };
 
 struct pa_lb;
@@ -194,6 +197,15 @@ struct pa_lb_snapshot {
 	uint64_t fragments;		/**< IP fragments seen */
 	uint64_t nat_replies;		/**< NAT replies rewritten to the VIP */
 	uint64_t nat_table_full;	/**< NAT flows without a reply entry */
+	/** NAT replies matching no flow here, rewritten to the VIP of the
+	 * one nat service whose Maglev choice for the client is their
+	 * backend (a flow another appliance of the fleet holds) */
+	uint64_t nat_reply_stateless;
+	/** replies from a nat backend matching no flow, that no nat
+	 * service's Maglev choice explains: passed unchanged */
+	uint64_t nat_reply_unmatched;
+	/** ... that several explain: dropped (reason nat_ambiguous) */
+	uint64_t nat_reply_ambiguous;
 	uint64_t no_backend;		/**< packets for a service without a
 					 * usable backend */
 	uint64_t mtu;			/**< too big once encapsulated */

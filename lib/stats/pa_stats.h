@@ -62,6 +62,9 @@ enum pa_drop_reason {
 	PA_DROP_HANDOVER_FULL,	/**< rtc: an ICMP error for another worker's
 				 * flow, that worker's hand-over ring full
 				 * (live mode) */
+	PA_DROP_NAT_AMBIGUOUS,	/**< a nat backend's reply matching no flow
+				 * that several nat services' Maglev
+				 * choices explain */
 	PA_DROP_MAX
 };
 

@@ -29,6 +29,7 @@ static const char *const drop_names[PA_DROP_MAX] = {
 	[PA_DROP_ICMP_NO_SERVICE] = "icmp_no_service",
 	[PA_DROP_NO_SERVICE] = "no_service",
 	[PA_DROP_HANDOVER_FULL] = "handover_full",
+	[PA_DROP_NAT_AMBIGUOUS] = "nat_ambiguous",
 };
 
 static const char *const stage_names[PA_STAGE_MAX] = {

@@ -663,8 +663,10 @@ def test_non_service_traffic_untouched(mode, tmp_path):
     QinQ, options, extension headers, fragments, ARP, ICMP), and for each
     service: its VIP on another port, its port over the other protocol,
     another destination, ICMP to the VIP, traffic from the VIP, "replies"
-    from backends to clients without a flow, fragments of the other
-    protocol to a VIP without a service of that protocol."""
+    from backends to clients without a flow (but for the one nat
+    backend a service's Maglev choice names for the client, translated),
+    fragments of the other protocol to a VIP without a service of that
+    protocol."""
     s = _scapy()
     mixed = pautil.gen_sample.build_mixed(77, 300, malformed=[])
     t = Traffic()
@@ -691,9 +693,10 @@ def test_non_service_traffic_untouched(mode, tmp_path):
                       ("icmp", cli, vip), "icmp")
             else:
                 icmp6_echo(t, cli, vip, "icmp6")
+        csp = 40000 + rng.randrange(1000)
         for a, (bport, _) in svc_backends(svc).items():
-            t.l4(fam, proto, a, cli, bport, 40000 + rng.randrange(1000),
-                 "reply-noflow")
+            t.l4(fam, proto, a, cli, bport, csp, "reply-noflow:%s" % (
+                svc["name"] if svc["forward"] == "nat" else ""))
         # fragments of the other protocol to the VIP (when the VIP has no
         # service of that protocol: fragments go to any port's service)
         if any(x["vip"] == vip and x["proto"] != svc["proto"]
@@ -707,11 +710,40 @@ def test_non_service_traffic_untouched(mode, tmp_path):
             t.add(fr, ("frag", cli, vip, other), "frag-otherproto")
     s_, out, _ = run_lb(tmp_path, "nonvip", lb_conf(ALL_SVCS, mode), t.pkts,
                         {})
-    match_output(t.pkts, out)
+    # a nat backend's reply without a flow is translated when its backend
+    # is the service's Maglev choice for the client (the stateless path,
+    # docs/scale-out.md): of the replies of all the backends of a service
+    # to one client port, at most one; the rest pass unchanged
+    by_name = {x["name"]: x for x in ALL_SVCS}
+    same, problems = [], []
+    translated = collections.Counter()
+    for fr in out:
+        i = lm.find_marker(fr)
+        p = t.pkts[i] if i is not None and i < len(t) else None
+        if p is None or fr == p.data or \
+                not p.kind.startswith("reply-noflow:") or \
+                not p.kind.split(":")[1]:
+            same.append(fr)
+            continue
+        svc = by_name[p.kind.split(":")[1]]
+        translated[svc["name"]] += 1
+        f, fi = lm.dissect(fr), lm.dissect(p.data)
+        want = lm.rewrite(p.data, f.src, fi.src, new_src=svc["vip"],
+                          new_sport=svc["port"])
+        problems += ["input #%d: %s" % (i, x) for x in
+                     lm.same_but_csum(fr, want)]
+        if not lm.l4_csum_ok(f.ip):
+            problems.append("input #%d: L4 checksum invalid" % i)
+    assert_no_problems(problems, "bad stateless translations")
+    # every backend is up: one of each nat service's is the choice
+    assert translated == {x["name"]: 1 for x in ALL_SVCS
+                          if x["forward"] == "nat"}, translated
+    match_output(t.pkts, same)
     assert len(out) == len(t)
     lb = s_["lb"]
     assert lb["balanced"] == 0 and lb["flows_created"] == 0 and \
         lb["nat_replies"] == 0 and lb["fragments"] == 0, lb
+    assert lb["nat_reply_stateless"] == sum(translated.values()), lb
 
 
 # --------------------------------------------------------------------------
@@ -977,8 +1009,11 @@ def test_nat_replies_rewritten_to_the_vip(mode, tmp_path, port_mac):
     """The backends' replies (backend address and port to client address
     and port) that come after their flow exists leave with the VIP and
     service port as source, checksums valid, to the MAC they came from;
-    replies before the flow, from the other backends, from another port or
-    to another client port pass unchanged."""
+    so do those that come before it from the backend Maglev chooses for
+    the flow (the stateless translation, docs/scale-out.md), while those
+    from the other backends and from another port pass unchanged; to
+    another client port: unchanged, or translated when Maglev sends that
+    client's flow to the replying backend (at most one backend)."""
     rng = random.Random(17)
     svcs = [NAT4_TCP, NAT4_UDP, NAT6_TCP, NAT6_UDP]
     flows = []
@@ -995,37 +1030,47 @@ def test_nat_replies_rewritten_to_the_vip(mode, tmp_path, port_mac):
                      smac=BACKEND_SIDE_MAC, l4_csum=fl["csum"],
                      ip_id=len(t) & 0xFFFF)
 
-    # before any flow: unchanged
-    replies(lambda fl, a: "early")
+    # before any flow: only the Maglev choice's is rewritten
+    replies(lambda fl, a: "early:%s:%s" % (fl["kind"], a))
     emit(t, flows, 1, rng)
     # from every backend; only the flow's own backend's is rewritten
     replies(lambda fl, a: "reply:%s:%s" % (fl["kind"], a))
     replies(lambda fl, a: "noreply", sport_delta=1)
-    replies(lambda fl, a: "noreply", dport_delta=1)
+    replies(lambda fl, a: "other:%s:%s" % (fl["kind"], a), dport_delta=1)
     emit(t, flows, 1, rng)
     replies(lambda fl, a: "reply:%s:%s" % (fl["kind"], a))
 
     sm, out, _ = run_lb(tmp_path, "replies-" + mode, lb_conf(svcs, mode),
                         t.pkts, {})
     mapping, deferred = check_lb_output(
-        t.pkts, out, svcs, port_mac, defer=lambda p: p.kind.startswith(
-            "reply:"))
+        t.pkts, out, svcs, port_mac, defer=lambda p: p.kind.split(":")[0] in
+        ("reply", "early", "other"))
     by_name = {x["name"]: x for x in svcs}
     problems = []
-    n_rewritten = 0
+    n_rewritten = n_early = n_other = 0
+    other_by = collections.Counter()
     for fr, i in deferred:
         p = t.pkts[i]
-        _, name, be = p.kind.split(":", 2)
+        what, name, be = p.kind.split(":", 2)
         svc = by_name[name]
         fam, proto, src, dst, sport, dport = p.flow
-        client_flow = (fam, proto, dst, svc["vip"], dport, svc["port"])
-        if mapping.get(client_flow) != be:
-            if fr != p.data:
-                problems.append("input #%d: reply from %s, not the backend "
-                                "of its flow (%s), modified" % (
-                                    i, be, mapping.get(client_flow)))
-            continue
-        n_rewritten += 1
+        if what == "other":
+            if fr == p.data:
+                continue
+            n_other += 1
+            other_by[(fam, proto, dst, dport)] += 1
+        else:
+            client_flow = (fam, proto, dst, svc["vip"], dport, svc["port"])
+            if mapping.get(client_flow) != be:
+                if fr != p.data:
+                    problems.append("input #%d: reply from %s, not the "
+                                    "backend of its flow (%s), modified" % (
+                                        i, be, mapping.get(client_flow)))
+                continue
+            if what == "early":
+                n_early += 1
+            else:
+                n_rewritten += 1
         want = lm.rewrite(p.data, port_mac, BACKEND_SIDE_MAC,
                           new_src=svc["vip"], new_sport=svc["port"])
         pr = lm.same_but_csum(fr, want)
@@ -1034,13 +1079,16 @@ def test_nat_replies_rewritten_to_the_vip(mode, tmp_path, port_mac):
             pr.append("IPv4 header checksum invalid")
         if not lm.l4_csum_ok(f.ip):
             pr.append("L4 checksum invalid")
-        if n_rewritten <= 40:
+        if n_rewritten + n_early + n_other <= 40:
             pr += lm.scapy_recheck(fr)
         problems += ["reply input #%d (%s from %s): %s" % (i, name, be, x)
                      for x in pr]
     assert_no_problems(problems, "bad replies")
     assert n_rewritten == 2 * len(flows), n_rewritten
+    assert n_early == len(flows), n_early
+    assert all(c == 1 for c in other_by.values()), other_by
     assert sm["lb"]["nat_replies"] == n_rewritten, sm["lb"]
+    assert sm["lb"]["nat_reply_stateless"] == n_early + n_other, sm["lb"]
     assert sm["lb"]["flows_created"] == len(flows), sm["lb"]
 
 

@@ -1469,26 +1469,406 @@ START_TEST(test_nat_reply_of_a_known_flow_gets_the_vip_and_service_port_as_sourc
 }
 END_TEST
 
-START_TEST(test_nat_reply_without_a_flow_is_left_unchanged)
+/* ------------------------------------------------------------------ */
+/* NAT replies in a fleet: the stateless translation                   */
+/* ------------------------------------------------------------------ */
+
+/* Client @p k of a numbered set: an address and a port, IPv4 or IPv6. */
+static void
+fleet_client(unsigned int k, bool v6, char *addr, size_t len,
+		uint16_t *port)
 {
+	if (v6)
+		snprintf(addr, len, "2001:db8:99::%x", 1 + k % 97);
+	else
+		snprintf(addr, len, "198.51.%u.%u", 100 + k % 3, 1 + k % 97);
+	*port = (uint16_t)(30000 + k * 7);
+}
+
+/* The client packet of client @p k to @p vip:@p vport. */
+static void
+fleet_flow(struct pa_test_frame *f, unsigned int k, bool v6, const char *vip,
+		uint8_t proto, uint16_t vport)
+{
+	char a[64];
+	uint16_t port;
+
+	fleet_client(k, v6, a, sizeof(a), &port);
+	frame_l4(f, a, vip, proto, port, vport,
+		proto == IPPROTO_TCP ? TCP_SYN : 0, k % 40);
+}
+
+/* Send reply @p r; it must come out unchanged with @p verdict. */
+static void
+reply_untouched(const struct pa_test_frame *r, uint8_t verdict)
+{
+	struct rte_mbuf *m = mbuf_of(r);
+
+	REQUIRE(process1(m, T0 + 5) == verdict);
+	REQUIRE(rte_pktmbuf_pkt_len(m) == r->len);
+	REQUIRE(memcmp(rte_pktmbuf_mtod(m, const uint8_t *), r->b,
+		r->len) == 0);
+	rte_pktmbuf_free(m);
+}
+
+static const struct {
+	bool v6;
+	const char *vip;
+	uint8_t proto;
+	uint16_t vport, bport;
+} fleet_svc[] = {
+	{ false, "10.0.0.20", IPPROTO_TCP, 80, 8080 },
+	{ false, "10.0.0.20", IPPROTO_UDP, 53, 5353 },
+	{ true, "2001:db8:20::20", IPPROTO_TCP, 80, 8080 },
+	{ true, "2001:db8:20::20", IPPROTO_UDP, 53, 5353 },
+};
+
+#define FLEET_N	150
+
+START_TEST(test_client_hash_is_the_parsers_hash_of_the_clients_flow)
+{
+	const struct lb_table *t;
+	const struct lb_svc *s;
+	struct pa_test_frame f;
 	struct rte_mbuf *m;
+	unsigned int i, k;
+	uint8_t a[16];
+	int sl;
+
+	setup_lb(SVC_NAT4 "," SVC_NAT6);
+	t = lb->live;
+	for (i = 0; i < RTE_DIM(fleet_svc); i++) {
+		ck_assert_int_eq(inet_pton(fleet_svc[i].v6 ? AF_INET6 : AF_INET,
+			fleet_svc[i].vip, a), 1);
+		sl = lb_svc_find(t->svc_map, fleet_svc[i].v6 ? 6 : 4,
+			fleet_svc[i].proto, rte_cpu_to_be_16(fleet_svc[i].vport),
+			a);
+		ck_assert_int_ge(sl, 0);
+		s = t->svc[sl];
+		for (k = 0; k < FLEET_N; k++) {
+			fleet_flow(&f, k, fleet_svc[i].v6, fleet_svc[i].vip,
+				fleet_svc[i].proto, fleet_svc[i].vport);
+			m = mbuf_of(&f);
+			REQUIRE(pa_pkt_meta(m)->hash == lb_client_hash(s,
+				fleet_svc[i].proto, f.b + f.l3 +
+				(f.ver == 4 ? 12 : 8),
+				rte_cpu_to_be_16(pa_test_get16(f.b + f.l4))));
+			rte_pktmbuf_free(m);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_nat_reply_without_a_flow_is_translated_as_the_appliance_with_the_flow_would)
+{
+	static unsigned int be[RTE_DIM(fleet_svc)][FLEET_N];
+	unsigned int hits[RTE_DIM(fleet_svc)][2] = { { 0 } };
 	struct pa_test_frame f, r;
-	unsigned int be;
+	unsigned int i, k;
+
+	/* appliance A sees the clients' packets */
+	setup_lb(SVC_NAT4 "," SVC_NAT6);
+	for (i = 0; i < RTE_DIM(fleet_svc); i++)
+		for (k = 0; k < FLEET_N; k++) {
+			fleet_flow(&f, k, fleet_svc[i].v6, fleet_svc[i].vip,
+				fleet_svc[i].proto, fleet_svc[i].vport);
+			be[i][k] = check_nat(&f, fleet_svc[i].v6 ? nat6_bes :
+				nat4_bes, 2, fleet_svc[i].bport);
+		}
+	/* appliance B, same services, no state, sees the backends' replies */
+	setup_lb(SVC_NAT4 "," SVC_NAT6);
+	for (i = 0; i < RTE_DIM(fleet_svc); i++)
+		for (k = 0; k < FLEET_N; k++) {
+			fleet_flow(&f, k, fleet_svc[i].v6, fleet_svc[i].vip,
+				fleet_svc[i].proto, fleet_svc[i].vport);
+			reply_of(&f, (fleet_svc[i].v6 ? nat6_bes :
+				nat4_bes)[be[i][k]], fleet_svc[i].bport, &r,
+				k % 50);
+			check_nat_reply(&r, fleet_svc[i].vip,
+				fleet_svc[i].vport);
+			hits[i][be[i][k]]++;
+		}
+	for (i = 0; i < RTE_DIM(fleet_svc); i++)
+		ck_assert(hits[i][0] > 0 && hits[i][1] > 0);
+	ck_assert_int_eq(lb_stat("nat_reply_stateless"),
+		RTE_DIM(fleet_svc) * FLEET_N);
+	ck_assert_int_eq(lb_stat("nat_replies"), 0);
+	ck_assert_int_eq(lb_stat("nat_reply_unmatched"), 0);
+	ck_assert_int_eq(lb_stat("flows_created"), 0);
+}
+END_TEST
+
+START_TEST(test_nat_reply_without_a_flow_from_a_backend_maglev_did_not_choose_is_left_unchanged)
+{
+	static unsigned int be[RTE_DIM(fleet_svc)][FLEET_N];
+	struct pa_test_frame f, r;
+	unsigned int i, k;
+
+	setup_lb(SVC_NAT4 "," SVC_NAT6);
+	for (i = 0; i < RTE_DIM(fleet_svc); i++)
+		for (k = 0; k < FLEET_N; k++) {
+			fleet_flow(&f, k, fleet_svc[i].v6, fleet_svc[i].vip,
+				fleet_svc[i].proto, fleet_svc[i].vport);
+			be[i][k] = check_nat(&f, fleet_svc[i].v6 ? nat6_bes :
+				nat4_bes, 2, fleet_svc[i].bport);
+		}
+	setup_lb(SVC_NAT4 "," SVC_NAT6);
+	for (i = 0; i < RTE_DIM(fleet_svc); i++)
+		for (k = 0; k < FLEET_N; k++) {
+			fleet_flow(&f, k, fleet_svc[i].v6, fleet_svc[i].vip,
+				fleet_svc[i].proto, fleet_svc[i].vport);
+			/* the other backend */
+			reply_of(&f, (fleet_svc[i].v6 ? nat6_bes :
+				nat4_bes)[1 - be[i][k]], fleet_svc[i].bport,
+				&r, 9);
+			reply_untouched(&r, PA_LB_V_FORWARD);
+		}
+	ck_assert_int_eq(lb_stat("nat_reply_unmatched"),
+		RTE_DIM(fleet_svc) * FLEET_N);
+	ck_assert_int_eq(lb_stat("nat_reply_stateless"), 0);
+	ck_assert_int_eq(lb_stat("nat_replies"), 0);
+
+	/* from the backend's port but no backend: not a reply, not counted */
+	fleet_flow(&f, 1, false, "10.0.0.20", IPPROTO_TCP, 80);
+	reply_of(&f, "10.2.0.9", 8080, &r, 9);
+	reply_untouched(&r, PA_LB_V_FORWARD);
+	/* a backend, from another port than its service's */
+	reply_of(&f, "10.2.0.1", 8081, &r, 9);
+	reply_untouched(&r, PA_LB_V_FORWARD);
+	ck_assert_int_eq(lb_stat("nat_reply_unmatched"),
+		RTE_DIM(fleet_svc) * FLEET_N);
+}
+END_TEST
+
+/* 10.3.0.1:8080 is a backend of two nat services (x, y); the udp one
+ * has it on another protocol. */
+#define SVC_SHARED \
+	"{'name': 'x', 'vip': '10.0.0.30', 'port': 80, 'proto': 'tcp'," \
+	" 'forward': 'nat', 'backends': [{'addr': '10.3.0.1', 'port': 8080}," \
+	" {'addr': '10.3.0.2', 'port': 8080}]}," \
+	"{'name': 'y', 'vip': '10.0.0.31', 'port': 80, 'proto': 'tcp'," \
+	" 'forward': 'nat', 'backends': [{'addr': '10.3.0.3', 'port': 8080}," \
+	" {'addr': '10.3.0.1', 'port': 8080}]}," \
+	"{'name': 'xu', 'vip': '10.0.0.30', 'port': 53, 'proto': 'udp'," \
+	" 'forward': 'nat', 'backends': [{'addr': '10.3.0.1', 'port': 8080}]}"
+
+static const char *const x_bes[] = { "10.3.0.1", "10.3.0.2" };
+static const char *const y_bes[] = { "10.3.0.3", "10.3.0.1" };
+
+/* The index entry of backend @p addr:@p port/@p proto (NULL: none). */
+static const struct lb_rev_ent *
+rev_of(const char *addr, uint16_t port, uint8_t proto)
+{
+	struct pa_ip_addr a = addr_of(addr);
+	const struct lb_table *t = lb->live;
+
+	if (t->rev == NULL)
+		return NULL;
+	return lb_rev_find(t->rev, a.family == AF_INET ? 4 : 6, proto,
+		rte_cpu_to_be_16(port), pa_ip_bytes(&a));
+}
+
+/* Does entry @p e list service @p name with backend @p addr? */
+static bool
+rev_lists(const struct lb_rev_ent *e, const char *name, const char *addr)
+{
+	const struct lb_table *t = lb->live;
+	struct pa_ip_addr a = addr_of(addr);
+	unsigned int i;
+
+	for (i = 0; i < e->n; i++) {
+		const struct lb_rev_ref *r = &t->rev->ref[e->first + i];
+		const struct lb_svc *s = t->svc[r->slot];
+
+		if (strcmp(s->name, name) == 0 && r->be < s->n_be &&
+		    pa_ip_equal(&s->be[r->be].addr, &a))
+			return true;
+	}
+	return false;
+}
+
+START_TEST(test_nat_reply_index_lists_every_nat_service_of_a_backend)
+{
+	const struct lb_rev_ent *e;
+	char err[PA_CONFIG_ERR_MAX];
+
+	setup_lb(SVC_SHARED "," SVC_WEB4 "," SVC_NAT6);
+	e = rev_of("10.3.0.1", 8080, IPPROTO_TCP);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->n, 2);
+	ck_assert(rev_lists(e, "x", "10.3.0.1") && rev_lists(e, "y", "10.3.0.1"));
+	e = rev_of("10.3.0.2", 8080, IPPROTO_TCP);
+	ck_assert(e != NULL && e->n == 1 && rev_lists(e, "x", "10.3.0.2"));
+	e = rev_of("10.3.0.3", 8080, IPPROTO_TCP);
+	ck_assert(e != NULL && e->n == 1 && rev_lists(e, "y", "10.3.0.3"));
+	e = rev_of("10.3.0.1", 8080, IPPROTO_UDP);
+	ck_assert(e != NULL && e->n == 1 && rev_lists(e, "xu", "10.3.0.1"));
+	e = rev_of("2001:db8:2::2", 5353, IPPROTO_UDP);
+	ck_assert(e != NULL && e->n == 1 && rev_lists(e, "nat6u",
+		"2001:db8:2::2"));
+	ck_assert_ptr_null(rev_of("10.3.0.1", 8081, IPPROTO_TCP));
+	ck_assert_ptr_null(rev_of("10.3.0.9", 8080, IPPROTO_TCP));
+	/* ipip backends are no nat backends */
+	ck_assert_ptr_null(rev_of("10.1.0.1", 80, IPPROTO_TCP));
+
+	/* it follows the tables: backends deleted, added, down */
+	ck_assert_int_eq(delete_backend("y", "10.3.0.1"), 0);
+	e = rev_of("10.3.0.1", 8080, IPPROTO_TCP);
+	ck_assert(e != NULL && e->n == 1 && rev_lists(e, "x", "10.3.0.1"));
+	ck_assert_int_eq(add_backend("y", "{'addr': '10.3.0.9', 'port': 8080}"),
+		0);
+	e = rev_of("10.3.0.9", 8080, IPPROTO_TCP);
+	ck_assert(e != NULL && e->n == 1 && rev_lists(e, "y", "10.3.0.9"));
+	ck_assert_int_eq(set_state("x", "10.3.0.2", PA_LB_DOWN), 0);
+	e = rev_of("10.3.0.2", 8080, IPPROTO_TCP);
+	ck_assert(e != NULL && e->n == 1 && rev_lists(e, "x", "10.3.0.2"));
+	ck_assert_int_eq(pa_lb_service_delete(lb, "x", err, sizeof(err)), 0);
+	ck_assert_ptr_null(rev_of("10.3.0.2", 8080, IPPROTO_TCP));
+	ck_assert_ptr_null(rev_of("10.3.0.1", 8080, IPPROTO_TCP));
+	/* no nat service, no index */
+	ck_assert_int_eq(pa_lb_service_delete(lb, "y", err, sizeof(err)), 0);
+	ck_assert_int_eq(pa_lb_service_delete(lb, "xu", err, sizeof(err)), 0);
+	ck_assert_int_eq(pa_lb_service_delete(lb, "nat6", err, sizeof(err)), 0);
+	ck_assert_int_eq(pa_lb_service_delete(lb, "nat6u", err, sizeof(err)),
+		0);
+	ck_assert_ptr_null(lb->live->rev);
+}
+END_TEST
+
+START_TEST(test_nat_reply_of_a_backend_of_two_services_is_translated_only_when_one_explains_it)
+{
+	static unsigned int bx[FLEET_N], by[FLEET_N];
+	unsigned int k, n_x = 0, n_y = 0, n_both = 0, n_none = 0;
+	struct pa_test_frame f, r;
+
+	/* appliance A: each client to both VIPs, from the same port */
+	setup_lb(SVC_SHARED);
+	for (k = 0; k < FLEET_N; k++) {
+		fleet_flow(&f, k, false, "10.0.0.30", IPPROTO_TCP, 80);
+		bx[k] = check_nat(&f, x_bes, 2, 8080);
+		fleet_flow(&f, k, false, "10.0.0.31", IPPROTO_TCP, 80);
+		by[k] = check_nat(&f, y_bes, 2, 8080);
+	}
+	/* appliance B: 10.3.0.1's replies to those clients */
+	setup_lb(SVC_SHARED);
+	for (k = 0; k < FLEET_N; k++) {
+		bool x = bx[k] == 0, y = by[k] == 1;
+
+		fleet_flow(&f, k, false, "10.0.0.30", IPPROTO_TCP, 80);
+		reply_of(&f, "10.3.0.1", 8080, &r, 3);
+		if (x && y) {
+			reply_untouched(&r, PA_LB_V_NAT_AMBIGUOUS);
+			n_both++;
+		} else if (x) {
+			check_nat_reply(&r, "10.0.0.30", 80);
+			n_x++;
+		} else if (y) {
+			check_nat_reply(&r, "10.0.0.31", 80);
+			n_y++;
+		} else {
+			reply_untouched(&r, PA_LB_V_FORWARD);
+			n_none++;
+		}
+	}
+	ck_assert(n_x > 0 && n_y > 0 && n_both > 0 && n_none > 0);
+	ck_assert_int_eq(lb_stat("nat_reply_ambiguous"), n_both);
+	ck_assert_int_eq(lb_stat("nat_reply_stateless"), n_x + n_y);
+	ck_assert_int_eq(lb_stat("nat_reply_unmatched"), n_none);
+}
+END_TEST
+
+#define SVC_RR \
+	"{'name': 'rr', 'vip': '10.0.0.40', 'port': 80, 'proto': 'tcp'," \
+	" 'scheduler': 'rr', 'forward': 'nat', 'backends':" \
+	" [{'addr': '10.4.0.1', 'port': 8080}, {'addr': '10.4.0.2', 'port': 8080}]}"
+#define SVC_MG \
+	"{'name': 'mg', 'vip': '10.0.0.41', 'port': 80, 'proto': 'tcp'," \
+	" 'forward': 'nat', 'backends':" \
+	" [{'addr': '10.4.0.1', 'port': 8080}, {'addr': '10.4.0.3', 'port': 8080}]}"
+
+static const char *const rr_bes[] = { "10.4.0.1", "10.4.0.2" };
+static const char *const mg_bes[] = { "10.4.0.1", "10.4.0.3" };
+
+START_TEST(test_nat_reply_of_a_non_maglev_service_is_translated_only_with_its_flow)
+{
+	static unsigned int bm[FLEET_N];
+	unsigned int k, n_amb = 0, n_none = 0, be;
+	struct pa_test_frame f, r;
+
+	setup_lb(SVC_RR);
+	/* no flow: neither backend's reply is translated */
+	for (k = 0; k < FLEET_N; k++) {
+		fleet_flow(&f, k, false, "10.0.0.40", IPPROTO_TCP, 80);
+		reply_of(&f, rr_bes[k % 2], 8080, &r, 3);
+		reply_untouched(&r, PA_LB_V_FORWARD);
+	}
+	ck_assert_int_eq(lb_stat("nat_reply_unmatched"), FLEET_N);
+	/* with its flow, as ever */
+	fleet_flow(&f, 1, false, "10.0.0.40", IPPROTO_TCP, 80);
+	be = check_nat(&f, rr_bes, 2, 8080);
+	reply_of(&f, rr_bes[be], 8080, &r, 3);
+	check_nat_reply(&r, "10.0.0.40", 80);
+	ck_assert_int_eq(lb_stat("nat_replies"), 1);
+
+	/* a maglev service sharing the backend: its agreement is not
+	 * enough, the rr service may have sent the flow there */
+	setup_lb(SVC_RR "," SVC_MG);
+	for (k = 0; k < FLEET_N; k++) {
+		fleet_flow(&f, k, false, "10.0.0.41", IPPROTO_TCP, 80);
+		bm[k] = check_nat(&f, mg_bes, 2, 8080);
+	}
+	setup_lb(SVC_RR "," SVC_MG);
+	for (k = 0; k < FLEET_N; k++) {
+		fleet_flow(&f, k, false, "10.0.0.41", IPPROTO_TCP, 80);
+		reply_of(&f, "10.4.0.1", 8080, &r, 3);
+		if (bm[k] == 0) {
+			reply_untouched(&r, PA_LB_V_NAT_AMBIGUOUS);
+			n_amb++;
+		} else {
+			reply_untouched(&r, PA_LB_V_FORWARD);
+			n_none++;
+		}
+	}
+	ck_assert(n_amb > 0 && n_none > 0);
+	ck_assert_int_eq(lb_stat("nat_reply_ambiguous"), n_amb);
+	ck_assert_int_eq(lb_stat("nat_reply_unmatched"), n_none);
+}
+END_TEST
+
+START_TEST(test_nat_reply_without_a_flow_follows_the_current_maglev_choice)
+{
+	static unsigned int be[FLEET_N];
+	unsigned int k, moved = 0, kept = 0;
+	struct pa_test_frame f, r;
+	struct rte_mbuf *m;
 
 	setup_lb(SVC_NAT4);
-	frame_l4(&f, "198.51.100.7", "10.0.0.20", IPPROTO_TCP, 40000, 80,
-		TCP_SYN, 0);
-	be = check_nat(&f, nat4_bes, 2, 8080);
-	/* the same backend and port, another client port: no flow */
-	frame_l4(&f, "198.51.100.7", "10.0.0.20", IPPROTO_TCP, 40001, 80,
-		TCP_SYN, 0);
-	reply_of(&f, nat4_bes[be], 8080, &r, 9);
-	m = mbuf_of(&r);
-	ck_assert_uint_eq(process1(m, T0), PA_LB_V_FORWARD);
-	ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), r.len);
-	ck_assert(memcmp(rte_pktmbuf_mtod(m, const uint8_t *), r.b, r.len) == 0);
-	rte_pktmbuf_free(m);
-	ck_assert_int_eq(lb_stat("nat_replies"), 0);
+	for (k = 0; k < FLEET_N; k++) {
+		fleet_flow(&f, k, false, "10.0.0.20", IPPROTO_TCP, 80);
+		be[k] = check_nat(&f, nat4_bes, 2, 8080);
+	}
+	/* the fresh appliance has lost 10.2.0.1 (down): its replies are no
+	 * Maglev choice any more */
+	setup_lb(SVC_NAT4);
+	ck_assert_int_eq(set_state("nat4", "10.2.0.1", PA_LB_DOWN), 0);
+	for (k = 0; k < FLEET_N; k++) {
+		fleet_flow(&f, k, false, "10.0.0.20", IPPROTO_TCP, 80);
+		reply_of(&f, nat4_bes[be[k]], 8080, &r, 3);
+		if (be[k] == 0) {
+			reply_untouched(&r, PA_LB_V_FORWARD);
+			moved++;
+		} else {
+			m = mbuf_of(&r);
+			REQUIRE(process1(m, T0 + 5) == PA_LB_V_FORWARD);
+			REQUIRE(memcmp(rte_pktmbuf_mtod(m, uint8_t *) + r.l3 +
+				12, "\x0a\x00\x00\x14", 4) == 0);
+			rte_pktmbuf_free(m);
+			kept++;
+		}
+	}
+	ck_assert(moved > 0 && kept > 0);
+	ck_assert_int_eq(lb_stat("nat_reply_unmatched"), moved);
+	ck_assert_int_eq(lb_stat("nat_reply_stateless"), kept);
 }
 END_TEST
 
@@ -3087,7 +3467,13 @@ lb_suite(void)
 	tcase_add_test(tc, test_nat_checksums_equal_full_recomputation_for_many_random_packets);
 	tcase_add_test(tc, test_nat_checksums_are_exact_whatever_the_original_checksum);
 	tcase_add_test(tc, test_nat_reply_of_a_known_flow_gets_the_vip_and_service_port_as_source);
-	tcase_add_test(tc, test_nat_reply_without_a_flow_is_left_unchanged);
+	tcase_add_test(tc, test_client_hash_is_the_parsers_hash_of_the_clients_flow);
+	tcase_add_test(tc, test_nat_reply_without_a_flow_is_translated_as_the_appliance_with_the_flow_would);
+	tcase_add_test(tc, test_nat_reply_without_a_flow_from_a_backend_maglev_did_not_choose_is_left_unchanged);
+	tcase_add_test(tc, test_nat_reply_index_lists_every_nat_service_of_a_backend);
+	tcase_add_test(tc, test_nat_reply_of_a_backend_of_two_services_is_translated_only_when_one_explains_it);
+	tcase_add_test(tc, test_nat_reply_of_a_non_maglev_service_is_translated_only_with_its_flow);
+	tcase_add_test(tc, test_nat_reply_without_a_flow_follows_the_current_maglev_choice);
 	tcase_add_test(tc, test_dsr_changes_only_the_destination_mac_to_the_backends);
 	tcase_add_test(tc, test_non_vip_traffic_and_icmp_echo_replies_to_the_vip_are_untouched);
 	tcase_add_test(tc, test_service_with_all_backends_down_gives_no_backend);
