@@ -51,6 +51,8 @@
 
 /** Every drop reason. */
 #define PA_CAPTURE_ALL_REASONS		((1u << PA_DROP_MAX) - 1)
+_Static_assert(PA_DROP_MAX < 32,
+		"capture filters drop reasons in a 32-bit mask");
 
 /** Bounds of an RPC capture: defaults and limits. */
 #define PA_CAPTURE_DEFAULT_MAX_PACKETS	10000ull
