@@ -623,7 +623,10 @@ set_route() {
 		return 0
 		;;
 	[1-3])
-		[ "$arg" -le "$NAPPS" ] || die "route: lab '$NAME' has $NAPPS appliance slot(s): expected 1..$NAPPS or none, got '$arg'"
+		if [ "$arg" -gt "$NAPPS" ]; then
+			[ "$NAPPS" -gt 1 ] || die "route: the $TOPO lab '$NAME' has one appliance: expected 1 or none, got '$arg'"
+			die "route: lab '$NAME' has $NAPPS appliance slots: expected 1..$NAPPS or none, got '$arg'"
+		fi
 		if [ "$TOPO" = one-armed ]; then
 			hops=(via "$(app_lan_addr "$arg")" dev "$RTR_BR")
 		else
