@@ -236,6 +236,7 @@ def test_bgp_announce_ecmp_drain_kill9_restart(lab, apps):
         held.kill()
 
     # kill -9 of appliance 2: BFD tells the router at once
+    lab.wait_bfd([1, 2])
     t0 = time.monotonic()
     lab.kill9(d2)
     lab.wait_routes(lab.fleet_routes([1]), timeout=30)

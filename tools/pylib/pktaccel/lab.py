@@ -318,6 +318,32 @@ class Lab:
                                                        "protocols")))
             time.sleep(every)
 
+    def bfd_up(self):
+        """The router's BFD sessions that are Up: {neighbour address}."""
+        up = set()
+        for ln in self.birdc("rtr", "show", "bfd", "sessions").splitlines():
+            f = ln.split()
+            if len(f) >= 3 and f[2] == "Up":
+                up.add(f[0])
+        return up
+
+    def wait_bfd(self, apps, timeout=60):
+        """With BFD on: until the router's BFD sessions with appliances
+        apps (both families) are Up, so that a failure is seen by BFD
+        (a session comes up a second or two after its BGP session)."""
+        if not self.bfd:
+            return
+        want = {self.nexthop(k, v) for k in apps
+                for v in ("10.0.0.1", "::1")}
+        deadline = time.monotonic() + timeout
+        while not want <= self.bfd_up():
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    "BFD sessions with %s not up within %ds:\n%s" % (
+                        sorted(want), timeout,
+                        self.birdc("rtr", "show", "bfd", "sessions")))
+            time.sleep(0.1)
+
     def birdc(self, where, *cmd):
         r = sh([LAB_SH, "birdc", where, "--name", self.name] + list(cmd))
         return r.stdout.decode(errors="replace")
