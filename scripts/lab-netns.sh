@@ -683,7 +683,7 @@ EOF
 
 bird_bfd() {
 	cat <<EOF
-protocol bfd {
+protocol bfd bfd1 {
 	interface "$1" {
 		min rx interval 100 ms;
 		min tx interval 100 ms;
@@ -703,8 +703,10 @@ bird_conf_app() {
 log stderr all;
 router id $(app_peer_addr "$k");
 
+# the kernel_if comes and goes with pktaccel: BIRD may miss the new
+# interface's first netlink messages, a scan every second finds it
 protocol device {
-	scan time 10;
+	scan time 1;
 }
 
 # pktaccel's VIP host routes (/32, /128, dev $APP_KIF, proto 201) in kernel
@@ -715,14 +717,14 @@ ipv6 table vip6;
 protocol kernel vips4 {
 	kernel table $ANNOUNCE_TABLE;
 	learn;			# routes BIRD did not make: pktaccel's
-	scan time 10;		# netlink tells BIRD at once; this is a resync
+	scan time 2;		# netlink tells BIRD at once; this is a resync
 	ipv4 { table vip4; import all; export none; };
 }
 
 protocol kernel vips6 {
 	kernel table $ANNOUNCE_TABLE;
 	learn;
-	scan time 10;
+	scan time 2;
 	ipv6 { table vip6; import all; export none; };
 }
 

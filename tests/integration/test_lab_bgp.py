@@ -250,9 +250,10 @@ def test_bgp_announce_ecmp_drain_kill9_restart(lab, apps):
     print("kill -9 -> router dropped appliance 2 in %.2f s (%s)"
           % (took, info))
 
-    # restart: announced again
+    # restart: announced again, BFD up again
     d2 = apps(2)
     lab.wait_routes(both, timeout=90)
+    lab.wait_bfd([1, 2])
 
     # SIGTERM: withdrawn first (drain_s), then the appliance stops
     assert d2.stop(timeout=60) == 0, d2.describe()
