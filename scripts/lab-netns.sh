@@ -370,6 +370,13 @@ wait_tcp_listen() {
 	return 1
 }
 
+# --bgp: up to three appliances share two CPUs with BIRD, the kernels and
+# the servers: their idle workers sleep ("adaptive") instead of polling,
+# so that BFD's packets are answered in time
+bgp_pipeline() {
+	printf '"mode": "rtc", "idle": {"mode": "adaptive"}'
+}
+
 # --bgp: an IPv6 VIP (dsr over the backends' IPv6 addresses) besides the
 # IPv4 ones; nothing without --bgp.
 bgp_services() {
@@ -391,7 +398,7 @@ EOF
 
 write_config() {
 	local k=$1 f="$STATE/app$1.json" wan_next backends="" b nat_backends="" udp_backends=""
-	local wan_addr lan_addr kif="" announce=""
+	local wan_addr lan_addr kif="" announce="" pipeline="\"mode\": \"rtc\""
 	wan_addr="\"$(app_wan_addr "$k")/24\""
 	lan_addr="\"$(app_lan_addr "$k")/24\""
 	if [ "$STATIC_NEIGH" -eq 1 ]; then
@@ -408,6 +415,7 @@ write_config() {
    \"kernel_if\": \"$APP_KIF\""
 		announce="
  \"announce\": {\"table\": $ANNOUNCE_TABLE, \"drain_s\": $DRAIN_S},"
+		pipeline="$(bgp_pipeline)"
 	fi
 	for b in $(seq 1 "$NB"); do
 		[ -n "$backends" ] && backends="$backends,"
@@ -428,7 +436,7 @@ write_config() {
   {"name": "lan", "devargs": "net_af_packet1,iface=$APP_LAN_IF", "peer": "wan",
    "addr": [$lan_addr]}
  ],
- "pipeline": {"mode": "rtc"},$announce
+ "pipeline": {$pipeline},$announce
  "acl": {"default": "permit"},
  "lb": {
   "local_addr": "$(app_lan_addr "$k")",
@@ -461,7 +469,7 @@ EOF
 # reaches the kernel).
 write_config_one_armed() {
 	local k=$1 f="$STATE/app$1.json" next backends="" b nat_backends=""
-	local addr announce=""
+	local addr announce="" pipeline="\"mode\": \"rtc\""
 	addr="\"$(app_lan_addr "$k")/24\""
 	if [ "$STATIC_NEIGH" -eq 1 ]; then
 		next="\"gateway_mac\": \"$RTR_BR_MAC\""
@@ -472,6 +480,7 @@ write_config_one_armed() {
 		addr="$addr, \"$(app_lan_addr6 "$k")/64\""
 		announce="
  \"announce\": {\"table\": $ANNOUNCE_TABLE, \"drain_s\": $DRAIN_S},"
+		pipeline="$(bgp_pipeline)"
 	fi
 	for b in $(seq 1 "$NB"); do
 		[ -n "$backends" ] && backends="$backends,"
@@ -487,7 +496,7 @@ write_config_one_armed() {
   {"name": "$APP_ARM_IF", "devargs": "net_af_packet0,iface=$APP_ARM_IF",
    "addr": [$addr], $next, "kernel_if": "$APP_ARM_KIF"}
  ],
- "pipeline": {"mode": "rtc"},$announce
+ "pipeline": {$pipeline},$announce
  "acl": {"default": "permit"},
  "lb": {
   "flow_table": {"size": 65536, "tcp_fin_timeout": 2},
@@ -710,7 +719,8 @@ protocol device {
 }
 
 # pktaccel's VIP host routes (/32, /128, dev $APP_KIF, proto 201) in kernel
-# table $ANNOUNCE_TABLE: there while the appliance is ready and not draining
+# table $ANNOUNCE_TABLE: there while the appliance is ready and not draining;
+# only those (krt_source 201) are taken
 ipv4 table vip4;
 ipv6 table vip6;
 
@@ -718,14 +728,14 @@ protocol kernel vips4 {
 	kernel table $ANNOUNCE_TABLE;
 	learn;			# routes BIRD did not make: pktaccel's
 	scan time 2;		# netlink tells BIRD at once; this is a resync
-	ipv4 { table vip4; import all; export none; };
+	ipv4 { table vip4; import where krt_source = 201; export none; };
 }
 
 protocol kernel vips6 {
 	kernel table $ANNOUNCE_TABLE;
 	learn;
 	scan time 2;
-	ipv6 { table vip6; import all; export none; };
+	ipv6 { table vip6; import where krt_source = 201; export none; };
 }
 
 $(bird_bfd "$APP_KIF")
