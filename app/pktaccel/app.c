@@ -262,6 +262,24 @@ start_excp(struct pa_app *app, char *err, size_t err_len)
 	return 0;
 }
 
+/* Readiness, drain and (live mode, "announce") the VIP routes: stale
+ * routes of a killed daemon are removed here. */
+static int
+start_health(struct pa_app *app, char *err, size_t err_len)
+{
+	struct pa_health_opts ho = {
+		.cfg = app->cfg,
+		.ports = app->ports,
+		.pl = app->pl,
+		.lb = app->lb,
+		.tables_loaded = app->acl != NULL && app->lb != NULL,
+		.announce = app->opt.replay_in == NULL,
+	};
+
+	app->health = pa_health_create(&ho, err, err_len);
+	return app->health == NULL ? -EINVAL : 0;
+}
+
 /* The RPC subsystems and the context the registry hands their methods. */
 static void
 bind_rpc(struct pa_app *app, bool bind)
@@ -280,6 +298,7 @@ bind_rpc(struct pa_app *app, bool bind)
 	pa_rpc_bind("lb", bind ? &app->lb_rpc : NULL);
 	pa_rpc_bind("neigh", bind ? app->neigh : NULL);
 	pa_rpc_bind("capture", bind ? app->capture : NULL);
+	pa_rpc_bind("health", bind ? app->health : NULL);
 	app->rpc_bound = bind;
 }
 
@@ -287,6 +306,12 @@ static int
 metrics_render(void *arg, char **text, size_t *len)
 {
 	return pa_metrics_scrape(arg, text, len);
+}
+
+static int
+health_render(void *arg, char **text, size_t *len, unsigned int *code)
+{
+	return pa_health_http(arg, text, len, code);
 }
 
 /* The RPC socket (live mode, or a replay given -s) and the metrics
@@ -315,13 +340,17 @@ start_servers(struct pa_app *app, char *err, size_t err_len)
 	}
 	ctrl->neigh = app->neigh;
 	ctrl->excp = app->excp;
+	ctrl->health = app->health;
 	ctrl->src = (struct pa_metrics_sources){ .pl = app->pl,
-		.acl = app->acl, .lb = app->lb, .rpc = ctrl->server };
+		.acl = app->acl, .lb = app->lb, .rpc = ctrl->server,
+		.health = app->health };
 	if (cfg->metrics.enabled) {
 		struct pa_metrics_http_opts mo = {
 			.listen = cfg->metrics.listen,
 			.render = metrics_render,
 			.render_arg = &ctrl->src,
+			.health = health_render,
+			.health_arg = app->health,
 		};
 
 		ctrl->http = pa_metrics_http_create(&mo, err, err_len);
@@ -349,6 +378,7 @@ start_threads(struct pa_app *app, char *err, size_t err_len)
 		snprintf(err, err_len, "cannot launch the data-path lcores");
 		return -EINVAL;
 	}
+	pa_health_set_started(app->health);
 	if (ctrl->server == NULL && ctrl->http == NULL)
 		return 0;
 	if (ctrl->telemetry)
@@ -369,7 +399,7 @@ pa_app_start(struct pa_app *app, bool no_mp, char *err, size_t err_len)
 {
 	static int (*const steps[])(struct pa_app *, char *, size_t) = {
 		start_ports, start_capture, start_pipeline, start_acl,
-		start_lb, start_neigh, start_excp,
+		start_lb, start_neigh, start_excp, start_health,
 	};
 	unsigned int i;
 	int ret;
@@ -425,12 +455,40 @@ replay_finished(const struct pa_app *app)
 		pa_pipeline_rings_empty(app->pl);
 }
 
+/*
+ * A signal arrived: stop now (false) or drain first (true while the
+ * drain lasts). SIGTERM with "announce" drains: the VIPs are withdrawn
+ * and the data path keeps forwarding for announce.drain_s seconds (the
+ * routers move the flows away meanwhile). SIGINT, a second signal, or no
+ * drain_s: stop now (the stop withdraws first anyway).
+ */
+static bool
+draining_on_signal(struct pa_app *app, double *drain_t0)
+{
+	uint32_t drain_s = app->cfg->announce.drain_s;
+
+	if (*app->signals > 1 || !*app->first_is_term ||
+	    !app->cfg->announce.present || drain_s == 0 ||
+	    app->opt.replay_in != NULL || app->health == NULL)
+		return false;
+	if (*drain_t0 == 0) {
+		*drain_t0 = pa_clock_s();
+		pa_health_request_drain(app->health);
+		RTE_LOG(NOTICE, USER1,
+			"pktaccel: SIGTERM: VIPs withdrawn, forwarding for %u s before stopping (a second signal stops now)\n",
+			drain_s);
+	}
+	return pa_clock_s() - *drain_t0 < (double)drain_s;
+}
+
 void
 pa_app_run(struct pa_app *app)
 {
 	bool replay = app->opt.replay_in != NULL;
+	double drain_t0 = 0;
 
-	while (!app->quit && *app->signals == 0) {
+	while (!app->quit &&
+	       (*app->signals == 0 || draining_on_signal(app, &drain_t0))) {
 		/* A replay is watched closely (its end, its drops), and so is
 		 * a running capture (its ring is drained here); otherwise a
 		 * live daemon's main lcore only waits for a signal, and its
@@ -441,6 +499,9 @@ pa_app_run(struct pa_app *app)
 
 		if (!app->ctrl.running)
 			pa_neigh_poll(app->neigh, pa_neigh_now_ms());
+		else
+			(void)pa_health_backstop(app->health,
+				(uint64_t)pa_clock_ms(), false);
 		pa_capture_poll(app->capture);
 		/* done: every packet forwarded or dropped, and what the
 		 * neighbour subsystem had to answer sent */
@@ -505,9 +566,28 @@ stop_ports(struct pa_app *app, bool ok)
 			in_use);
 }
 
+/* Withdraw the VIPs before anything stops: the control thread does it
+ * at its next poll (bounded), and pa_health_destroy() is the backstop. */
+static void
+stop_announcing(struct pa_app *app)
+{
+	double t0 = pa_clock_s();
+	struct timespec nap = { 0, 1000 * 1000 };
+
+	pa_health_set_stopping(app->health);
+	while (app->ctrl.running && pa_health_routes(app->health) != 0 &&
+	       pa_clock_s() - t0 < 0.5)
+		nanosleep(&nap, NULL);
+	/* the control thread could not (blocked behind a stalled lcore) */
+	if (app->ctrl.running && pa_health_routes(app->health) != 0)
+		(void)pa_health_backstop(app->health, (uint64_t)pa_clock_ms(),
+			true);
+}
+
 void
 pa_app_stop(struct pa_app *app, bool ok)
 {
+	stop_announcing(app);
 	/* Nobody drains the capture ring while the lcores stop: they must
 	 * not wait for room in it. */
 	pa_capture_quiesce(app->capture);
@@ -520,6 +600,8 @@ pa_app_stop(struct pa_app *app, bool ok)
 	stop_ctrl(&app->ctrl);
 	if (app->rpc_bound)
 		bind_rpc(app, false);
+	pa_health_destroy(app->health);
+	app->health = NULL;
 	/* Before the ports: what is still queued goes back to their pools. */
 	pa_capture_destroy(app->capture);
 	app->capture = NULL;

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "pa_acl.h"
+#include "pa_announce.h"
 #include "pa_capture.h"
 #include "pa_config.h"
 #include "pa_excp.h"
@@ -42,6 +43,7 @@ struct pa_app_opts {
 	const char *drivers_config;
 	const char *capture_dir;
 	bool stay;
+	bool withdraw_routes;		/**< --withdraw-routes: clean up, exit */
 };
 
 /**
@@ -57,6 +59,7 @@ struct pa_app_ctrl {
 	struct pa_metrics_sources src;
 	struct pa_neigh *neigh;
 	struct pa_excp *excp;		/**< NULL: no kernel_if */
+	struct pa_health *health;	/**< readiness and routes */
 	pthread_t tid;
 	volatile bool stop;
 	bool running;
@@ -82,6 +85,7 @@ struct pa_app {
 	struct pa_lb *lb;
 	struct pa_neigh *neigh;
 	struct pa_excp *excp;		/**< NULL: no kernel_if (or replay) */
+	struct pa_health *health;	/**< readiness, drain, announce */
 	/* contexts of the RPC subsystems that need more than one object */
 	struct pa_acl_rpc_ctx acl_rpc;
 	struct pa_lb_rpc_ctx lb_rpc;
@@ -92,6 +96,8 @@ struct pa_app {
 	/** Signals received (main's handler counts them): one asks for a
 	 * clean stop, a second one stops waiting for full queues. */
 	const volatile sig_atomic_t *signals;
+	/** The first of them was SIGTERM (drains first, announce.drain_s). */
+	const volatile sig_atomic_t *first_is_term;
 	volatile bool quit;		/**< the "shutdown" method */
 	double t0;			/**< when the lcores were launched */
 	bool replay_done;

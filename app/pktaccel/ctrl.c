@@ -2,11 +2,13 @@
 /*
  * The control thread: the JSON-RPC server, the metrics HTTP server, the
  * telemetry mailbox, the neighbour timers and the exception path
- * (kernel_if) in one poll loop.
+ * (kernel_if), readiness and the announced routes (lib/announce) in
+ * one poll loop.
  */
 #include <poll.h>
 
 #include "app.h"
+#include "pa_clock.h"
 
 #define CTRL_POLL_MS		50	/* RPC polled at least this often */
 #define NEIGH_POLL_MS		10	/* control wait between neighbour polls */
@@ -47,6 +49,9 @@ pa_app_ctrl_main(void *arg)
 			if (ht >= 0 && ht < timeout)
 				timeout = ht;
 		}
+		ht = pa_health_poll(t->health, (uint64_t)pa_clock_ms());
+		if (t->health != NULL && ht < timeout)
+			timeout = ht;
 		(void)poll(pfd, (nfds_t)n, timeout);	/* EINTR: go round */
 		if (t->neigh != NULL)
 			pa_neigh_poll(t->neigh, pa_neigh_now_ms());
@@ -61,6 +66,9 @@ pa_app_ctrl_main(void *arg)
 			pa_metrics_http_run(t->http);
 		if (t->telemetry)
 			pa_metrics_telemetry_run();
+		/* readiness and the routes: after the RPCs that may have
+		 * changed the VIPs or the drain */
+		(void)pa_health_poll(t->health, (uint64_t)pa_clock_ms());
 	}
 	return NULL;
 }

@@ -29,6 +29,7 @@
 #define MAX_EAL_ARGS		128
 
 static volatile sig_atomic_t quit_signals;
+static volatile sig_atomic_t first_is_term;
 
 static void
 usage(FILE *f, const char *prog)
@@ -55,12 +56,17 @@ usage(FILE *f, const char *prog)
 "                           the 'shutdown' method\n"
 "      --capture-dir DIR    where capture_start writes its files (default\n"
 "                           " PA_CAPTURE_DEFAULT_DIR ")\n"
+"      --withdraw-routes    remove the VIP routes (protocol 201) of the\n"
+"                           configuration's announce.table, then exit: the\n"
+"                           clean-up after a killed daemon (no EAL)\n"
 "      --version            print the version and exit\n"
 "  -h, --help               this help\n"
 "\n"
 "Replay prints a JSON summary as the last line of stdout:\n"
 "  {\"rx_packets\":N,\"tx_packets\":N,\"dropped_packets\":N,\"drops\":{...},\"mbufs_in_use\":0}\n"
-"SIGINT/SIGTERM stop cleanly (a second SIGINT stops waiting for full queues).\n"
+"SIGINT/SIGTERM stop cleanly (a second SIGINT stops waiting for full queues);\n"
+"with \"announce\" SIGTERM drains first (VIPs withdrawn, forwarding kept for\n"
+"announce.drain_s seconds), SIGINT stops at once; a second signal ends a drain.\n"
 "Without -l/-c/--lcores among the EAL options the daemon maps the lcores its\n"
 "configuration needs onto the CPUs it may run on.\n",
 		prog, prog);
@@ -71,7 +77,8 @@ parse_options(int argc, char **argv, struct pa_app_opts *o, char *err,
 		size_t err_len)
 {
 	enum { OPT_REPLAY = 256, OPT_REPLAY_OUT, OPT_REPLAY_DROPS, OPT_STAY,
-		OPT_VERSION, OPT_DRIVERS_CONFIG, OPT_CAPTURE_DIR };
+		OPT_VERSION, OPT_DRIVERS_CONFIG, OPT_CAPTURE_DIR,
+		OPT_WITHDRAW_ROUTES };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "rpc-socket", required_argument, NULL, 's' },
@@ -81,6 +88,7 @@ parse_options(int argc, char **argv, struct pa_app_opts *o, char *err,
 		{ "stay", no_argument, NULL, OPT_STAY },
 		{ "drivers-config", required_argument, NULL, OPT_DRIVERS_CONFIG },
 		{ "capture-dir", required_argument, NULL, OPT_CAPTURE_DIR },
+		{ "withdraw-routes", no_argument, NULL, OPT_WITHDRAW_ROUTES },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -121,6 +129,9 @@ parse_options(int argc, char **argv, struct pa_app_opts *o, char *err,
 				return -EINVAL;
 			}
 			o->capture_dir = optarg;
+			break;
+		case OPT_WITHDRAW_ROUTES:
+			o->withdraw_routes = true;
 			break;
 		case OPT_VERSION:
 			printf("pktaccel %s (DPDK %s)\n", PA_VERSION, rte_version());
@@ -280,10 +291,43 @@ build_eal_args(int eal_argc, char **eal_argv, const struct pa_app_opts *o,
 	return 0;
 }
 
+/*
+ * --withdraw-routes: what a killed daemon left in announce.table (its
+ * routes of protocol PA_ANNOUNCE_RTPROT) removed, without EAL; for the
+ * systemd unit's ExecStopPost. Nothing to do without "announce".
+ */
+static int
+withdraw_routes(const struct pa_config *cfg, char *err, size_t err_len)
+{
+	struct pa_announce_nl nl;
+	unsigned int removed = 0;
+	int ret;
+
+	if (!cfg->announce.present) {
+		printf("pktaccel: no \"announce\" in the configuration: no routes to remove\n");
+		return 0;
+	}
+	ret = pa_announce_nl_open(&nl, PA_ANNOUNCE_NL_TIMEOUT_MS);
+	if (ret == 0) {
+		ret = pa_announce_nl_flush(&nl, cfg->announce.table,
+			PA_ANNOUNCE_RTPROT, &removed);
+		pa_announce_nl_close(&nl);
+	}
+	if (ret != 0) {
+		snprintf(err, err_len, "cannot remove the routes of table %u: %s",
+			cfg->announce.table, strerror(-ret));
+		return ret;
+	}
+	printf("pktaccel: removed %u route(s) of protocol %d from table %u\n",
+		removed, PA_ANNOUNCE_RTPROT, cfg->announce.table);
+	return 0;
+}
+
 static void
 on_signal(int sig)
 {
-	RTE_SET_USED(sig);
+	if (quit_signals == 0)
+		first_is_term = sig == SIGTERM;
 	quit_signals++;
 }
 
@@ -302,6 +346,7 @@ main(int argc, char **argv)
 
 	rte_openlog_stream(stderr);
 	app.signals = &quit_signals;
+	app.first_is_term = &first_is_term;
 
 	/* From here on a signal means a clean stop, during start-up too. */
 	memset(&sa, 0, sizeof(sa));
@@ -331,6 +376,10 @@ main(int argc, char **argv)
 
 	if (pa_app_load(&app, err, sizeof(err)) != 0)
 		goto out;
+	if (app.opt.withdraw_routes) {
+		ok = withdraw_routes(app.cfg, err, sizeof(err)) == 0;
+		goto out;
+	}
 	eal_args[0] = argv[0];
 	if (build_eal_args(eal_argc, argv, &app.opt, app.cfg, eal_args,
 			&n_eal, lcores_arg, sizeof(lcores_arg), err,

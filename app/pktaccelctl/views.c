@@ -9,6 +9,7 @@
  * (e.g. from a newer daemon) to the generic printer.
  */
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "pktaccelctl.h"
@@ -265,6 +266,78 @@ print_lb_service_list(const json_t *r)
 }
 
 /*
+ * health_get: a verdict line ("ready", "NOT READY", "draining"), the
+ * reasons one a line, a table of the services (vip, port, proto,
+ * backends, usable, announced), the lcores that make no progress, and
+ * the announced routes. @return false for a result of another shape.
+ */
+static bool
+print_health_get(const json_t *r)
+{
+	static const char *const head[] = {
+		"vip", "port", "proto", "backends", "usable_backends",
+		"announced", NULL
+	};
+	const json_t *ready = json_object_get(r, "ready");
+	const json_t *draining = json_object_get(r, "draining");
+	const json_t *reasons = json_object_get(r, "reasons");
+	const json_t *services = json_object_get(r, "services");
+	const json_t *lcores = json_object_get(r, "lcores");
+	const json_t *an = json_object_get(r, "announce");
+	const json_t *v, *routes;
+	json_t *rows, *row;
+	const char *key;
+	size_t i;
+
+	if (!json_is_boolean(ready) || !json_is_boolean(draining) ||
+	    !json_is_array(reasons) || !json_is_object(services))
+		return false;
+	printf("%s%s\n", json_is_true(ready) ? "ready" : "NOT READY",
+		json_is_true(draining) ? ", draining (VIPs withdrawn)" : "");
+	json_array_foreach(reasons, i, v)
+		printf("  - %s\n", json_string_value(v) != NULL ?
+			json_string_value(v) : "?");
+	json_object_foreach((json_t *)(uintptr_t)lcores, key, v)
+		if (json_is_false(json_object_get(v, "progress")))
+			printf("  lcore %s: stalled for %lld ms\n", key,
+				(long long)json_integer_value(json_object_get(v,
+					"stalled_ms")));
+	if (json_is_object(an)) {
+		routes = json_object_get(an, "routes");
+		printf("announce: table %lld proto %lld dev %s, %zu route(s)",
+			(long long)json_integer_value(json_object_get(an, "table")),
+			(long long)json_integer_value(json_object_get(an,
+				"protocol")),
+			json_string_value(json_object_get(an, "dev")) != NULL ?
+			json_string_value(json_object_get(an, "dev")) : "?",
+			json_array_size(routes));
+		json_array_foreach(routes, i, v)
+			printf("%s%s", i == 0 ? ": " : ", ",
+				json_string_value(v) != NULL ?
+				json_string_value(v) : "?");
+		printf("\n");
+	} else {
+		printf("announce: off\n");
+	}
+	if (json_object_size(services) == 0)
+		return true;
+	rows = json_array();
+	if (rows == NULL)
+		return true;
+	json_object_foreach((json_t *)(uintptr_t)services, key, v) {
+		row = json_object();
+		if (row == NULL || json_array_append_new(rows, row) != 0)
+			break;
+		json_object_set_new(row, "service", json_string(key));
+		copy_keys(row, v, head);
+	}
+	printf("\n");
+	ctl_fmt_table(rows, 0);
+	json_decref(rows);
+	return true;
+}
+
+/*
  * Per-method output: either a formatter (result → what the generic
  * printer shows) or a printer of its own (true: printed).
  */
@@ -275,6 +348,7 @@ static const struct view {
 } views[] = {
 	{ "acl_rule_list", format_acl_rule_list, NULL },
 	{ "lb_service_list", NULL, print_lb_service_list },
+	{ "health_get", NULL, print_health_get },
 };
 
 /* The method's entry in views[], or NULL. */

@@ -115,6 +115,9 @@ struct pa_config_pipeline {
 	bool latency;			/**< per-packet latency histograms,
 					 * default true */
 	struct pa_config_idle idle;
+	/** "stall_ms": a worker lcore whose loop has not moved for this
+	 * long makes the appliance not ready (lib/announce), default 1000 */
+	uint32_t stall_ms;
 };
 
 enum pa_acl_action {
@@ -198,6 +201,13 @@ struct pa_config_lb {
 	struct pa_config_service *services;
 };
 
+/** "announce": VIP host routes in a kernel table (lib/announce). */
+struct pa_config_announce {
+	bool present;			/**< "announce" key in the document */
+	uint32_t table;			/**< routing table, 1..2^32-1 but 253-255 */
+	uint32_t drain_s;		/**< SIGTERM: seconds of drain, default 0 */
+};
+
 struct pa_config_metrics {
 	bool present;			/**< "metrics" key in the document */
 	bool enabled;			/**< false for "metrics": null */
@@ -227,6 +237,7 @@ struct pa_config {
 	struct pa_config_pipeline pipeline;
 	struct pa_config_acl acl;
 	struct pa_config_lb lb;
+	struct pa_config_announce announce;
 	struct pa_config_metrics metrics;
 	struct pa_config_rpc rpc;
 };
@@ -335,6 +346,7 @@ enum pa_config_order {
 	PA_CONFIG_ORDER_PIPELINE = 20,	/**< lib/pipeline/pipeline_config.c */
 	PA_CONFIG_ORDER_ACL = 30,	/**< lib/acl/acl_config.c */
 	PA_CONFIG_ORDER_LB = 40,	/**< lib/lb/lb_config.c */
+	PA_CONFIG_ORDER_ANNOUNCE = 45,	/**< lib/announce/announce_config.c */
 	PA_CONFIG_ORDER_METRICS = 50,	/**< lib/config/config.c */
 	PA_CONFIG_ORDER_RPC = 60,	/**< lib/config/config.c */
 };

@@ -20,6 +20,7 @@
 #include <rte_version.h>
 
 #include "pa_acl.h"
+#include "pa_announce.h"
 #include "pa_config.h"
 #include "pa_lb.h"
 #include "pa_metrics.h"
@@ -702,6 +703,66 @@ collect_http(struct ctx *c, struct pa_metrics_http *http)
 	emit_u(c, C, "pktaccel_http_responses_total", help, hc.bad_method, &l);
 	l = lbl(1, "code", "500");
 	emit_u(c, C, "pktaccel_http_responses_total", help, hc.failed, &l);
+	l = lbl(1, "code", "503");
+	emit_u(c, C, "pktaccel_http_responses_total", help, hc.unavailable, &l);
+}
+
+/* Readiness, drain and the announced routes (lib/announce). */
+static void
+collect_health(struct ctx *c, const struct pa_health *h)
+{
+	struct pa_health_snapshot *s = malloc(sizeof(*s));
+	struct labels l = { 0 };
+	char id[16];
+	unsigned int i;
+
+	if (s == NULL) {
+		c->rc = -ENOMEM;
+		return;
+	}
+	pa_health_snapshot(h, s);
+	emit_u(c, G, "pktaccel_ready",
+		"1 when ports are up, tables loaded and every worker lcore makes progress.",
+		s->ready, &l);
+	emit_u(c, G, "pktaccel_draining",
+		"1 while draining (health_set or SIGTERM): VIPs withdrawn, forwarding on.",
+		s->draining, &l);
+	emit_u(c, C, "pktaccel_not_ready_transitions_total",
+		"Times the appliance went from ready to not ready.",
+		s->not_ready_transitions, &l);
+	for (i = 0; i < s->n_lcores; i++) {
+		snprintf(id, sizeof(id), "%u", s->lcore_id[i]);
+		l = lbl(1, "lcore", id);
+		emit_u(c, G, "pktaccel_lcore_stalled",
+			"1 while a data-path lcore's loop has not moved for pipeline.stall_ms.",
+			s->lcore_stalled[i], &l);
+		emit_u(c, C, "pktaccel_lcore_stalls_total",
+			"Times a data-path lcore was found stalled.",
+			s->lcore_stalls[i], &l);
+	}
+	if (s->announce) {
+		l.n = 0;
+		emit_u(c, G, "pktaccel_announced_routes",
+			"VIP host routes in the announce table now.", s->routes, &l);
+		emit_u(c, G, "pktaccel_announce_vips",
+			"Distinct VIPs of the services (routes when ready and not draining).",
+			s->vips, &l);
+		emit_u(c, C, "pktaccel_announce_route_adds_total",
+			"VIP routes added to the announce table.", s->route_adds, &l);
+		emit_u(c, C, "pktaccel_announce_route_deletes_total",
+			"VIP routes withdrawn from the announce table.",
+			s->route_deletes, &l);
+		emit_u(c, C, "pktaccel_announce_route_errors_total",
+			"Route changes the kernel refused or did not answer (retried).",
+			s->route_errors, &l);
+		emit_u(c, C, "pktaccel_announce_route_reasserts_total",
+			"Installed VIP routes re-added (every 5 s: one deleted by hand comes back).",
+			s->route_reasserts, &l);
+		emit_u(c, C, "pktaccel_announce_backstop_flushes_total",
+			"Times the main thread withdrew the routes for a control thread blocked behind a stalled lcore.",
+			s->backstop_flushes, &l);
+	}
+	free(s);
 }
 
 /* The data path's totals, drops by reason, and its parts. */
@@ -786,6 +847,8 @@ pa_metrics_collect(struct pa_metrics *m, const struct pa_metrics_sources *src)
 	collect_rpc(&c, src->rpc);
 	if (src->http != NULL)
 		collect_http(&c, src->http);
+	if (src->health != NULL)
+		collect_health(&c, src->health);
 out:
 	if (have_pl)
 		pa_pipeline_snapshot_free(&pl);

@@ -27,6 +27,8 @@ struct pa_metrics_http {
 	struct MHD_Daemon *d;
 	pa_metrics_render_cb render;
 	void *render_arg;
+	pa_metrics_health_cb health;
+	void *health_arg;
 	struct pa_metrics_http_counters cnt;
 };
 
@@ -134,6 +136,40 @@ reply(struct MHD_Connection *conn, unsigned int code, const char *body,
 	return ret;
 }
 
+/* GET /health: 200 when ready and not draining, else 503; the body says
+ * why (JSON, one line). */
+static enum MHD_Result
+reply_health(struct pa_metrics_http *h, struct MHD_Connection *conn)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	unsigned int code = 0;
+	char *text = NULL;
+	size_t len = 0;
+
+	if (h->health(h->health_arg, &text, &len, &code) != 0 || text == NULL) {
+		free(text);
+		h->cnt.failed++;
+		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, failed_page,
+			sizeof(failed_page) - 1, MHD_RESPMEM_PERSISTENT, false);
+	}
+	r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	if (r == NULL) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+		"application/json");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (code == MHD_HTTP_OK)
+		h->cnt.ok++;
+	else
+		h->cnt.unavailable++;
+	ret = MHD_queue_response(conn, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		const char *method, const char *version,
@@ -153,7 +189,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	/* answered on the first call, before any body is read: a body is
 	 * never wanted, and libmicrohttpd closes the connection after the
 	 * answer when one was left unread */
-	if (strcmp(url, "/metrics") != 0 && strcmp(url, "/") != 0) {
+	if (strcmp(url, "/metrics") != 0 && strcmp(url, "/") != 0 &&
+	    (strcmp(url, "/health") != 0 || h->health == NULL)) {
 		h->cnt.not_found++;
 		return reply(conn, MHD_HTTP_NOT_FOUND, not_found_page,
 			sizeof(not_found_page) - 1, MHD_RESPMEM_PERSISTENT, false);
@@ -170,6 +207,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		return reply(conn, MHD_HTTP_OK, index_page,
 			sizeof(index_page) - 1, MHD_RESPMEM_PERSISTENT, false);
 	}
+	if (strcmp(url, "/health") == 0)
+		return reply_health(h, conn);
 	if (h->render(h->render_arg, &text, &len) != 0 || text == NULL) {
 		free(text);
 		h->cnt.failed++;
@@ -233,6 +272,8 @@ pa_metrics_http_create(const struct pa_metrics_http_opts *o, char *err,
 	}
 	h->render = o->render;
 	h->render_arg = o->render_arg;
+	h->health = o->health;
+	h->health_arg = o->health_arg;
 	fd = open_listener(o->listen, err, err_len);
 	if (fd < 0) {
 		free(h);

@@ -111,6 +111,7 @@ struct pa_acl;
 struct pa_lb;
 struct pa_rpc_server;
 struct pa_metrics_http;
+struct pa_health;
 
 /** Where the collector and the telemetry commands read from; any may be
  * NULL (its metrics are left out). Control thread only. */
@@ -120,6 +121,7 @@ struct pa_metrics_sources {
 	struct pa_lb *lb;
 	struct pa_rpc_server *rpc;
 	struct pa_metrics_http *http;
+	struct pa_health *health;	/**< readiness, drain, routes */
 };
 
 /**
@@ -152,6 +154,13 @@ int pa_metrics_scrape(const struct pa_metrics_sources *src, char **text,
 typedef int (*pa_metrics_render_cb)(void *arg, char **text, size_t *len);
 
 /**
+ * Produce the body (malloc'd, JSON) and the status of GET /health.
+ * @return 0, or -errno (answered 500).
+ */
+typedef int (*pa_metrics_health_cb)(void *arg, char **text, size_t *len,
+		unsigned int *code);
+
+/**
  * Listener and limits; 0 in a field means its default. Limits a client
  * meets (docs/metrics.md, "Limits"): at most max_conns connections at once
  * (more are accepted and closed at once), conn_memory bytes per connection
@@ -166,11 +175,15 @@ struct pa_metrics_http_opts {
 	unsigned int timeout_s;
 	pa_metrics_render_cb render;
 	void *render_arg;
+	/** GET /health (NULL: 404) */
+	pa_metrics_health_cb health;
+	void *health_arg;
 };
 
 /** Responses counted by status (pa_metrics_http_counters()). */
 struct pa_metrics_http_counters {
-	uint64_t ok;			/**< 200: /metrics and / */
+	uint64_t ok;			/**< 200: /metrics, /health and / */
+	uint64_t unavailable;		/**< 503: /health, not ready or draining */
 	uint64_t not_found;		/**< 404: any other path */
 	uint64_t bad_method;		/**< 405: not GET or HEAD */
 	uint64_t failed;		/**< 500: rendering failed */

@@ -17,6 +17,11 @@
 #define CFG_MAX_SPIN_POLLS	100000000
 #define CFG_DEFAULT_MAX_SLEEP_US	100
 #define CFG_MAX_MAX_SLEEP_US	10000
+/* The watchdog (lib/announce): at least 10 of the longest idle naps
+ * (CFG_MAX_MAX_SLEEP_US), so a napping lcore is never taken for stalled. */
+#define CFG_DEFAULT_STALL_MS	1000
+#define CFG_MIN_STALL_MS	100
+#define CFG_MAX_STALL_MS	600000
 
 static const char *const stage_names[PA_CONFIG_STAGE_MAX + 1] = {
 	[PA_CONFIG_STAGE_RX] = "rx",
@@ -156,6 +161,8 @@ static const struct pa_decode_field pipeline_fields[] = {
 	  PIPELINE(tx_drain_us) },
 	{ .name = "latency", .type = PA_DECODE_BOOL, PIPELINE(latency) },
 	{ .name = "idle", .type = PA_DECODE_CUSTOM, .decode = pipeline_idle },
+	{ .name = "stall_ms", .type = PA_DECODE_INT, .min = CFG_MIN_STALL_MS,
+	  .max = CFG_MAX_STALL_MS, PIPELINE(stall_ms) },
 };
 
 static void
@@ -171,6 +178,7 @@ pipeline_defaults(struct pa_config *cfg, const struct pa_config_opts *opts)
 	pl->idle.mode = PA_IDLE_BUSY;
 	pl->idle.spin_polls = CFG_DEFAULT_SPIN_POLLS;
 	pl->idle.max_sleep_us = CFG_DEFAULT_MAX_SLEEP_US;
+	pl->stall_ms = CFG_DEFAULT_STALL_MS;
 }
 
 static int
@@ -221,6 +229,7 @@ pipeline_to_json(const struct pa_config *cfg, json_t **out)
 			"mode", idle_mode_names[pl->idle.mode],
 			"spin_polls", (json_int_t)pl->idle.spin_polls,
 			"max_sleep_us", (json_int_t)pl->idle.max_sleep_us));
+	rc |= json_object_set_new(o, "stall_ms", json_integer(pl->stall_ms));
 	if (rc != 0)
 		goto fail;
 	*out = o;

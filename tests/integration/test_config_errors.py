@@ -92,6 +92,21 @@ BAD = [
     ("lb_backend_addr_garbage",
      [(["lb", "services", 0, "backends", 0, "addr"], "10.1.0.300")],
      "$.lb.services[0].backends[0].addr"),
+    ("stall_ms_too_small", [(["pipeline", "stall_ms"], 50)],
+     "$.pipeline.stall_ms"),
+    ("announce_table_zero", [(["announce"], {"table": 0})],
+     "$.announce.table"),
+    ("announce_table_local", [(["announce"], {"table": 255})],
+     "$.announce.table"),
+    ("announce_table_main", [(["announce"], {"table": 254})],
+     "$.announce.table"),
+    ("announce_table_missing", [(["announce"], {"drain_s": 5})],
+     "$.announce.table"),
+    ("announce_drain_s_too_long", [(["announce"], {"table": 100,
+                                                   "drain_s": 3601})],
+     "$.announce.drain_s"),
+    ("announce_unknown_key", [(["announce"], {"table": 100, "dev": "x"})],
+     "$.announce.dev"),
 ]
 
 
@@ -234,3 +249,17 @@ def test_live_mode_missing_port(tmp_path):
                "-s", pautil.unique("missing", ".sock")], timeout=60)
     assert res.rc not in (0, None), res
     assert "p0" in _last_line(res.stderr), res
+
+
+def test_live_announce_without_kernel_if(tmp_path):
+    """announce needs a routed port with kernel_if (the routes' device)."""
+    conf = pautil.write_json(str(tmp_path / "announce.json"), {
+        "ports": [{"name": "p0", "devargs": "net_null0",
+                   "addr": ["198.51.100.5/24"]}],
+        "announce": {"table": 100}})
+    res = run([DAEMON, "--no-huge", "--no-shconf", "--no-pci", "-m", "256",
+               "-l", "0,1", "--", "-c", conf,
+               "-s", pautil.unique("i14d-noif", ".sock")], timeout=60)
+    assert res.rc not in (0, None), res
+    line = _last_line(res.stderr)
+    assert "$.announce" in line and "kernel_if" in line, res

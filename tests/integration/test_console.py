@@ -57,6 +57,16 @@ def test_object_result_readable(shared):
     assert "rx_packets" in r.stdout and "malformed" in r.stdout, r
 
 
+def test_health_get_readable(shared):
+    """health_get: a verdict line, then the announce state (off in a
+    replay) and the services table."""
+    r = ctl("-s", shared.sock, "health_get")
+    assert r.rc == 0, r
+    first = r.stdout.splitlines()[0]
+    assert first in ("ready", "NOT READY"), r.stdout
+    assert "announce: off" in r.stdout, r.stdout
+
+
 def test_key_value_params_are_sent(shared):
     """stats_get takes no parameters: key=value must reach the daemon as
     params and come back as -32602 (exit 1, message on stderr)."""

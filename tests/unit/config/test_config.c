@@ -922,6 +922,55 @@ START_TEST(test_round_trip_of_empty_and_replay_documents)
 }
 END_TEST
 
+START_TEST(test_announce_and_stall_ms_load_and_round_trip)
+{
+	struct pa_config_opts replay = { .replay = true };
+	struct pa_config *cfg = must_load(J({"ports": [{"name": "p",
+			"devargs": "net_null0", "addr": ["198.51.100.5/24"]},
+			{"name": "q", "devargs": "net_null1",
+			"addr": ["203.0.113.5/24"], "kernel_if": "pa1"}],
+			"pipeline": {"stall_ms": 250},
+			"announce": {"table": 4294967295, "drain_s": 3600}}), NULL);
+	struct pa_config *again;
+	json_t *j, *j2;
+
+	ck_assert(cfg->announce.present);
+	ck_assert_uint_eq(cfg->announce.table, 4294967295u);
+	ck_assert_uint_eq(cfg->announce.drain_s, 3600);
+	ck_assert_uint_eq(cfg->pipeline.stall_ms, 250);
+	j = pa_config_to_json(cfg);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+		json_object_get(j, "announce"), "drain_s")), 3600);
+	again = pa_config_load_json(j, NULL, err, sizeof(err));
+	ck_assert_msg(again != NULL, "%s", err);
+	j2 = pa_config_to_json(again);
+	ck_assert(json_equal(j, j2));
+	json_decref(j);
+	json_decref(j2);
+	pa_config_free(again);
+	pa_config_free(cfg);
+
+	/* drain_s defaults to 0; no "announce": absent from the output */
+	cfg = must_load(J({"ports": [{"name": "p", "devargs": "net_null0",
+			"addr": ["198.51.100.5/24"], "kernel_if": "pa0"}],
+			"announce": {"table": 1}}), NULL);
+	ck_assert_uint_eq(cfg->announce.drain_s, 0);
+	pa_config_free(cfg);
+	cfg = must_load("{}", NULL);
+	ck_assert(!cfg->announce.present);
+	ck_assert_uint_eq(cfg->pipeline.stall_ms, 1000);
+	j = pa_config_to_json(cfg);
+	ck_assert_ptr_null(json_object_get(j, "announce"));
+	json_decref(j);
+	pa_config_free(cfg);
+	/* replay: the ports are replaced, announce is kept (and unused) */
+	cfg = must_load(J({"announce": {"table": 100}}), &replay);
+	ck_assert(cfg->announce.present);
+	pa_config_free(cfg);
+}
+END_TEST
+
 START_TEST(test_to_json_writes_defaults_explicitly)
 {
 	struct pa_config *cfg = must_load(J({"acl": {"rules": [{"id": 7, "action": "permit"}]},
@@ -935,7 +984,7 @@ START_TEST(test_to_json_writes_defaults_explicitly)
 	expect = json_loads(J({
 		"pipeline": {"mode": "rtc", "ring_size": 1024, "burst": 32, "tx_drain_us": 100,
 			"latency": true, "idle": {"mode": "busy", "spin_polls": 1000,
-			"max_sleep_us": 100}},
+			"max_sleep_us": 100}, "stall_ms": 1000},
 		"acl": {"default": "permit", "non_ip": "forward", "rules": [
 			{"id": 7, "priority": 0, "src": "any", "dst": "any", "sport": "any",
 			 "dport": "any", "proto": "any", "action": "permit"}]},
@@ -1187,6 +1236,23 @@ static const struct err_case err_cases[] = {
 	{ "max_sleep_us zero", J({"pipeline": {"idle": {"max_sleep_us": 0}}}), "$.pipeline.idle.max_sleep_us: 0 out of range 1..10000" },
 	{ "max_sleep_us above 10 ms", J({"pipeline": {"idle": {"max_sleep_us": 10001}}}), "$.pipeline.idle.max_sleep_us: 10001 out of range 1..10000" },
 	{ "max_sleep_us as a real", J({"pipeline": {"idle": {"max_sleep_us": 50.5}}}), "$.pipeline.idle.max_sleep_us: expected an integer, got a real number" },
+	{ "stall_ms below 100", J({"pipeline": {"stall_ms": 99}}), "$.pipeline.stall_ms: 99 out of range 100..600000" },
+	{ "stall_ms above 10 minutes", J({"pipeline": {"stall_ms": 600001}}), "$.pipeline.stall_ms: 600001 out of range 100..600000" },
+	{ "stall_ms not a number", J({"pipeline": {"stall_ms": "1s"}}), "$.pipeline.stall_ms: expected an integer, got a string" },
+	/* announce */
+	{ "announce must be an object", J({"announce": 100}), "$.announce: expected an object" },
+	{ "announce needs a table", J({"announce": {"drain_s": 5}}), "$.announce.table: required key missing" },
+	{ "announce table 0 (unspec)", J({"announce": {"table": 0}}), "$.announce.table: 0 out of range 1..4294967295" },
+	{ "announce table 255 (local)", J({"announce": {"table": 255}}), "$.announce.table: 255 is a reserved table" },
+	{ "announce table 254 (main)", J({"announce": {"table": 254}}), "$.announce.table: 254 is a reserved table" },
+	{ "announce table 253 (default)", J({"announce": {"table": 253}}), "$.announce.table: 253 is a reserved table" },
+	{ "announce table above 32 bits", J({"announce": {"table": 4294967296}}), "$.announce.table: 4294967296 out of range 1..4294967295" },
+	{ "announce table negative", J({"announce": {"table": -5}}), "$.announce.table: -5 out of range 1..4294967295" },
+	{ "announce drain_s negative", J({"announce": {"table": 100, "drain_s": -1}}), "$.announce.drain_s: -1 out of range 0..3600" },
+	{ "announce drain_s above an hour", J({"announce": {"table": 100, "drain_s": 3601}}), "$.announce.drain_s: 3601 out of range 0..3600" },
+	{ "announce unknown key", J({"announce": {"table": 100, "proto": 201}}), "$.announce.proto: unknown key" },
+	{ "announce without a kernel_if", J({"ports": [{"name": "p", "devargs": "net_null0", "addr": ["198.51.100.5/24"]}], "announce": {"table": 100}}), "$.announce: needs a routed port with \"kernel_if\"" },
+	{ "announce without ports", J({"announce": {"table": 100}}), "$.announce: needs a routed port with \"kernel_if\"" },
 	/* acl */
 	{ "acl must be an object", J({"acl": []}), "$.acl: expected an object" },
 	{ "unknown acl key", J({"acl": {"rulez": []}}), "$.acl.rulez: unknown key" },
@@ -1771,6 +1837,7 @@ config_suite(void)
 	tcase_add_test(tc, test_round_trip_of_every_field);
 	tcase_add_test(tc, test_round_trip_of_empty_and_replay_documents);
 	tcase_add_test(tc, test_to_json_writes_defaults_explicitly);
+	tcase_add_test(tc, test_announce_and_stall_ms_load_and_round_trip);
 	tcase_add_test(tc, test_round_trip_keeps_flow_table_and_writes_it_explicitly);
 	tcase_add_test(tc, test_to_json_writes_ports_with_promisc_peer_and_addr);
 	tcase_add_test(tc, test_port_role_decides_promisc_unless_given);
