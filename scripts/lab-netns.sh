@@ -372,9 +372,11 @@ wait_tcp_listen() {
 
 # --bgp: up to three appliances share two CPUs with BIRD, the kernels and
 # the servers: their idle workers sleep ("adaptive") instead of polling,
-# so that BFD's packets are answered in time
+# so that BFD's packets are answered in time; and a worker kept off its
+# CPU for a second by a busy host is not a stall that withdraws the
+# appliance (stall_ms: 5 s instead of 1 s)
 bgp_pipeline() {
-	printf '"mode": "rtc", "idle": {"mode": "adaptive"}'
+	printf '"mode": "rtc", "idle": {"mode": "adaptive"}, "stall_ms": 5000'
 }
 
 # --bgp: an IPv6 VIP (dsr over the backends' IPv6 addresses) besides the

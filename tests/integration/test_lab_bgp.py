@@ -23,9 +23,7 @@ routes. No static route to the VIPs anywhere.
 
 Root, network namespaces and BIRD 2 needed; skipped with the reason
 otherwise. Events, not timings, bound every wait (generous deadlines:
-the CI machine has 2 CPUs). A daemon that does not know "announce" yet
-gets its part played by the harness (pktaccel.lab: routes added to table
-100 by hand, removed on drain, gone with the TAP on stop or kill)."""
+the CI machine has 2 CPUs)."""
 
 import os
 import re
@@ -215,9 +213,8 @@ def test_bgp_announce_ecmp_drain_kill9_restart(lab, apps):
         first = {c["i"]: c["backend"] for c in held.conns}
         assert all(c["error"] is None for c in held.conns), held.conns
         lab.drain(d1)
-        if not d1.emulated:
-            h = d1.call("health_get")
-            assert h["draining"] is True, h
+        h = d1.call("health_get")
+        assert h["draining"] is True and h["ready"] is True, h
         lab.wait_routes(lab.fleet_routes([2]), timeout=30)
         assert lab.app_routes(1) == [], lab.app_routes(1)
         rnd = held.round()

@@ -191,35 +191,14 @@ class Lab:
     def start_app(self, k, workdir, mutate=None, check_neigh=True):
         """Start appliance k (1..APPS) in its namespace on the lab's
         config (mutate(cfg) may change it); returns the Daemon once its
-        socket answers.
-
-        A daemon that does not know "announce" yet (it refuses the key)
-        is started without it, and the lab plays its part (d.emulated):
-        the VIP host routes are added to the announce table by hand once
-        it answers, removed by drain(); they go with its kernel_if when it
-        stops or dies, as the real ones do."""
+        socket answers."""
         cfg = copy.deepcopy(self.config(k))
         if mutate is not None:
             mutate(cfg)
         d = self._spawn(k, workdir, cfg)
-        emulated = False
-        try:
-            d.wait_ready(60)
-        except AssertionError:
-            if "announce" not in cfg or d.alive() or \
-                    "$.announce: unknown key" not in d.stderr:
-                raise
-            announce = cfg.pop("announce")
-            d = self._spawn(k, workdir, cfg)
-            d.wait_ready(60)
-            cfg["announce"] = announce
-            emulated = True
+        d.wait_ready(60)
         d.cfg = cfg
         d.k = k
-        d.emulated = emulated
-        d.draining = False
-        if emulated:
-            self._emulate_routes(d, True)
 
         if check_neigh and not self.static_neigh:
             methods = d.call("rpc_get_methods")
@@ -254,23 +233,10 @@ class Lab:
             out += [e["dst"] for e in json.loads(r.stdout.decode() or "[]")]
         return sorted(out)
 
-    def _emulate_routes(self, d, on):
-        """The daemon's announce, played by hand (start_app)."""
-        kif = self.env["APP%d_KERNEL_IF" % d.k]
-        for v in self.vips(d.cfg):
-            sh(["ip", "-n", self.env["NS_APP%d" % d.k], "route",
-                "replace" if on else "del",
-                v + ("/128" if ":" in v else "/32"), "dev", kif, "table",
-                self.env["ANNOUNCE_TABLE"], "proto", "201"], check=on)
-
     def drain(self, d, draining=True):
         """health_set {"draining": ...}: the appliance withdraws (or
         announces again) its VIPs and keeps forwarding."""
-        if d.emulated:
-            self._emulate_routes(d, not draining)
-        else:
-            assert d.call("health_set", {"draining": draining}) is True
-        d.draining = draining
+        assert d.call("health_set", {"draining": draining}) is True
 
     def kill9(self, d):
         """kill -9: the appliance dies at once (its kernel_if with it)."""
