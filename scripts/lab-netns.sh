@@ -38,12 +38,12 @@ Usage: $PROG up|down|status|route|env|bfd|birdc|bird-conf [options]
 
 Options:
   -n, --name NAME      lab name, 1-12 of [a-z0-9] (default: lab); the
-                       namespaces are pa-NAME-cli, -rtr, -app1, -app2, -beK
+                       namespaces are pa-NAME-cli, -rtr, -appK, -beK
   -b, --backends N     backends, 3..9 (default 3); up only
       --one-armed      up only: the one-armed topology (same as
-                       "--topology one-armed"): one appliance slot, app1,
-                       with a single routed port "arm" on the backends'
-                       bridge next to the router, the VIPs routed to it;
+                       "--topology one-armed"): appliance slots (app1, and
+                       more with --apps) with a single routed port "arm"
+                       each on the backends' bridge next to the router;
                        the other commands read the topology from the lab
       --topology T     up only: "two-armed" (the default) or "one-armed"
       --apps N         up only: appliance slots, app1..appN: two-armed 2..3
@@ -65,7 +65,7 @@ Options:
 
 Everything created is recorded under $STATE_ROOT/NAME/; "down" removes
 only what is recorded there, and "up" refuses to reuse a namespace it did
-not create. The appliance configurations for the two slots are written
+not create. The appliance configurations of the slots are written
 there too (app1.json .. appN.json), and with --bgp the BIRD configurations
 (bird-rtr.conf, bird-appK.conf), control sockets and logs.
 EOF
