@@ -383,7 +383,7 @@ def test_bgp_one_armed_two_slots(tmp_path):
     if why is not None:
         pytest.skip(why)
     labutil.reap_stale_labs()
-    lab = Lab("o%d" % os.getpid(), STATIC_NEIGH, topology="one-armed",
+    lab = Lab("q%d" % os.getpid(), STATIC_NEIGH, topology="one-armed",
               bgp=True, apps=2)
     try:
         lab.up()

@@ -57,15 +57,16 @@ def namespaces_usable():
 
 
 def reap_stale_labs():
-    """Labs of earlier test runs ("t<pid>", "u<pid>", "o<pid>") whose process is
-    gone (killed by a timeout before its clean-up ran): take them down.
+    """Labs of earlier test runs ("t<pid>", "u<pid>", "o<pid>", "b<pid>",
+    "q<pid>") whose process is gone (killed by a timeout before its
+    clean-up ran): take them down.
     Only what lab-netns.sh recorded is touched."""
     try:
         names = os.listdir(STATE_ROOT)
     except OSError:
         return
     for n in names:
-        m = re.fullmatch(r"[tuob](\d+)", n)
+        m = re.fullmatch(r"[tuobq](\d+)", n)
         if m is None or not os.path.isdir(os.path.join(STATE_ROOT, n)):
             continue
         if os.path.exists("/proc/%s" % m.group(1)):
