@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Lab benchmark: real TCP and UDP through the live lab of
-scripts/lab-netns.sh (docs/lab.md), with one appliance and with two behind
-the router's ECMP route.
+scripts/lab-netns.sh (docs/lab.md), through one appliance. (Several
+appliances behind the ECMP routes BGP makes: perf/bench_fleet.py.)
 
   cps        connections per second: --conns connections (one HTTP request
              each, --concurrency at once) to the dsr and nat VIPs
@@ -11,11 +11,9 @@ the router's ECMP route.
              (no appliance): what the lab's kernels and Python servers
              allow at most
   loss       UDP datagrams lost (--rate per second from 16 flows) around a
-             drain (a backend set to drain and back to up), a rule change
-             (a drop rule for another source added and deleted) and an
-             appliance removal (ECMP over two, appliance 1 withdrawn from
-             the route and stopped); and held TCP connections broken by
-             each (--repeat times each)
+             drain (a backend set to drain and back to up) and a rule
+             change (a drop rule for another source added and deleted);
+             and held TCP connections broken by each (--repeat times each)
 
 Each figure is the median of --repeat runs. Writes
 perf/results/lab-<date>.json and prints a Markdown table (docs/lab.md).
@@ -67,16 +65,8 @@ def event_loss(lab, workdir, event, rate, repeat):
     src = lab.env["CLI_ADDRS"].split()
     for _ in range(repeat):
         d1 = lab.start_app(1, workdir, check_neigh=False)
-        d2 = None
-        if event == "removal":
-            d2 = lab.start_app(2, workdir, check_neigh=False)
-            for r in ("2", "1"):
-                lab.route(r)
-                lab.wait_service(vip)
-            lab.route("1,2")
-        else:
-            lab.route("1")
-            lab.wait_service(vip)
+        lab.route("1")
+        lab.wait_service(vip)
         held = lab.hold(vip, 30, src=src[0])
         probe = lab.udp_probe(vip, flows=16, rate=rate, src=src[0])
         time.sleep(1.0)
@@ -96,9 +86,6 @@ def event_loss(lab, workdir, event, rate, repeat):
                                      "action": "drop"})
             time.sleep(0.5)
             d1.call("acl_rule_delete", {"id": 77})
-        elif event == "removal":
-            lab.route("2")
-            d1.stop()
         took = time.monotonic() - t0
         time.sleep(1.0)
         rnd = held.round()
@@ -108,10 +95,8 @@ def event_loss(lab, workdir, event, rate, repeat):
         runs.append({"sent": pr["sent"], "lost": pr["lost"],
                      "event_s": took, "held": len(rnd),
                      "held_broken": broken})
-        for d in (d1, d2):
-            if d is not None and d.alive():
-                d.stop()
-        lab.route("1")
+        if d1.alive():
+            d1.stop()
     return {"lost": [r["lost"] for r in runs],
             "sent": [r["sent"] for r in runs],
             "held_broken": [r["held_broken"] for r in runs], "runs": runs}
@@ -152,28 +137,15 @@ def main():
                 res["load"]["direct"] = run_load(lab, be["addr"], 80,
                                                  a.conns, a.concurrency,
                                                  a.repeat)
-        for n_app in (1, 2):
-            ds = [lab.start_app(k, work, check_neigh=False)
-                  for k in range(1, n_app + 1)]
-            for k in range(n_app, 0, -1):
-                lab.route(str(k))
-                lab.wait_service(lab.env["VIP_DSR"])
-                if k == 1:      # nat replies return through appliance 1
-                    lab.wait_service(lab.env["VIP_NAT"])
-            lab.route("1,2" if n_app == 2 else "1")
-            for mode in ("dsr", "nat"):
-                if mode == "nat" and n_app == 2:
-                    continue    # nat replies return through appliance 1
-                key = "%s-%d" % (mode, n_app)
-                res["load"][key] = run_load(
-                    lab, lab.env["VIP_" + mode.upper()], 80, a.conns,
-                    a.concurrency, a.repeat)
-                res["load"][key]["flows_per_appliance"] = [
-                    d.call("stats_get")["lb"]["flows_created"] for d in ds]
-            for d in ds:
-                d.stop()
-            lab.route("1")
-        for ev in ("drain", "rule", "removal"):
+        d = lab.start_app(1, work, check_neigh=False)
+        lab.route("1")
+        for mode in ("dsr", "nat"):
+            lab.wait_service(lab.env["VIP_" + mode.upper()])
+            res["load"]["%s-1" % mode] = run_load(
+                lab, lab.env["VIP_" + mode.upper()], 80, a.conns,
+                a.concurrency, a.repeat)
+        d.stop()
+        for ev in ("drain", "rule"):
             res["loss"][ev] = event_loss(lab, work, ev, a.rate, a.repeat)
     finally:
         lab.down()

@@ -14,7 +14,8 @@ UDP: each datagram is answered, from the address it was sent to, with
 "<name> " followed by the datagram.
 
     lab-backend.py --lab LAB --name be1 --tcp 80 --tcp 8080 \\
-        --udp 10.30.0.11:5353 --udp 10.99.0.10:5353
+        --udp 10.30.0.11:5353 --udp 10.99.0.10:5353 \\
+        [--ipv6 --udp [fd00:30::11]:5353 --udp [fd00:99::10]:5353]
 """
 
 import argparse
@@ -82,13 +83,17 @@ async def main(a):
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, lambda: stop.done() or stop.set_result(0))
     servers = []
+    hosts = ["0.0.0.0", "::"] if a.ipv6 else "0.0.0.0"
     for port in a.tcp:
         servers.append(await asyncio.start_server(
-            http_handler(a.name), "0.0.0.0", port, backlog=1024,
+            http_handler(a.name), hosts, port, backlog=1024,
             reuse_address=True))
     for spec in a.udp:
         host, _, port = spec.rpartition(":")
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        fam = socket.AF_INET
+        if host.startswith("["):
+            host, fam = host.strip("[]"), socket.AF_INET6
+        s = socket.socket(fam, socket.SOCK_DGRAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         s.bind((host, int(port)))
@@ -106,5 +111,7 @@ if __name__ == "__main__":
     ap.add_argument("--name", required=True)
     ap.add_argument("--tcp", type=int, action="append", default=[])
     ap.add_argument("--udp", action="append", default=[],
-                    help="ADDR:PORT to answer UDP on")
+                    help="ADDR:PORT ([ADDR]:PORT for IPv6) to answer UDP on")
+    ap.add_argument("--ipv6", action="store_true",
+                    help="TCP on IPv6 too (the namespace has IPv6)")
     raise SystemExit(asyncio.run(main(ap.parse_args())))

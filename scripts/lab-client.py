@@ -250,7 +250,7 @@ async def cmd_udp(a):
     for i in range(a.flows):
         st = {"flow": i, "src": srcs[i % len(srcs)], "sent": 0,
               "seen": set(), "backends": {}, "errors": 0}
-        local = (st["src"] or "0.0.0.0",
+        local = (st["src"] or ("::" if ":" in a.vip else "0.0.0.0"),
                  a.sport_base + i if a.sport_base else 0)
         tr, _ = await loop.create_datagram_endpoint(
             lambda i=i, st=st: Probe(i, st), local_addr=local,

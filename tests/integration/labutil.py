@@ -11,8 +11,8 @@ import time
 
 import pautil  # puts tools/pylib on sys.path
 from pktaccel.lab import (  # noqa: E402,F401  (re-exported)
-    LAB_CLIENT, LAB_SH, SCRIPTS, STATE_ROOT, Held, Lab, UdpProbe, lab_cpus,
-    namespaces_usable, reap_stale_labs, sh)
+    LAB_CLIENT, LAB_SH, SCRIPTS, STATE_ROOT, Held, Lab, UdpProbe, bird_usable,
+    lab_cpus, namespaces_usable, reap_stale_labs, sh)
 
 
 class Capture:

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The live lab (scripts/lab-netns.sh, docs/lab.md): real TCP and UDP from
 a client namespace, through a router namespace, through pktaccel on
-net_af_packet, to backend namespaces that answer with their names; and
-two appliances behind the router's ECMP route (docs/scale-out.md).
+net_af_packet, to backend namespaces that answer with their names. One
+appliance behind the router's static route; the fleet (several
+appliances behind ECMP routes made by BGP) is test_lab_bgp.py's
+(docs/scale-out.md).
 
 Needs root and network namespaces; skipped otherwise. The appliance must
 answer ARP for its addresses (issue 7 item 0): without it the tests are
@@ -649,132 +651,3 @@ def test_tcpreplay_of_captured_traffic_reaches_the_backends(lab, apps,
                               sum(sent.values()))
     split = {f: b for f, b in where.items() if len(b) != 1}
     assert not split, "flows spread over several backends: %s" % split
-
-
-# ------------------------------------------------------------------ 3: fleet
-
-def _flows_created(d):
-    return d.call("stats_get")["lb"]["flows_created"]
-
-
-def test_fleet_behind_ecmp_agrees_on_backends(lab, apps):
-    """Two appliances, same configuration: the same connections (same
-    5-tuples) reach the same backends through either one; with the
-    router's ECMP route over both, each connection crosses exactly one
-    (the fleet's flows add up) and lands where both would send it."""
-    d1 = apps(1)
-    d2 = apps(2)
-    v = vip(lab, "dsr")
-    for r in ("2", "1"):
-        lab.route(r)
-        lab.wait_service(v)
-    src = client_addrs(lab)[0]
-    n = 120
-    base = 20000 + (os.getpid() % 24) * 500    # below the ephemeral ports
-    runs = []
-    for r, active, idle in (("1", d1, d2), ("2", d2, d1)):
-        lab.route(r)
-        f0 = (_flows_created(active), _flows_created(idle))
-        res = lab.burst(v, n, src=src, sport_base=base, concurrency=20)
-        f1 = (_flows_created(active), _flows_created(idle))
-        assert res["ok"] == n, failures(res)
-        assert f1[0] - f0[0] == n and f1[1] == f0[1], \
-            "route %s: flows created %s -> %s" % (r, f0, f1)
-        runs.append([c["backend"] for c in res["conns"]])
-    diff = [(base + i, a, b) for i, (a, b) in enumerate(zip(*runs))
-            if a != b]
-    assert not diff, "%d of %d flows reached another backend through " \
-        "appliance 2 than through appliance 1 (sport, 1, 2): %s" % (
-            len(diff), n, diff[:10])
-
-    lab.route("1,2")
-    f0 = (_flows_created(d1), _flows_created(d2))
-    m = 300
-    # fixed source ports, none used above: every connection is a 5-tuple
-    # of its own (ephemeral ports may come round again within a burst,
-    # and a tuple whose flow ended makes a second flow)
-    res = lab.burst(v, m, concurrency=30, src=",".join(client_addrs(lab)),
-                    sport_base=base + 200)
-    f1 = (_flows_created(d1), _flows_created(d2))
-    assert res["ok"] == m, failures(res)
-    share = (f1[0] - f0[0], f1[1] - f0[1])
-    assert share[0] > 0 and share[1] > 0, "ECMP used one appliance: %s" \
-        % (share,)
-    # each connection is one flow on exactly one appliance
-    flows = len({(c["src"], c["sport"]) for c in res["conns"]})
-    assert flows == m, "%d distinct 5-tuples of %d connections" % (flows, m)
-    assert share[0] + share[1] == flows, "flows created on the two " \
-        "appliances %s do not add up to the %d flows of %d connections" % (
-            share, flows, m)
-    t1, t2 = tracer(d1), tracer(d2)
-    try:
-        wrong = []
-        for c in res["conns"][::3]:
-            a = t1(c["src"], c["sport"], v, 80)["backend"]
-            b = t2(c["src"], c["sport"], v, 80)["backend"]
-            if not a == b == lab.by_name[c["backend"]]["addr"]:
-                wrong.append((c["src"], c["sport"], c["backend"], a, b))
-        assert not wrong, "appliances disagree or the connection went " \
-            "elsewhere: %s" % wrong[:10]
-    finally:
-        t1.close()
-        t2.close()
-    check_spread(lab, res["backends"], m, "fleet")
-
-
-def test_fleet_appliance_removed_flows_move_keep_backends(lab, apps):
-    """With ECMP over two appliances, appliance 1 is withdrawn from the
-    route and stopped: its open connections now cross appliance 2 and
-    carry on with the same backends, UDP flows too; new connections
-    work."""
-    d1 = apps(1)
-    d2 = apps(2)
-    v = vip(lab, "dsr")
-    for r in ("2", "1"):
-        lab.route(r)
-        lab.wait_service(v)
-    lab.route("1,2")
-    held = lab.hold(v, 40, src=",".join(client_addrs(lab)))
-    probe = None
-    try:
-        assert all(c["error"] is None for c in held.conns), held.conns
-        probe = lab.udp_probe(v, flows=16, rate=400)
-        time.sleep(1.0)
-        first = {c["i"]: c["backend"] for c in held.conns}
-        t1 = tracer(d1)
-        try:
-            via1 = [c for c in held.conns
-                    if t1(c["src"], c["sport"], v, 80)["existing_flow"]]
-        finally:
-            t1.close()
-        assert 0 < len(via1) < len(held.conns), \
-            "ECMP put %d of %d connections on appliance 1" % (
-                len(via1), len(held.conns))
-        f2 = _flows_created(d2)
-
-        lab.route("2")           # what a withdrawn BGP route does
-        assert d1.stop() == 0, d1.describe()
-
-        r = held.round()
-        moved = [c for c in r if c["i"] in {x["i"] for x in via1}]
-        assert all(c["error"] is None and c["backend"] == first[c["i"]]
-                   for c in r), "connections broke or changed backend " \
-            "when appliance 1 went away: %s" % [
-                c for c in r if c["error"] or c["backend"] != first[c["i"]]]
-        assert _flows_created(d2) - f2 >= len(moved), \
-            "appliance 2 did not take over the moved flows"
-        res = lab.burst(v, 60)
-        assert res["ok"] == 60, failures(res)
-        time.sleep(0.5)
-        pr = probe.stop()
-        probe = None
-        for f in pr["flows"]:
-            assert f["answered"] > 0, f
-        # the route switch is atomic and appliance 2 needs no state
-        check_loss(pr, "appliance removal")
-        closed = held.close()
-        assert all(c["error"] is None for c in closed), closed
-    finally:
-        if probe is not None:
-            probe.kill()
-        held.kill()

@@ -1,12 +1,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The live lab (test_lab.py, perf/bench_lab.py): the topology of
-scripts/lab-netns.sh, appliances running in it, and the lab client
+"""The live lab (test_lab.py, test_lab_bgp.py, perf/bench_lab.py,
+perf/bench_fleet.py): the topology of scripts/lab-netns.sh, appliances
+running in it, the router's routes to the VIPs (static, or made by BIRD
+from the appliances' BGP announcements), and the lab client
 (scripts/lab-client.py) in the client namespace."""
 
 import copy
+import ipaddress
 import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import time
 
@@ -52,20 +57,33 @@ def namespaces_usable():
 
 
 def reap_stale_labs():
-    """Labs of earlier test runs ("t<pid>", "u<pid>", "o<pid>") whose process is
-    gone (killed by a timeout before its clean-up ran): take them down.
+    """Labs of earlier test runs ("t<pid>", "u<pid>", "o<pid>", "b<pid>",
+    "q<pid>") whose process is gone (killed by a timeout before its
+    clean-up ran): take them down.
     Only what lab-netns.sh recorded is touched."""
     try:
         names = os.listdir(STATE_ROOT)
     except OSError:
         return
     for n in names:
-        m = re.fullmatch(r"[tuo](\d+)", n)
+        m = re.fullmatch(r"[tuobq](\d+)", n)
         if m is None or not os.path.isdir(os.path.join(STATE_ROOT, n)):
             continue
         if os.path.exists("/proc/%s" % m.group(1)):
             continue
         sh([LAB_SH, "down", "--name", n], timeout=120)
+
+
+def bird_usable():
+    """None when BIRD 2 (bird, birdc) is installed, else why not."""
+    for tool in ("bird", "birdc"):
+        if shutil.which(tool) is None and \
+                not os.path.exists("/usr/sbin/" + tool):
+            return "%s is not installed (BIRD 2: Debian package bird2, " \
+                "scripts/deps.sh)" % tool
+    if not os.path.exists("/dev/net/tun"):
+        return "no /dev/net/tun: the BGP lab's appliances have a kernel_if"
+    return None
 
 
 def lab_cpus():
@@ -86,10 +104,14 @@ class Lab:
     slots, wan and lan) or "one-armed" (one slot, a single routed port on
     the backends' bridge)."""
 
-    def __init__(self, name, static_neigh, topology="two-armed"):
+    def __init__(self, name, static_neigh, topology="two-armed", bgp=False,
+                 apps=None, bfd=True):
         self.name = name
         self.static_neigh = static_neigh
         self.topology = topology
+        self.bgp = bgp
+        self.apps = apps
+        self.bfd = bfd
         self.env = {}
         self.daemons = []
 
@@ -99,6 +121,12 @@ class Lab:
                 self.topology]
         if self.static_neigh:
             args.append("--static-neigh")
+        if self.bgp:
+            args.append("--bgp")
+            if not self.bfd:
+                args.append("--no-bfd")
+        if self.apps:
+            args += ["--apps", str(self.apps)]
         sh(args, timeout=180, check=True)
         r = sh([LAB_SH, "env", "--name", self.name], check=True)
         for ln in r.stdout.decode().splitlines():
@@ -116,6 +144,7 @@ class Lab:
                 "weight": int(self.env["BE%d_WEIGHT" % k])})
         self.by_addr = {b["addr"]: b for b in self.backends}
         self.by_name = {b["name"]: b for b in self.backends}
+        self.n_apps = int(self.env["APPS"])
 
     def down(self):
         for d in self.daemons:
@@ -150,13 +179,7 @@ class Lab:
         with open(self.env["APP%d_CONFIG" % k]) as f:
             return json.load(f)
 
-    def start_app(self, k, workdir, mutate=None, check_neigh=True):
-        """Start appliance k (1, 2) in its namespace on the lab's config
-        (mutate(cfg) may change it); returns the Daemon once its socket
-        answers."""
-        cfg = copy.deepcopy(self.config(k))
-        if mutate is not None:
-            mutate(cfg)
+    def _spawn(self, k, workdir, cfg):
         conf = write_json(os.path.join(str(workdir), "app%d.json" % k), cfg)
         sock = unique("lab-app%d" % k, ".sock")
         d = Daemon([DAEMON, "--no-huge", "--no-shconf", "--no-pci", "-m",
@@ -164,9 +187,20 @@ class Lab:
                     sock], sock, str(workdir), "app%d" % k,
                    prefix=self.nsx(self.env["NS_APP%d" % k]))
         self.daemons.append(d)
+        return d
+
+    def start_app(self, k, workdir, mutate=None, check_neigh=True):
+        """Start appliance k (1..APPS) in its namespace on the lab's
+        config (mutate(cfg) may change it); returns the Daemon once its
+        socket answers."""
+        cfg = copy.deepcopy(self.config(k))
+        if mutate is not None:
+            mutate(cfg)
+        d = self._spawn(k, workdir, cfg)
         d.wait_ready(60)
         d.cfg = cfg
         d.k = k
+
         if check_neigh and not self.static_neigh:
             methods = d.call("rpc_get_methods")
             if "neigh_list" not in methods:
@@ -177,6 +211,136 @@ class Lab:
                             "static neighbour entries unless "
                             "PA_LAB_STATIC_NEIGH=1 (development mode)")
         return d
+
+    # -- BGP (labs made with --bgp)
+    def vips(self, cfg=None):
+        """The VIPs an appliance announces: those of its services."""
+        cfg = cfg or self.config(1)
+        return sorted({s["vip"] for s in cfg["lb"]["services"]})
+
+    def nexthop(self, k, vip):
+        """The next hop appliance k announces for vip (its port's
+        address of the VIP's family)."""
+        v6 = ipaddress.ip_address(vip).version == 6
+        return self.env["APP%d_NEXTHOP%s" % (k, "6" if v6 else "")]
+
+    def app_routes(self, k):
+        """The host routes in appliance k's announce table."""
+        out = []
+        for fam in ("-4", "-6"):
+            r = sh(["ip", "-n", self.env["NS_APP%d" % k], "-j", fam,
+                    "route", "show", "table",
+                    self.env["ANNOUNCE_TABLE"]], check=True)
+            out += [e["dst"] for e in json.loads(r.stdout.decode() or "[]")]
+        return sorted(out)
+
+    def drain(self, d, draining=True):
+        """health_set {"draining": ...}: the appliance withdraws (or
+        announces again) its VIPs and keeps forwarding."""
+        assert d.call("health_set", {"draining": draining}) is True
+
+    def kill9(self, d):
+        """kill -9: the appliance dies at once (its kernel_if with it)."""
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait(30)
+        d.kill()
+
+    def rtr_nexthops(self, vip):
+        """The router's next hops for vip (a host route), as a set."""
+        fam = "-6" if ":" in vip else "-4"
+        r = sh(["ip", "-n", self.ns("rtr"), "-j", fam, "route", "show",
+                "exact", vip + ("/128" if ":" in vip else "/32")],
+               check=True)
+        hops = set()
+        for e in json.loads(r.stdout.decode() or "[]"):
+            if "gateway" in e:
+                hops.add(e["gateway"])
+            for n in e.get("nexthops", []):
+                if "gateway" in n:
+                    hops.add(n["gateway"])
+        return hops
+
+    def fleet_routes(self, apps, vips=None):
+        """What the router should have when appliances apps announce:
+        {vip: {next hop of each}}."""
+        return {v: {self.nexthop(k, v) for k in apps}
+                for v in (vips or self.vips())}
+
+    def router_routes(self, vips=None):
+        return {v: self.rtr_nexthops(v) for v in (vips or self.vips())}
+
+    def wait_routes(self, want, timeout=60, every=0.01):
+        """Until the router's routes to the VIPs are want ({vip: set of
+        next hops}, see fleet_routes); the seconds it took."""
+        t0 = time.monotonic()
+        deadline = t0 + timeout
+        while True:
+            got = {v: self.rtr_nexthops(v) for v in want}
+            if got == want:
+                return time.monotonic() - t0
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    "router's routes to the VIPs not as expected within "
+                    "%ds: want %s, have %s\n%s" % (
+                        timeout, want, got, self.birdc("rtr", "show",
+                                                       "protocols")))
+            time.sleep(every)
+
+    def bfd_up(self):
+        """The router's BFD sessions that are Up: {neighbour address}."""
+        up = set()
+        for ln in self.birdc("rtr", "show", "bfd", "sessions").splitlines():
+            f = ln.split()
+            if len(f) >= 3 and f[2] == "Up":
+                up.add(f[0])
+        return up
+
+    def wait_bfd(self, apps, timeout=60):
+        """With BFD on: until the router's BFD sessions with appliances
+        apps (both families) are Up, so that a failure is seen by BFD
+        (a session comes up a second or two after its BGP session)."""
+        if not self.bfd:
+            return
+        want = {k: {self.nexthop(k, v) for v in ("10.0.0.1", "::1")}
+                for k in apps}
+        t0 = time.monotonic()
+        deadline = t0 + timeout
+        kicked = set()
+        while True:
+            up = self.bfd_up()
+            stuck = [k for k in apps if not want[k] <= up]
+            if not stuck:
+                return
+            # BIRD 2.0.12: when an appliance restarts, its kernel_if is
+            # made again and the slot's BIRD may fail to bind its BFD
+            # socket ("bfd1: Socket error: bind: Cannot assign requested
+            # address" in bird-appK.log); BFD then stays down while BGP
+            # is up. Restarting the slot's BFD protocol rebinds it
+            # (docs/scale-out.md). Once per slot, after a grace period.
+            if time.monotonic() - t0 > 5:
+                for k in stuck:
+                    if k not in kicked and self._bgp_established(k):
+                        self.birdc("app%d" % k, "restart", "bfd1")
+                        kicked.add(k)
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    "BFD sessions with %s not up within %ds:\n%s" % (
+                        sorted(want.values()), timeout,
+                        self.birdc("rtr", "show", "bfd", "sessions")))
+            time.sleep(0.1)
+
+    def _bgp_established(self, k):
+        out = self.birdc("app%d" % k, "show", "protocols")
+        return len(re.findall(r"^rtr[46]\s.*Established", out, re.M)) == 2
+
+    def birdc(self, where, *cmd):
+        r = sh([LAB_SH, "birdc", where, "--name", self.name] + list(cmd))
+        return r.stdout.decode(errors="replace")
+
+    def set_bfd(self, on):
+        sh([LAB_SH, "bfd", "on" if on else "off", "--name", self.name],
+           check=True)
+        self.bfd = on
 
     # -- client
     def client(self, *args, timeout=120):
