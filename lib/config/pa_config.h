@@ -38,7 +38,6 @@
 #define PA_CONFIG_MAX_ADDRS	16	/**< addresses per port */
 #define PA_CONFIG_IFNAME_MAX	16	/**< kernel interface names (IFNAMSIZ), NUL included */
 
-/** One port of the "ports" section. */
 /** "rss_steer" of a port. */
 enum pa_config_rss_steer {
 	PA_CONFIG_RSS_STEER_AUTO = 0,	/**< the device's RSS, read back */
@@ -47,6 +46,7 @@ enum pa_config_rss_steer {
 					 * symmetric key, RETA i -> i % queues */
 };
 
+/** One port of the "ports" section. */
 struct pa_config_port {
 	char name[PA_CONFIG_NAME_MAX];
 	char *devargs;			/**< vdev devargs, or NULL */
@@ -68,8 +68,10 @@ struct pa_config_port {
 	int peer;			/**< index of the peer port; own index by default */
 	bool has_gateway_mac;
 	uint8_t gateway_mac[6];
-	bool has_gateway;
-	struct pa_ip_addr gateway;
+	/** "gateway": at most one next hop per family, [0] IPv4, [1] IPv6
+	 * (pa_config_port_gateway()). */
+	bool has_gateway[2];
+	struct pa_ip_addr gateway[2];
 	unsigned int n_addrs;
 	struct pa_ip_prefix addrs[PA_CONFIG_MAX_ADDRS];
 	/** "kernel_if": the exception path's TAP interface (lib/excp), or
@@ -84,6 +86,15 @@ struct pa_config_port {
 	 * packets arrive on (lib/port "RSS steering"). */
 	enum pa_config_rss_steer rss_steer;
 };
+
+/** Port @p p's "gateway" of @p family (AF_INET or AF_INET6), or NULL. */
+static inline const struct pa_ip_addr *
+pa_config_port_gateway(const struct pa_config_port *p, int family)
+{
+	unsigned int k = family == AF_INET6;
+
+	return p->has_gateway[k] ? &p->gateway[k] : NULL;
+}
 
 enum pa_pipeline_mode {
 	PA_PIPELINE_RTC = 0,		/**< every stage on each worker lcore */

@@ -1428,12 +1428,12 @@ pa_lb_neigh_set(struct pa_lb *lb, const struct pa_ip_addr *addr,
 }
 
 void
-pa_lb_gateway_set(struct pa_lb *lb, uint16_t port_id, const uint8_t *mac,
-		bool wanted)
+pa_lb_gateway_set(struct pa_lb *lb, uint16_t port_id, int family,
+		const uint8_t *mac, bool wanted)
 {
 	if (lb == NULL || port_id >= RTE_MAX_ETHPORTS)
 		return;
-	__atomic_store_n(&lb->port[port_id].gw_nh,
+	__atomic_store_n(&lb->port[port_id].gw_nh[family == AF_INET6],
 		mac != NULL || wanted ? lb_nh_word(mac, port_id, wanted) : 0,
 		__ATOMIC_RELAXED);
 }

@@ -100,7 +100,9 @@ set_macs(const struct pa_lb *lb, struct lb_worker *w,
 		eth->dst_addr = p->gw;
 		goto src;
 	}
-	nh = __atomic_load_n(&p->gw_nh, __ATOMIC_RELAXED);
+	/* the packet leaves in its own family (ipip: v4 in v4, v6 in v6) */
+	nh = __atomic_load_n(&p->gw_nh[!!(meta->flags & PA_PKT_F_IPV6)],
+			__ATOMIC_RELAXED);
 	if (likely(nh & LB_NH_VALID)) {
 		memcpy(&eth->dst_addr, &nh, RTE_ETHER_ADDR_LEN);
 		goto src;
@@ -115,7 +117,7 @@ src:
 
 int
 pa_lb_route_macs(const struct pa_lb *lb, struct rte_ether_hdr *eth,
-		uint16_t out)
+		uint16_t out, bool v6)
 {
 	const struct lb_port *p;
 	uint64_t nh;
@@ -126,7 +128,7 @@ pa_lb_route_macs(const struct pa_lb *lb, struct rte_ether_hdr *eth,
 	if (p->has_gw) {
 		eth->dst_addr = p->gw;
 	} else {
-		nh = __atomic_load_n(&p->gw_nh, __ATOMIC_RELAXED);
+		nh = __atomic_load_n(&p->gw_nh[v6], __ATOMIC_RELAXED);
 		if (!(nh & LB_NH_VALID))
 			return -EHOSTUNREACH;
 		memcpy(&eth->dst_addr, &nh, RTE_ETHER_ADDR_LEN);

@@ -392,7 +392,8 @@ struct lb_port {
 	struct rte_ether_addr mac;
 	struct rte_ether_addr gw;
 	uint16_t mtu;			/* 0: no check */
-	uint64_t gw_nh;			/* resolved "gateway" (atomic) */
+	uint64_t gw_nh[2];		/* resolved "gateway", [0] IPv4, [1]
+					 * IPv6 (atomic) */
 };
 
 /* Control-side record of a service (the configuration, and the slots its

@@ -264,7 +264,9 @@ publish(struct pa_neigh *n, const struct neigh_ent *e)
 	struct pa_ip_addr a;
 
 	if (e->target & TARGET_GATEWAY)
-		pa_lb_gateway_set(n->lb, port_id, mac, true);
+		pa_lb_gateway_set(n->lb, port_id,
+				e->key.family == 6 ? AF_INET6 : AF_INET, mac,
+				true);
 	if (e->target & TARGET_BACKEND) {
 		key_addr(&e->key, &a);
 		pa_lb_neigh_set(n->lb, &a, port_id, mac, true);
@@ -620,8 +622,10 @@ targets_refresh(struct pa_neigh *n, uint64_t now)
 	for (p = 0; p < n->n_ports; p++) {
 		const struct pa_config_port *cp = n->port[p].cp;
 
-		if (cp != NULL && cp->has_gateway)
-			want(n, &cp->gateway, p, TARGET_GATEWAY, now);
+		for (i = 0; cp != NULL && i < 2; i++)
+			if (cp->has_gateway[i])
+				want(n, &cp->gateway[i], p, TARGET_GATEWAY,
+						now);
 		for (i = 0; i < n_bes; i++)
 			if (on_link(n, p, fam(&bes[i]), pa_ip_bytes(&bes[i])))
 				want(n, &bes[i], p, TARGET_BACKEND, now);
@@ -635,7 +639,8 @@ targets_refresh(struct pa_neigh *n, uint64_t now)
 		gone = e->target & ~e->want;
 		if ((gone & TARGET_GATEWAY) && !(e->want & TARGET_GATEWAY))
 			pa_lb_gateway_set(n->lb, n->port[e->key.port].port_id,
-				NULL, false);
+				e->key.family == 6 ? AF_INET6 : AF_INET, NULL,
+				false);
 		if (e->want != 0 && e->target == 0 && !usable(e) &&
 		    e->probes == 0)
 			start_incomplete(n, e, now);

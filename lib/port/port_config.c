@@ -325,17 +325,51 @@ port_peer(const struct pa_decode_field *f, const json_t *v, const char *path,
 	return pa_decode_string(v, path, &d->peer, err, err_len);
 }
 
+/* "gateway": one next-hop address, or a list of one IPv4 and one IPv6
+ * next hop (a dual-stack port), stored by family. */
 static int
-port_gateway_check(const struct pa_decode_field *f, const json_t *v,
+port_gateway(const struct pa_decode_field *f, const json_t *v,
 		const char *path, void *out, void *arg, char *err,
 		size_t err_len)
 {
-	const struct pa_config_port *port = out;
+	struct pa_config_port *port = out;
+	char p[PA_DECODE_PATH_MAX];
+	struct pa_ip_addr a;
+	const json_t *e;
+	unsigned int k;
+	size_t i;
+	int rc;
 
 	if (port->has_gateway_mac)
 		return pa_decode_fail(err, err_len,
 				"%s: \"gateway\" and \"gateway_mac\" are mutually exclusive",
 				path);
+	if (!json_is_array(v)) {
+		rc = pa_decode_ip(v, path, &a, err, err_len);
+		if (rc < 0)
+			return rc;
+		k = a.family == AF_INET6;
+		port->gateway[k] = a;
+		port->has_gateway[k] = true;
+		return 0;
+	}
+	if (json_array_size(v) == 0 || json_array_size(v) > 2)
+		return pa_decode_fail(err, err_len,
+				"%s: %zu next hops: give one address, or a list of one IPv4 and one IPv6 next hop",
+				path, json_array_size(v));
+	json_array_foreach(v, i, e) {
+		pa_decode_index_path(p, sizeof(p), path, i);
+		rc = pa_decode_ip(e, p, &a, err, err_len);
+		if (rc < 0)
+			return rc;
+		k = a.family == AF_INET6;
+		if (port->has_gateway[k])
+			return pa_decode_fail(err, err_len,
+					"%s: a second %s next hop (one per family)",
+					p, pa_net_family_name(a.family));
+		port->gateway[k] = a;
+		port->has_gateway[k] = true;
+	}
 	return 0;
 }
 
@@ -466,9 +500,7 @@ static const struct pa_decode_field port_fields[] = {
 	{ .name = "peer", .type = PA_DECODE_CUSTOM, .decode = port_peer },
 	{ .name = "gateway_mac", .type = PA_DECODE_MAC, PORT(gateway_mac),
 	  PA_DECODE_PRESENT(struct pa_config_port, has_gateway_mac) },
-	{ .name = "gateway", .type = PA_DECODE_IP, PORT(gateway),
-	  PA_DECODE_PRESENT(struct pa_config_port, has_gateway),
-	  .check = port_gateway_check },
+	{ .name = "gateway", .type = PA_DECODE_CUSTOM, .decode = port_gateway },
 	{ .name = "addr", .type = PA_DECODE_CUSTOM, .decode = port_addrs },
 	{ .name = "kernel_if", .type = PA_DECODE_CUSTOM,
 	  .decode = port_kernel_if },
@@ -690,8 +722,10 @@ replay_port(struct pa_config *cfg, const struct pa_config_opts *opts,
 	if (idx >= 0) {
 		l3.has_gateway_mac = cfg->ports[idx].has_gateway_mac;
 		memcpy(l3.gateway_mac, cfg->ports[idx].gateway_mac, 6);
-		l3.has_gateway = cfg->ports[idx].has_gateway;
-		l3.gateway = cfg->ports[idx].gateway;
+		memcpy(l3.has_gateway, cfg->ports[idx].has_gateway,
+				sizeof(l3.has_gateway));
+		memcpy(l3.gateway, cfg->ports[idx].gateway,
+				sizeof(l3.gateway));
 		l3.n_addrs = cfg->ports[idx].n_addrs;
 		memcpy(l3.addrs, cfg->ports[idx].addrs, sizeof(l3.addrs));
 	}
@@ -704,8 +738,9 @@ replay_port(struct pa_config *cfg, const struct pa_config_opts *opts,
 	cfg->ports[0].peer = 0;
 	cfg->ports[0].has_gateway_mac = l3.has_gateway_mac;
 	memcpy(cfg->ports[0].gateway_mac, l3.gateway_mac, 6);
-	cfg->ports[0].has_gateway = l3.has_gateway;
-	cfg->ports[0].gateway = l3.gateway;
+	memcpy(cfg->ports[0].has_gateway, l3.has_gateway,
+			sizeof(l3.has_gateway));
+	memcpy(cfg->ports[0].gateway, l3.gateway, sizeof(l3.gateway));
 	cfg->ports[0].n_addrs = l3.n_addrs;
 	memcpy(cfg->ports[0].addrs, l3.addrs, sizeof(l3.addrs));
 	cfg->n_ports = 1;
@@ -777,9 +812,21 @@ port_to_json(const struct pa_config *cfg, const struct pa_config_port *port)
 	if (port->has_gateway_mac)
 		rc |= json_object_set_new(o, "gateway_mac",
 				pa_config_mac_json(port->gateway_mac));
-	if (port->has_gateway)
-		rc |= json_object_set_new(o, "gateway",
-				pa_config_ip_json(&port->gateway));
+	/* one next hop as written ("gateway": "IP"), two as a list */
+	if (port->has_gateway[0] && port->has_gateway[1]) {
+		json_t *gws = json_array();
+
+		if (gws == NULL)
+			goto fail;
+		rc |= json_array_append_new(gws,
+				pa_config_ip_json(&port->gateway[0]));
+		rc |= json_array_append_new(gws,
+				pa_config_ip_json(&port->gateway[1]));
+		rc |= json_object_set_new(o, "gateway", gws);
+	} else if (port->has_gateway[0] || port->has_gateway[1]) {
+		rc |= json_object_set_new(o, "gateway", pa_config_ip_json(
+				&port->gateway[port->has_gateway[1]]));
+	}
 	for (i = 0; i < port->n_addrs; i++)
 		rc |= json_array_append_new(addrs,
 				pa_config_prefix_json(&port->addrs[i]));

@@ -339,3 +339,100 @@ def test_live_kernel_resolves_us_and_we_resolve_gateway_and_backend(
     finally:
         rc = d.stop()
     assert rc == 0, "daemon exited %s\n%s" % (rc, d.describe())
+
+
+def test_live_dual_stack_gateways_one_per_family(netns, tmp_path):
+    """A dual-stack routed port with "gateway": [IPv4, IPv6]: the appliance
+    resolves both next hops (ARP and ND) and routes transit traffic of each
+    family to its own, TTL / hop limit decremented. vB1 holds both
+    gateways (198.51.100.1, 2001:db8:1::1); the kernel sends from vB2
+    (203.0.113.20, 2001:db8:3::20) to far networks routed via the
+    appliance's p1; what p0 sends towards the gateways is captured on
+    vB1."""
+    import labutil
+    ns = netns
+    for dev in ("vB1", "vB2"):
+        sh("ip", "netns", "exec", ns, "sysctl", "-qw",
+           "net.ipv6.conf.%s.disable_ipv6=0" % dev)
+    for dev, a in (("vB1", "198.51.100.1/24"), ("vB1", "2001:db8:1::1/64"),
+                   ("vB2", "203.0.113.20/24"), ("vB2", "2001:db8:3::20/64")):
+        r = sh("ip", "-n", ns, "addr", "add", a, "dev", dev, "nodad")
+        assert r.returncode == 0, r.stderr
+    for r_ in (("10.99.0.0/16", "203.0.113.5"),
+               ("2001:db8:99::/48", "2001:db8:3::5")):
+        r = sh("ip", "-n", ns, "route", "add", r_[0], "via", r_[1],
+               "dev", "vB2")
+        assert r.returncode == 0, r.stderr
+    mac_b1 = _mac_of(ns, "vB1")
+    mac_a1 = _mac_of(ns, "vA1")
+    sock = pautil.unique("ngw2", ".sock")
+    conf = pautil.write_json(str(tmp_path / "gw2.json"), {
+        "ports": [
+            {"name": "p0", "devargs": "net_af_packet0,iface=vA1",
+             "peer": "p1", "addr": ["198.51.100.5/24", "2001:db8:1::5/64"],
+             "gateway": ["198.51.100.1", "2001:db8:1::1"]},
+            {"name": "p1", "devargs": "net_af_packet1,iface=vA2",
+             "peer": "p0", "addr": ["203.0.113.5/24", "2001:db8:3::5/64"]},
+        ],
+        "pipeline": {"mode": "rtc"},
+        "metrics": None,
+    })
+    d = pautil.Daemon([pautil.DAEMON, "--no-huge", "--no-shconf",
+                       "--no-pci", "-m", "512", "-l", "0,1", "--", "-c",
+                       conf, "-s", sock], sock, str(tmp_path), "ngw2",
+                      prefix=("ip", "netns", "exec", ns))
+    cap = None
+    try:
+        d.wait_ready(60)
+        gw = d.call("config_get")["ports"][0]["gateway"]
+        assert gw == ["198.51.100.1", "2001:db8:1::1"], gw
+        deadline = time.monotonic() + 20
+        by = {}
+        while time.monotonic() < deadline:
+            by = {e["address"]: e for e in d.call("neigh_list")}
+            if all(by.get(a, {}).get("state") == "reachable"
+                   for a in ("198.51.100.1", "2001:db8:1::1")):
+                break
+            time.sleep(0.2)
+        for a in ("198.51.100.1", "2001:db8:1::1"):
+            assert by.get(a, {}).get("state") == "reachable", (by,
+                                                               d.describe())
+            assert by[a]["mac"] == mac_b1 and by[a]["port"] == "p0", by[a]
+            assert by[a]["target"] == "gateway", by[a]
+        cap = labutil.Capture(ns, "vB1", str(tmp_path / "gw2.pcap"),
+                              "udp and (dst host 10.99.0.9 or "
+                              "dst host 2001:db8:99::9)")
+        # the kernel first resolves the appliance (p1) for each family:
+        # send until both families came through, bounded
+        send = ("import socket,sys\n"
+                "for fam, a in ((socket.AF_INET, '10.99.0.9'),"
+                " (socket.AF_INET6, '2001:db8:99::9')):\n"
+                "    s = socket.socket(fam, socket.SOCK_DGRAM)\n"
+                "    try: s.sendto(b'gw2', (a, 5353))\n"
+                "    except OSError: pass\n")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            sh("ip", "netns", "exec", ns, pautil.PYTHON, "-c", send)
+            time.sleep(0.5)
+            got = [s.Ether(f) for f in pautil.read_pcap(cap.path)]
+            if (any(p.haslayer(s.IP) for p in got) and
+                    any(p.haslayer(s.IPv6) for p in got)):
+                break
+        frames = [s.Ether(f) for f in cap.stop()]
+        cap = None
+        v4 = [p for p in frames if p.haslayer(s.IP)]
+        v6 = [p for p in frames if p.haslayer(s.IPv6)]
+        assert v4 and v6, ([p.summary() for p in frames],
+                           d.call("stats_get")["drops"], d.describe())
+        for p in v4:
+            assert (p.dst, p.src) == (mac_b1, mac_a1), p.summary()
+            assert p[s.IP].ttl == 63, p.summary()
+        for p in v6:
+            assert (p.dst, p.src) == (mac_b1, mac_a1), p.summary()
+            assert p[s.IPv6].hlim == 63, p.summary()
+        assert d.call("stats_get")["drops"]["no_route"] == 0
+    finally:
+        if cap is not None:
+            cap.stop()
+        rc = d.stop()
+    assert rc == 0, "daemon exited %s\n%s" % (rc, d.describe())

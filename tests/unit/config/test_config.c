@@ -283,8 +283,11 @@ START_TEST(test_contract_example_loads_into_typed_structs)
 	ck_assert_ptr_null(cfg->ports[0].pci);
 	ck_assert_uint_eq(cfg->ports[0].n_addrs, 1);
 	ck_assert_uint_eq(cfg->ports[0].addrs[0].len, 24);
-	ck_assert(cfg->ports[0].has_gateway);
-	ck_assert_str_eq(ip4(&cfg->ports[0].gateway), "198.51.100.1");
+	ck_assert(cfg->ports[0].has_gateway[0]);
+	ck_assert(!cfg->ports[0].has_gateway[1]);
+	ck_assert_str_eq(ip4(pa_config_port_gateway(&cfg->ports[0], AF_INET)),
+			"198.51.100.1");
+	ck_assert_ptr_null(pa_config_port_gateway(&cfg->ports[0], AF_INET6));
 	ck_assert(!cfg->ports[0].has_gateway_mac);
 	ck_assert_int_eq(cfg->ports[0].peer, 0);
 	/* routed (it has "addr"): not promiscuous unless told so */
@@ -876,7 +879,8 @@ START_TEST(test_round_trip_of_every_field)
 	ck_assert_int_eq(cfg->ports[0].peer, 1);
 	ck_assert(!cfg->ports[0].promisc);
 	ck_assert_uint_eq(cfg->ports[0].gateway_mac[5], 1);
-	ck_assert_int_eq(cfg->ports[1].gateway.family, AF_INET6);
+	ck_assert(!cfg->ports[1].has_gateway[0]);
+	ck_assert_int_eq(cfg->ports[1].gateway[1].family, AF_INET6);
 	ck_assert_uint_eq(cfg->acl.rules[1].id, 2147483648u);
 	ck_assert_uint_eq(cfg->acl.rules[1].rate_pps, 1000);
 	ck_assert_int_eq(cfg->acl.rules[1].in_port, 1);
@@ -1207,6 +1211,40 @@ START_TEST(test_transparent_default_peer_by_device)
 }
 END_TEST
 
+/* "gateway": a list of one IPv4 and one IPv6 next hop (a dual-stack
+ * port), in either order; written back as a list, one alone as a string. */
+START_TEST(test_gateway_per_family)
+{
+	struct pa_config *cfg = must_load(J({"ports": [{"name": "p", "devargs": "net_null0",
+			"addr": ["198.51.100.5/24", "2001:db8:1::5/64"],
+			"gateway": ["2001:db8:1::1", "198.51.100.1"]}]}), NULL);
+	json_t *j, *gw;
+
+	ck_assert_str_eq(ip4(pa_config_port_gateway(&cfg->ports[0], AF_INET)),
+			"198.51.100.1");
+	ck_assert_int_eq(pa_config_port_gateway(&cfg->ports[0], AF_INET6)->family,
+			AF_INET6);
+	j = pa_config_to_json(cfg);
+	gw = json_object_get(json_array_get(json_object_get(j, "ports"), 0),
+			"gateway");
+	ck_assert(json_is_array(gw));
+	ck_assert_str_eq(json_string_value(json_array_get(gw, 0)), "198.51.100.1");
+	ck_assert_str_eq(json_string_value(json_array_get(gw, 1)), "2001:db8:1::1");
+	json_decref(j);
+	pa_config_free(cfg);
+
+	cfg = must_load(J({"ports": [{"name": "p", "devargs": "net_null0",
+			"addr": ["2001:db8:1::5/64"], "gateway": ["2001:db8:1::1"]}]}), NULL);
+	ck_assert_ptr_null(pa_config_port_gateway(&cfg->ports[0], AF_INET));
+	j = pa_config_to_json(cfg);
+	gw = json_object_get(json_array_get(json_object_get(j, "ports"), 0),
+			"gateway");
+	ck_assert_str_eq(json_string_value(gw), "2001:db8:1::1");
+	json_decref(j);
+	pa_config_free(cfg);
+}
+END_TEST
+
 START_TEST(test_to_json_writes_ports_with_promisc_peer_and_addr)
 {
 	struct pa_config *cfg = must_load(J({"ports": [{"name": "p", "devargs": "net_null0"}]}), NULL);
@@ -1294,6 +1332,13 @@ static const struct err_case err_cases[] = {
 	{ "gateway and gateway_mac together", "{\"ports\": [" P0 ", \"gateway\": \"10.0.0.1\", \"gateway_mac\": \"02:00:00:00:00:01\"}]}", "$.ports[0].gateway: \"gateway\" and \"gateway_mac\" are mutually exclusive" },
 	{ "malformed gateway_mac", "{\"ports\": [" P0 ", \"gateway_mac\": \"02:00:00:00:00\"}]}", "$.ports[0].gateway_mac: invalid MAC address '02:00:00:00:00'" },
 	{ "malformed gateway", "{\"ports\": [" P0 ", \"gateway\": \"10.0.0\"}]}", "$.ports[0].gateway: invalid IP address '10.0.0'" },
+	{ "malformed gateway in a list", "{\"ports\": [" P0 ", \"gateway\": [\"10.0.0.1\", \"2001:db8::zz\"]}]}", "$.ports[0].gateway[1]: invalid IP address '2001:db8::zz'" },
+	{ "two IPv4 gateways", "{\"ports\": [" P0 ", \"gateway\": [\"10.0.0.1\", \"10.0.0.2\"]}]}", "$.ports[0].gateway[1]: a second IPv4 next hop (one per family)" },
+	{ "two IPv6 gateways", "{\"ports\": [" P0 ", \"gateway\": [\"2001:db8::1\", \"2001:db8::2\"]}]}", "$.ports[0].gateway[1]: a second IPv6 next hop (one per family)" },
+	{ "empty gateway list", "{\"ports\": [" P0 ", \"gateway\": []}]}", "$.ports[0].gateway: 0 next hops: give one address, or a list of one IPv4 and one IPv6 next hop" },
+	{ "three gateways", "{\"ports\": [" P0 ", \"gateway\": [\"10.0.0.1\", \"2001:db8::1\", \"10.0.0.2\"]}]}", "$.ports[0].gateway: 3 next hops" },
+	{ "gateway list with a number", "{\"ports\": [" P0 ", \"gateway\": [\"10.0.0.1\", 6]}]}", "$.ports[0].gateway[1]: expected a string, got an integer" },
+	{ "gateway an object", "{\"ports\": [" P0 ", \"gateway\": {}}]}", "$.ports[0].gateway: expected a string, got an object" },
 	{ "addr must be an array", "{\"ports\": [" P0 ", \"addr\": \"10.0.0.1/24\"}]}", "$.ports[0].addr: expected an array, got a string" },
 	{ "addr needs a length", "{\"ports\": [" P0 ", \"addr\": [\"10.0.0.1\"]}]}", "$.ports[0].addr[0]: invalid prefix '10.0.0.1': missing /LENGTH" },
 	{ "addr length above 32", "{\"ports\": [" P0 ", \"addr\": [\"10.0.0.1/24\", \"10.0.0.1/33\"]}]}", "$.ports[0].addr[1]: invalid prefix '10.0.0.1/33': length 33 exceeds 32" },
@@ -1925,6 +1970,7 @@ config_suite(void)
 	tcase_add_test(tc, test_every_file_in_drivers_config_loads);
 	tcase_add_test(tc, test_profile_is_kept_as_loaded_json);
 	tcase_add_test(tc, test_transparent_default_peer_by_device);
+	tcase_add_test(tc, test_gateway_per_family);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("round_trip");

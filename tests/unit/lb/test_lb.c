@@ -1085,6 +1085,47 @@ START_TEST(test_ipip4_addresses_the_frame_to_the_backend_mac_when_it_has_one)
 }
 END_TEST
 
+/* A dual-stack port's "gateway" has one next hop per family: a packet
+ * leaves towards its own family's (ipip v4 in v4, v6 in v6; transit). */
+START_TEST(test_gateway_next_hop_is_chosen_by_family)
+{
+	static const uint8_t gw4[6] = { 0x02, 0, 0, 0, 0x44, 0x04 };
+	static const uint8_t gw6[6] = { 0x02, 0, 0, 0, 0x66, 0x06 };
+	struct rte_ether_hdr eth;
+	struct rte_mbuf *m;
+	struct pa_test_frame f;
+
+	setup_lb(SVC_WEB4 "," SVC_WEB6);
+	pa_lb_gateway_set(lb, 0, AF_INET, gw4, true);
+	pa_lb_gateway_set(lb, 0, AF_INET6, gw6, true);
+	frame_l4(&f, "198.51.100.7", "10.0.0.10", IPPROTO_TCP, 1234, 80,
+		TCP_SYN, 0);
+	m = mbuf_of(&f);
+	ck_assert_uint_eq(process1(m, T0), PA_LB_V_FORWARD);
+	ck_assert(memcmp(rte_pktmbuf_mtod(m, const uint8_t *), gw4, 6) == 0);
+	rte_pktmbuf_free(m);
+	frame_eth(&f, 0, RTE_ETHER_TYPE_IPV6);
+	frame_ipv6(&f, "2001:db8:99::7", "2001:db8:10::10", IPPROTO_TCP, 0);
+	frame_tcp(&f, 5555, 443, TCP_SYN);
+	frame_fix(&f);
+	m = mbuf_of(&f);
+	ck_assert_uint_eq(process1(m, T0), PA_LB_V_FORWARD);
+	ck_assert(memcmp(rte_pktmbuf_mtod(m, const uint8_t *), gw6, 6) == 0);
+	rte_pktmbuf_free(m);
+	/* transit */
+	memset(&eth, 0, sizeof(eth));
+	ck_assert_int_eq(pa_lb_route_macs(lb, &eth, 0, false), 0);
+	ck_assert(memcmp(&eth.dst_addr, gw4, 6) == 0);
+	ck_assert_int_eq(pa_lb_route_macs(lb, &eth, 0, true), 0);
+	ck_assert(memcmp(&eth.dst_addr, gw6, 6) == 0);
+	/* one family unresolved: only that family has no route */
+	pa_lb_gateway_set(lb, 0, AF_INET6, NULL, true);
+	ck_assert_int_eq(pa_lb_route_macs(lb, &eth, 0, true), -EHOSTUNREACH);
+	ck_assert_int_eq(pa_lb_route_macs(lb, &eth, 0, false), 0);
+	ck_assert(memcmp(&eth.dst_addr, gw4, 6) == 0);
+}
+END_TEST
+
 START_TEST(test_ipip4_trims_ethernet_padding_after_the_inner_packet)
 {
 	struct rte_mbuf *m;
@@ -3457,6 +3498,7 @@ lb_suite(void)
 	tcase_add_checked_fixture(tc, NULL, teardown_lb);
 	tcase_add_test(tc, test_ipip4_prepends_outer_ipv4_and_keeps_the_inner_packet_byte_identical);
 	tcase_add_test(tc, test_ipip4_addresses_the_frame_to_the_backend_mac_when_it_has_one);
+	tcase_add_test(tc, test_gateway_next_hop_is_chosen_by_family);
 	tcase_add_test(tc, test_ipip4_trims_ethernet_padding_after_the_inner_packet);
 	tcase_add_test(tc, test_ipip4_keeps_the_vlan_tag_in_front_of_the_outer_header);
 	tcase_add_test(tc, test_ipip6_prepends_outer_ipv6_with_next_header_41_and_keeps_the_inner_packet);
