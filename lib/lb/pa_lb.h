@@ -149,6 +149,66 @@ int pa_lb_backend_set(struct pa_lb *lb, const char *service,
 		const struct pa_ip_addr *addr, const uint32_t *weight,
 		const enum pa_lb_state *state, char *err, size_t err_len);
 
+/* ---- Health (lib/health reports here) ---- */
+
+/** A backend's health as the checks say (its admin "state" aside). */
+enum pa_lb_health {
+	PA_LB_HEALTH_UNKNOWN = 0,	/**< no verdict yet, or no checks:
+					 * counts as up */
+	PA_LB_HEALTH_UP,
+	PA_LB_HEALTH_DOWN,		/**< out of the table (unless panic) */
+};
+
+/** "unknown", "up", "down". */
+const char *pa_lb_health_name(enum pa_lb_health h);
+
+/** One probe's outcome as lib/health reports it. */
+struct pa_lb_health_report {
+	enum pa_lb_health health;
+	const char *last;		/**< the last probe's result ("ok",
+					 * "refused", ...; a static string) */
+	uint16_t code;			/**< http: the last status code */
+	uint32_t latency_us;		/**< the last probe */
+	uint64_t probes;		/**< probes of this backend */
+	uint64_t failures;		/**< ... that failed */
+};
+
+/**
+ * Record what the checks say of the backend in counter slot @p cslot
+ * (pa_lb_health_targets()) whose uid is @p uid. A change of health that
+ * changes the backends usable for new flows rebuilds the service's table
+ * and publishes it (RCU, as pa_lb_backend_set() does); the backend's
+ * flows move on their next packet, as when its state is set "down".
+ * When every backend of the service that its state allows is down by
+ * health, the service is in panic: its table holds all of them. Logs
+ * one line per change of health and of panic. Control thread.
+ * @return 1 (a new table is live), 0 (recorded), -ENOENT (no such
+ *         backend any more: a stale report) or -ENOMEM.
+ */
+int pa_lb_backend_health(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
+		const struct pa_lb_health_report *r);
+
+/** A backend to check (pa_lb_health_targets()). */
+struct pa_lb_health_target {
+	uint32_t cslot;			/**< its counter slot (stable) */
+	uint32_t uid;			/**< its uid (changes when re-added) */
+	const char *service;		/**< the service's name */
+	enum pa_lb_forward forward;
+	struct pa_ip_addr addr;		/**< the backend's address */
+	uint16_t port;			/**< the backend's port (its own, or
+					 * the service's) */
+	const struct pa_config_health *health;	/**< the service's checks */
+};
+
+/**
+ * Call @p fn for every backend of every service with checks ("health"
+ * with a type other than "none"), under the LB's lock (@p fn must not
+ * call the LB). @return backends listed.
+ */
+unsigned int pa_lb_health_targets(struct pa_lb *lb,
+		void (*fn)(void *arg, const struct pa_lb_health_target *t),
+		void *arg);
+
 /** A service's configuration (a deep copy into @p out; release with
  * pa_lb_config_service_clear()). @return 0 or -ENOENT / -ENOMEM. */
 int pa_lb_service_get(const struct pa_lb *lb, const char *name,
@@ -159,6 +219,12 @@ struct pa_lb_backend_snapshot {
 	uint64_t flows;			/**< active flows in the flow tables */
 	uint64_t packets;		/**< balanced to it since it was added */
 	uint64_t bytes;			/**< ... their bytes */
+	enum pa_lb_health health;	/**< what the checks say */
+	const char *health_last;	/**< the last probe ("none" before) */
+	uint16_t health_code;		/**< http: its status code */
+	uint32_t health_latency_us;	/**< its latency */
+	uint64_t health_probes;
+	uint64_t health_failures;
 };
 
 /** One service in a struct pa_lb_snapshot. */
@@ -171,6 +237,12 @@ struct pa_lb_service_snapshot {
 	uint64_t flows;			/**< sum of its backends' flows */
 	uint64_t usable_backends;	/**< backends that take new flows */
 	double build_ms;		/**< last build of its tables, ms */
+	bool panic;			/**< every backend down by health */
+	uint64_t panics;		/**< times it went into panic */
+	uint64_t health_down;		/**< backends down by health */
+	uint64_t table_hash;		/**< FNV-1a of the Maglev table as
+					 * backend addresses: equal on two
+					 * appliances that choose alike */
 };
 
 /**
@@ -206,6 +278,9 @@ struct pa_lb_snapshot {
 	uint64_t icmp_too_big_sent;	/**< ICMP fragmentation needed / packet too big sent for packets too big for the tunnel */
 	uint64_t icmp_rate_limited;	/**< ICMP too-big messages not sent: over the rate */
 	uint64_t mss_clamped;	/**< TCP SYNs whose MSS option was lowered to the service's mss_clamp */
+	uint64_t health_down;		/**< backends down by health */
+	uint64_t panic_services;	/**< services in panic now */
+	uint64_t panics;		/**< times a service went into panic */
 	uint64_t version;		/**< bumped by every change */
 	uint64_t builds;		/**< service table builds */
 	double build_ms;		/**< the last build, ms */
