@@ -262,6 +262,19 @@ start_excp(struct pa_app *app, char *err, size_t err_len)
 	return 0;
 }
 
+/* The backends' health checks, live mode only: a replay's outcome depends
+ * on its packets alone (every backend's health stays "unknown"). */
+static int
+start_health(struct pa_app *app, char *err, size_t err_len)
+{
+	struct pa_health_lb_opts ho = { .lb = app->lb, .cfg = app->cfg };
+
+	if (app->opt.replay_in != NULL)
+		return 0;
+	app->health = pa_health_lb_create(&ho, err, err_len);
+	return app->health == NULL ? -EINVAL : 0;
+}
+
 /* The RPC subsystems and the context the registry hands their methods. */
 static void
 bind_rpc(struct pa_app *app, bool bind)
@@ -280,6 +293,7 @@ bind_rpc(struct pa_app *app, bool bind)
 	pa_rpc_bind("lb", bind ? &app->lb_rpc : NULL);
 	pa_rpc_bind("neigh", bind ? app->neigh : NULL);
 	pa_rpc_bind("capture", bind ? app->capture : NULL);
+	pa_rpc_bind("lb_health", bind ? app->health : NULL);
 	app->rpc_bound = bind;
 }
 
@@ -315,6 +329,7 @@ start_servers(struct pa_app *app, char *err, size_t err_len)
 	}
 	ctrl->neigh = app->neigh;
 	ctrl->excp = app->excp;
+	ctrl->health = app->health;
 	ctrl->src = (struct pa_metrics_sources){ .pl = app->pl,
 		.acl = app->acl, .lb = app->lb, .rpc = ctrl->server };
 	if (cfg->metrics.enabled) {
@@ -369,7 +384,7 @@ pa_app_start(struct pa_app *app, bool no_mp, char *err, size_t err_len)
 {
 	static int (*const steps[])(struct pa_app *, char *, size_t) = {
 		start_ports, start_capture, start_pipeline, start_acl,
-		start_lb, start_neigh, start_excp,
+		start_lb, start_neigh, start_excp, start_health,
 	};
 	unsigned int i;
 	int ret;
@@ -520,6 +535,9 @@ pa_app_stop(struct pa_app *app, bool ok)
 	stop_ctrl(&app->ctrl);
 	if (app->rpc_bound)
 		bind_rpc(app, false);
+	/* its sockets: after the control thread that served them */
+	pa_health_lb_destroy(app->health);
+	app->health = NULL;
 	/* Before the ports: what is still queued goes back to their pools. */
 	pa_capture_destroy(app->capture);
 	app->capture = NULL;

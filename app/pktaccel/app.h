@@ -20,6 +20,7 @@
 #include "pa_capture.h"
 #include "pa_config.h"
 #include "pa_excp.h"
+#include "pa_health_lb.h"
 #include "pa_lb.h"
 #include "pa_metrics.h"
 #include "pa_neigh.h"
@@ -57,6 +58,7 @@ struct pa_app_ctrl {
 	struct pa_metrics_sources src;
 	struct pa_neigh *neigh;
 	struct pa_excp *excp;		/**< NULL: no kernel_if */
+	struct pa_health_lb *health;	/**< NULL: replay (no checks) */
 	pthread_t tid;
 	volatile bool stop;
 	bool running;
@@ -82,6 +84,7 @@ struct pa_app {
 	struct pa_lb *lb;
 	struct pa_neigh *neigh;
 	struct pa_excp *excp;		/**< NULL: no kernel_if (or replay) */
+	struct pa_health_lb *health;	/**< NULL in replay mode */
 	/* contexts of the RPC subsystems that need more than one object */
 	struct pa_acl_rpc_ctx acl_rpc;
 	struct pa_lb_rpc_ctx lb_rpc;

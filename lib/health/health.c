@@ -637,14 +637,16 @@ finish(struct pa_health *h, unsigned int idx, enum pa_health_result r,
 	/* the next probe: one interval after this one started */
 	rearm(h, idx, t->started + t->spec.interval_ms > now_ms ?
 		t->started + t->spec.interval_ms : now_ms);
-	if (st == old)
-		return;
-	(*status_count(h, old))--;
-	(*status_count(h, st))++;
-	in->status = st;
-	in->changed_ms = now_ms;
-	h->st.transitions++;
-	if (h->o.on_change != NULL)
+	if (st != old) {
+		(*status_count(h, old))--;
+		(*status_count(h, st))++;
+		in->status = st;
+		in->changed_ms = now_ms;
+		h->st.transitions++;
+	}
+	if (h->o.on_probe != NULL)
+		h->o.on_probe(h->o.arg, idx, in);
+	if (st != old && h->o.on_change != NULL)
 		h->o.on_change(h->o.arg, idx, in);
 }
 

@@ -108,7 +108,10 @@ typedef void (*pa_health_change_fn)(void *arg, unsigned int idx,
 struct pa_health_opts {
 	unsigned int max_targets;	/**< slots */
 	unsigned int max_inflight;	/**< 0: PA_HEALTH_DEF_MAX_INFLIGHT */
-	pa_health_change_fn on_change;	/**< may be NULL */
+	pa_health_change_fn on_change;	/**< status changes; may be NULL */
+	/** Every probe's end, after the status was updated (a change is
+	 * reported here first, then to on_change); may be NULL. */
+	pa_health_change_fn on_probe;
 	void *arg;
 };
 

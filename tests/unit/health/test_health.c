@@ -32,6 +32,7 @@
 static struct pa_health *h;
 static uint64_t now;
 static unsigned int n_changes;
+static unsigned int n_probes;
 static unsigned int last_idx;
 static struct pa_health_info last_info;
 
@@ -45,16 +46,26 @@ on_change(void *arg, unsigned int idx, const struct pa_health_info *info)
 }
 
 static void
+on_probe(void *arg, unsigned int idx, const struct pa_health_info *info)
+{
+	(void)arg;
+	(void)idx;
+	(void)info;
+	n_probes++;
+}
+
+static void
 setup(void)
 {
 	struct pa_health_opts o = { .max_targets = SLOTS,
-		.on_change = on_change };
+		.on_change = on_change, .on_probe = on_probe };
 	char err[128];
 
 	h = pa_health_create(&o, err, sizeof(err));
 	ck_assert_msg(h != NULL, "%s", err);
 	now = 1000000;
 	n_changes = 0;
+	n_probes = 0;
 }
 
 static void
@@ -214,6 +225,7 @@ START_TEST(tcp_listener_up_after_rise_passes)
 	ck_assert_uint_eq(last_info.ok_run, 2);
 	ck_assert(round_(1000));
 	ck_assert_uint_eq(n_changes, 1);
+	ck_assert_uint_eq(n_probes, 3);		/* every probe reported */
 	close(fd);
 }
 END_TEST
