@@ -331,7 +331,8 @@ start_servers(struct pa_app *app, char *err, size_t err_len)
 	ctrl->excp = app->excp;
 	ctrl->health = app->health;
 	ctrl->src = (struct pa_metrics_sources){ .pl = app->pl,
-		.acl = app->acl, .lb = app->lb, .rpc = ctrl->server };
+		.acl = app->acl, .lb = app->lb, .rpc = ctrl->server,
+		.health = app->health };
 	if (cfg->metrics.enabled) {
 		struct pa_metrics_http_opts mo = {
 			.listen = cfg->metrics.listen,

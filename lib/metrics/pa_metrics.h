@@ -120,6 +120,7 @@ struct pa_metrics_sources {
 	struct pa_lb *lb;
 	struct pa_rpc_server *rpc;
 	struct pa_metrics_http *http;
+	struct pa_health_lb *health;	/**< NULL: no health checks (replay) */
 };
 
 /**
