@@ -167,6 +167,8 @@ enum pa_health_type {
 	PA_HEALTH_HTTP,			/**< GET path, status == expect */
 	PA_HEALTH_UDP,			/**< a datagram; no ICMP error back */
 	PA_HEALTH_ICMP,			/**< ICMP / ICMPv6 echo */
+	/** Not a "type": the agent check of "agent_port" (lib/health). */
+	PA_HEALTH_AGENT,
 };
 
 #define PA_CONFIG_HEALTH_PATH_MAX	128	/**< "path", NUL included */
@@ -187,6 +189,10 @@ struct pa_config_health {
 	uint32_t timeout_ms;		/**< default 1000, < interval_ms */
 	uint16_t rise;			/**< default 2 */
 	uint16_t fall;			/**< default 3 */
+	/** "agent_port": the backend's agent (HAProxy agent-check
+	 * protocol) on this TCP port reports a weight percentage and
+	 * up/drain/down; 0 = no agent */
+	uint16_t agent_port;
 };
 
 struct pa_config_service {

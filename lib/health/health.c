@@ -27,6 +27,7 @@
 #define IP_BIND_ADDRESS_NO_PORT	24
 #endif
 
+#define RTE_DIM_(a)	(sizeof(a) / sizeof((a)[0]))
 #define EVENTS_MAX	256
 #define DEFER_MS	10	/* a due probe without a free socket retries */
 #define HTTP_BUF	256	/* enough for any status line we accept */
@@ -48,7 +49,9 @@ struct target {
 	uint16_t echo_id;		/* icmp, raw sockets */
 	bool raw;			/* icmp over a raw socket */
 	bool connected;			/* tcp/http: connect done */
-	uint16_t got;			/* http: bytes of the answer */
+	uint16_t got;			/* http, agent: bytes of the answer */
+	int16_t agent_pct_now;		/* agent: this probe's report */
+	uint8_t agent_state_now;
 	char buf[HTTP_BUF];
 };
 
@@ -68,6 +71,77 @@ static const char *const result_names[] = {
 	"none", "ok", "refused", "timeout", "unreachable", "bad_status",
 	"bad_reply", "error",
 };
+
+static const char *const agent_state_names[] = {
+	"none", "up", "drain", "down",
+};
+
+const char *
+pa_health_agent_state_name(enum pa_health_agent_state s)
+{
+	return (unsigned int)s < 4 ? agent_state_names[s] : "?";
+}
+
+int
+pa_health_agent_quantize(int pct)
+{
+	int q;
+
+	if (pct <= 0)
+		return 0;
+	if (pct >= 100)
+		return 100;
+	q = (pct + 5) / 10 * 10;
+	return q < 10 ? 10 : q;
+}
+
+int
+pa_health_agent_parse(const char *line, int *pct,
+		enum pa_health_agent_state *st)
+{
+	static const struct { const char *w; enum pa_health_agent_state s; }
+	words[] = {
+		{ "up", PA_HEALTH_AGENT_UP }, { "ready", PA_HEALTH_AGENT_UP },
+		{ "drain", PA_HEALTH_AGENT_DRAIN },
+		{ "down", PA_HEALTH_AGENT_DOWN },
+		{ "fail", PA_HEALTH_AGENT_DOWN },
+		{ "failed", PA_HEALTH_AGENT_DOWN },
+		{ "stopped", PA_HEALTH_AGENT_DOWN },
+		{ "maint", PA_HEALTH_AGENT_DOWN },
+	};
+	const char *p = line, *e;
+	size_t n, i;
+	bool any = false;
+
+	*pct = -1;
+	*st = PA_HEALTH_AGENT_NONE;
+	for (;;) {
+		p += strspn(p, " ,\t\r\n");
+		if (*p == '\0')
+			break;
+		n = strcspn(p, " ,\t\r\n");
+		e = p + n;
+		if (n >= 2 && n <= 4 && p[n - 1] == '%') {
+			int v = 0;
+
+			for (i = 0; i < n - 1 && p[i] >= '0' && p[i] <= '9'; i++)
+				v = v * 10 + (p[i] - '0');
+			if (i == n - 1) {
+				*pct = v > 100 ? 100 : v;
+				any = true;
+			}
+		} else {
+			for (i = 0; i < RTE_DIM_(words); i++)
+				if (strlen(words[i].w) == n &&
+				    strncasecmp(p, words[i].w, n) == 0) {
+					*st = words[i].s;
+					any = true;
+				}
+		}
+		p = e;
+	}
+	return any ? 0 : -EINVAL;
+}
 
 const char *
 pa_health_status_name(enum pa_health_status s)
@@ -244,7 +318,7 @@ pa_health_destroy(struct pa_health *h)
 static bool
 spec_ok(const struct pa_health_spec *s)
 {
-	if (s->type == PA_HEALTH_NONE || s->type > PA_HEALTH_ICMP)
+	if (s->type == PA_HEALTH_NONE || s->type > PA_HEALTH_AGENT)
 		return false;
 	if (s->addr.family != AF_INET && s->addr.family != AF_INET6)
 		return false;
@@ -301,6 +375,8 @@ pa_health_set(struct pa_health *h, unsigned int idx,
 	t->spec.path[sizeof(t->spec.path) - 1] = '\0';
 	t->spec.expect[sizeof(t->spec.expect) - 1] = '\0';
 	t->info.changed_ms = now_ms;
+	t->info.agent_pct = -1;
+	t->info.agent_reported = -1;
 	t->when = now_ms + phase(idx, spec->interval_ms);
 	heap_push(h, idx);
 	h->st.targets++;
@@ -550,6 +626,7 @@ start(struct pa_health *h, unsigned int idx, uint64_t now_ms)
 	switch (t->spec.type) {
 	case PA_HEALTH_TCP:
 	case PA_HEALTH_HTTP:
+	case PA_HEALTH_AGENT:
 		fd = probe_socket(t, SOCK_STREAM, 0);
 		if (fd < 0)
 			goto fail;
@@ -622,6 +699,24 @@ finish(struct pa_health *h, unsigned int idx, enum pa_health_result r,
 	in->probes++;
 	h->st.probes++;
 	h->st.results[r]++;
+	if (r == PA_HEALTH_R_OK && t->spec.type == PA_HEALTH_AGENT) {
+		if (t->agent_state_now != PA_HEALTH_AGENT_NONE)
+			in->agent_state = t->agent_state_now;
+		if (t->agent_pct_now >= 0) {
+			int16_t q = (int16_t)pa_health_agent_quantize(
+				t->agent_pct_now);
+
+			if (q == in->agent_reported) {
+				if (in->agent_same < UINT16_MAX)
+					in->agent_same++;
+			} else {
+				in->agent_reported = q;
+				in->agent_same = 1;
+			}
+			if (in->agent_same >= t->spec.rise)
+				in->agent_pct = q;
+		}
+	}
 	if (r == PA_HEALTH_R_OK) {
 		in->ok_run++;
 		in->fail_run = 0;
@@ -674,6 +769,25 @@ http_verdict(struct target *t, bool eof)
 	t->info.last_status_code = (uint16_t)code;
 	return code == t->spec.expect_status ? PA_HEALTH_R_OK :
 		PA_HEALTH_R_BAD_STATUS;
+}
+
+/* agent: its line, once it is whole (a newline, the end, or full). */
+static enum pa_health_result
+agent_verdict(struct target *t, bool eof)
+{
+	enum pa_health_agent_state st;
+	int pct;
+
+	t->buf[t->got] = '\0';
+	if (strchr(t->buf, '\n') == NULL && !eof &&
+	    t->got < sizeof(t->buf) - 1)
+		return PA_HEALTH_R_NONE;
+	*strchrnul(t->buf, '\n') = '\0';
+	if (pa_health_agent_parse(t->buf, &pct, &st) != 0)
+		return PA_HEALTH_R_BAD_REPLY;
+	t->agent_pct_now = (int16_t)pct;
+	t->agent_state_now = (uint8_t)st;
+	return PA_HEALTH_R_OK;
 }
 
 /* An icmp probe's socket is readable: its echo reply? */
@@ -745,6 +859,7 @@ event(struct pa_health *h, unsigned int idx, uint32_t events,
 	switch (t->spec.type) {
 	case PA_HEALTH_TCP:
 	case PA_HEALTH_HTTP:
+	case PA_HEALTH_AGENT:
 		if (!t->connected) {
 			if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &e, &sl) != 0)
 				e = errno;
@@ -757,6 +872,15 @@ event(struct pa_health *h, unsigned int idx, uint32_t events,
 				break;
 			}
 			t->connected = true;
+			if (t->spec.type == PA_HEALTH_AGENT) {
+				/* the agent speaks first */
+				ev.events = EPOLLIN | EPOLLRDHUP;
+				ev.data.u64 = (uint64_t)t->gen << 32 | idx;
+				if (epoll_ctl(h->epfd, EPOLL_CTL_MOD, t->fd,
+						&ev) != 0)
+					r = PA_HEALTH_R_ERROR;
+				break;
+			}
 			len = snprintf(req, sizeof(req),
 				"GET %s HTTP/1.0\r\nHost: %s%s%s\r\nUser-Agent: pktaccel-health\r\nConnection: close\r\n\r\n",
 				t->spec.path,
@@ -779,12 +903,16 @@ event(struct pa_health *h, unsigned int idx, uint32_t events,
 				sizeof(t->buf) - 1 - t->got, 0);
 			if (n < 0) {
 				if (errno != EAGAIN)
-					r = t->got > 0 ? http_verdict(t, true) :
-						errno_result(errno);
+					r = t->got == 0 ? errno_result(errno) :
+						t->spec.type == PA_HEALTH_AGENT ?
+						agent_verdict(t, true) :
+						http_verdict(t, true);
 				break;
 			}
 			t->got += (uint16_t)n;
-			r = http_verdict(t, n == 0);
+			r = t->spec.type == PA_HEALTH_AGENT ?
+				agent_verdict(t, n == 0) :
+				http_verdict(t, n == 0);
 			if (r != PA_HEALTH_R_NONE || n == 0)
 				break;
 		}

@@ -24,6 +24,11 @@ struct hc_src {
 	struct pa_ip_prefix pfx;	/* the port's address, as configured */
 };
 
+/* Prober slots: a backend's check at its counter slot, its agent check
+ * at AGENT_SLOT + its counter slot. */
+#define AGENT_SLOT	PA_LB_MAX_BACKENDS
+#define N_SLOTS		(2 * PA_LB_MAX_BACKENDS)
+
 struct pa_health_lb {
 	struct pa_lb *lb;
 	struct pa_health *h;
@@ -85,6 +90,7 @@ static void
 on_probe(void *arg, unsigned int idx, const struct pa_health_info *in)
 {
 	struct pa_health_lb *x = arg;
+	enum pa_lb_agent_state st;
 	struct pa_lb_health_report r = {
 		.health = in->status == PA_HEALTH_STATUS_UP ? PA_LB_HEALTH_UP :
 			in->status == PA_HEALTH_STATUS_DOWN ?
@@ -98,6 +104,17 @@ on_probe(void *arg, unsigned int idx, const struct pa_health_info *in)
 
 	if (x->uid[idx] == 0)
 		return;
+	if (idx >= AGENT_SLOT) {
+		/* an agent that cannot be reached changes nothing: what it
+		 * said last holds */
+		st = in->agent_state == PA_HEALTH_AGENT_DRAIN ?
+			PA_LB_AGENT_DRAIN :
+			in->agent_state == PA_HEALTH_AGENT_DOWN ?
+			PA_LB_AGENT_DOWN : PA_LB_AGENT_NONE;
+		(void)pa_lb_backend_agent(x->lb, idx - AGENT_SLOT, x->uid[idx],
+			in->agent_pct, st);
+		return;
+	}
 	/* -ENOENT: deleted meanwhile; the next sync drops the target */
 	(void)pa_lb_backend_health(x->lb, idx, x->uid[idx], &r);
 }
@@ -107,7 +124,7 @@ pa_health_lb_create(const struct pa_health_lb_opts *o, char *err,
 		size_t err_len)
 {
 	struct pa_health_opts ho = {
-		.max_targets = PA_LB_MAX_BACKENDS,
+		.max_targets = N_SLOTS,
 		.max_inflight = o->max_inflight,
 	};
 	struct pa_health_lb *x;
@@ -117,8 +134,8 @@ pa_health_lb_create(const struct pa_health_lb_opts *o, char *err,
 	if (x == NULL)
 		goto nomem;
 	x->lb = o->lb;
-	x->uid = calloc(PA_LB_MAX_BACKENDS, sizeof(*x->uid));
-	x->seen = calloc(PA_LB_MAX_BACKENDS, sizeof(*x->seen));
+	x->uid = calloc(N_SLOTS, sizeof(*x->uid));
+	x->seen = calloc(N_SLOTS, sizeof(*x->seen));
 	if (x->uid == NULL || x->seen == NULL)
 		goto nomem;
 	for (i = 0; i < o->cfg->n_ports; i++) {
@@ -181,6 +198,11 @@ struct sync_ctx {
 	unsigned int added, no_source;
 };
 
+static void set_one(struct sync_ctx *c, unsigned int slot, uint32_t uid,
+		const struct pa_config_health *hc, enum pa_health_type type,
+		const struct hc_src *src, uint16_t port,
+		const struct pa_ip_addr *addr);
+
 static void
 sync_one(void *arg, const struct pa_lb_health_target *t)
 {
@@ -188,7 +210,6 @@ sync_one(void *arg, const struct pa_lb_health_target *t)
 	struct pa_health_lb *x = c->x;
 	const struct pa_config_health *hc = t->health;
 	const struct hc_src *src;
-	struct pa_health_spec s;
 
 	if (t->cslot >= PA_LB_MAX_BACKENDS)
 		return;
@@ -197,11 +218,30 @@ sync_one(void *arg, const struct pa_lb_health_target *t)
 		c->no_source++;
 		return;
 	}
+	if (hc->type != PA_HEALTH_NONE)
+		set_one(c, t->cslot, t->uid, hc, hc->type, src,
+			hc->type == PA_HEALTH_ICMP ? 0 :
+			hc->port != 0 ? hc->port : t->port, &t->addr);
+	if (hc->agent_port != 0)
+		set_one(c, AGENT_SLOT + t->cslot, t->uid, hc, PA_HEALTH_AGENT,
+			src, hc->agent_port, &t->addr);
+}
+
+/* Prober slot @p slot probes @p addr as @p type says, for backend
+ * @p uid. */
+static void
+set_one(struct sync_ctx *c, unsigned int slot, uint32_t uid,
+		const struct pa_config_health *hc, enum pa_health_type type,
+		const struct hc_src *src, uint16_t port,
+		const struct pa_ip_addr *addr)
+{
+	struct pa_health_lb *x = c->x;
+	struct pa_health_spec s;
+
 	memset(&s, 0, sizeof(s));
-	s.type = hc->type;
-	s.addr = t->addr;
-	s.port = hc->type == PA_HEALTH_ICMP ? 0 :
-		hc->port != 0 ? hc->port : t->port;
+	s.type = type;
+	s.addr = *addr;
+	s.port = port;
 	s.src = src->pfx.addr;
 	snprintf(s.ifname, sizeof(s.ifname), "%s", src->ifname);
 	snprintf(s.path, sizeof(s.path), "%s", hc->path);
@@ -212,14 +252,14 @@ sync_one(void *arg, const struct pa_lb_health_target *t)
 	s.rise = hc->rise;
 	s.fall = hc->fall;
 	/* another backend in this slot: start afresh */
-	if (x->uid[t->cslot] != t->uid)
-		pa_health_clear(x->h, t->cslot);
-	if (!pa_health_is_set(x->h, t->cslot))
+	if (x->uid[slot] != uid)
+		pa_health_clear(x->h, slot);
+	if (!pa_health_is_set(x->h, slot))
 		c->added++;
-	if (pa_health_set(x->h, t->cslot, &s, c->now) != 0)
+	if (pa_health_set(x->h, slot, &s, c->now) != 0)
 		return;
-	x->uid[t->cslot] = t->uid;
-	x->seen[t->cslot] = x->sync_no;
+	x->uid[slot] = uid;
+	x->seen[slot] = x->sync_no;
 }
 
 /* Targets = the LB's checked backends. */
@@ -235,7 +275,7 @@ sync_targets(struct pa_health_lb *x, uint64_t now)
 	if (++x->sync_no == 0)
 		x->sync_no = 1;
 	n = pa_lb_health_targets(x->lb, sync_one, &c);
-	for (i = 0; i < PA_LB_MAX_BACKENDS; i++) {
+	for (i = 0; i < N_SLOTS; i++) {
 		if (x->uid[i] == 0 || x->seen[i] == x->sync_no)
 			continue;
 		pa_health_clear(x->h, i);
@@ -244,7 +284,7 @@ sync_targets(struct pa_health_lb *x, uint64_t now)
 	}
 	x->no_source = c.no_source;
 	if (c.added > 0 || removed > 0 || c.no_source > 0)
-		HC_LOG(INFO, "%u backends checked (%u new, %u no longer)%s",
+		HC_LOG(INFO, "%u backends checked (%u checks new, %u no longer)%s",
 			n - c.no_source, c.added, removed,
 			c.no_source > 0 ? "; some have no kernel_if address of their family to be probed from" : "");
 }

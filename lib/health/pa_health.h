@@ -32,6 +32,17 @@
  *   source address when given. At most max_inflight probes at once (file
  *   descriptors bounded): a due probe beyond that waits (counted in
  *   "deferred").
+ * - PA_HEALTH_AGENT (not a configuration "type": "agent_port"): the
+ *   HAProxy agent-check protocol. A connect to the agent's port; the
+ *   agent writes one line and closes; tokens (space or comma separated)
+ *   "NN%" (a weight percentage, 0..100), "up"/"ready", "drain",
+ *   "down"/"fail"/"failed"/"stopped"/"maint", others ignored. A line
+ *   with none of them is "bad_reply". The percentage is quantized to
+ *   10 % steps (a non-zero one to at least 10 %) and taken only once the
+ *   same step was reported rise times in a row, so that two appliances
+ *   reading the same agent settle on the same weight (and build the same
+ *   table) and a jittery agent does not rebuild tables at every probe;
+ *   the state is taken at once.
  * - Status: unknown until rise passes or fall failures in a row; then
  *   up after rise passes in a row, down after fall failures in a row.
  *   Every change calls on_change (from pa_health_run()).
@@ -84,6 +95,15 @@ struct pa_health_spec {
 	uint16_t fall;			/**< >= 1 */
 };
 
+/** What a backend's agent said of itself (agent checks). */
+enum pa_health_agent_state {
+	PA_HEALTH_AGENT_NONE = 0,	/**< nothing said (yet) */
+	PA_HEALTH_AGENT_UP,		/**< "up", "ready" */
+	PA_HEALTH_AGENT_DRAIN,		/**< "drain": keep flows, take no new */
+	PA_HEALTH_AGENT_DOWN,		/**< "down", "fail", "failed",
+					 * "stopped", "maint" */
+};
+
 /** A target's state (pa_health_get(), on_change). */
 struct pa_health_info {
 	enum pa_health_status status;
@@ -95,6 +115,15 @@ struct pa_health_info {
 	uint64_t probes;		/**< probes ended */
 	uint64_t failures;		/**< ... that failed */
 	uint64_t changed_ms;		/**< time of the last status change */
+	/* agent checks only (PA_HEALTH_AGENT) */
+	int16_t agent_pct;		/**< the weight percentage in force:
+					 * quantized to 10 % steps, taken once
+					 * reported rise times in a row; -1:
+					 * none yet (full weight) */
+	int16_t agent_reported;		/**< the last report's, quantized; -1 */
+	uint16_t agent_same;		/**< ... reported so many times in a row */
+	uint8_t agent_state;		/**< enum pa_health_agent_state, as last
+					 * said (at once, no hysteresis) */
 };
 
 struct pa_health;
@@ -168,6 +197,21 @@ struct pa_health_stats {
 };
 
 void pa_health_stats(const struct pa_health *h, struct pa_health_stats *s);
+
+/**
+ * Parse an agent's line (NUL-terminated). @p pct: the percentage said
+ * (-1: none), not quantized; @p st: the state said (NONE: none).
+ * @return 0, or -EINVAL when the line says nothing we know.
+ */
+int pa_health_agent_parse(const char *line, int *pct,
+		enum pa_health_agent_state *st);
+
+/** A percentage quantized as the agent check does (10 % steps, a
+ * non-zero one at least 10 %). */
+int pa_health_agent_quantize(int pct);
+
+/** "none", "up", "drain", "down". */
+const char *pa_health_agent_state_name(enum pa_health_agent_state s);
 
 /** "up", "down", "unknown". */
 const char *pa_health_status_name(enum pa_health_status s);

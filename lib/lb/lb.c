@@ -81,24 +81,58 @@ be_usable(const struct pa_config_backend *b, uint32_t uid)
 	return uid != 0 && b->state == PA_LB_UP && b->weight > 0;
 }
 
-/* Usable for new flows, health considered (panic: health ignored). */
+/* The weight in force: the configured one scaled by the agent's
+ * percentage (at least 1 unless the agent said 0 %). */
+uint32_t
+lb_effective_weight(const struct lb_svc_ctl *c, unsigned int i)
+{
+	uint32_t w = c->cfg.backends[i].weight;
+	int pct = c->be_hc[i].agent_pct;
+
+	if (pct < 0 || w == 0)
+		return w;
+	if (pct == 0)
+		return 0;
+	w = (w * (uint32_t)pct + 50) / 100;
+	return w == 0 ? 1 : w;
+}
+
+/* Down by the checks: health, or the agent said "down". */
+static bool
+be_down_hc(const struct lb_svc_ctl *c, unsigned int i)
+{
+	return c->be_hc[i].health == PA_LB_HEALTH_DOWN ||
+		c->be_hc[i].agent_state == PA_LB_AGENT_DOWN;
+}
+
+/* Would take new flows but for the checks' "down": its state, its
+ * effective weight and its agent allow it. */
+static bool
+be_usable_admin(const struct lb_svc_ctl *c, unsigned int i)
+{
+	return be_usable(&c->cfg.backends[i], c->be_uid[i]) &&
+		lb_effective_weight(c, i) > 0 &&
+		c->be_hc[i].agent_state != PA_LB_AGENT_DRAIN;
+}
+
+/* Usable for new flows, checks considered (panic: their "down" ignored). */
 static bool
 be_usable_hc(const struct lb_svc_ctl *c, unsigned int i, bool panic)
 {
-	return be_usable(&c->cfg.backends[i], c->be_uid[i]) &&
-		(panic || c->be_hc[i].health != PA_LB_HEALTH_DOWN);
+	return be_usable_admin(c, i) && (panic || !be_down_hc(c, i));
 }
 
-/* Every backend its state allows is down by health (and there is one). */
+/* Every backend that would take new flows is down by the checks (and
+ * there is one). */
 static bool
 ctl_panic(const struct lb_svc_ctl *c)
 {
 	unsigned int i, n_admin = 0;
 
 	for (i = 0; i < c->n_slots; i++) {
-		if (!be_usable(&c->cfg.backends[i], c->be_uid[i]))
+		if (!be_usable_admin(c, i))
 			continue;
-		if (c->be_hc[i].health != PA_LB_HEALTH_DOWN)
+		if (!be_down_hc(c, i))
 			return false;
 		n_admin++;
 	}
@@ -188,12 +222,16 @@ svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
 		if (d->uid == 0)
 			continue;
 		d->state = (uint8_t)b->state;
-		/* down by health: its flows move, as for "down" */
-		if (!s->panic && c->be_hc[i].health == PA_LB_HEALTH_DOWN)
+		/* down by the checks: its flows move, as for "down"; the
+		 * agent's drain keeps them, as "drain" */
+		if (!s->panic && be_down_hc(c, i))
 			d->state = PA_LB_DOWN;
+		else if (c->be_hc[i].agent_state == PA_LB_AGENT_DRAIN &&
+			 d->state == PA_LB_UP)
+			d->state = PA_LB_DRAIN;
 		d->has_mac = b->has_mac;
 		d->port = rte_cpu_to_be_16(b->port != 0 ? b->port : cfg->port);
-		d->weight = b->weight;
+		d->weight = lb_effective_weight(c, i);
 		memcpy(d->mac.addr_bytes, b->mac, RTE_ETHER_ADDR_LEN);
 		d->addr = b->addr;
 		if (s->family == 4)
@@ -597,6 +635,7 @@ ctl_add_backend(struct pa_lb *lb, struct lb_svc_ctl *c,
 	c->be_uid[i] = new_uid(lb);
 	c->be_cslot[i] = lb->cslot_free[--lb->n_cslot_free];
 	memset(&c->be_hc[i], 0, sizeof(c->be_hc[i]));
+	c->be_hc[i].agent_pct = -1;
 	lb->cs_svc[c->be_cslot[i]] = (uint16_t)(c - lb->ctl);
 	lb->cs_be[c->be_cslot[i]] = i;
 	/* no lcore reads a free slot: forget its last owner's next hop (the
@@ -971,6 +1010,52 @@ out:
 	return ret;
 }
 
+static const char *const agent_names[] = { "up", "drain", "down" };
+
+int
+pa_lb_backend_agent(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
+		int pct, enum pa_lb_agent_state st)
+{
+	char buf[INET6_ADDRSTRLEN], err[PA_CONFIG_ERR_MAX];
+	struct lb_be_health *hc, saved;
+	struct lb_svc_ctl *c;
+	unsigned int i;
+	int ret = 0;
+
+	if (cslot >= PA_LB_MAX_BACKENDS || uid == 0 || pct > 100 ||
+	    (unsigned int)st > PA_LB_AGENT_DOWN)
+		return -ENOENT;
+	pthread_mutex_lock(&lb->lock);
+	c = &lb->ctl[lb->cs_svc[cslot]];
+	i = lb->cs_be[cslot];
+	if (!c->used || i >= c->n_slots || c->be_uid[i] != uid) {
+		ret = -ENOENT;
+		goto out;
+	}
+	hc = &c->be_hc[i];
+	if (hc->agent_pct == (pct < 0 ? -1 : pct) && hc->agent_state == st)
+		goto out;
+	saved = *hc;
+	hc->agent_pct = (int8_t)(pct < 0 ? -1 : pct);
+	hc->agent_state = (uint8_t)st;
+	LB_LOG(NOTICE, "service '%s' backend %s: agent says %s %d%%: weight %u of %u",
+		c->cfg.name, pa_net_format_ip(&c->cfg.backends[i].addr, buf,
+			sizeof(buf)), agent_names[st], pct < 0 ? 100 : pct,
+		lb_effective_weight(c, i), c->cfg.backends[i].weight);
+	ret = rebuild_publish(lb, (unsigned int)(c - lb->ctl), false, err,
+		sizeof(err));
+	if (ret != 0) {
+		*hc = saved;
+		LB_LOG(ERR, "service '%s': agent change not applied: %s",
+			c->cfg.name, err);
+		goto out;
+	}
+	ret = 1;
+out:
+	pthread_mutex_unlock(&lb->lock);
+	return ret;
+}
+
 unsigned int
 pa_lb_health_targets(struct pa_lb *lb,
 		void (*fn)(void *arg, const struct pa_lb_health_target *t),
@@ -984,7 +1069,8 @@ pa_lb_health_targets(struct pa_lb *lb,
 		const struct lb_svc_ctl *c = &lb->ctl[i];
 
 		if (!c->used || !c->cfg.health.present ||
-		    c->cfg.health.type == PA_HEALTH_NONE)
+		    (c->cfg.health.type == PA_HEALTH_NONE &&
+		     c->cfg.health.agent_port == 0))
 			continue;
 		for (j = 0; j < c->n_slots; j++) {
 			const struct pa_config_backend *b = &c->cfg.backends[j];

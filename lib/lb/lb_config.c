@@ -440,6 +440,8 @@ static const struct pa_decode_field health_fields[] = {
 	  .max = PA_CONFIG_HEALTH_MAX_COUNT, HEALTH(rise) },
 	{ .name = "fall", .type = PA_DECODE_INT, .min = 1,
 	  .max = PA_CONFIG_HEALTH_MAX_COUNT, HEALTH(fall) },
+	{ .name = "agent_port", .type = PA_DECODE_PORT, .min = 1,
+	  .max = 65535, HEALTH(agent_port) },
 };
 
 void
@@ -503,7 +505,7 @@ service_health(const struct pa_decode_field *f, const json_t *v,
 				pa_lb_config_health_names[h->type],
 				tcp_probe ? "TCP" : "UDP",
 				proto_name(svc->proto));
-	if (lb != NULL && h->type != PA_HEALTH_NONE &&
+	if (lb != NULL && (h->type != PA_HEALTH_NONE || h->agent_port != 0) &&
 	    !(svc->vip.family == AF_INET ? lb->health_v4 : lb->health_v6))
 		return pa_decode_fail(err, err_len,
 				"%s: probes leave from the appliance's own address through a port's \"kernel_if\", and no routed port with a kernel_if has an %s address (docs/configuration.md, \"Health checks\")",
@@ -535,6 +537,9 @@ pa_lb_config_health_to_json(const struct pa_config_health *h)
 	rc |= json_object_set_new(o, "timeout_ms", json_integer(h->timeout_ms));
 	rc |= json_object_set_new(o, "rise", json_integer(h->rise));
 	rc |= json_object_set_new(o, "fall", json_integer(h->fall));
+	if (h->agent_port != 0)
+		rc |= json_object_set_new(o, "agent_port",
+			json_integer(h->agent_port));
 	if (rc != 0) {
 		json_decref(o);
 		return NULL;

@@ -347,6 +347,8 @@ struct lb_be_health {
 	uint16_t code;			/* http status of the last probe */
 	uint32_t latency_us;
 	uint64_t probes, failures;
+	int8_t agent_pct;		/* weight % the agent set; -1: none */
+	uint8_t agent_state;		/* enum pa_lb_agent_state */
 };
 
 /* Control-side record of a service (the configuration, and the slots its
@@ -407,6 +409,9 @@ struct pa_lb {
 	uint64_t version;
 	unsigned int seq;		/* rte_hash names */
 };
+
+/* lb.c: a backend's weight scaled by its agent's percentage */
+uint32_t lb_effective_weight(const struct lb_svc_ctl *c, unsigned int i);
 
 /* lb.c: names of the probe results (index: lb_be_health.last) */
 const char *lb_health_result_name(uint8_t i);

@@ -79,6 +79,10 @@ service_fill(const struct pa_lb *lb, const struct lb_svc_ctl *c,
 		v->backends[n].health_latency_us = c->be_hc[i].latency_us;
 		v->backends[n].health_probes = c->be_hc[i].probes;
 		v->backends[n].health_failures = c->be_hc[i].failures;
+		v->backends[n].health_agent_pct = c->be_hc[i].agent_pct;
+		v->backends[n].health_agent_state =
+			(enum pa_lb_agent_state)c->be_hc[i].agent_state;
+		v->backends[n].health_weight = lb_effective_weight(c, i);
 		if (c->be_hc[i].health == PA_LB_HEALTH_DOWN)
 			v->health_down++;
 		v->flows += v->backends[n].flows;
@@ -263,8 +267,20 @@ backend_health_json(json_t *b, const struct pa_lb_backend_snapshot *v)
 {
 	int rc = 0;
 
+	static const char *const agent[] = { "up", "drain", "down" };
+
 	rc |= json_object_set_new(b, "health",
 		json_string(pa_lb_health_name(v->health)));
+	if (v->health_agent_pct >= 0 ||
+	    v->health_agent_state != PA_LB_AGENT_NONE) {
+		rc |= json_object_set_new(b, "health_agent",
+			json_string(agent[v->health_agent_state]));
+		if (v->health_agent_pct >= 0)
+			rc |= json_object_set_new(b, "health_agent_pct",
+				json_integer(v->health_agent_pct));
+		rc |= json_object_set_new(b, "health_weight",
+			json_integer(v->health_weight));
+	}
 	if (v->health_probes == 0)
 		return rc;
 	rc |= json_object_set_new(b, "health_last",

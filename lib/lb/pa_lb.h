@@ -188,6 +188,26 @@ struct pa_lb_health_report {
 int pa_lb_backend_health(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 		const struct pa_lb_health_report *r);
 
+/** What a backend's agent said (agent checks, "agent_port"). */
+enum pa_lb_agent_state {
+	PA_LB_AGENT_NONE = 0,		/**< nothing, or "up" */
+	PA_LB_AGENT_DRAIN,		/**< keeps its flows, takes no new */
+	PA_LB_AGENT_DOWN,		/**< out, as down by health */
+};
+
+/**
+ * Record what the agent of the backend in counter slot @p cslot (uid
+ * @p uid) says: @p pct, the weight percentage in force (0..100, already
+ * quantized and smoothed by lib/health; -1: none, full weight), and
+ * @p st. The backend's effective weight becomes weight x pct / 100
+ * (rounded, at least 1 unless pct is 0); a change of it or of the state
+ * rebuilds and publishes the service's table. Control thread.
+ * @return 1 (a new table is live), 0 (nothing changed), -ENOENT (stale)
+ *         or -ENOMEM.
+ */
+int pa_lb_backend_agent(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
+		int pct, enum pa_lb_agent_state st);
+
 /** A backend to check (pa_lb_health_targets()). */
 struct pa_lb_health_target {
 	uint32_t cslot;			/**< its counter slot (stable) */
@@ -225,6 +245,10 @@ struct pa_lb_backend_snapshot {
 	uint32_t health_latency_us;	/**< its latency */
 	uint64_t health_probes;
 	uint64_t health_failures;
+	int health_agent_pct;		/**< the agent's weight %, -1: none */
+	enum pa_lb_agent_state health_agent_state;
+	uint32_t health_weight;		/**< effective weight: weight x the
+					 * agent's percentage */
 };
 
 /** One service in a struct pa_lb_snapshot. */

@@ -37,7 +37,7 @@ def test_health_over_rpc_round_trips(daemon_factory, mixed, mixed_pcap,
            "forward": "ipip", "backends": [{"addr": "10.1.0.3"}],
            "health": {"type": "udp", "expect": "pong", "port": 5353,
                       "interval_ms": 500, "timeout_ms": 200, "rise": 1,
-                      "fall": 1}}
+                      "fall": 1, "agent_port": 5555}}
     assert c.call("lb_service_add", udp) == {"name": "dns"}
     doc = c.call("config_get")
     assert doc["lb"]["services"][1]["health"] == udp["health"], doc

@@ -37,6 +37,20 @@ INTERVAL, TIMEOUT, RISE, FALL = 1000, 500, 2, 3
 CHECK_PORT = 9100
 SLACK_S = 4.0          # scheduling on a shared machine, the poll of lists
 
+AGENT_PORT = 9200
+AGENT = """
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.listen(128)
+print("listening", flush=True)
+while True:
+    c, _ = s.accept()
+    c.sendall(sys.argv[2].encode() + b"\\n")
+    c.close()
+"""
+
 LISTENER = """
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -79,13 +93,15 @@ def lab():
 
 
 class Listener:
-    """A TCP listener on CHECK_PORT in a backend namespace."""
+    """A TCP listener on CHECK_PORT in a backend namespace (with an
+    answer: an agent on AGENT_PORT that says it)."""
 
-    def __init__(self, ns):
+    def __init__(self, ns, answer=None):
+        args = [LISTENER, str(CHECK_PORT)] if answer is None else \
+            [AGENT, str(AGENT_PORT), answer]
         self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", ns, pautil.PYTHON, "-c", LISTENER,
-             str(CHECK_PORT)], stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE)
+            ["ip", "netns", "exec", ns, pautil.PYTHON, "-c"] + args,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         line = self.proc.stdout.readline().strip()
         assert line == b"listening", (line, self.proc.stderr.read())
 
@@ -124,7 +140,8 @@ def checks(cfg):
           "fall": FALL}
     for s in cfg["lb"]["services"]:
         if s["name"] == "web-dsr":
-            s["health"] = dict(hc, type="tcp", port=CHECK_PORT)
+            s["health"] = dict(hc, type="tcp", port=CHECK_PORT,
+                               agent_port=AGENT_PORT)
         elif s["name"] == "web-nat":
             s["health"] = dict(hc, type="http", path="/health", expect=200)
         elif s["name"] == "udp-nat":
@@ -138,6 +155,9 @@ def test_health_checks_remove_and_restore_a_backend(lab, tmp_path):
     vip = e["VIP_DSR"]
     lab.route("1")
     listeners = {b["name"]: Listener(b["ns"]) for b in lab.backends}
+    # the agents: the last backend asks for half its weight
+    agents = [Listener(b["ns"], "50%" if b is lab.backends[-1] else
+                       "up 100%") for b in lab.backends]
     d = lab.start_app(1, tmp_path, mutate=checks)
     try:
         # -- every check of every kind passes through k0 and the port
@@ -145,9 +165,13 @@ def test_health_checks_remove_and_restore_a_backend(lab, tmp_path):
         wait_for("every backend of every service up",
                  lambda: all(b["health"] == "up"
                              for b in health_of(d).values()), timeout=60)
-        st = d.call("lb_health_get")
-        assert st["targets"] == n_checked and st["up"] == n_checked, st
-        assert st["results"]["ok"] >= n_checked * RISE, st
+        # and the agents' checks (web-dsr's backends) pass too
+        n_probed = n_checked + len(lab.backends)
+        st = wait_for("every check passing",
+                      lambda: (lambda x: x if x["up"] == n_probed else
+                               None)(d.call("lb_health_get")), timeout=60)
+        assert st["targets"] == n_probed, st
+        assert st["results"]["ok"] >= n_probed * RISE, st
         for b in health_of(d).values():
             assert b["health_last"] == "ok", b
             assert b["health_latency_ms"] < TIMEOUT, b
@@ -155,6 +179,20 @@ def test_health_checks_remove_and_restore_a_backend(lab, tmp_path):
         x = d.call("stats_get")["excp"]["interfaces"][e["APP1_IF"]]
         assert x["to_kernel"] > 0 and x["from_kernel"] > 0, x
         lab.wait_service(vip, timeout=60)
+
+        # -- the agents: the last backend's weight halved (rounded), the
+        # others in full; the log says so once
+        last = lab.backends[-1]
+        wait_for("the agent's 50 % in force",
+                 lambda: health_of(d)[("web-dsr", last["addr"])].get(
+                     "health_agent_pct") == 50, timeout=60)
+        h = health_of(d)
+        assert h[("web-dsr", last["addr"])]["health_weight"] == \
+            (last["weight"] * 50 + 50) // 100, h
+        for b in lab.backends[:-1]:
+            x = h[("web-dsr", b["addr"])]
+            assert x["health_agent"] == "up" and \
+                x["health_weight"] == b["weight"], x
 
         # -- be2's check port stops: out of web-dsr in interval x fall +
         # timeout, state unchanged, its other services keep it
@@ -213,6 +251,8 @@ def test_health_checks_remove_and_restore_a_backend(lab, tmp_path):
     finally:
         for k in listeners:
             listeners[k].stop()
+        for a in agents:
+            a.stop()
         rc = d.stop()
         lab.forget_sockets()
     assert rc == 0, d.describe()

@@ -550,6 +550,107 @@ START_TEST(icmp_echo_ipv4_and_ipv6)
 }
 END_TEST
 
+
+/* ---- agent checks ---- */
+
+struct agent {
+	int fd;
+	const char *volatile answer;
+	pthread_t tid;
+	volatile bool stop;
+};
+
+static void *
+agent_serve(void *arg)
+{
+	struct agent *a = arg;
+	struct pollfd p = { .fd = a->fd, .events = POLLIN };
+	int c;
+
+	while (!a->stop) {
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		c = accept(a->fd, NULL, NULL);
+		if (c < 0)
+			continue;
+		(void)send(c, a->answer, strlen(a->answer), 0);
+		close(c);
+	}
+	return NULL;
+}
+
+START_TEST(agent_line_parsing_and_quantizing)
+{
+	enum pa_health_agent_state st;
+	int pct;
+
+	ck_assert_int_eq(pa_health_agent_parse("75%\n", &pct, &st), 0);
+	ck_assert_int_eq(pct, 75);
+	ck_assert_int_eq(st, PA_HEALTH_AGENT_NONE);
+	ck_assert_int_eq(pa_health_agent_parse("drain 50%", &pct, &st), 0);
+	ck_assert(pct == 50 && st == PA_HEALTH_AGENT_DRAIN);
+	ck_assert_int_eq(pa_health_agent_parse("up,100%", &pct, &st), 0);
+	ck_assert(pct == 100 && st == PA_HEALTH_AGENT_UP);
+	ck_assert_int_eq(pa_health_agent_parse("MAINT", &pct, &st), 0);
+	ck_assert(pct == -1 && st == PA_HEALTH_AGENT_DOWN);
+	ck_assert_int_eq(pa_health_agent_parse("250%", &pct, &st), 0);
+	ck_assert_int_eq(pct, 100);
+	ck_assert_int_eq(pa_health_agent_parse("hello world", &pct, &st),
+		-EINVAL);
+	ck_assert_int_eq(pa_health_agent_parse("%", &pct, &st), -EINVAL);
+	ck_assert_int_eq(pa_health_agent_parse("", &pct, &st), -EINVAL);
+	ck_assert_int_eq(pa_health_agent_quantize(0), 0);
+	ck_assert_int_eq(pa_health_agent_quantize(3), 10);
+	ck_assert_int_eq(pa_health_agent_quantize(74), 70);
+	ck_assert_int_eq(pa_health_agent_quantize(75), 80);
+	ck_assert_int_eq(pa_health_agent_quantize(100), 100);
+}
+END_TEST
+
+START_TEST(agent_weight_taken_after_rise_reports_state_at_once)
+{
+	struct agent a = { 0 };
+	uint16_t port = 0;
+	struct pa_health_spec s;
+	struct pa_health_info i;
+
+	a.fd = listener(AF_INET, SOCK_STREAM, &port);
+	a.answer = "73%\n";
+	pthread_create(&a.tid, NULL, agent_serve, &a);
+	s = spec_of(PA_HEALTH_AGENT, "127.0.0.1", port);
+	ck_assert_int_eq(pa_health_set(h, 50, &s, now), 0);
+	ck_assert(round_(1000));
+	ck_assert_int_eq(pa_health_get(h, 50, &i), 0);
+	ck_assert_int_eq(i.last, PA_HEALTH_R_OK);
+	ck_assert_int_eq(i.agent_reported, 70);
+	ck_assert_int_eq(i.agent_pct, -1);		/* once is not enough */
+	ck_assert(round_(1000));
+	ck_assert_int_eq(pa_health_get(h, 50, &i), 0);
+	ck_assert_int_eq(i.agent_pct, 70);		/* rise (2) in a row */
+	/* a jitter of one report does not move it */
+	a.answer = "41%\n";
+	ck_assert(round_(1000));
+	a.answer = "69% drain\n";			/* 70 again, and drain */
+	ck_assert(round_(1000));
+	ck_assert_int_eq(pa_health_get(h, 50, &i), 0);
+	ck_assert_int_eq(i.agent_pct, 70);
+	ck_assert_int_eq(i.agent_state, PA_HEALTH_AGENT_DRAIN);
+	a.answer = "what?\n";
+	ck_assert(round_(1000));
+	ck_assert_int_eq(last_of(50), PA_HEALTH_R_BAD_REPLY);
+	ck_assert_int_eq(pa_health_get(h, 50, &i), 0);
+	ck_assert_int_eq(i.agent_state, PA_HEALTH_AGENT_DRAIN);	/* kept */
+	a.stop = true;
+	pthread_join(a.tid, NULL);
+	close(a.fd);
+	/* an agent that is gone: refused, what it said last still holds */
+	ck_assert(round_(1000));
+	ck_assert_int_eq(pa_health_get(h, 50, &i), 0);
+	ck_assert_int_eq(i.last, PA_HEALTH_R_REFUSED);
+	ck_assert_int_eq(i.agent_pct, 70);
+}
+END_TEST
+
 /* ---- timers and bounds ---- */
 
 START_TEST(first_probes_spread_over_the_interval)
@@ -668,6 +769,8 @@ health_suite(void)
 	tcase_add_test(tc, udp_port_unreachable_fails_silence_passes);
 	tcase_add_test(tc, udp_expect_needs_the_reply);
 	tcase_add_test(tc, icmp_echo_ipv4_and_ipv6);
+	tcase_add_test(tc, agent_line_parsing_and_quantizing);
+	tcase_add_test(tc, agent_weight_taken_after_rise_reports_state_at_once);
 	tcase_add_test(tc, first_probes_spread_over_the_interval);
 	tcase_add_test(tc, inflight_bounded_and_deferred_counted);
 	tcase_add_test(tc, set_clear_and_bad_specs);

@@ -3309,6 +3309,71 @@ START_TEST(test_table_hash_depends_on_the_usable_set_only)
 }
 END_TEST
 
+
+START_TEST(test_agent_percentage_scales_the_weight_drain_and_down)
+{
+	struct pa_lb_health_target t;
+	json_t *a, *b, *be;
+
+	setup_lb("");
+	add_checked_service("{'name': 'a', 'vip': '10.0.0.10', 'port': 80,"
+		" 'proto': 'tcp', 'forward': 'ipip', 'backends': [{'addr':"
+		" '10.1.0.1', 'weight': 10}, {'addr': '10.1.0.2', 'weight': 10}]}");
+	add_checked_service("{'name': 'b', 'vip': '10.0.0.11', 'port': 80,"
+		" 'proto': 'tcp', 'forward': 'ipip', 'backends': [{'addr':"
+		" '10.1.0.1', 'weight': 10}, {'addr': '10.1.0.2', 'weight': 5}]}");
+	t = hc_target("a", "10.1.0.2");
+	/* 50 %: a's table is b's */
+	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid, 50,
+		PA_LB_AGENT_NONE), 1);
+	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid, 50,
+		PA_LB_AGENT_NONE), 0);		/* the same: nothing to do */
+	a = svc_json("a");
+	b = svc_json("b");
+	ck_assert_str_eq(json_string_value(json_object_get(a, "table_hash")),
+		json_string_value(json_object_get(b, "table_hash")));
+	be = json_array_get(json_object_get(a, "backends"), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(be,
+		"health_agent_pct")), 50);
+	ck_assert_int_eq(json_integer_value(json_object_get(be,
+		"health_weight")), 5);
+	ck_assert_int_eq(json_integer_value(json_object_get(be, "weight")),
+		10);				/* the configured one stays */
+	json_decref(a);
+	json_decref(b);
+	/* drain: keeps its flows, takes no new ones */
+	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid, 50,
+		PA_LB_AGENT_DRAIN), 1);
+	a = svc_json("a");
+	ck_assert_int_eq(json_integer_value(json_object_get(a,
+		"usable_backends")), 1);
+	be = json_array_get(json_object_get(a, "backends"), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(be,
+		"health_agent")), "drain");
+	json_decref(a);
+	/* down, and the other one down by health: panic over both */
+	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid, -1,
+		PA_LB_AGENT_DOWN), 1);
+	ck_assert_int_eq(report("a", "10.1.0.1", PA_LB_HEALTH_DOWN), 1);
+	a = svc_json("a");
+	ck_assert(json_is_true(json_object_get(a, "panic")));
+	ck_assert_int_eq(json_integer_value(json_object_get(a,
+		"usable_backends")), 2);
+	json_decref(a);
+	/* 0 %: no new flows, like weight 0 */
+	ck_assert_int_eq(report("a", "10.1.0.1", PA_LB_HEALTH_UP), 1);
+	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid, 0,
+		PA_LB_AGENT_NONE), 1);
+	a = svc_json("a");
+	ck_assert_int_eq(json_integer_value(json_object_get(a,
+		"usable_backends")), 1);
+	ck_assert(json_is_false(json_object_get(a, "panic")));
+	json_decref(a);
+	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid + 1000, 50,
+		PA_LB_AGENT_NONE), -ENOENT);
+}
+END_TEST
+
 static Suite *
 lb_suite(void)
 {
@@ -3409,6 +3474,7 @@ lb_suite(void)
 	tcase_add_test(tc, test_health_every_backend_down_is_panic_over_all_of_them);
 	tcase_add_test(tc, test_health_report_for_a_gone_backend_is_stale);
 	tcase_add_test(tc, test_table_hash_depends_on_the_usable_set_only);
+	tcase_add_test(tc, test_agent_percentage_scales_the_weight_drain_and_down);
 	suite_add_tcase(s, tc);
 	return s;
 }
