@@ -42,6 +42,7 @@ struct pa_health_lb {
 	struct hc_src src[PA_CONFIG_MAX_PORTS * PA_CONFIG_MAX_ADDRS];
 	uint64_t no_source;
 	uint64_t syncs;
+	int64_t publish_at;		/* ms: pending health tables; -1 none */
 };
 
 static uint64_t
@@ -134,6 +135,7 @@ pa_health_lb_create(const struct pa_health_lb_opts *o, char *err,
 	if (x == NULL)
 		goto nomem;
 	x->lb = o->lb;
+	x->publish_at = -1;
 	x->uid = calloc(N_SLOTS, sizeof(*x->uid));
 	x->seen = calloc(N_SLOTS, sizeof(*x->seen));
 	if (x->uid == NULL || x->seen == NULL)
@@ -185,11 +187,23 @@ pa_health_lb_fd(const struct pa_health_lb *x)
 int
 pa_health_lb_timeout_ms(const struct pa_health_lb *x)
 {
+	uint64_t now;
+	int t;
+
 	if (x == NULL)
 		return -1;
 	if (pa_lb_version(x->lb) != x->version || !x->synced)
 		return 0;
-	return pa_health_timeout_ms(x->h, now_ms());
+	now = now_ms();
+	t = pa_health_timeout_ms(x->h, now);
+	if (x->publish_at >= 0) {
+		int p = x->publish_at > (int64_t)now ?
+			(int)(x->publish_at - (int64_t)now) : 0;
+
+		if (t < 0 || p < t)
+			t = p;
+	}
+	return t;
 }
 
 struct sync_ctx {
@@ -293,6 +307,7 @@ void
 pa_health_lb_run(struct pa_health_lb *x)
 {
 	uint64_t now;
+	int next;
 
 	if (x == NULL)
 		return;
@@ -300,6 +315,10 @@ pa_health_lb_run(struct pa_health_lb *x)
 	if (!x->synced || pa_lb_version(x->lb) != x->version)
 		sync_targets(x, now);
 	pa_health_run(x->h, now);
+	/* the verdicts of this round, one table per service (at most one
+	 * every PA_LB_HEALTH_PUBLISH_GAP_MS) */
+	next = pa_lb_health_publish(x->lb, now);
+	x->publish_at = next < 0 ? -1 : (int64_t)(now + (uint64_t)next);
 }
 
 void

@@ -691,6 +691,8 @@ rebuild_publish(struct pa_lb *lb, unsigned int slot, bool set_changed,
 		return ret;
 	}
 	ctl_panic_note(lb, &lb->ctl[slot]);
+	/* whatever the checks said is in it */
+	lb->ctl[slot].hc_dirty = false;
 	return 0;
 }
 
@@ -960,7 +962,7 @@ int
 pa_lb_backend_health(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 		const struct pa_lb_health_report *r)
 {
-	char buf[INET6_ADDRSTRLEN], err[PA_CONFIG_ERR_MAX];
+	char buf[INET6_ADDRSTRLEN];
 	struct lb_be_health *hc, saved;
 	struct lb_svc_ctl *c;
 	unsigned int i;
@@ -996,14 +998,7 @@ pa_lb_backend_health(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 		"; its state keeps it out anyway");
 	if (before == after)
 		goto out;
-	ret = rebuild_publish(lb, (unsigned int)(c - lb->ctl), false, err,
-		sizeof(err));
-	if (ret != 0) {
-		*hc = saved;
-		LB_LOG(ERR, "service '%s': health change not applied: %s",
-			c->cfg.name, err);
-		goto out;
-	}
+	c->hc_dirty = true;
 	ret = 1;
 out:
 	pthread_mutex_unlock(&lb->lock);
@@ -1016,8 +1011,8 @@ int
 pa_lb_backend_agent(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 		int pct, enum pa_lb_agent_state st)
 {
-	char buf[INET6_ADDRSTRLEN], err[PA_CONFIG_ERR_MAX];
-	struct lb_be_health *hc, saved;
+	char buf[INET6_ADDRSTRLEN];
+	struct lb_be_health *hc;
 	struct lb_svc_ctl *c;
 	unsigned int i;
 	int ret = 0;
@@ -1035,25 +1030,49 @@ pa_lb_backend_agent(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 	hc = &c->be_hc[i];
 	if (hc->agent_pct == (pct < 0 ? -1 : pct) && hc->agent_state == st)
 		goto out;
-	saved = *hc;
 	hc->agent_pct = (int8_t)(pct < 0 ? -1 : pct);
 	hc->agent_state = (uint8_t)st;
 	LB_LOG(NOTICE, "service '%s' backend %s: agent says %s %d%%: weight %u of %u",
 		c->cfg.name, pa_net_format_ip(&c->cfg.backends[i].addr, buf,
 			sizeof(buf)), agent_names[st], pct < 0 ? 100 : pct,
 		lb_effective_weight(c, i), c->cfg.backends[i].weight);
-	ret = rebuild_publish(lb, (unsigned int)(c - lb->ctl), false, err,
-		sizeof(err));
-	if (ret != 0) {
-		*hc = saved;
-		LB_LOG(ERR, "service '%s': agent change not applied: %s",
-			c->cfg.name, err);
-		goto out;
-	}
+	c->hc_dirty = true;
 	ret = 1;
 out:
 	pthread_mutex_unlock(&lb->lock);
 	return ret;
+}
+
+int
+pa_lb_health_publish(struct pa_lb *lb, uint64_t now_ms)
+{
+	char err[PA_CONFIG_ERR_MAX];
+	uint64_t next = UINT64_MAX, due;
+	unsigned int i;
+
+	pthread_mutex_lock(&lb->lock);
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
+		struct lb_svc_ctl *c = &lb->ctl[i];
+
+		if (!c->used || !c->hc_dirty)
+			continue;
+		due = c->hc_pub_ms + PA_LB_HEALTH_PUBLISH_GAP_MS;
+		if (c->hc_pub_ms != 0 && due > now_ms) {
+			if (due < next)
+				next = due;
+			continue;
+		}
+		if (rebuild_publish(lb, i, false, err, sizeof(err)) != 0) {
+			/* kept dirty: tried again after the gap */
+			LB_LOG(ERR, "service '%s': health changes not applied yet: %s",
+				c->cfg.name, err);
+		}
+		c->hc_pub_ms = now_ms;
+		if (c->hc_dirty && now_ms + PA_LB_HEALTH_PUBLISH_GAP_MS < next)
+			next = now_ms + PA_LB_HEALTH_PUBLISH_GAP_MS;
+	}
+	pthread_mutex_unlock(&lb->lock);
+	return next == UINT64_MAX ? -1 : (int)(next - now_ms);
 }
 
 unsigned int

@@ -363,6 +363,8 @@ struct lb_svc_ctl {
 	struct lb_be_health *be_hc;	/* per slot */
 	unsigned int n_slots, cap_slots;
 	bool panic;			/* as last published */
+	bool hc_dirty;			/* health changes not published yet */
+	uint64_t hc_pub_ms;		/* their last publication */
 	uint64_t panics;		/* times it went into panic */
 };
 

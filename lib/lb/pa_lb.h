@@ -176,14 +176,16 @@ struct pa_lb_health_report {
 /**
  * Record what the checks say of the backend in counter slot @p cslot
  * (pa_lb_health_targets()) whose uid is @p uid. A change of health that
- * changes the backends usable for new flows rebuilds the service's table
- * and publishes it (RCU, as pa_lb_backend_set() does); the backend's
- * flows move on their next packet, as when its state is set "down".
- * When every backend of the service that its state allows is down by
- * health, the service is in panic: its table holds all of them. Logs
- * one line per change of health and of panic. Control thread.
- * @return 1 (a new table is live), 0 (recorded), -ENOENT (no such
- *         backend any more: a stale report) or -ENOMEM.
+ * changes the backends usable for new flows marks the service for a new
+ * table, which pa_lb_health_publish() builds and publishes (RCU, as
+ * pa_lb_backend_set() does; any other change of the service publishes
+ * it too); the backend's flows then move on their next packet, as when
+ * its state is set "down". When every backend of the service that its
+ * state allows is down by health, the service is in panic: its table
+ * holds all of them. Logs one line per change of health and of panic.
+ * Control thread.
+ * @return 1 (a new table is due), 0 (recorded), -ENOENT (no such
+ *         backend any more: a stale report).
  */
 int pa_lb_backend_health(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 		const struct pa_lb_health_report *r);
@@ -201,12 +203,26 @@ enum pa_lb_agent_state {
  * quantized and smoothed by lib/health; -1: none, full weight), and
  * @p st. The backend's effective weight becomes weight x pct / 100
  * (rounded, at least 1 unless pct is 0); a change of it or of the state
- * rebuilds and publishes the service's table. Control thread.
- * @return 1 (a new table is live), 0 (nothing changed), -ENOENT (stale)
- *         or -ENOMEM.
+ * marks the service for a new table (pa_lb_health_publish()). Control
+ * thread. @return 1 (a new table is due), 0 (nothing changed) or
+ * -ENOENT (stale).
  */
 int pa_lb_backend_agent(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 		int pct, enum pa_lb_agent_state st);
+
+/** Least time between two tables of one service published for health
+ * or agent changes: a thousand backends failing one after the other cost
+ * ten builds a second, not a thousand. */
+#define PA_LB_HEALTH_PUBLISH_GAP_MS	100
+
+/**
+ * Build and publish the table of every service with health or agent
+ * changes pending whose last such publication is PA_LB_HEALTH_PUBLISH_GAP_MS
+ * old (@p now_ms: any monotonic clock in ms, the same at every call).
+ * Control thread.
+ * @return ms until the next pending one is due, or -1 when none is.
+ */
+int pa_lb_health_publish(struct pa_lb *lb, uint64_t now_ms);
 
 /** A backend to check (pa_lb_health_targets()). */
 struct pa_lb_health_target {

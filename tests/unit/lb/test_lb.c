@@ -3103,6 +3103,18 @@ hc_target(const char *service, const char *addr)
 	return x.t;
 }
 
+/* What the health glue does after each round: publish what is due (a
+ * fake clock, a gap further each time). @return @p ret. */
+static int
+publish(int ret)
+{
+	static uint64_t clock_ms = 1;
+
+	clock_ms += PA_LB_HEALTH_PUBLISH_GAP_MS;
+	ck_assert_int_eq(pa_lb_health_publish(lb, clock_ms), -1);
+	return ret;
+}
+
 static int
 report(const char *service, const char *addr, enum pa_lb_health hh)
 {
@@ -3111,7 +3123,7 @@ report(const char *service, const char *addr, enum pa_lb_health hh)
 		.last = hh == PA_LB_HEALTH_DOWN ? "refused" : "ok",
 		.latency_us = 250, .probes = 3, .failures = 1 };
 
-	return pa_lb_backend_health(lb, t.cslot, t.uid, &r);
+	return publish(pa_lb_backend_health(lb, t.cslot, t.uid, &r));
 }
 
 /* One backend's JSON object from lb_service_list (new reference). */
@@ -3324,10 +3336,10 @@ START_TEST(test_agent_percentage_scales_the_weight_drain_and_down)
 		" '10.1.0.1', 'weight': 10}, {'addr': '10.1.0.2', 'weight': 5}]}");
 	t = hc_target("a", "10.1.0.2");
 	/* 50 %: a's table is b's */
-	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid, 50,
-		PA_LB_AGENT_NONE), 1);
-	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid, 50,
-		PA_LB_AGENT_NONE), 0);		/* the same: nothing to do */
+	ck_assert_int_eq(publish(pa_lb_backend_agent(lb, t.cslot, t.uid, 50,
+		PA_LB_AGENT_NONE)), 1);
+	ck_assert_int_eq(publish(pa_lb_backend_agent(lb, t.cslot, t.uid, 50,
+		PA_LB_AGENT_NONE)), 0);		/* the same: nothing to do */
 	a = svc_json("a");
 	b = svc_json("b");
 	ck_assert_str_eq(json_string_value(json_object_get(a, "table_hash")),
@@ -3342,8 +3354,8 @@ START_TEST(test_agent_percentage_scales_the_weight_drain_and_down)
 	json_decref(a);
 	json_decref(b);
 	/* drain: keeps its flows, takes no new ones */
-	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid, 50,
-		PA_LB_AGENT_DRAIN), 1);
+	ck_assert_int_eq(publish(pa_lb_backend_agent(lb, t.cslot, t.uid, 50,
+		PA_LB_AGENT_DRAIN)), 1);
 	a = svc_json("a");
 	ck_assert_int_eq(json_integer_value(json_object_get(a,
 		"usable_backends")), 1);
@@ -3352,8 +3364,8 @@ START_TEST(test_agent_percentage_scales_the_weight_drain_and_down)
 		"health_agent")), "drain");
 	json_decref(a);
 	/* down, and the other one down by health: panic over both */
-	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid, -1,
-		PA_LB_AGENT_DOWN), 1);
+	ck_assert_int_eq(publish(pa_lb_backend_agent(lb, t.cslot, t.uid, -1,
+		PA_LB_AGENT_DOWN)), 1);
 	ck_assert_int_eq(report("a", "10.1.0.1", PA_LB_HEALTH_DOWN), 1);
 	a = svc_json("a");
 	ck_assert(json_is_true(json_object_get(a, "panic")));
@@ -3362,8 +3374,8 @@ START_TEST(test_agent_percentage_scales_the_weight_drain_and_down)
 	json_decref(a);
 	/* 0 %: no new flows, like weight 0 */
 	ck_assert_int_eq(report("a", "10.1.0.1", PA_LB_HEALTH_UP), 1);
-	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid, 0,
-		PA_LB_AGENT_NONE), 1);
+	ck_assert_int_eq(publish(pa_lb_backend_agent(lb, t.cslot, t.uid, 0,
+		PA_LB_AGENT_NONE)), 1);
 	a = svc_json("a");
 	ck_assert_int_eq(json_integer_value(json_object_get(a,
 		"usable_backends")), 1);
@@ -3371,6 +3383,45 @@ START_TEST(test_agent_percentage_scales_the_weight_drain_and_down)
 	json_decref(a);
 	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid + 1000, 50,
 		PA_LB_AGENT_NONE), -ENOENT);
+}
+END_TEST
+
+
+START_TEST(test_health_changes_of_a_round_publish_one_table_at_most_every_gap)
+{
+	struct pa_lb_health_target t1, t2;
+	struct pa_lb_health_report down = { .health = PA_LB_HEALTH_DOWN,
+		.last = "timeout" };
+	json_int_t b0;
+
+	setup_lb("");
+	add_checked_service(SVC_WEB4);
+	t1 = hc_target("web4", "10.1.0.1");
+	t2 = hc_target("web4", "10.1.0.2");
+	b0 = lb_stat("builds");
+	ck_assert_int_eq(pa_lb_backend_health(lb, t1.cslot, t1.uid, &down), 1);
+	ck_assert_int_eq(pa_lb_backend_health(lb, t2.cslot, t2.uid, &down), 1);
+	ck_assert_int_eq(lb_stat("builds"), b0);	/* nothing yet */
+	ck_assert_int_eq(pa_lb_health_publish(lb, 100000), -1);
+	ck_assert_int_eq(lb_stat("builds"), b0 + 1);	/* both in one */
+	ck_assert_int_eq(be_count("web4", "10.1.0.1").flows, 0);
+	ck_assert_int_eq(lb_stat("health_down"), 2);
+	/* the next change waits for the gap */
+	ck_assert_int_eq(pa_lb_backend_health(lb, t1.cslot, t1.uid,
+		&(struct pa_lb_health_report){ .health = PA_LB_HEALTH_UP,
+			.last = "ok" }), 1);
+	ck_assert_int_eq(pa_lb_health_publish(lb, 100040),
+		PA_LB_HEALTH_PUBLISH_GAP_MS - 40);
+	ck_assert_int_eq(lb_stat("builds"), b0 + 1);
+	ck_assert_int_eq(pa_lb_health_publish(lb, 100000 +
+		PA_LB_HEALTH_PUBLISH_GAP_MS), -1);
+	ck_assert_int_eq(lb_stat("builds"), b0 + 2);
+	/* an RPC change publishes what is pending along with it */
+	ck_assert_int_eq(pa_lb_backend_health(lb, t1.cslot, t1.uid, &down), 1);
+	ck_assert_int_eq(set_weight("web4", "10.1.0.3", 2), 0);
+	ck_assert_int_eq(pa_lb_health_publish(lb, 100000 +
+		PA_LB_HEALTH_PUBLISH_GAP_MS + 1), -1);
+	ck_assert_int_eq(lb_stat("builds"), b0 + 3);
 }
 END_TEST
 
@@ -3475,6 +3526,7 @@ lb_suite(void)
 	tcase_add_test(tc, test_health_report_for_a_gone_backend_is_stale);
 	tcase_add_test(tc, test_table_hash_depends_on_the_usable_set_only);
 	tcase_add_test(tc, test_agent_percentage_scales_the_weight_drain_and_down);
+	tcase_add_test(tc, test_health_changes_of_a_round_publish_one_table_at_most_every_gap);
 	suite_add_tcase(s, tc);
 	return s;
 }
