@@ -192,7 +192,7 @@ pa_health_lb_timeout_ms(const struct pa_health_lb *x)
 
 	if (x == NULL)
 		return -1;
-	if (pa_lb_version(x->lb) != x->version || !x->synced)
+	if (pa_lb_config_version(x->lb) != x->version || !x->synced)
 		return 0;
 	now = now_ms();
 	t = pa_health_timeout_ms(x->h, now);
@@ -283,7 +283,7 @@ sync_targets(struct pa_health_lb *x, uint64_t now)
 	struct sync_ctx c = { .x = x, .now = now };
 	unsigned int i, n, removed = 0;
 
-	x->version = pa_lb_version(x->lb);
+	x->version = pa_lb_config_version(x->lb);
 	x->synced = true;
 	x->syncs++;
 	if (++x->sync_no == 0)
@@ -312,7 +312,7 @@ pa_health_lb_run(struct pa_health_lb *x)
 	if (x == NULL)
 		return;
 	now = now_ms();
-	if (!x->synced || pa_lb_version(x->lb) != x->version)
+	if (!x->synced || pa_lb_config_version(x->lb) != x->version)
 		sync_targets(x, now);
 	pa_health_run(x->h, now);
 	/* the verdicts of this round, one table per service (at most one

@@ -11,7 +11,7 @@
  *
  * - Targets: every backend of every service whose "health" has a type
  *   other than "none" (pa_lb_health_targets()), keyed by the backend's
- *   counter slot and uid; re-read whenever pa_lb_version() changes
+ *   counter slot and uid; re-read whenever pa_lb_config_version() changes
  *   (services or backends added, deleted, changed).
  * - What is probed: the backend's address, on health.port or else the
  *   backend's port (its own "port", else the service's), whatever the

@@ -798,6 +798,8 @@ pa_lb_service_add(struct pa_lb *lb, const struct pa_config_service *svc,
 
 	pthread_mutex_lock(&lb->lock);
 	ret = service_add_locked(lb, svc, err, err_len);
+	if (ret == 0)
+		__atomic_add_fetch(&lb->cfg_version, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lb->lock);
 	if (ret == 0)
 		LB_LOG(INFO, "service '%s' added (%u backends)", svc->name,
@@ -823,6 +825,8 @@ pa_lb_service_delete(struct pa_lb *lb, const char *name, char *err,
 	ctl_clear(lb, &lb->ctl[slot]);
 	lb->n_services--;
 out:
+	if (ret == 0)
+		__atomic_add_fetch(&lb->cfg_version, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lb->lock);
 	return ret;
 }
@@ -853,6 +857,8 @@ pa_lb_backend_add(struct pa_lb *lb, const char *service,
 	if (ret != 0)
 		ctl_drop_backend(lb, c, (unsigned int)i);
 out:
+	if (ret == 0)
+		__atomic_add_fetch(&lb->cfg_version, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lb->lock);
 	return ret;
 }
@@ -889,6 +895,8 @@ pa_lb_backend_delete(struct pa_lb *lb, const char *service,
 	lb->cslot_free[lb->n_cslot_free++] = cslot;
 	ctl_trim(c);
 out:
+	if (ret == 0)
+		__atomic_add_fetch(&lb->cfg_version, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lb->lock);
 	return ret;
 }
@@ -919,6 +927,8 @@ pa_lb_backend_set(struct pa_lb *lb, const char *service,
 	if (ret != 0)
 		c->cfg.backends[i] = saved;
 out:
+	if (ret == 0)
+		__atomic_add_fetch(&lb->cfg_version, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lb->lock);
 	return ret;
 }
@@ -1690,6 +1700,14 @@ pa_lb_addresses(struct pa_lb *lb, struct pa_ip_addr **vips,
 		*n_backends = 0;
 	}
 	return ret;
+}
+
+uint64_t
+pa_lb_config_version(const struct pa_lb *lb)
+{
+	if (lb == NULL)
+		return 0;
+	return __atomic_load_n(&lb->cfg_version, __ATOMIC_ACQUIRE);
 }
 
 uint64_t

@@ -409,6 +409,7 @@ struct pa_lb {
 	uint64_t builds;
 	double last_build_ms, max_build_ms;
 	uint64_t version;
+	uint64_t cfg_version;		/* services and backends (not health) */
 	unsigned int seq;		/* rte_hash names */
 };
 

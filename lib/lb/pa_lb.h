@@ -460,6 +460,10 @@ int pa_lb_addresses(struct pa_lb *lb, struct pa_ip_addr **vips,
 		unsigned int *n_vips, struct pa_ip_addr **backends,
 		unsigned int *n_backends);
 
+/** A number that changes whenever services or backends are added,
+ * deleted or set (not when health checks change a table). */
+uint64_t pa_lb_config_version(const struct pa_lb *lb);
+
 /** A number that changes whenever services or backends change. */
 uint64_t pa_lb_version(const struct pa_lb *lb);
 
