@@ -1009,6 +1009,7 @@ pa_lb_backend_health(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 	if (before == after)
 		goto out;
 	c->hc_dirty = true;
+	lb->hc_pending = true;
 	ret = 1;
 out:
 	pthread_mutex_unlock(&lb->lock);
@@ -1047,6 +1048,7 @@ pa_lb_backend_agent(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 			sizeof(buf)), agent_names[st], pct < 0 ? 100 : pct,
 		lb_effective_weight(c, i), c->cfg.backends[i].weight);
 	c->hc_dirty = true;
+	lb->hc_pending = true;
 	ret = 1;
 out:
 	pthread_mutex_unlock(&lb->lock);
@@ -1061,6 +1063,12 @@ pa_lb_health_publish(struct pa_lb *lb, uint64_t now_ms)
 	unsigned int i;
 
 	pthread_mutex_lock(&lb->lock);
+	/* nothing pending: the usual case, every round of probes */
+	if (!lb->hc_pending) {
+		pthread_mutex_unlock(&lb->lock);
+		return -1;
+	}
+	lb->hc_pending = false;
 	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
 		struct lb_svc_ctl *c = &lb->ctl[i];
 
@@ -1070,6 +1078,7 @@ pa_lb_health_publish(struct pa_lb *lb, uint64_t now_ms)
 		if (c->hc_pub_ms != 0 && due > now_ms) {
 			if (due < next)
 				next = due;
+			lb->hc_pending = true;
 			continue;
 		}
 		if (rebuild_publish(lb, i, false, err, sizeof(err)) != 0) {
@@ -1078,8 +1087,11 @@ pa_lb_health_publish(struct pa_lb *lb, uint64_t now_ms)
 				c->cfg.name, err);
 		}
 		c->hc_pub_ms = now_ms;
-		if (c->hc_dirty && now_ms + PA_LB_HEALTH_PUBLISH_GAP_MS < next)
-			next = now_ms + PA_LB_HEALTH_PUBLISH_GAP_MS;
+		if (c->hc_dirty) {
+			lb->hc_pending = true;
+			if (now_ms + PA_LB_HEALTH_PUBLISH_GAP_MS < next)
+				next = now_ms + PA_LB_HEALTH_PUBLISH_GAP_MS;
+		}
 	}
 	pthread_mutex_unlock(&lb->lock);
 	return next == UINT64_MAX ? -1 : (int)(next - now_ms);

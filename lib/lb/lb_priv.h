@@ -404,6 +404,7 @@ struct pa_lb {
 	uint16_t *cs_svc;
 	uint32_t *cs_be;
 	uint64_t panics;		/* services that went into panic */
+	bool hc_pending;		/* some service has hc_dirty */
 	uint32_t *cslot_free;		/* stack of free counter slots */
 	unsigned int n_cslot_free;
 	uint64_t builds;
