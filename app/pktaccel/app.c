@@ -264,12 +264,25 @@ start_excp(struct pa_app *app, char *err, size_t err_len)
 	return 0;
 }
 
+/* The backends' health checks, live mode only: a replay's outcome depends
+ * on its packets alone (every backend's health stays "unknown"). */
+static int
+start_checks(struct pa_app *app, char *err, size_t err_len)
+{
+	struct pa_health_lb_opts ho = { .lb = app->lb, .cfg = app->cfg };
+
+	if (app->opt.replay_in != NULL)
+		return 0;
+	app->checks = pa_health_lb_create(&ho, err, err_len);
+	return app->checks == NULL ? -EINVAL : 0;
+}
+
 /* Readiness, drain and (live mode, "announce") the VIP routes: stale
  * routes of a killed daemon are removed here. */
 static int
-start_health(struct pa_app *app, char *err, size_t err_len)
+start_ready(struct pa_app *app, char *err, size_t err_len)
 {
-	struct pa_health_opts ho = {
+	struct pa_ready_opts ho = {
 		.cfg = app->cfg,
 		.ports = app->ports,
 		.pl = app->pl,
@@ -278,8 +291,8 @@ start_health(struct pa_app *app, char *err, size_t err_len)
 		.announce = app->opt.replay_in == NULL,
 	};
 
-	app->health = pa_health_create(&ho, err, err_len);
-	return app->health == NULL ? -EINVAL : 0;
+	app->ready = pa_ready_create(&ho, err, err_len);
+	return app->ready == NULL ? -EINVAL : 0;
 }
 
 /* The RPC subsystems and the context the registry hands their methods. */
@@ -300,7 +313,8 @@ bind_rpc(struct pa_app *app, bool bind)
 	pa_rpc_bind("lb", bind ? &app->lb_rpc : NULL);
 	pa_rpc_bind("neigh", bind ? app->neigh : NULL);
 	pa_rpc_bind("capture", bind ? app->capture : NULL);
-	pa_rpc_bind("health", bind ? app->health : NULL);
+	pa_rpc_bind("health", bind ? app->ready : NULL);
+	pa_rpc_bind("lb_health", bind ? app->checks : NULL);
 	app->rpc_bound = bind;
 }
 
@@ -313,7 +327,7 @@ metrics_render(void *arg, char **text, size_t *len)
 static int
 health_render(void *arg, char **text, size_t *len, unsigned int *code)
 {
-	return pa_health_http(arg, text, len, code);
+	return pa_ready_http(arg, text, len, code);
 }
 
 /* The RPC socket (live mode, or a replay given -s) and the metrics
@@ -342,17 +356,18 @@ start_servers(struct pa_app *app, char *err, size_t err_len)
 	}
 	ctrl->neigh = app->neigh;
 	ctrl->excp = app->excp;
-	ctrl->health = app->health;
+	ctrl->ready = app->ready;
+	ctrl->checks = app->checks;
 	ctrl->src = (struct pa_metrics_sources){ .pl = app->pl,
 		.acl = app->acl, .lb = app->lb, .rpc = ctrl->server,
-		.health = app->health };
+		.ready = app->ready, .checks = app->checks };
 	if (cfg->metrics.enabled) {
 		struct pa_metrics_http_opts mo = {
 			.listen = cfg->metrics.listen,
 			.render = metrics_render,
 			.render_arg = &ctrl->src,
 			.health = health_render,
-			.health_arg = app->health,
+			.health_arg = app->ready,
 		};
 
 		ctrl->http = pa_metrics_http_create(&mo, err, err_len);
@@ -380,7 +395,7 @@ start_threads(struct pa_app *app, char *err, size_t err_len)
 		snprintf(err, err_len, "cannot launch the data-path lcores");
 		return -EINVAL;
 	}
-	pa_health_set_started(app->health);
+	pa_ready_set_started(app->ready);
 	if (ctrl->server == NULL && ctrl->http == NULL)
 		return 0;
 	if (ctrl->telemetry)
@@ -401,7 +416,7 @@ pa_app_start(struct pa_app *app, bool no_mp, char *err, size_t err_len)
 {
 	static int (*const steps[])(struct pa_app *, char *, size_t) = {
 		start_ports, start_capture, start_pipeline, start_acl,
-		start_lb, start_neigh, start_excp, start_health,
+		start_lb, start_neigh, start_excp, start_checks, start_ready,
 	};
 	unsigned int i;
 	int ret;
@@ -486,11 +501,11 @@ draining_on_signal(struct pa_app *app, double *drain_t0)
 
 	if (*app->signals > 1 || !*app->first_is_term ||
 	    !app->cfg->announce.present || drain_s == 0 ||
-	    app->opt.replay_in != NULL || app->health == NULL)
+	    app->opt.replay_in != NULL || app->ready == NULL)
 		return false;
 	if (*drain_t0 == 0) {
 		*drain_t0 = pa_clock_s();
-		pa_health_request_drain(app->health);
+		pa_ready_request_drain(app->ready);
 		RTE_LOG(NOTICE, USER1,
 			"pktaccel: SIGTERM: VIPs withdrawn, forwarding for %u s before stopping (a second signal stops now)\n",
 			drain_s);
@@ -517,7 +532,7 @@ pa_app_run(struct pa_app *app)
 		if (!app->ctrl.running)
 			pa_neigh_poll(app->neigh, pa_neigh_now_ms());
 		else
-			(void)pa_health_backstop(app->health,
+			(void)pa_ready_backstop(app->ready,
 				(uint64_t)pa_clock_ms(), false);
 		pa_capture_poll(app->capture);
 		/* done: every packet forwarded or dropped, and what the
@@ -584,20 +599,20 @@ stop_ports(struct pa_app *app, bool ok)
 }
 
 /* Withdraw the VIPs before anything stops: the control thread does it
- * at its next poll (bounded), and pa_health_destroy() is the backstop. */
+ * at its next poll (bounded), and pa_ready_destroy() is the backstop. */
 static void
 stop_announcing(struct pa_app *app)
 {
 	double t0 = pa_clock_s();
 	struct timespec nap = { 0, 1000 * 1000 };
 
-	pa_health_set_stopping(app->health);
-	while (app->ctrl.running && pa_health_routes(app->health) != 0 &&
+	pa_ready_set_stopping(app->ready);
+	while (app->ctrl.running && pa_ready_routes(app->ready) != 0 &&
 	       pa_clock_s() - t0 < 0.5)
 		nanosleep(&nap, NULL);
 	/* the control thread could not (blocked behind a stalled lcore) */
-	if (app->ctrl.running && pa_health_routes(app->health) != 0)
-		(void)pa_health_backstop(app->health, (uint64_t)pa_clock_ms(),
+	if (app->ctrl.running && pa_ready_routes(app->ready) != 0)
+		(void)pa_ready_backstop(app->ready, (uint64_t)pa_clock_ms(),
 			true);
 }
 
@@ -617,8 +632,11 @@ pa_app_stop(struct pa_app *app, bool ok)
 	stop_ctrl(&app->ctrl);
 	if (app->rpc_bound)
 		bind_rpc(app, false);
-	pa_health_destroy(app->health);
-	app->health = NULL;
+	pa_ready_destroy(app->ready);
+	app->ready = NULL;
+	/* its sockets: after the control thread that served them */
+	pa_health_lb_destroy(app->checks);
+	app->checks = NULL;
 	/* Before the ports: what is still queued goes back to their pools. */
 	pa_capture_destroy(app->capture);
 	app->capture = NULL;

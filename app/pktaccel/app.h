@@ -21,6 +21,7 @@
 #include "pa_capture.h"
 #include "pa_config.h"
 #include "pa_excp.h"
+#include "pa_health_lb.h"
 #include "pa_lb.h"
 #include "pa_metrics.h"
 #include "pa_neigh.h"
@@ -59,7 +60,8 @@ struct pa_app_ctrl {
 	struct pa_metrics_sources src;
 	struct pa_neigh *neigh;
 	struct pa_excp *excp;		/**< NULL: no kernel_if */
-	struct pa_health *health;	/**< readiness and routes */
+	struct pa_ready *ready;		/**< readiness and routes */
+	struct pa_health_lb *checks;	/**< NULL: replay (no checks) */
 	pthread_t tid;
 	volatile bool stop;
 	bool running;
@@ -85,7 +87,8 @@ struct pa_app {
 	struct pa_lb *lb;
 	struct pa_neigh *neigh;
 	struct pa_excp *excp;		/**< NULL: no kernel_if (or replay) */
-	struct pa_health *health;	/**< readiness, drain, announce */
+	struct pa_ready *ready;		/**< readiness, drain, announce */
+	struct pa_health_lb *checks;	/**< NULL in replay mode */
 	/* contexts of the RPC subsystems that need more than one object */
 	struct pa_acl_rpc_ctx acl_rpc;
 	struct pa_lb_rpc_ctx lb_rpc;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control thread: the JSON-RPC server, the metrics HTTP server, the
- * telemetry mailbox, the neighbour timers and the exception path
- * (kernel_if), readiness and the announced routes (lib/announce) in
- * one poll loop.
+ * telemetry mailbox, the neighbour timers, the exception path
+ * (kernel_if), the backends' health checks (lib/health), readiness and
+ * the announced routes (lib/announce) in one poll loop.
  */
 #include <poll.h>
 
@@ -12,7 +12,7 @@
 
 #define CTRL_POLL_MS		50	/* RPC polled at least this often */
 #define NEIGH_POLL_MS		10	/* control wait between neighbour polls */
-#define MAX_FDS			(3 + PA_CONFIG_MAX_PORTS)
+#define MAX_FDS			(4 + PA_CONFIG_MAX_PORTS)
 
 void *
 pa_app_ctrl_main(void *arg)
@@ -41,6 +41,10 @@ pa_app_ctrl_main(void *arg)
 		n_fds = pa_excp_fds(t->excp, fds, RTE_DIM(fds));
 		for (i = 0; i < n_fds; i++)
 			pfd[n++] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+		/* the health checks: their sockets, their next timer */
+		if (t->checks != NULL)
+			pfd[n++] = (struct pollfd){
+				.fd = pa_health_lb_fd(t->checks), .events = POLLIN };
 		timeout = t->neigh != NULL ? NEIGH_POLL_MS : CTRL_POLL_MS;
 		if (t->excp != NULL)
 			timeout = excp_busy ? 0 : PA_EXCP_POLL_MS;
@@ -49,10 +53,14 @@ pa_app_ctrl_main(void *arg)
 			if (ht >= 0 && ht < timeout)
 				timeout = ht;
 		}
-		ht = pa_health_poll(t->health, (uint64_t)pa_clock_ms());
-		if (t->health != NULL && ht < timeout)
+		ht = pa_health_lb_timeout_ms(t->checks);
+		if (ht >= 0 && ht < timeout)
+			timeout = ht;
+		ht = pa_ready_poll(t->ready, (uint64_t)pa_clock_ms());
+		if (t->ready != NULL && ht < timeout)
 			timeout = ht;
 		(void)poll(pfd, (nfds_t)n, timeout);	/* EINTR: go round */
+		pa_health_lb_run(t->checks);
 		if (t->neigh != NULL)
 			pa_neigh_poll(t->neigh, pa_neigh_now_ms());
 		/* after lib/neigh: it may queue on the same TX rings (both
@@ -68,7 +76,7 @@ pa_app_ctrl_main(void *arg)
 			pa_metrics_telemetry_run();
 		/* readiness and the routes: after the RPCs that may have
 		 * changed the VIPs or the drain */
-		(void)pa_health_poll(t->health, (uint64_t)pa_clock_ms());
+		(void)pa_ready_poll(t->ready, (uint64_t)pa_clock_ms());
 	}
 	return NULL;
 }

@@ -177,8 +177,24 @@ service_addr_text(const json_t *svc, char *buf, size_t len)
 		snprintf(buf, len, "%s:%s %s", a, p, pr);
 }
 
+/* "ok 1.25ms", "refused 0.40ms": a backend's last health probe. */
+static json_t *
+last_check_text(const json_t *be)
+{
+	const json_t *last = json_object_get(be, "health_last");
+	const json_t *ms = json_object_get(be, "health_latency_ms");
+	char buf[64];
+
+	if (!json_is_string(last))
+		return json_string("-");
+	snprintf(buf, sizeof(buf), "%s %.2fms", json_string_value(last),
+		json_is_number(ms) ? json_number_value(ms) : 0.0);
+	return json_string(buf);
+}
+
 /* A service's backends as table rows: addr, port, weight, state, mac
- * (only when one of them has a MAC), flows, packets, bytes. */
+ * (only when one of them has a MAC), health and the last check (when
+ * the daemon reports them), flows, packets, bytes. */
 static json_t *
 lb_backend_rows(const json_t *bes)
 {
@@ -206,6 +222,11 @@ lb_backend_rows(const json_t *bes)
 				json_object_get(be, "mac") != NULL ?
 				json_incref(json_object_get(be, "mac")) :
 				json_null()) != 0) ||
+		    (json_object_get(be, "health") != NULL &&
+		     (json_object_set(row, "health",
+				json_object_get(be, "health")) != 0 ||
+		      json_object_set_new(row, "last_check",
+				last_check_text(be)) != 0)) ||
 		    copy_keys(row, be, tail) != 0) {
 			json_decref(out);
 			return NULL;
@@ -256,6 +277,13 @@ print_lb_service_list(const json_t *r)
 		n = json_object_get(svc, "flows");
 		if (n != NULL)
 			json_object_set(row, "flows", (json_t *)n);
+		/* health checks: their kind, and panic when it is on */
+		n = json_object_get(json_object_get(svc, "health"), "type");
+		json_object_set_new(row, "checks", n != NULL ?
+			json_incref((json_t *)n) : json_string("-"));
+		if (json_is_true(json_object_get(svc, "panic")))
+			json_object_set_new(row, "checks", json_pack("s++",
+				json_string_value(n), ",", "PANIC"));
 	}
 	ctl_fmt_table(rows, 0);
 	json_decref(rows);

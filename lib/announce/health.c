@@ -35,7 +35,7 @@ struct route_slot {
 	bool installed;
 };
 
-struct pa_health {
+struct pa_ready {
 	const struct pa_config *cfg;
 	const struct pa_port_set *ports;
 	struct pa_pipeline *pl;
@@ -56,7 +56,7 @@ struct pa_health {
 	uint32_t flush_epoch;		/* bumped by each backstop flush */
 	uint64_t backstop_flushes;
 
-	/* main thread (pa_health_backstop()) */
+	/* main thread (pa_ready_backstop()) */
 	struct pa_watchdog bs_wd;
 	bool bs_wd_on;
 	bool bs_fired;
@@ -76,7 +76,7 @@ struct pa_health {
 	struct pa_watchdog wd;
 	unsigned int lcore_id[PA_WATCHDOG_MAX];
 	unsigned int n_reasons;
-	char reasons[PA_HEALTH_MAX_REASONS][PA_HEALTH_REASON_LEN];
+	char reasons[PA_READY_MAX_REASONS][PA_READY_REASON_LEN];
 	bool have_version;
 	uint64_t lb_version;
 	uint32_t seen_epoch;
@@ -88,10 +88,10 @@ struct pa_health {
 	uint64_t not_ready_transitions;
 };
 
-struct pa_health *
-pa_health_create(const struct pa_health_opts *o, char *err, size_t err_len)
+struct pa_ready *
+pa_ready_create(const struct pa_ready_opts *o, char *err, size_t err_len)
 {
-	struct pa_health *h;
+	struct pa_ready *h;
 	unsigned int removed = 0;
 	int port, ret;
 
@@ -149,7 +149,7 @@ fail:
 
 /* Add (or re-add: @p again, counted apart) or withdraw one route. */
 static int
-route_change_ex(struct pa_health *h, struct route_slot *s, bool add,
+route_change_ex(struct pa_ready *h, struct route_slot *s, bool add,
 		bool again)
 {
 	struct pa_announce_route r = {
@@ -199,13 +199,13 @@ route_change_ex(struct pa_health *h, struct route_slot *s, bool add,
 }
 
 static int
-route_change(struct pa_health *h, struct route_slot *s, bool add)
+route_change(struct pa_ready *h, struct route_slot *s, bool add)
 {
 	return route_change_ex(h, s, add, false);
 }
 
 void
-pa_health_destroy(struct pa_health *h)
+pa_ready_destroy(struct pa_ready *h)
 {
 	unsigned int i;
 
@@ -220,34 +220,34 @@ pa_health_destroy(struct pa_health *h)
 }
 
 void
-pa_health_set_started(struct pa_health *h)
+pa_ready_set_started(struct pa_ready *h)
 {
 	if (h != NULL)
 		__atomic_store_n(&h->started, true, __ATOMIC_RELEASE);
 }
 
 void
-pa_health_set_stopping(struct pa_health *h)
+pa_ready_set_stopping(struct pa_ready *h)
 {
 	if (h != NULL)
 		__atomic_store_n(&h->stopping, true, __ATOMIC_RELEASE);
 }
 
 void
-pa_health_request_drain(struct pa_health *h)
+pa_ready_request_drain(struct pa_ready *h)
 {
 	if (h != NULL)
 		__atomic_store_n(&h->term_drain, true, __ATOMIC_RELEASE);
 }
 
 unsigned int
-pa_health_routes(const struct pa_health *h)
+pa_ready_routes(const struct pa_ready *h)
 {
 	return h != NULL ? __atomic_load_n(&h->n_routes, __ATOMIC_ACQUIRE) : 0;
 }
 
 void
-pa_health_set_draining(struct pa_health *h, bool draining)
+pa_ready_set_draining(struct pa_ready *h, bool draining)
 {
 	if (h == NULL)
 		return;
@@ -256,30 +256,30 @@ pa_health_set_draining(struct pa_health *h, bool draining)
 }
 
 static bool
-is_draining(const struct pa_health *h)
+is_draining(const struct pa_ready *h)
 {
 	return h->draining || __atomic_load_n(&h->term_drain, __ATOMIC_ACQUIRE);
 }
 
 static void
-add_reason(struct pa_health *h, const char *fmt, ...)
+add_reason(struct pa_ready *h, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 static void
-add_reason(struct pa_health *h, const char *fmt, ...)
+add_reason(struct pa_ready *h, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (h->n_reasons >= PA_HEALTH_MAX_REASONS)
+	if (h->n_reasons >= PA_READY_MAX_REASONS)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(h->reasons[h->n_reasons], PA_HEALTH_REASON_LEN, fmt, ap);
+	vsnprintf(h->reasons[h->n_reasons], PA_READY_REASON_LEN, fmt, ap);
 	va_end(ap);
 	h->n_reasons++;
 }
 
 static void
-check_links(struct pa_health *h)
+check_links(struct pa_ready *h)
 {
 	struct rte_eth_link link;
 	unsigned int i;
@@ -293,7 +293,7 @@ check_links(struct pa_health *h)
 				h->ports->port[i].port_id, &link) != 0 ||
 				link.link_status != RTE_ETH_LINK_UP;
 		}
-		h->next_link_ms = h->now_ms + PA_HEALTH_LINK_MS;
+		h->next_link_ms = h->now_ms + PA_READY_LINK_MS;
 	}
 	for (i = 0; i < h->ports->n && i < PA_CONFIG_MAX_PORTS; i++)
 		if (h->link_down[i])
@@ -302,7 +302,7 @@ check_links(struct pa_health *h)
 }
 
 static void
-check_lcores(struct pa_health *h)
+check_lcores(struct pa_ready *h)
 {
 	uint64_t counts[PA_WATCHDOG_MAX];
 	struct pa_lcore_stats st;
@@ -331,7 +331,7 @@ check_lcores(struct pa_health *h)
 }
 
 static void
-evaluate(struct pa_health *h)
+evaluate(struct pa_ready *h)
 {
 	bool was = h->ready;
 
@@ -362,7 +362,7 @@ evaluate(struct pa_health *h)
 }
 
 static struct route_slot *
-slot_of(struct pa_health *h, const struct pa_ip_addr *a)
+slot_of(struct pa_ready *h, const struct pa_ip_addr *a)
 {
 	struct route_slot *s;
 	unsigned int i;
@@ -387,7 +387,7 @@ slot_of(struct pa_health *h, const struct pa_ip_addr *a)
 
 /* Which VIPs the services have now (when the LB changed). */
 static void
-sync_vips(struct pa_health *h)
+sync_vips(struct pa_ready *h)
 {
 	struct pa_ip_addr *vips = NULL, *be = NULL;
 	unsigned int n_vips = 0, n_be = 0, i;
@@ -417,7 +417,7 @@ out:
 }
 
 static void
-sync_routes(struct pa_health *h)
+sync_routes(struct pa_ready *h)
 {
 	bool on = h->ready && !is_draining(h);
 	unsigned int i, j, n = 0;
@@ -465,7 +465,7 @@ sync_routes(struct pa_health *h)
 
 /* Whether lcore loop counters moved, from the main thread. */
 static bool
-backstop_lcore_stalled(struct pa_health *h, uint64_t now_ms)
+backstop_lcore_stalled(struct pa_ready *h, uint64_t now_ms)
 {
 	uint64_t counts[PA_WATCHDOG_MAX];
 	struct pa_lcore_stats st;
@@ -486,7 +486,7 @@ backstop_lcore_stalled(struct pa_health *h, uint64_t now_ms)
 }
 
 bool
-pa_health_backstop(struct pa_health *h, uint64_t now_ms, bool force)
+pa_ready_backstop(struct pa_ready *h, uint64_t now_ms, bool force)
 {
 	struct pa_announce_nl nl;
 	unsigned int removed = 0;
@@ -508,7 +508,7 @@ pa_health_backstop(struct pa_health *h, uint64_t now_ms, bool force)
 		if (h->bs_fired)
 			return false;	/* once per episode */
 	}
-	if (pa_health_routes(h) == 0 && !force)
+	if (pa_ready_routes(h) == 0 && !force)
 		return false;
 	h->bs_fired = true;
 	ret = pa_announce_nl_open(&nl, PA_ANNOUNCE_NL_TIMEOUT_MS);
@@ -529,7 +529,7 @@ pa_health_backstop(struct pa_health *h, uint64_t now_ms, bool force)
 }
 
 int
-pa_health_poll(struct pa_health *h, uint64_t now_ms)
+pa_ready_poll(struct pa_ready *h, uint64_t now_ms)
 {
 	uint32_t epoch;
 	unsigned int i;
@@ -549,19 +549,19 @@ pa_health_poll(struct pa_health *h, uint64_t now_ms)
 	/* stopping or draining act at once; the rest every eval period */
 	if (now_ms < h->next_eval_ms &&
 	    !__atomic_load_n(&h->stopping, __ATOMIC_ACQUIRE) &&
-	    !(is_draining(h) && pa_health_routes(h) != 0))
+	    !(is_draining(h) && pa_ready_routes(h) != 0))
 		return (int)(h->next_eval_ms - now_ms);
-	h->next_eval_ms = now_ms + PA_HEALTH_EVAL_MS;
+	h->next_eval_ms = now_ms + PA_READY_EVAL_MS;
 	evaluate(h);
 	if (h->announce) {
 		sync_vips(h);
 		sync_routes(h);
 	}
-	return PA_HEALTH_EVAL_MS;
+	return PA_READY_EVAL_MS;
 }
 
 static bool
-vip_announced(const struct pa_health *h, const struct pa_ip_addr *a)
+vip_announced(const struct pa_ready *h, const struct pa_ip_addr *a)
 {
 	unsigned int i;
 
@@ -572,7 +572,7 @@ vip_announced(const struct pa_health *h, const struct pa_ip_addr *a)
 }
 
 void
-pa_health_snapshot(const struct pa_health *h, struct pa_health_snapshot *s)
+pa_ready_snapshot(const struct pa_ready *h, struct pa_ready_snapshot *s)
 {
 	unsigned int i;
 
@@ -583,7 +583,7 @@ pa_health_snapshot(const struct pa_health *h, struct pa_health_snapshot *s)
 	s->draining = is_draining(h);
 	s->announce = h->announce;
 	s->table = h->table;
-	s->routes = pa_health_routes(h);
+	s->routes = pa_ready_routes(h);
 	for (i = 0; i < h->n_slots; i++)
 		if (h->slots[i].wanted)
 			s->vips++;
@@ -603,7 +603,7 @@ pa_health_snapshot(const struct pa_health *h, struct pa_health_snapshot *s)
 	}
 	if (!h->evaluated) {
 		s->n_reasons = 1;
-		snprintf(s->reasons[0], PA_HEALTH_REASON_LEN, "starting");
+		snprintf(s->reasons[0], PA_READY_REASON_LEN, "starting");
 		return;
 	}
 	s->n_reasons = h->n_reasons;
@@ -611,7 +611,7 @@ pa_health_snapshot(const struct pa_health *h, struct pa_health_snapshot *s)
 }
 
 static json_t *
-reasons_json(const struct pa_health_snapshot *s)
+reasons_json(const struct pa_ready_snapshot *s)
 {
 	json_t *a = json_array();
 	unsigned int i;
@@ -625,7 +625,7 @@ reasons_json(const struct pa_health_snapshot *s)
 }
 
 static json_t *
-services_json(const struct pa_health *h)
+services_json(const struct pa_ready *h)
 {
 	struct pa_lb_snapshot ls;
 	json_t *o = json_object(), *svc;
@@ -660,9 +660,9 @@ services_json(const struct pa_health *h)
 }
 
 json_t *
-pa_health_json(struct pa_health *h)
+pa_ready_json(struct pa_ready *h)
 {
-	struct pa_health_snapshot *s;
+	struct pa_ready_snapshot *s;
 	json_t *o, *lc, *an = NULL, *routes;
 	char key[16], a[64], p[80];
 	unsigned int i;
@@ -671,7 +671,7 @@ pa_health_json(struct pa_health *h)
 	s = malloc(sizeof(*s));
 	if (s == NULL)
 		return NULL;
-	pa_health_snapshot(h, s);
+	pa_ready_snapshot(h, s);
 	o = json_pack("{s:b, s:b, s:o}", "ready", s->ready,
 		"draining", s->draining, "reasons", reasons_json(s));
 	if (o == NULL)
@@ -723,17 +723,17 @@ fail:
 }
 
 int
-pa_health_http(struct pa_health *h, char **text, size_t *len,
+pa_ready_http(struct pa_ready *h, char **text, size_t *len,
 		unsigned int *code)
 {
-	struct pa_health_snapshot *s;
+	struct pa_ready_snapshot *s;
 	json_t *o;
 	char *t;
 
 	s = malloc(sizeof(*s));
 	if (s == NULL)
 		return -ENOMEM;
-	pa_health_snapshot(h, s);
+	pa_ready_snapshot(h, s);
 	o = json_pack("{s:b, s:b, s:o}", "ready", s->ready,
 		"draining", s->draining, "reasons", reasons_json(s));
 	*code = s->ready && !s->draining ? 200 : 503;

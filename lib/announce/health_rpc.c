@@ -2,7 +2,7 @@
 /*
  * The "health" RPC subsystem: health_get (readiness, drain, services,
  * lcores, routes) and health_set (drain, undrain). Context: the
- * struct pa_health.
+ * struct pa_ready.
  */
 #include <errno.h>
 
@@ -18,7 +18,7 @@ rpc_health_get(void *ctx, const json_t *params, json_t **result,
 {
 	if (pa_rpc_no_params(params, err) != 0)
 		return -1;
-	*result = pa_health_json(ctx);
+	*result = pa_ready_json(ctx);
 	if (*result == NULL)
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
 			"out of memory");
@@ -46,9 +46,9 @@ rpc_health_set(void *ctx, const json_t *params, json_t **result,
 	if (pa_decode_object(params, "params", set_fields,
 			PA_DECODE_N(set_fields), &p, NULL, why, sizeof(why)) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
-	pa_health_set_draining(ctx, p.draining);
+	pa_ready_set_draining(ctx, p.draining);
 	/* answered once the routes follow (within one poll) */
-	pa_health_poll(ctx, (uint64_t)pa_clock_ms());
+	pa_ready_poll(ctx, (uint64_t)pa_clock_ms());
 	*result = json_true();
 	return 0;
 }

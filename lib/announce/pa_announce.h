@@ -16,17 +16,17 @@
  * - Route messages (pa_announce_nl_*): rtnetlink RTM_NEWROUTE /
  *   RTM_DELROUTE / RTM_GETROUTE built into and parsed from plain buffers,
  *   and a netlink socket whose every wait for an answer is bounded.
- * - The health object (struct pa_health): readiness (ports' links up,
+ * - The health object (struct pa_ready): readiness (ports' links up,
  *   tables loaded, every worker lcore making progress), drain, and the
  *   VIP host routes (/32, /128, dev the first kernel_if, protocol
  *   PA_ANNOUNCE_RTPROT) in kernel routing table announce.table, kept in
  *   step with the readiness, the drain and the LB's VIPs by
- *   pa_health_poll() on the control thread.
+ *   pa_ready_poll() on the control thread.
  *
- * Thread safety: pa_health_poll(), the snapshot and the RPC methods run
- * on the control thread; pa_health_set_started(),
- * pa_health_set_stopping(), pa_health_request_drain() and
- * pa_health_routes() may be called from the main thread at any time
+ * Thread safety: pa_ready_poll(), the snapshot and the RPC methods run
+ * on the control thread; pa_ready_set_started(),
+ * pa_ready_set_stopping(), pa_ready_request_drain() and
+ * pa_ready_routes() may be called from the main thread at any time
  * (atomics); create and destroy on the main thread while the control
  * thread is not running.
  */
@@ -51,10 +51,10 @@
 #define PA_ANNOUNCE_RETRY_MS	1000	/**< after a failed route change */
 #define PA_ANNOUNCE_REASSERT_MS	5000	/**< installed routes re-added (replace)
 					 * this often: one deleted by hand comes back */
-#define PA_HEALTH_EVAL_MS	10	/**< readiness evaluated this often */
-#define PA_HEALTH_LINK_MS	100	/**< links read this often */
-#define PA_HEALTH_MAX_REASONS	16	/**< reasons kept (more are counted) */
-#define PA_HEALTH_REASON_LEN	96
+#define PA_READY_EVAL_MS	10	/**< readiness evaluated this often */
+#define PA_READY_LINK_MS	100	/**< links read this often */
+#define PA_READY_MAX_REASONS	16	/**< reasons kept (more are counted) */
+#define PA_READY_REASON_LEN	96
 
 /* ------------------------------------------------------------------ */
 /* Watchdog                                                            */
@@ -177,9 +177,9 @@ int pa_announce_port(const struct pa_config *cfg);
 struct pa_port_set;
 struct pa_pipeline;
 struct pa_lb;
-struct pa_health;
+struct pa_ready;
 
-struct pa_health_opts {
+struct pa_ready_opts {
 	/** announce, pipeline.stall_ms, the ports' kernel_if. Borrowed. */
 	const struct pa_config *cfg;
 	const struct pa_port_set *ports;	/**< links */
@@ -197,24 +197,24 @@ struct pa_health_opts {
  * killed daemon left.
  * @return it, or NULL with the reason in @p err.
  */
-struct pa_health *pa_health_create(const struct pa_health_opts *o,
+struct pa_ready *pa_ready_create(const struct pa_ready_opts *o,
 		char *err, size_t err_len);
 
 /** Withdraw every route this object added (bounded waits), free. NULL
  * is fine. Main thread, the control thread stopped. */
-void pa_health_destroy(struct pa_health *h);
+void pa_ready_destroy(struct pa_ready *h);
 
 /** The data path runs (lcores launched). Any thread. */
-void pa_health_set_started(struct pa_health *h);
+void pa_ready_set_started(struct pa_ready *h);
 
 /** The daemon stops: withdraw at the next poll. Any thread. */
-void pa_health_set_stopping(struct pa_health *h);
+void pa_ready_set_stopping(struct pa_ready *h);
 
 /** SIGTERM: drain (withdraw, keep forwarding). Any thread. */
-void pa_health_request_drain(struct pa_health *h);
+void pa_ready_request_drain(struct pa_ready *h);
 
 /** Routes in the kernel table now (0 once withdrawn). Any thread. */
-unsigned int pa_health_routes(const struct pa_health *h);
+unsigned int pa_ready_routes(const struct pa_ready *h);
 
 /**
  * The main thread's backstop for a control thread that cannot withdraw:
@@ -228,20 +228,20 @@ unsigned int pa_health_routes(const struct pa_health *h);
  * again, re-adds what it should. Main thread, every few ms.
  * @return true when it flushed.
  */
-bool pa_health_backstop(struct pa_health *h, uint64_t now_ms, bool force);
+bool pa_ready_backstop(struct pa_ready *h, uint64_t now_ms, bool force);
 
 /** health_set: drain or undrain. Control thread. */
-void pa_health_set_draining(struct pa_health *h, bool draining);
+void pa_ready_set_draining(struct pa_ready *h, bool draining);
 
 /**
- * Evaluate readiness (every PA_HEALTH_EVAL_MS) and bring the routes in
+ * Evaluate readiness (every PA_READY_EVAL_MS) and bring the routes in
  * step. Control thread. NULL is fine.
  * @return milliseconds until it is due again.
  */
-int pa_health_poll(struct pa_health *h, uint64_t now_ms);
+int pa_ready_poll(struct pa_ready *h, uint64_t now_ms);
 
 /** What health_get, /health and /metrics report. */
-struct pa_health_snapshot {
+struct pa_ready_snapshot {
 	bool ready;
 	bool draining;
 	bool announce;			/**< routes are kept */
@@ -254,18 +254,18 @@ struct pa_health_snapshot {
 	uint64_t route_reasserts;	/**< installed routes re-added (replace) */
 	uint64_t stale_removed;		/**< stale routes removed at start */
 	uint64_t not_ready_transitions;	/**< ready -> not ready */
-	uint64_t backstop_flushes;	/**< pa_health_backstop() withdrew */
+	uint64_t backstop_flushes;	/**< pa_ready_backstop() withdrew */
 	unsigned int n_lcores;
 	unsigned int lcore_id[PA_WATCHDOG_MAX];
 	bool lcore_stalled[PA_WATCHDOG_MAX];
 	uint64_t lcore_stalls[PA_WATCHDOG_MAX];
 	unsigned int n_reasons;
-	char reasons[PA_HEALTH_MAX_REASONS][PA_HEALTH_REASON_LEN];
+	char reasons[PA_READY_MAX_REASONS][PA_READY_REASON_LEN];
 };
 
 /** Fill @p s. Control thread. */
-void pa_health_snapshot(const struct pa_health *h,
-		struct pa_health_snapshot *s);
+void pa_ready_snapshot(const struct pa_ready *h,
+		struct pa_ready_snapshot *s);
 
 /**
  * The result of health_get: {"ready", "draining", "reasons", "services":
@@ -273,7 +273,7 @@ void pa_health_snapshot(const struct pa_health *h,
  * "announced"}}, "lcores": {...}, "announce": {...} or null}.
  * Control thread. @return new reference or NULL.
  */
-json_t *pa_health_json(struct pa_health *h);
+json_t *pa_ready_json(struct pa_ready *h);
 
 /**
  * The body and code of GET /health: 200 "ready\n" when ready and not
@@ -281,7 +281,7 @@ json_t *pa_health_json(struct pa_health *h);
  * @param text  malloc'd
  * @return 0 or -ENOMEM.
  */
-int pa_health_http(struct pa_health *h, char **text, size_t *len,
+int pa_ready_http(struct pa_ready *h, char **text, size_t *len,
 		unsigned int *code);
 
 #endif /* PA_ANNOUNCE_H */

@@ -185,6 +185,41 @@ struct pa_config_backend {
 	enum pa_lb_state state;
 };
 
+/** Kinds of backend health check ("health.type"). */
+enum pa_health_type {
+	PA_HEALTH_NONE = 0,		/**< no check (also: no "health") */
+	PA_HEALTH_TCP,			/**< a TCP connect */
+	PA_HEALTH_HTTP,			/**< GET path, status == expect */
+	PA_HEALTH_UDP,			/**< a datagram; no ICMP error back */
+	PA_HEALTH_ICMP,			/**< ICMP / ICMPv6 echo */
+	/** Not a "type": the agent check of "agent_port" (lib/health). */
+	PA_HEALTH_AGENT,
+};
+
+#define PA_CONFIG_HEALTH_PATH_MAX	128	/**< "path", NUL included */
+#define PA_CONFIG_HEALTH_EXPECT_MAX	64	/**< udp "expect", NUL included */
+
+/** A service's "health" (docs/configuration.md, "Health checks"). */
+struct pa_config_health {
+	bool present;			/**< "health" given */
+	enum pa_health_type type;
+	uint16_t port;			/**< 0: the backend's port */
+	char path[PA_CONFIG_HEALTH_PATH_MAX];	/**< http, default "/" */
+	/** http: the status wanted (default 200); udp: 0 */
+	uint16_t expect_status;
+	/** udp: a reply is required and must contain this ("": no reply
+	 * needed, only no ICMP error) */
+	char expect[PA_CONFIG_HEALTH_EXPECT_MAX];
+	uint32_t interval_ms;		/**< default 2000 */
+	uint32_t timeout_ms;		/**< default 1000, < interval_ms */
+	uint16_t rise;			/**< default 2 */
+	uint16_t fall;			/**< default 3 */
+	/** "agent_port": the backend's agent (HAProxy agent-check
+	 * protocol) on this TCP port reports a weight percentage and
+	 * up/drain/down; 0 = no agent */
+	uint16_t agent_port;
+};
+
 struct pa_config_service {
 	char name[PA_CONFIG_NAME_MAX];
 	struct pa_ip_addr vip;
@@ -197,6 +232,8 @@ struct pa_config_service {
 	 * on SYN-ACKs of its NAT replies) is rewritten to it; 0 = off
 	 * (absent), else 536..65495 */
 	uint16_t mss_clamp;
+	/** "health": backend checks (present false: none) */
+	struct pa_config_health health;
 	unsigned int n_backends;
 	struct pa_config_backend *backends;
 };
@@ -219,6 +256,11 @@ struct pa_config_lb {
 	/** "icmp_echo": answer ICMP/ICMPv6 echo requests to VIPs (default
 	 * true) */
 	bool icmp_echo;
+	/** Set by the loader from "ports" (not a key of "lb"): the address
+	 * families that health probes can leave from, i.e. some routed port
+	 * with a "kernel_if" has an address of that family; both true in
+	 * replay mode, where probes do not run. */
+	bool health_v4, health_v6;
 	unsigned int n_services;
 	struct pa_config_service *services;
 };

@@ -81,6 +81,85 @@ be_usable(const struct pa_config_backend *b, uint32_t uid)
 	return uid != 0 && b->state == PA_LB_UP && b->weight > 0;
 }
 
+/* The weight in force: the configured one scaled by the agent's
+ * percentage (at least 1 unless the agent said 0 %). */
+uint32_t
+lb_effective_weight(const struct lb_svc_ctl *c, unsigned int i)
+{
+	uint32_t w = c->cfg.backends[i].weight;
+	int pct = c->be_hc[i].agent_pct;
+
+	if (pct < 0 || w == 0)
+		return w;
+	if (pct == 0)
+		return 0;
+	w = (w * (uint32_t)pct + 50) / 100;
+	return w == 0 ? 1 : w;
+}
+
+/* Down by the checks: health, or the agent said "down". */
+static bool
+be_down_hc(const struct lb_svc_ctl *c, unsigned int i)
+{
+	return c->be_hc[i].health == PA_LB_HEALTH_DOWN ||
+		c->be_hc[i].agent_state == PA_LB_AGENT_DOWN;
+}
+
+/* Would take new flows but for the checks' "down": its state, its
+ * effective weight and its agent allow it. */
+static bool
+be_usable_admin(const struct lb_svc_ctl *c, unsigned int i)
+{
+	return be_usable(&c->cfg.backends[i], c->be_uid[i]) &&
+		lb_effective_weight(c, i) > 0 &&
+		c->be_hc[i].agent_state != PA_LB_AGENT_DRAIN;
+}
+
+/* Usable for new flows, checks considered (panic: their "down" ignored). */
+static bool
+be_usable_hc(const struct lb_svc_ctl *c, unsigned int i, bool panic)
+{
+	return be_usable_admin(c, i) && (panic || !be_down_hc(c, i));
+}
+
+/* Every backend that would take new flows is down by the checks (and
+ * there is one). */
+static bool
+ctl_panic(const struct lb_svc_ctl *c)
+{
+	unsigned int i, n_admin = 0;
+
+	for (i = 0; i < c->n_slots; i++) {
+		if (!be_usable_admin(c, i))
+			continue;
+		if (!be_down_hc(c, i))
+			return false;
+		n_admin++;
+	}
+	return n_admin > 0;
+}
+
+/* FNV-1a over the table's entries as backend addresses: a number two
+ * appliances can compare (the indexes into be[] differ between them). */
+static uint64_t
+table_hash(const struct lb_svc *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	unsigned int i, j, len = s->family == 4 ? 4 : 16;
+	const uint8_t *a;
+
+	if (s->maglev == NULL)
+		return 0;
+	for (i = 0; i < s->m; i++) {
+		a = pa_ip_bytes(&s->be[s->maglev[i]].addr);
+		for (j = 0; j < len; j++) {
+			h ^= a[j];
+			h *= 0x100000001b3ULL;
+		}
+	}
+	return h;
+}
+
 /* Sum of the constant words of an outer IPv4 header to @p b (see
  * lb_backend.ip4_sum). */
 static uint32_t
@@ -133,6 +212,7 @@ svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
 	snprintf(s->name, sizeof(s->name), "%s", cfg->name);
 	s->m = cfg->table_size;
 	s->n_be = c->n_slots;
+	s->panic = ctl_panic(c);
 	for (i = 0; i < c->n_slots; i++) {
 		const struct pa_config_backend *b = &cfg->backends[i];
 		struct lb_backend *d = &s->be[i];
@@ -142,14 +222,21 @@ svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
 		if (d->uid == 0)
 			continue;
 		d->state = (uint8_t)b->state;
+		/* down by the checks: its flows move, as for "down"; the
+		 * agent's drain keeps them, as "drain" */
+		if (!s->panic && be_down_hc(c, i))
+			d->state = PA_LB_DOWN;
+		else if (c->be_hc[i].agent_state == PA_LB_AGENT_DRAIN &&
+			 d->state == PA_LB_UP)
+			d->state = PA_LB_DRAIN;
 		d->has_mac = b->has_mac;
 		d->port = rte_cpu_to_be_16(b->port != 0 ? b->port : cfg->port);
-		d->weight = b->weight;
+		d->weight = lb_effective_weight(c, i);
 		memcpy(d->mac.addr_bytes, b->mac, RTE_ETHER_ADDR_LEN);
 		d->addr = b->addr;
 		if (s->family == 4)
 			d->ip4_sum = outer4_sum(lb, d);
-		if (be_usable(b, d->uid))
+		if (be_usable_hc(c, i, s->panic))
 			n_up++;
 	}
 	s->n_up = n_up;
@@ -167,7 +254,7 @@ svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
 		goto nomem;
 	n_up = 0;
 	for (i = 0; i < c->n_slots; i++) {
-		if (!be_usable(&cfg->backends[i], c->be_uid[i]))
+		if (!be_usable_hc(c, i, s->panic))
 			continue;
 		s->up[n_up] = (uint16_t)i;
 		mb[n_up].key = pa_ip_bytes(&s->be[i].addr);
@@ -188,6 +275,7 @@ svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
 	/* the table holds indexes into up[]; make them indexes into be[] */
 	for (i = 0; i < s->m; i++)
 		s->maglev[i] = s->up[s->maglev[i]];
+	s->table_hash = table_hash(s);
 	s->build_ms = pa_clock_s() * 1e3 - t0;
 	lb->builds++;
 	lb->last_build_ms = s->build_ms;
@@ -555,6 +643,7 @@ ctl_clear(struct pa_lb *lb, struct lb_svc_ctl *c)
 	pa_lb_config_service_clear(&c->cfg);
 	free(c->be_uid);
 	free(c->be_cslot);
+	free(c->be_hc);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -564,6 +653,7 @@ ctl_grow(struct lb_svc_ctl *c)
 {
 	unsigned int cap = c->cap_slots != 0 ? c->cap_slots * 2 : 8;
 	struct pa_config_backend *b;
+	struct lb_be_health *hc;
 	uint32_t *u, *cs;
 
 	if (c->n_slots < c->cap_slots)
@@ -580,6 +670,10 @@ ctl_grow(struct lb_svc_ctl *c)
 	if (cs == NULL)
 		return -ENOMEM;
 	c->be_cslot = cs;
+	hc = realloc(c->be_hc, cap * sizeof(*hc));
+	if (hc == NULL)
+		return -ENOMEM;
+	c->be_hc = hc;
 	c->cap_slots = cap;
 	return 0;
 }
@@ -661,6 +755,10 @@ ctl_add_backend(struct pa_lb *lb, struct lb_svc_ctl *c,
 	c->cfg.backends[i] = *be;
 	c->be_uid[i] = new_uid(lb);
 	c->be_cslot[i] = lb->cslot_free[--lb->n_cslot_free];
+	memset(&c->be_hc[i], 0, sizeof(c->be_hc[i]));
+	c->be_hc[i].agent_pct = -1;
+	lb->cs_svc[c->be_cslot[i]] = (uint16_t)(c - lb->ctl);
+	lb->cs_be[c->be_cslot[i]] = i;
 	/* no lcore reads a free slot: forget its last owner's next hop (the
 	 * neighbour subsystem publishes this backend's when it sees the
 	 * change) */
@@ -678,6 +776,26 @@ ctl_drop_backend(struct pa_lb *lb, struct lb_svc_ctl *c, unsigned int i)
 	ctl_trim(c);
 }
 
+/* Count and log a service's way into and out of panic (its table as
+ * just published). */
+static void
+ctl_panic_note(struct pa_lb *lb, struct lb_svc_ctl *c)
+{
+	bool panic = ctl_panic(c);
+
+	if (panic == c->panic)
+		return;
+	c->panic = panic;
+	if (panic) {
+		c->panics++;
+		lb->panics++;
+		LB_LOG(WARNING, "service '%s': every backend is down by health: panic, balancing over all of them",
+			c->cfg.name);
+	} else {
+		LB_LOG(NOTICE, "service '%s': out of panic", c->cfg.name);
+	}
+}
+
 static int
 rebuild_publish(struct pa_lb *lb, unsigned int slot, bool set_changed,
 		char *err, size_t err_len)
@@ -689,9 +807,14 @@ rebuild_publish(struct pa_lb *lb, unsigned int slot, bool set_changed,
 	if (s == NULL)
 		return -rte_errno;
 	ret = commit(lb, slot, s, set_changed, err, err_len);
-	if (ret != 0)
+	if (ret != 0) {
 		svc_free(s);
-	return ret;
+		return ret;
+	}
+	ctl_panic_note(lb, &lb->ctl[slot]);
+	/* whatever the checks said is in it */
+	lb->ctl[slot].hc_dirty = false;
+	return 0;
 }
 
 static int
@@ -796,6 +919,8 @@ pa_lb_service_add(struct pa_lb *lb, const struct pa_config_service *svc,
 
 	pthread_mutex_lock(&lb->lock);
 	ret = service_add_locked(lb, svc, err, err_len);
+	if (ret == 0)
+		__atomic_add_fetch(&lb->cfg_version, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lb->lock);
 	if (ret == 0)
 		LB_LOG(INFO, "service '%s' added (%u backends)", svc->name,
@@ -821,6 +946,8 @@ pa_lb_service_delete(struct pa_lb *lb, const char *name, char *err,
 	ctl_clear(lb, &lb->ctl[slot]);
 	lb->n_services--;
 out:
+	if (ret == 0)
+		__atomic_add_fetch(&lb->cfg_version, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lb->lock);
 	return ret;
 }
@@ -851,6 +978,8 @@ pa_lb_backend_add(struct pa_lb *lb, const char *service,
 	if (ret != 0)
 		ctl_drop_backend(lb, c, (unsigned int)i);
 out:
+	if (ret == 0)
+		__atomic_add_fetch(&lb->cfg_version, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lb->lock);
 	return ret;
 }
@@ -887,6 +1016,8 @@ pa_lb_backend_delete(struct pa_lb *lb, const char *service,
 	lb->cslot_free[lb->n_cslot_free++] = cslot;
 	ctl_trim(c);
 out:
+	if (ret == 0)
+		__atomic_add_fetch(&lb->cfg_version, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lb->lock);
 	return ret;
 }
@@ -917,8 +1048,210 @@ pa_lb_backend_set(struct pa_lb *lb, const char *service,
 	if (ret != 0)
 		c->cfg.backends[i] = saved;
 out:
+	if (ret == 0)
+		__atomic_add_fetch(&lb->cfg_version, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lb->lock);
 	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Health                                                              */
+/* ------------------------------------------------------------------ */
+
+static const char *const health_names[] = { "unknown", "up", "down" };
+
+const char *
+pa_lb_health_name(enum pa_lb_health h)
+{
+	return (unsigned int)h <= PA_LB_HEALTH_DOWN ? health_names[h] : "?";
+}
+
+/* The probe results lib/health reports, kept as an index. */
+static const char *const health_results[] = {
+	"none", "ok", "refused", "timeout", "unreachable", "bad_status",
+	"bad_reply", "error",
+};
+
+const char *
+lb_health_result_name(uint8_t i)
+{
+	return i < RTE_DIM(health_results) ? health_results[i] : "?";
+}
+
+static uint8_t
+result_index(const char *r)
+{
+	unsigned int i;
+
+	for (i = 0; r != NULL && i < RTE_DIM(health_results); i++)
+		if (strcmp(r, health_results[i]) == 0)
+			return (uint8_t)i;
+	return 0;
+}
+
+int
+pa_lb_backend_health(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
+		const struct pa_lb_health_report *r)
+{
+	char buf[INET6_ADDRSTRLEN];
+	struct lb_be_health *hc, saved;
+	struct lb_svc_ctl *c;
+	unsigned int i;
+	bool before, after;
+	int ret = 0;
+
+	if (cslot >= PA_LB_MAX_BACKENDS || uid == 0)
+		return -ENOENT;
+	pthread_mutex_lock(&lb->lock);
+	c = &lb->ctl[lb->cs_svc[cslot]];
+	i = lb->cs_be[cslot];
+	if (!c->used || i >= c->n_slots || c->be_uid[i] != uid) {
+		ret = -ENOENT;
+		goto out;
+	}
+	hc = &c->be_hc[i];
+	saved = *hc;
+	hc->last = result_index(r->last);
+	hc->code = r->code;
+	hc->latency_us = r->latency_us;
+	hc->probes = r->probes;
+	hc->failures = r->failures;
+	if (r->health == saved.health)
+		goto out;
+	before = saved.health == PA_LB_HEALTH_DOWN;
+	after = r->health == PA_LB_HEALTH_DOWN;
+	hc->health = (uint8_t)r->health;
+	LB_LOG(NOTICE, "service '%s' backend %s: health %s -> %s (last probe: %s%s)",
+		c->cfg.name, pa_net_format_ip(&c->cfg.backends[i].addr, buf,
+			sizeof(buf)), health_names[saved.health],
+		health_names[r->health], health_results[hc->last],
+		be_usable(&c->cfg.backends[i], uid) ? "" :
+		"; its state keeps it out anyway");
+	if (before == after)
+		goto out;
+	c->hc_dirty = true;
+	lb->hc_pending = true;
+	ret = 1;
+out:
+	pthread_mutex_unlock(&lb->lock);
+	return ret;
+}
+
+static const char *const agent_names[] = { "up", "drain", "down" };
+
+int
+pa_lb_backend_agent(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
+		int pct, enum pa_lb_agent_state st)
+{
+	char buf[INET6_ADDRSTRLEN];
+	struct lb_be_health *hc;
+	struct lb_svc_ctl *c;
+	unsigned int i;
+	int ret = 0;
+
+	if (cslot >= PA_LB_MAX_BACKENDS || uid == 0 || pct > 100 ||
+	    (unsigned int)st > PA_LB_AGENT_DOWN)
+		return -ENOENT;
+	pthread_mutex_lock(&lb->lock);
+	c = &lb->ctl[lb->cs_svc[cslot]];
+	i = lb->cs_be[cslot];
+	if (!c->used || i >= c->n_slots || c->be_uid[i] != uid) {
+		ret = -ENOENT;
+		goto out;
+	}
+	hc = &c->be_hc[i];
+	if (hc->agent_pct == (pct < 0 ? -1 : pct) && hc->agent_state == st)
+		goto out;
+	hc->agent_pct = (int8_t)(pct < 0 ? -1 : pct);
+	hc->agent_state = (uint8_t)st;
+	LB_LOG(NOTICE, "service '%s' backend %s: agent says %s %d%%: weight %u of %u",
+		c->cfg.name, pa_net_format_ip(&c->cfg.backends[i].addr, buf,
+			sizeof(buf)), agent_names[st], pct < 0 ? 100 : pct,
+		lb_effective_weight(c, i), c->cfg.backends[i].weight);
+	c->hc_dirty = true;
+	lb->hc_pending = true;
+	ret = 1;
+out:
+	pthread_mutex_unlock(&lb->lock);
+	return ret;
+}
+
+int
+pa_lb_health_publish(struct pa_lb *lb, uint64_t now_ms)
+{
+	char err[PA_CONFIG_ERR_MAX];
+	uint64_t next = UINT64_MAX, due;
+	unsigned int i;
+
+	pthread_mutex_lock(&lb->lock);
+	/* nothing pending: the usual case, every round of probes */
+	if (!lb->hc_pending) {
+		pthread_mutex_unlock(&lb->lock);
+		return -1;
+	}
+	lb->hc_pending = false;
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
+		struct lb_svc_ctl *c = &lb->ctl[i];
+
+		if (!c->used || !c->hc_dirty)
+			continue;
+		due = c->hc_pub_ms + PA_LB_HEALTH_PUBLISH_GAP_MS;
+		if (c->hc_pub_ms != 0 && due > now_ms) {
+			if (due < next)
+				next = due;
+			lb->hc_pending = true;
+			continue;
+		}
+		if (rebuild_publish(lb, i, false, err, sizeof(err)) != 0) {
+			/* kept dirty: tried again after the gap */
+			LB_LOG(ERR, "service '%s': health changes not applied yet: %s",
+				c->cfg.name, err);
+		}
+		c->hc_pub_ms = now_ms;
+		if (c->hc_dirty) {
+			lb->hc_pending = true;
+			if (now_ms + PA_LB_HEALTH_PUBLISH_GAP_MS < next)
+				next = now_ms + PA_LB_HEALTH_PUBLISH_GAP_MS;
+		}
+	}
+	pthread_mutex_unlock(&lb->lock);
+	return next == UINT64_MAX ? -1 : (int)(next - now_ms);
+}
+
+unsigned int
+pa_lb_health_targets(struct pa_lb *lb,
+		void (*fn)(void *arg, const struct pa_lb_health_target *t),
+		void *arg)
+{
+	struct pa_lb_health_target t;
+	unsigned int i, j, n = 0;
+
+	pthread_mutex_lock(&lb->lock);
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
+		const struct lb_svc_ctl *c = &lb->ctl[i];
+
+		if (!c->used || !c->cfg.health.present ||
+		    (c->cfg.health.type == PA_HEALTH_NONE &&
+		     c->cfg.health.agent_port == 0))
+			continue;
+		for (j = 0; j < c->n_slots; j++) {
+			const struct pa_config_backend *b = &c->cfg.backends[j];
+
+			if (c->be_uid[j] == 0)
+				continue;
+			t.cslot = c->be_cslot[j];
+			t.uid = c->be_uid[j];
+			t.service = c->cfg.name;
+			t.forward = c->cfg.forward;
+			t.addr = b->addr;
+			t.port = b->port != 0 ? b->port : c->cfg.port;
+			t.health = &c->cfg.health;
+			fn(arg, &t);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&lb->lock);
+	return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1289,9 +1622,12 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 	lb->icmp_tsc_per_token = RTE_MAX(lb->tsc_hz / LB_ICMP_RATE, (uint64_t)1);
 
 	lb->cslot_free = malloc(PA_LB_MAX_BACKENDS * sizeof(*lb->cslot_free));
+	lb->cs_svc = calloc(PA_LB_MAX_BACKENDS, sizeof(*lb->cs_svc));
+	lb->cs_be = calloc(PA_LB_MAX_BACKENDS, sizeof(*lb->cs_be));
 	lb->be_nh = rte_zmalloc_socket("pa_lb_nh", PA_LB_MAX_BACKENDS *
 		sizeof(*lb->be_nh), RTE_CACHE_LINE_SIZE, lb->socket);
-	if (lb->cslot_free == NULL || lb->be_nh == NULL) {
+	if (lb->cslot_free == NULL || lb->be_nh == NULL || lb->cs_svc == NULL ||
+	    lb->cs_be == NULL) {
 		pa_seterr(err, err_len, "out of memory");
 		goto fail;
 	}
@@ -1366,6 +1702,8 @@ pa_lb_destroy(struct pa_lb *lb)
 		worker_free(lb->w[i]);
 	rte_hash_free(lb->nat);
 	free(lb->cslot_free);
+	free(lb->cs_svc);
+	free(lb->cs_be);
 	rte_free(lb->be_nh);
 	pthread_mutex_destroy(&lb->lock);
 	free(lb);
@@ -1496,6 +1834,14 @@ pa_lb_addresses(struct pa_lb *lb, struct pa_ip_addr **vips,
 		*n_backends = 0;
 	}
 	return ret;
+}
+
+uint64_t
+pa_lb_config_version(const struct pa_lb *lb)
+{
+	if (lb == NULL)
+		return 0;
+	return __atomic_load_n(&lb->cfg_version, __ATOMIC_ACQUIRE);
 }
 
 uint64_t

@@ -334,6 +334,219 @@ service_backends(const struct pa_decode_field *f, const json_t *arr,
 		err, err_len);
 }
 
+/* ------------------------------------------------------------------ */
+/* Health checks                                                       */
+/* ------------------------------------------------------------------ */
+
+const char *const pa_lb_config_health_names[] = {
+	[PA_HEALTH_NONE] = "none",
+	[PA_HEALTH_TCP] = "tcp",
+	[PA_HEALTH_HTTP] = "http",
+	[PA_HEALTH_UDP] = "udp",
+	[PA_HEALTH_ICMP] = "icmp",
+	NULL
+};
+
+const char *
+pa_lb_config_health_name(enum pa_health_type t)
+{
+	return (unsigned int)t <= PA_HEALTH_ICMP ?
+		pa_lb_config_health_names[t] : "?";
+}
+
+/* "path": an absolute path of printable characters without spaces, as
+ * it goes on the request line. */
+static int
+health_path(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct pa_config_health *h = out;
+	const char *s;
+	size_t i, n;
+
+	if (pa_decode_string(v, path, &s, err, err_len) < 0)
+		return -EINVAL;
+	n = strlen(s);
+	if (n == 0 || s[0] != '/')
+		return pa_decode_fail(err, err_len,
+				"%s: an absolute path (\"/...\") is needed", path);
+	if (n >= sizeof(h->path))
+		return pa_decode_fail(err, err_len,
+				"%s: longer than %zu characters", path,
+				sizeof(h->path) - 1);
+	for (i = 0; i < n; i++)
+		if (s[i] <= ' ' || s[i] >= 0x7f)
+			return pa_decode_fail(err, err_len,
+					"%s: spaces and control or non-ASCII characters are not allowed (percent-encode them)",
+					path);
+	memcpy(h->path, s, n + 1);
+	return 0;
+}
+
+/* "expect": http, the status code (an integer 100..599); udp, text the
+ * reply must contain. Which one depends on "type", decoded before. */
+static int
+health_expect(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct pa_config_health *h = out;
+	const char *s;
+	long long x;
+	size_t i, n;
+
+	if (h->type == PA_HEALTH_HTTP) {
+		if (pa_decode_int(v, path, 100, 599, &x, err, err_len) < 0)
+			return -EINVAL;
+		h->expect_status = (uint16_t)x;
+		return 0;
+	}
+	if (h->type != PA_HEALTH_UDP)
+		return pa_decode_fail(err, err_len,
+				"%s: only for \"http\" (a status code) and \"udp\" (text of the reply)",
+				path);
+	if (pa_decode_string(v, path, &s, err, err_len) < 0)
+		return -EINVAL;
+	n = strlen(s);
+	if (n == 0 || n >= sizeof(h->expect))
+		return pa_decode_fail(err, err_len,
+				"%s: 1 to %zu characters", path,
+				sizeof(h->expect) - 1);
+	for (i = 0; i < n; i++)
+		if (s[i] < ' ' || s[i] >= 0x7f)
+			return pa_decode_fail(err, err_len,
+					"%s: printable ASCII only", path);
+	memcpy(h->expect, s, n + 1);
+	return 0;
+}
+
+#define HEALTH(m)	PA_DECODE_AT(struct pa_config_health, m)
+
+static const struct pa_decode_field health_fields[] = {
+	{ .name = "type", .type = PA_DECODE_ENUM, .required = true,
+	  .names = pa_lb_config_health_names, HEALTH(type) },
+	{ .name = "port", .type = PA_DECODE_PORT, .min = 1, .max = 65535,
+	  HEALTH(port) },
+	{ .name = "path", .type = PA_DECODE_CUSTOM, .decode = health_path },
+	{ .name = "expect", .type = PA_DECODE_CUSTOM, .decode = health_expect },
+	{ .name = "interval_ms", .type = PA_DECODE_INT,
+	  .min = PA_CONFIG_HEALTH_MIN_INTERVAL_MS,
+	  .max = PA_CONFIG_HEALTH_MAX_INTERVAL_MS, HEALTH(interval_ms) },
+	{ .name = "timeout_ms", .type = PA_DECODE_INT,
+	  .min = PA_CONFIG_HEALTH_MIN_TIMEOUT_MS,
+	  .max = PA_CONFIG_HEALTH_MAX_INTERVAL_MS, HEALTH(timeout_ms) },
+	{ .name = "rise", .type = PA_DECODE_INT, .min = 1,
+	  .max = PA_CONFIG_HEALTH_MAX_COUNT, HEALTH(rise) },
+	{ .name = "fall", .type = PA_DECODE_INT, .min = 1,
+	  .max = PA_CONFIG_HEALTH_MAX_COUNT, HEALTH(fall) },
+	{ .name = "agent_port", .type = PA_DECODE_PORT, .min = 1,
+	  .max = 65535, HEALTH(agent_port) },
+};
+
+void
+pa_lb_config_health_defaults(struct pa_config_health *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->interval_ms = PA_CONFIG_HEALTH_DEF_INTERVAL_MS;
+	h->timeout_ms = PA_CONFIG_HEALTH_DEF_TIMEOUT_MS;
+	h->rise = PA_CONFIG_HEALTH_DEF_RISE;
+	h->fall = PA_CONFIG_HEALTH_DEF_FALL;
+}
+
+/* A service's "health": the fields, then what they say together and
+ * against the service (its protocol; @p arg, the "lb" section, says
+ * which families have a kernel_if to probe through). */
+static int
+service_health(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct pa_config_service *svc = out;
+	const struct pa_config_lb *lb = arg;
+	struct pa_config_health *h = &svc->health;
+	char p[PA_DECODE_PATH_MAX];
+	bool tcp_probe;
+	int rc;
+
+	pa_lb_config_health_defaults(h);
+	rc = pa_decode_object(v, path, health_fields,
+			PA_DECODE_N(health_fields), h, NULL, err, err_len);
+	if (rc < 0)
+		return rc;
+	h->present = true;
+	if (h->type == PA_HEALTH_HTTP && h->expect_status == 0)
+		h->expect_status = 200;
+	if (h->type == PA_HEALTH_HTTP && h->path[0] == '\0')
+		memcpy(h->path, "/", 2);
+	if (h->path[0] != '\0' && h->type != PA_HEALTH_HTTP)
+		return pa_decode_fail(err, err_len,
+				"%s: only for \"type\": \"http\"",
+				pa_decode_key_path(p, sizeof(p), path, "path"));
+	if (h->port != 0 && (h->type == PA_HEALTH_ICMP ||
+			h->type == PA_HEALTH_NONE))
+		return pa_decode_fail(err, err_len,
+				"%s: \"%s\" checks have no port",
+				pa_decode_key_path(p, sizeof(p), path, "port"),
+				pa_lb_config_health_names[h->type]);
+	if (h->timeout_ms >= h->interval_ms)
+		return pa_decode_fail(err, err_len,
+				"%s: %u ms is not below interval_ms (%u ms): a probe must end before the next one starts",
+				pa_decode_key_path(p, sizeof(p), path,
+					"timeout_ms"),
+				h->timeout_ms, h->interval_ms);
+	tcp_probe = h->type == PA_HEALTH_TCP || h->type == PA_HEALTH_HTTP;
+	if (h->port == 0 && ((tcp_probe && svc->proto != IPPROTO_TCP) ||
+			(h->type == PA_HEALTH_UDP &&
+			 svc->proto != IPPROTO_UDP)))
+		return pa_decode_fail(err, err_len,
+				"%s: \"%s\" probes a %s port and the service is %s: give \"port\"",
+				pa_decode_key_path(p, sizeof(p), path, "type"),
+				pa_lb_config_health_names[h->type],
+				tcp_probe ? "TCP" : "UDP",
+				proto_name(svc->proto));
+	if (lb != NULL && (h->type != PA_HEALTH_NONE || h->agent_port != 0) &&
+	    !(svc->vip.family == AF_INET ? lb->health_v4 : lb->health_v6))
+		return pa_decode_fail(err, err_len,
+				"%s: probes leave from the appliance's own address through a port's \"kernel_if\", and no routed port with a kernel_if has an %s address (docs/configuration.md, \"Health checks\")",
+				path, pa_net_family_name(svc->vip.family));
+	return 0;
+}
+
+json_t *
+pa_lb_config_health_to_json(const struct pa_config_health *h)
+{
+	json_t *o = json_object();
+	int rc = 0;
+
+	if (o == NULL)
+		return NULL;
+	rc |= json_object_set_new(o, "type",
+		json_string(pa_lb_config_health_name(h->type)));
+	if (h->port != 0)
+		rc |= json_object_set_new(o, "port", json_integer(h->port));
+	if (h->type == PA_HEALTH_HTTP) {
+		rc |= json_object_set_new(o, "path", json_string(h->path));
+		rc |= json_object_set_new(o, "expect",
+			json_integer(h->expect_status));
+	}
+	if (h->type == PA_HEALTH_UDP && h->expect[0] != '\0')
+		rc |= json_object_set_new(o, "expect", json_string(h->expect));
+	rc |= json_object_set_new(o, "interval_ms",
+		json_integer(h->interval_ms));
+	rc |= json_object_set_new(o, "timeout_ms", json_integer(h->timeout_ms));
+	rc |= json_object_set_new(o, "rise", json_integer(h->rise));
+	rc |= json_object_set_new(o, "fall", json_integer(h->fall));
+	if (h->agent_port != 0)
+		rc |= json_object_set_new(o, "agent_port",
+			json_integer(h->agent_port));
+	if (rc != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 #define SERVICE(m)	PA_DECODE_AT(struct pa_config_service, m)
 
 static const struct pa_decode_field service_fields[] = {
@@ -356,6 +569,8 @@ static const struct pa_decode_field service_fields[] = {
 	{ .name = "mss_clamp", .type = PA_DECODE_INT,
 	  .min = CFG_MIN_MSS_CLAMP, .max = CFG_MAX_MSS_CLAMP,
 	  SERVICE(mss_clamp) },
+	{ .name = "health", .type = PA_DECODE_CUSTOM,
+	  .decode = service_health },
 	{ .name = "backends", .type = PA_DECODE_CUSTOM,
 	  .decode = service_backends },
 };
@@ -412,6 +627,9 @@ pa_lb_config_service_to_json(const struct pa_config_service *svc)
 	if (svc->mss_clamp != 0)
 		rc |= json_object_set_new(o, "mss_clamp",
 				json_integer(svc->mss_clamp));
+	if (svc->health.present)
+		rc |= json_object_set_new(o, "health",
+				pa_lb_config_health_to_json(&svc->health));
 	for (i = 0; i < svc->n_backends; i++)
 		rc |= json_array_append_new(arr,
 				pa_lb_config_backend_to_json(&svc->backends[i]));
@@ -557,6 +775,22 @@ static int
 lb_parse(const json_t *v, struct pa_config *cfg,
 		const struct pa_config_opts *opts, char *err, size_t err_len)
 {
+	unsigned int i, j;
+
+	/* where health probes can leave from (service_health()) */
+	cfg->lb.health_v4 = cfg->lb.health_v6 = opts != NULL && opts->replay;
+	for (i = 0; i < cfg->n_ports; i++) {
+		const struct pa_config_port *p = &cfg->ports[i];
+
+		if (p->kernel_if[0] == '\0')
+			continue;
+		for (j = 0; j < p->n_addrs; j++) {
+			if (p->addrs[j].addr.family == AF_INET)
+				cfg->lb.health_v4 = true;
+			else
+				cfg->lb.health_v6 = true;
+		}
+	}
 	if (v == NULL)
 		return 0;
 	cfg->lb.present = true;

@@ -175,6 +175,9 @@ struct lb_svc {
 	unsigned int n_up;		/* usable for new flows */
 	uint16_t *up;			/* their indexes in be[] */
 	double build_ms;		/* Maglev build time */
+	bool panic;			/* every backend down by health: the
+					 * table ignores health */
+	uint64_t table_hash;		/* of the table by backend address */
 	unsigned int n_be;		/* slots in be[], holes included */
 	struct lb_backend be[];
 };
@@ -396,6 +399,17 @@ struct lb_port {
 					 * IPv6 (atomic) */
 };
 
+/* What the health checks last said of a backend (pa_lb_backend_health()). */
+struct lb_be_health {
+	uint8_t health;			/* enum pa_lb_health */
+	uint8_t last;			/* index in lb_health_results[] */
+	uint16_t code;			/* http status of the last probe */
+	uint32_t latency_us;
+	uint64_t probes, failures;
+	int8_t agent_pct;		/* weight % the agent set; -1: none */
+	uint8_t agent_state;		/* enum pa_lb_agent_state */
+};
+
 /* Control-side record of a service (the configuration, and the slots its
  * backends hold). */
 struct lb_svc_ctl {
@@ -405,7 +419,12 @@ struct lb_svc_ctl {
 					 * have weight 0 and family 0 */
 	uint32_t *be_uid;		/* per slot; 0 = hole */
 	uint32_t *be_cslot;		/* per slot */
+	struct lb_be_health *be_hc;	/* per slot */
 	unsigned int n_slots, cap_slots;
+	bool panic;			/* as last published */
+	bool hc_dirty;			/* health changes not published yet */
+	uint64_t hc_pub_ms;		/* their last publication */
+	uint64_t panics;		/* times it went into panic */
 };
 
 struct pa_lb {
@@ -439,13 +458,26 @@ struct pa_lb {
 	struct lb_svc_ctl ctl[PA_LB_MAX_SERVICES];
 	unsigned int n_services;
 	uint32_t next_uid;
+	/* owner of each counter slot: service slot and backend slot
+	 * (health reports find their backend in O(1)) */
+	uint16_t *cs_svc;
+	uint32_t *cs_be;
+	uint64_t panics;		/* services that went into panic */
+	bool hc_pending;		/* some service has hc_dirty */
 	uint32_t *cslot_free;		/* stack of free counter slots */
 	unsigned int n_cslot_free;
 	uint64_t builds;
 	double last_build_ms, max_build_ms;
 	uint64_t version;
+	uint64_t cfg_version;		/* services and backends (not health) */
 	unsigned int seq;		/* rte_hash names */
 };
+
+/* lb.c: a backend's weight scaled by its agent's percentage */
+uint32_t lb_effective_weight(const struct lb_svc_ctl *c, unsigned int i);
+
+/* lb.c: names of the probe results (index: lb_be_health.last) */
+const char *lb_health_result_name(uint8_t i);
 
 /* lb_sched.c */
 struct lb_sched_ops {

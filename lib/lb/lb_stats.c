@@ -6,6 +6,8 @@
  * the same struct.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,12 +72,28 @@ service_fill(const struct pa_lb *lb, const struct lb_svc_ctl *c,
 		v->cfg.backends[n] = c->cfg.backends[i];
 		backend_counts(lb, c->be_uid[i], c->be_cslot[i],
 			&v->backends[n]);
+		v->backends[n].health = (enum pa_lb_health)c->be_hc[i].health;
+		v->backends[n].health_last =
+			lb_health_result_name(c->be_hc[i].last);
+		v->backends[n].health_code = c->be_hc[i].code;
+		v->backends[n].health_latency_us = c->be_hc[i].latency_us;
+		v->backends[n].health_probes = c->be_hc[i].probes;
+		v->backends[n].health_failures = c->be_hc[i].failures;
+		v->backends[n].health_agent_pct = c->be_hc[i].agent_pct;
+		v->backends[n].health_agent_state =
+			(enum pa_lb_agent_state)c->be_hc[i].agent_state;
+		v->backends[n].health_weight = lb_effective_weight(c, i);
+		if (c->be_hc[i].health == PA_LB_HEALTH_DOWN)
+			v->health_down++;
 		v->flows += v->backends[n].flows;
 		n++;
 	}
 	v->cfg.n_backends = n;
 	v->usable_backends = s != NULL ? s->n_up : 0;
 	v->build_ms = s != NULL ? s->build_ms : 0.0;
+	v->panic = c->panic;
+	v->panics = c->panics;
+	v->table_hash = s != NULL ? s->table_hash : 0;
 	return 0;
 }
 
@@ -106,10 +124,17 @@ snapshot_locked(const struct pa_lb *lb, unsigned int flags,
 
 		if (!c->used)
 			continue;
-		for (j = 0; j < c->n_slots; j++)
-			if (c->be_uid[j] != 0)
-				s->backends++;
+		for (j = 0; j < c->n_slots; j++) {
+			if (c->be_uid[j] == 0)
+				continue;
+			s->backends++;
+			if (c->be_hc[j].health == PA_LB_HEALTH_DOWN)
+				s->health_down++;
+		}
+		if (c->panic)
+			s->panic_services++;
 	}
+	s->panics = lb->panics;
 	s->services = lb->n_services;
 	s->flows = sum.flows_created - sum.flows_expired -
 		sum.flows_backend_gone - sum.flows_rescheduled;
@@ -185,8 +210,27 @@ pa_lb_snapshot_free(struct pa_lb_snapshot *s)
 	s->n_services = 0;
 }
 
+static json_t *snapshot_json_base(const struct pa_lb_snapshot *s);
+
 json_t *
 pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
+{
+	json_t *o = snapshot_json_base(s);
+
+	if (o != NULL && (json_object_set_new(o, "health_down",
+			json_integer((json_int_t)s->health_down)) != 0 ||
+	    json_object_set_new(o, "panic_services",
+			json_integer((json_int_t)s->panic_services)) != 0 ||
+	    json_object_set_new(o, "panics",
+			json_integer((json_int_t)s->panics)) != 0)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *
+snapshot_json_base(const struct pa_lb_snapshot *s)
 {
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
 		"services", (json_int_t)s->services,
@@ -223,10 +267,47 @@ pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
 		"build_ms_max", s->build_ms_max);
 }
 
+/* A backend's "health", and what its last probe said when it had one. */
+static int
+backend_health_json(json_t *b, const struct pa_lb_backend_snapshot *v)
+{
+	int rc = 0;
+
+	static const char *const agent[] = { "up", "drain", "down" };
+
+	rc |= json_object_set_new(b, "health",
+		json_string(pa_lb_health_name(v->health)));
+	if (v->health_agent_pct >= 0 ||
+	    v->health_agent_state != PA_LB_AGENT_NONE) {
+		rc |= json_object_set_new(b, "health_agent",
+			json_string(agent[v->health_agent_state]));
+		if (v->health_agent_pct >= 0)
+			rc |= json_object_set_new(b, "health_agent_pct",
+				json_integer(v->health_agent_pct));
+		rc |= json_object_set_new(b, "health_weight",
+			json_integer(v->health_weight));
+	}
+	if (v->health_probes == 0)
+		return rc;
+	rc |= json_object_set_new(b, "health_last",
+		json_string(v->health_last));
+	rc |= json_object_set_new(b, "health_latency_ms",
+		json_real(v->health_latency_us / 1000.0));
+	if (v->health_code != 0)
+		rc |= json_object_set_new(b, "health_code",
+			json_integer(v->health_code));
+	rc |= json_object_set_new(b, "health_probes",
+		json_integer((json_int_t)v->health_probes));
+	rc |= json_object_set_new(b, "health_failures",
+		json_integer((json_int_t)v->health_failures));
+	return rc;
+}
+
 json_t *
 pa_lb_service_snapshot_json(const struct pa_lb_service_snapshot *v)
 {
 	json_t *o = pa_lb_config_service_to_json(&v->cfg), *bes, *b;
+	char hash[24];
 	unsigned int j;
 	int rc = 0;
 
@@ -243,12 +324,20 @@ pa_lb_service_snapshot_json(const struct pa_lb_service_snapshot *v)
 			json_integer((json_int_t)v->backends[j].packets));
 		rc |= json_object_set_new(b, "bytes",
 			json_integer((json_int_t)v->backends[j].bytes));
+		rc |= backend_health_json(b, &v->backends[j]);
 	}
 	rc |= json_object_set_new(o, "flows",
 		json_integer((json_int_t)v->flows));
 	rc |= json_object_set_new(o, "usable_backends",
 		json_integer((json_int_t)v->usable_backends));
 	rc |= json_object_set_new(o, "build_ms", json_real(v->build_ms));
+	rc |= json_object_set_new(o, "panic", json_boolean(v->panic));
+	rc |= json_object_set_new(o, "panics",
+		json_integer((json_int_t)v->panics));
+	rc |= json_object_set_new(o, "health_down",
+		json_integer((json_int_t)v->health_down));
+	snprintf(hash, sizeof(hash), "%016" PRIx64, v->table_hash);
+	rc |= json_object_set_new(o, "table_hash", json_string(hash));
 	if (rc != 0)
 		goto fail;
 	return o;

@@ -152,6 +152,102 @@ int pa_lb_backend_set(struct pa_lb *lb, const char *service,
 		const struct pa_ip_addr *addr, const uint32_t *weight,
 		const enum pa_lb_state *state, char *err, size_t err_len);
 
+/* ---- Health (lib/health reports here) ---- */
+
+/** A backend's health as the checks say (its admin "state" aside). */
+enum pa_lb_health {
+	PA_LB_HEALTH_UNKNOWN = 0,	/**< no verdict yet, or no checks:
+					 * counts as up */
+	PA_LB_HEALTH_UP,
+	PA_LB_HEALTH_DOWN,		/**< out of the table (unless panic) */
+};
+
+/** "unknown", "up", "down". */
+const char *pa_lb_health_name(enum pa_lb_health h);
+
+/** One probe's outcome as lib/health reports it. */
+struct pa_lb_health_report {
+	enum pa_lb_health health;
+	const char *last;		/**< the last probe's result ("ok",
+					 * "refused", ...; a static string) */
+	uint16_t code;			/**< http: the last status code */
+	uint32_t latency_us;		/**< the last probe */
+	uint64_t probes;		/**< probes of this backend */
+	uint64_t failures;		/**< ... that failed */
+};
+
+/**
+ * Record what the checks say of the backend in counter slot @p cslot
+ * (pa_lb_health_targets()) whose uid is @p uid. A change of health that
+ * changes the backends usable for new flows marks the service for a new
+ * table, which pa_lb_health_publish() builds and publishes (RCU, as
+ * pa_lb_backend_set() does; any other change of the service publishes
+ * it too); the backend's flows then move on their next packet, as when
+ * its state is set "down". When every backend of the service that its
+ * state allows is down by health, the service is in panic: its table
+ * holds all of them. Logs one line per change of health and of panic.
+ * Control thread.
+ * @return 1 (a new table is due), 0 (recorded), -ENOENT (no such
+ *         backend any more: a stale report).
+ */
+int pa_lb_backend_health(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
+		const struct pa_lb_health_report *r);
+
+/** What a backend's agent said (agent checks, "agent_port"). */
+enum pa_lb_agent_state {
+	PA_LB_AGENT_NONE = 0,		/**< nothing, or "up" */
+	PA_LB_AGENT_DRAIN,		/**< keeps its flows, takes no new */
+	PA_LB_AGENT_DOWN,		/**< out, as down by health */
+};
+
+/**
+ * Record what the agent of the backend in counter slot @p cslot (uid
+ * @p uid) says: @p pct, the weight percentage in force (0..100, already
+ * quantized and smoothed by lib/health; -1: none, full weight), and
+ * @p st. The backend's effective weight becomes weight x pct / 100
+ * (rounded, at least 1 unless pct is 0); a change of it or of the state
+ * marks the service for a new table (pa_lb_health_publish()). Control
+ * thread. @return 1 (a new table is due), 0 (nothing changed) or
+ * -ENOENT (stale).
+ */
+int pa_lb_backend_agent(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
+		int pct, enum pa_lb_agent_state st);
+
+/** Least time between two tables of one service published for health
+ * or agent changes: a thousand backends failing one after the other cost
+ * ten builds a second, not a thousand. */
+#define PA_LB_HEALTH_PUBLISH_GAP_MS	100
+
+/**
+ * Build and publish the table of every service with health or agent
+ * changes pending whose last such publication is PA_LB_HEALTH_PUBLISH_GAP_MS
+ * old (@p now_ms: any monotonic clock in ms, the same at every call).
+ * Control thread.
+ * @return ms until the next pending one is due, or -1 when none is.
+ */
+int pa_lb_health_publish(struct pa_lb *lb, uint64_t now_ms);
+
+/** A backend to check (pa_lb_health_targets()). */
+struct pa_lb_health_target {
+	uint32_t cslot;			/**< its counter slot (stable) */
+	uint32_t uid;			/**< its uid (changes when re-added) */
+	const char *service;		/**< the service's name */
+	enum pa_lb_forward forward;
+	struct pa_ip_addr addr;		/**< the backend's address */
+	uint16_t port;			/**< the backend's port (its own, or
+					 * the service's) */
+	const struct pa_config_health *health;	/**< the service's checks */
+};
+
+/**
+ * Call @p fn for every backend of every service with checks ("health"
+ * with a type other than "none"), under the LB's lock (@p fn must not
+ * call the LB). @return backends listed.
+ */
+unsigned int pa_lb_health_targets(struct pa_lb *lb,
+		void (*fn)(void *arg, const struct pa_lb_health_target *t),
+		void *arg);
+
 /** A service's configuration (a deep copy into @p out; release with
  * pa_lb_config_service_clear()). @return 0 or -ENOENT / -ENOMEM. */
 int pa_lb_service_get(const struct pa_lb *lb, const char *name,
@@ -162,6 +258,16 @@ struct pa_lb_backend_snapshot {
 	uint64_t flows;			/**< active flows in the flow tables */
 	uint64_t packets;		/**< balanced to it since it was added */
 	uint64_t bytes;			/**< ... their bytes */
+	enum pa_lb_health health;	/**< what the checks say */
+	const char *health_last;	/**< the last probe ("none" before) */
+	uint16_t health_code;		/**< http: its status code */
+	uint32_t health_latency_us;	/**< its latency */
+	uint64_t health_probes;
+	uint64_t health_failures;
+	int health_agent_pct;		/**< the agent's weight %, -1: none */
+	enum pa_lb_agent_state health_agent_state;
+	uint32_t health_weight;		/**< effective weight: weight x the
+					 * agent's percentage */
 };
 
 /** One service in a struct pa_lb_snapshot. */
@@ -174,6 +280,12 @@ struct pa_lb_service_snapshot {
 	uint64_t flows;			/**< sum of its backends' flows */
 	uint64_t usable_backends;	/**< backends that take new flows */
 	double build_ms;		/**< last build of its tables, ms */
+	bool panic;			/**< every backend down by health */
+	uint64_t panics;		/**< times it went into panic */
+	uint64_t health_down;		/**< backends down by health */
+	uint64_t table_hash;		/**< FNV-1a of the Maglev table as
+					 * backend addresses: equal on two
+					 * appliances that choose alike */
 };
 
 /**
@@ -218,6 +330,9 @@ struct pa_lb_snapshot {
 	uint64_t icmp_too_big_sent;	/**< ICMP fragmentation needed / packet too big sent for packets too big for the tunnel */
 	uint64_t icmp_rate_limited;	/**< ICMP too-big messages not sent: over the rate */
 	uint64_t mss_clamped;	/**< TCP SYNs whose MSS option was lowered to the service's mss_clamp */
+	uint64_t health_down;		/**< backends down by health */
+	uint64_t panic_services;	/**< services in panic now */
+	uint64_t panics;		/**< times a service went into panic */
 	uint64_t version;		/**< bumped by every change */
 	uint64_t builds;		/**< service table builds */
 	double build_ms;		/**< the last build, ms */
@@ -357,6 +472,10 @@ void pa_lb_gateway_set(struct pa_lb *lb, uint16_t port_id, int family,
 int pa_lb_addresses(struct pa_lb *lb, struct pa_ip_addr **vips,
 		unsigned int *n_vips, struct pa_ip_addr **backends,
 		unsigned int *n_backends);
+
+/** A number that changes whenever services or backends are added,
+ * deleted or set (not when health checks change a table). */
+uint64_t pa_lb_config_version(const struct pa_lb *lb);
 
 /** A number that changes whenever services or backends change. */
 uint64_t pa_lb_version(const struct pa_lb *lb);

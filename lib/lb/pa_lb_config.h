@@ -39,6 +39,27 @@ int pa_lb_config_parse_backend(const json_t *obj,
 		const struct pa_config_service *svc, const char *path,
 		struct pa_config_backend *be, char *err, size_t err_len);
 
+/* "health" bounds and defaults */
+#define PA_CONFIG_HEALTH_DEF_INTERVAL_MS	2000
+#define PA_CONFIG_HEALTH_DEF_TIMEOUT_MS		1000
+#define PA_CONFIG_HEALTH_DEF_RISE		2
+#define PA_CONFIG_HEALTH_DEF_FALL		3
+#define PA_CONFIG_HEALTH_MIN_INTERVAL_MS	100
+#define PA_CONFIG_HEALTH_MAX_INTERVAL_MS	3600000
+#define PA_CONFIG_HEALTH_MIN_TIMEOUT_MS		10
+#define PA_CONFIG_HEALTH_MAX_COUNT		100
+
+/** A "health" object with its defaults (type none, not present). */
+void pa_lb_config_health_defaults(struct pa_config_health *h);
+
+/** "health" in the file's schema (new reference). */
+json_t *pa_lb_config_health_to_json(const struct pa_config_health *h);
+
+/** The names of "health.type" by enum pa_health_type, NULL-terminated,
+ * and one of them ("?" out of range). */
+extern const char *const pa_lb_config_health_names[];
+const char *pa_lb_config_health_name(enum pa_health_type t);
+
 /** Free a service's backends (the struct itself is the caller's). */
 void pa_lb_config_service_clear(struct pa_config_service *svc);
 

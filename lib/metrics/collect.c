@@ -22,6 +22,7 @@
 #include "pa_acl.h"
 #include "pa_announce.h"
 #include "pa_config.h"
+#include "pa_health_lb.h"
 #include "pa_lb.h"
 #include "pa_metrics.h"
 #include "pa_neigh.h"
@@ -534,6 +535,12 @@ static const struct field lb_fields[] = {
 	  "ICMP too-big messages not sent: over the rate." },
 	{ LB(mss_clamped), "pktaccel_lb_mss_clamped_total", C, 0,
 	  "TCP SYNs whose MSS option was lowered to the service's mss_clamp." },
+	{ LB(health_down), "pktaccel_lb_health_down_backends", G, 0,
+	  "Backends down by health checks (out of their tables unless in panic)." },
+	{ LB(panic_services), "pktaccel_lb_panic_services", G, 0,
+	  "Services in panic: every backend down by health, balanced over all of them." },
+	{ LB(panics), "pktaccel_lb_panics_total", C, 0,
+	  "Times a service went into panic." },
 	{ LB(version), "pktaccel_lb_table_version", G, 0,
 	  "Version of the live service table (bumped by every change)." },
 	{ LB(builds), "pktaccel_lb_builds_total", C, 0,
@@ -579,6 +586,22 @@ collect_backends(struct ctx *c, const struct pa_lb_service_snapshot *v)
 				"1 for the state each backend is in (up, down, drain), 0 for the others.",
 				be->state == backend_states[k], &l);
 		}
+		for (k = PA_LB_HEALTH_UNKNOWN; k <= PA_LB_HEALTH_DOWN; k++) {
+			l = lbl(3, "service", svc, "backend", addr, "health",
+				pa_lb_health_name(k));
+			emit_u(c, G, "pktaccel_lb_backend_health",
+				"1 for what the health checks say of each backend (up, down, unknown), 0 for the others.",
+				b->health == k, &l);
+		}
+		if (b->health_probes == 0)
+			continue;
+		l = lbl(2, "service", svc, "backend", addr);
+		emit_f(c, G, "pktaccel_lb_backend_health_latency_seconds",
+			"Duration of each backend's last health probe.",
+			b->health_latency_us / 1e6, &l);
+		emit_v(c, C, "pktaccel_lb_backend_health_failures_total",
+			"Failed health probes of each backend.",
+			b->health_failures, &l);
 	}
 }
 
@@ -615,6 +638,10 @@ collect_lb(struct ctx *c, const struct pa_lb_snapshot *lb,
 			"forward", pa_lb_config_forward_name(v->cfg.forward));
 		emit_u(c, G, "pktaccel_lb_service_info",
 			"Service settings as labels (value 1).", 1, &l);
+		l = lbl(1, "service", svc);
+		emit_u(c, G, "pktaccel_lb_service_panic",
+			"1 while each service is in panic (every backend down by health).",
+			v->panic, &l);
 		collect_backends(c, v);
 	}
 }
@@ -715,9 +742,9 @@ collect_http(struct ctx *c, struct pa_metrics_http *http)
 
 /* Readiness, drain and the announced routes (lib/announce). */
 static void
-collect_health(struct ctx *c, const struct pa_health *h)
+collect_ready(struct ctx *c, const struct pa_ready *h)
 {
-	struct pa_health_snapshot *s = malloc(sizeof(*s));
+	struct pa_ready_snapshot *s = malloc(sizeof(*s));
 	struct labels l = { 0 };
 	char id[16];
 	unsigned int i;
@@ -726,7 +753,7 @@ collect_health(struct ctx *c, const struct pa_health *h)
 		c->rc = -ENOMEM;
 		return;
 	}
-	pa_health_snapshot(h, s);
+	pa_ready_snapshot(h, s);
 	emit_u(c, G, "pktaccel_ready",
 		"1 when ports are up, tables loaded and every worker lcore makes progress.",
 		s->ready, &l);
@@ -818,6 +845,42 @@ collect_data_path(struct ctx *c, const struct pa_pipeline_snapshot *s)
 	collect_pipeline(c, s);
 }
 
+/* The health checks' prober (lb_health_get). */
+static void
+collect_checks(struct ctx *c, const struct pa_health_lb *h)
+{
+	static const enum pa_health_status st[] = { PA_HEALTH_STATUS_UP,
+		PA_HEALTH_STATUS_DOWN, PA_HEALTH_STATUS_UNKNOWN };
+	struct pa_health_lb_snapshot s;
+	struct labels l;
+	unsigned int i;
+
+	pa_health_lb_snapshot(h, &s);
+	for (i = 0; i < RTE_DIM(st); i++) {
+		l = lbl(1, "status", pa_health_status_name(st[i]));
+		emit_v(c, G, "pktaccel_health_targets",
+			"Backends under health checks, by their status.",
+			st[i] == PA_HEALTH_STATUS_UP ? s.probe.up :
+			st[i] == PA_HEALTH_STATUS_DOWN ? s.probe.down :
+			s.probe.unknown, &l);
+	}
+	for (i = 1; i < PA_HEALTH_R_MAX; i++) {
+		l = lbl(1, "result", pa_health_result_name(i));
+		emit_v(c, C, "pktaccel_health_probes_total",
+			"Health probes ended, by result.", s.probe.results[i],
+			&l);
+	}
+	l.n = 0;
+	emit_v(c, G, "pktaccel_health_inflight",
+		"Health probes in flight (sockets open).", s.probe.inflight, &l);
+	emit_v(c, C, "pktaccel_health_deferred_total",
+		"Due health probes that waited for a free socket.",
+		s.probe.deferred, &l);
+	emit_v(c, C, "pktaccel_health_transitions_total",
+		"Status changes of backends under health checks.",
+		s.probe.transitions, &l);
+}
+
 int
 pa_metrics_collect(struct pa_metrics *m, const struct pa_metrics_sources *src)
 {
@@ -856,11 +919,13 @@ pa_metrics_collect(struct pa_metrics *m, const struct pa_metrics_sources *src)
 		collect_lb(&c, have_pl && pl.has_lb ? &pl.lb : NULL, &lb);
 		pa_lb_snapshot_free(&lb);
 	}
+	if (src->checks != NULL)
+		collect_checks(&c, src->checks);
 	collect_rpc(&c, src->rpc);
 	if (src->http != NULL)
 		collect_http(&c, src->http);
-	if (src->health != NULL)
-		collect_health(&c, src->health);
+	if (src->ready != NULL)
+		collect_ready(&c, src->ready);
 out:
 	if (have_pl)
 		pa_pipeline_snapshot_free(&pl);

@@ -111,7 +111,8 @@ struct pa_acl;
 struct pa_lb;
 struct pa_rpc_server;
 struct pa_metrics_http;
-struct pa_health;
+struct pa_ready;
+struct pa_health_lb;
 
 /** Where the collector and the telemetry commands read from; any may be
  * NULL (its metrics are left out). Control thread only. */
@@ -121,7 +122,8 @@ struct pa_metrics_sources {
 	struct pa_lb *lb;
 	struct pa_rpc_server *rpc;
 	struct pa_metrics_http *http;
-	struct pa_health *health;	/**< readiness, drain, routes */
+	struct pa_ready *ready;		/**< readiness, drain, routes */
+	struct pa_health_lb *checks;	/**< NULL: no health checks (replay) */
 };
 
 /**

@@ -44,7 +44,8 @@ RPC_METHODS_NOW = ("rpc_get_methods", "stats_get", "pipeline_get",
                    "lb_service_add", "lb_service_delete", "lb_service_list",
                    "lb_backend_add", "lb_backend_delete", "lb_backend_set",
                    "neigh_list", "capture_start", "capture_stop",
-                   "capture_get", "health_get", "health_set")
+                   "capture_get", "health_get", "health_set",
+                   "lb_health_get")
 
 # Pipeline configurations exercised by the replay tests.
 PIPE4 = {"mode": "pipeline",

@@ -107,6 +107,61 @@ BAD = [
      "$.announce.drain_s"),
     ("announce_unknown_key", [(["announce"], {"table": 100, "dev": "x"})],
      "$.announce.dev"),
+    # health checks (docs/configuration.md, "Health checks")
+    ("health_type_unknown", [(["lb", "services", 0, "health"],
+                              {"type": "smtp"})],
+     "$.lb.services[0].health.type"),
+    ("health_type_missing", [(["lb", "services", 0, "health"],
+                              {"interval_ms": 1000})],
+     "$.lb.services[0].health.type"),
+    ("health_timeout_not_below_interval",
+     [(["lb", "services", 0, "health"],
+       {"type": "tcp", "interval_ms": 1000, "timeout_ms": 1000})],
+     "$.lb.services[0].health.timeout_ms"),
+    ("health_default_timeout_over_interval",
+     [(["lb", "services", 0, "health"], {"type": "tcp", "interval_ms": 500})],
+     "$.lb.services[0].health.timeout_ms"),
+    ("health_rise_zero", [(["lb", "services", 0, "health"],
+                           {"type": "tcp", "rise": 0})],
+     "$.lb.services[0].health.rise"),
+    ("health_fall_zero", [(["lb", "services", 0, "health"],
+                           {"type": "tcp", "fall": 0})],
+     "$.lb.services[0].health.fall"),
+    ("health_port_out_of_range", [(["lb", "services", 0, "health"],
+                                   {"type": "tcp", "port": 65536})],
+     "$.lb.services[0].health.port"),
+    ("health_port_on_icmp", [(["lb", "services", 0, "health"],
+                              {"type": "icmp", "port": 80})],
+     "$.lb.services[0].health.port"),
+    ("health_http_on_udp_service",
+     [(["lb", "services", 0, "proto"], "udp"),
+      (["lb", "services", 0, "health"], {"type": "http"})],
+     "$.lb.services[0].health.type"),
+    ("health_udp_on_tcp_service", [(["lb", "services", 0, "health"],
+                                    {"type": "udp"})],
+     "$.lb.services[0].health.type"),
+    ("health_path_relative", [(["lb", "services", 0, "health"],
+                               {"type": "http", "path": "healthz"})],
+     "$.lb.services[0].health.path"),
+    ("health_path_on_tcp", [(["lb", "services", 0, "health"],
+                             {"type": "tcp", "path": "/healthz"})],
+     "$.lb.services[0].health.path"),
+    ("health_expect_status_range", [(["lb", "services", 0, "health"],
+                                     {"type": "http", "expect": 99})],
+     "$.lb.services[0].health.expect"),
+    ("health_expect_on_tcp", [(["lb", "services", 0, "health"],
+                               {"type": "tcp", "expect": "x"})],
+     "$.lb.services[0].health.expect"),
+    ("health_interval_too_short", [(["lb", "services", 0, "health"],
+                                    {"type": "tcp", "interval_ms": 50,
+                                     "timeout_ms": 20})],
+     "$.lb.services[0].health.interval_ms"),
+    ("health_agent_port_zero", [(["lb", "services", 0, "health"],
+                                  {"type": "tcp", "agent_port": 0})],
+     "$.lb.services[0].health.agent_port"),
+    ("health_unknown_key", [(["lb", "services", 0, "health"],
+                             {"type": "tcp", "retries": 3})],
+     "$.lb.services[0].health.retries"),
 ]
 
 
@@ -280,3 +335,32 @@ def test_live_announce_without_kernel_if(tmp_path):
     assert res.rc not in (0, None), res
     line = _last_line(res.stderr)
     assert "$.announce" in line and "kernel_if" in line, res
+
+
+def test_health_without_kernel_if_refused_in_live_mode(tmp_path):
+    """Probes leave from the appliance's own address through a port's
+    kernel_if: a live configuration with checks and no kernel_if is
+    refused at load, naming the service's health."""
+    doc = copy.deepcopy(GOOD)
+    doc["ports"] = [{"name": "p0", "devargs": "net_null0",
+                     "addr": ["192.0.2.254/24"]}]
+    doc["lb"]["services"][0]["health"] = {"type": "tcp"}
+    conf = pautil.write_json(str(tmp_path / "nokif.json"), doc)
+    res = run([DAEMON, "--no-huge", "--no-shconf", "--no-pci", "-m", "256",
+               "-l", "0,1", "--", "-c", conf,
+               "-s", pautil.unique("nokif", ".sock")], timeout=60)
+    assert res.rc not in (0, None), res
+    line = _last_line(res.stderr)
+    assert "$.lb.services[0].health" in line and "kernel_if" in line, res
+
+
+def test_health_accepted_in_replay_and_round_trips(mixed, mixed_pcap,
+                                                   tmp_path):
+    """In replay mode health checks are accepted (and do not run): the
+    replay's outcome is the same; config_validate takes them too."""
+    doc = copy.deepcopy(GOOD)
+    doc["lb"]["services"][0]["health"] = {
+        "type": "http", "path": "/healthz", "expect": 204,
+        "interval_ms": 1000, "timeout_ms": 400, "rise": 1, "fall": 2}
+    res = replay(mixed_pcap, str(tmp_path / "out.pcap"), doc)
+    pautil.check_summary(res, len(mixed))

@@ -240,13 +240,16 @@ def test_lb_service_list_tables(lbd):
     assert web["flows"] == str(rpc[0]["flows"]), r.stdout
     assert rpc[0]["flows"] > 0, rpc      # the mixed traffic has web flows
     bh, rows = bes["web"]
-    assert bh == ["addr", "port", "weight", "state", "flows", "packets",
-                  "bytes"], r.stdout
+    assert bh == ["addr", "port", "weight", "state", "health",
+                  "last_check", "flows", "packets", "bytes"], r.stdout
+    assert web["checks"] == "-", r.stdout          # no health checks
     assert sorted(rows) == ["10.1.0.1", "10.1.0.2"], r.stdout
     for b in rpc[0]["backends"]:
         row = rows[b["addr"]]
-        for k in ("port", "weight", "state", "flows", "packets", "bytes"):
+        for k in ("port", "weight", "state", "flows", "packets", "bytes",
+                  "health"):
             assert row[k] == str(b[k]), (k, row, b)
+        assert row["health"] == "unknown" and row["last_check"] == "-", row
     assert "(192.0.2.10:80 tcp)" in r.stdout, r.stdout
     # -j: the raw result
     r = ctl("-s", lbd.sock, "-j", "lb_service_list")

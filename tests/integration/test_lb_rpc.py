@@ -103,8 +103,10 @@ def strip_counters(svc):
     """A lb_service_list entry without its counters and views: the
     service in the configuration's schema."""
     s = {k: v for k, v in svc.items()
-         if k not in ("flows", "usable_backends", "build_ms")}
-    s["backends"] = [{k: v for k, v in b.items() if k not in COUNTERS}
+         if k not in ("flows", "usable_backends", "build_ms", "panic",
+                      "panics", "health_down", "table_hash")}
+    s["backends"] = [{k: v for k, v in b.items() if k not in COUNTERS and
+                      not k.startswith("health")}
                      for b in svc.get("backends", [])]
     return s
 

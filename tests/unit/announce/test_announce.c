@@ -283,24 +283,24 @@ END_TEST
 
 /* ---- readiness and drain (no ports, no lcores: the verdict's logic) ---- */
 
-static struct pa_health *
+static struct pa_ready *
 bare_health(struct pa_config *cfg, bool tables)
 {
-	struct pa_health_opts o = { .cfg = cfg, .tables_loaded = tables };
+	struct pa_ready_opts o = { .cfg = cfg, .tables_loaded = tables };
 	char err[256] = "";
-	struct pa_health *h = pa_health_create(&o, err, sizeof(err));
+	struct pa_ready *h = pa_ready_create(&o, err, sizeof(err));
 
 	ck_assert_msg(h != NULL, "%s", err);
 	return h;
 }
 
 static unsigned int
-http_code(struct pa_health *h, char **body)
+http_code(struct pa_ready *h, char **body)
 {
 	unsigned int code = 0;
 	size_t len = 0;
 
-	ck_assert_int_eq(pa_health_http(h, body, &len, &code), 0);
+	ck_assert_int_eq(pa_ready_http(h, body, &len, &code), 0);
 	ck_assert_uint_eq(strlen(*body), len);
 	ck_assert((*body)[len - 1] == '\n');
 	return code;
@@ -309,8 +309,8 @@ http_code(struct pa_health *h, char **body)
 START_TEST(test_health_starting_ready_draining_stopping)
 {
 	struct pa_config cfg;
-	struct pa_health_snapshot s;
-	struct pa_health *h;
+	struct pa_ready_snapshot s;
+	struct pa_ready *h;
 	char *body = NULL;
 	json_t *j;
 
@@ -318,87 +318,87 @@ START_TEST(test_health_starting_ready_draining_stopping)
 	cfg.pipeline.stall_ms = 1000;
 	h = bare_health(&cfg, true);
 	/* never evaluated, then not started: "starting", 503 */
-	pa_health_snapshot(h, &s);
+	pa_ready_snapshot(h, &s);
 	ck_assert(!s.ready);
 	ck_assert_str_eq(s.reasons[0], "starting");
 	ck_assert_uint_eq(http_code(h, &body), 503);
 	ck_assert_ptr_nonnull(strstr(body, "\"starting\""));
 	free(body);
-	ck_assert_int_eq(pa_health_poll(h, 1000), PA_HEALTH_EVAL_MS);
-	pa_health_snapshot(h, &s);
+	ck_assert_int_eq(pa_ready_poll(h, 1000), PA_READY_EVAL_MS);
+	pa_ready_snapshot(h, &s);
 	ck_assert(!s.ready);
 	ck_assert_uint_eq(s.n_reasons, 1);
 	/* started: ready, 200 */
-	pa_health_set_started(h);
-	pa_health_poll(h, 1010);
-	pa_health_snapshot(h, &s);
+	pa_ready_set_started(h);
+	pa_ready_poll(h, 1010);
+	pa_ready_snapshot(h, &s);
 	ck_assert(s.ready);
 	ck_assert_uint_eq(s.n_reasons, 0);
 	ck_assert_uint_eq(http_code(h, &body), 200);
 	ck_assert_str_eq(body, "{\"ready\":true,\"draining\":false,\"reasons\":[]}\n");
 	free(body);
 	/* not due yet: the next evaluation is 10 ms later */
-	ck_assert_int_eq(pa_health_poll(h, 1015), 5);
+	ck_assert_int_eq(pa_ready_poll(h, 1015), 5);
 	/* draining: still ready, but 503; undrain: 200 */
-	pa_health_set_draining(h, true);
-	pa_health_poll(h, 1016);
-	pa_health_snapshot(h, &s);
+	pa_ready_set_draining(h, true);
+	pa_ready_poll(h, 1016);
+	pa_ready_snapshot(h, &s);
 	ck_assert(s.ready && s.draining);
 	ck_assert_uint_eq(http_code(h, &body), 503);
 	free(body);
-	j = pa_health_json(h);
+	j = pa_ready_json(h);
 	ck_assert_ptr_nonnull(j);
 	ck_assert(json_is_true(json_object_get(j, "ready")));
 	ck_assert(json_is_true(json_object_get(j, "draining")));
 	ck_assert(json_is_null(json_object_get(j, "announce")));
 	ck_assert_uint_eq(json_array_size(json_object_get(j, "reasons")), 0);
 	json_decref(j);
-	pa_health_set_draining(h, false);
-	pa_health_poll(h, 1017);
+	pa_ready_set_draining(h, false);
+	pa_ready_poll(h, 1017);
 	ck_assert_uint_eq(http_code(h, &body), 200);
 	free(body);
 	/* SIGTERM's drain cannot be undone by health_set */
-	pa_health_request_drain(h);
-	pa_health_set_draining(h, false);
-	pa_health_poll(h, 1030);
-	pa_health_snapshot(h, &s);
+	pa_ready_request_drain(h);
+	pa_ready_set_draining(h, false);
+	pa_ready_poll(h, 1030);
+	pa_ready_snapshot(h, &s);
 	ck_assert(s.draining);
 	/* stopping: not ready, said so, at once (not waiting for the period) */
-	pa_health_set_stopping(h);
-	pa_health_poll(h, 1031);
-	pa_health_snapshot(h, &s);
+	pa_ready_set_stopping(h);
+	pa_ready_poll(h, 1031);
+	pa_ready_snapshot(h, &s);
 	ck_assert(!s.ready);
 	ck_assert_str_eq(s.reasons[0], "stopping");
 	ck_assert_uint_eq(s.not_ready_transitions, 1);
 	/* no announce: no routes, nothing to withdraw */
-	ck_assert_uint_eq(pa_health_routes(h), 0);
-	ck_assert(!pa_health_backstop(h, 99999, true));
-	pa_health_destroy(h);
+	ck_assert_uint_eq(pa_ready_routes(h), 0);
+	ck_assert(!pa_ready_backstop(h, 99999, true));
+	pa_ready_destroy(h);
 }
 END_TEST
 
 START_TEST(test_health_tables_not_loaded_is_a_reason)
 {
 	struct pa_config cfg;
-	struct pa_health_snapshot s;
-	struct pa_health *h;
+	struct pa_ready_snapshot s;
+	struct pa_ready *h;
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.pipeline.stall_ms = 1000;
 	h = bare_health(&cfg, false);
-	pa_health_set_started(h);
-	pa_health_poll(h, 5);
-	pa_health_snapshot(h, &s);
+	pa_ready_set_started(h);
+	pa_ready_poll(h, 5);
+	pa_ready_snapshot(h, &s);
 	ck_assert(!s.ready);
 	ck_assert_str_eq(s.reasons[0], "tables not loaded");
-	pa_health_destroy(h);
+	pa_ready_destroy(h);
 	/* NULL is fine everywhere the daemon may call it before start-up */
-	pa_health_set_started(NULL);
-	pa_health_set_stopping(NULL);
-	pa_health_request_drain(NULL);
-	ck_assert_uint_eq(pa_health_routes(NULL), 0);
-	ck_assert(!pa_health_backstop(NULL, 1, true));
-	pa_health_destroy(NULL);
+	pa_ready_set_started(NULL);
+	pa_ready_set_stopping(NULL);
+	pa_ready_request_drain(NULL);
+	ck_assert_uint_eq(pa_ready_routes(NULL), 0);
+	ck_assert(!pa_ready_backstop(NULL, 1, true));
+	pa_ready_destroy(NULL);
 }
 END_TEST
 

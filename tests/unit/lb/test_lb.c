@@ -3474,6 +3474,378 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
+
+/* ------------------------------------------------------------------ */
+/* Health: effective state = admin state x health, panic               */
+/* ------------------------------------------------------------------ */
+
+/* Service @p text (no "health" key) added with tcp checks. */
+static void
+add_checked_service(const char *text)
+{
+	char err[PA_CONFIG_ERR_MAX];
+	struct pa_config_service svc;
+
+	service_of(text, &svc);
+	pa_lb_config_health_defaults(&svc.health);
+	svc.health.present = true;
+	svc.health.type = PA_HEALTH_TCP;
+	ck_assert_msg(pa_lb_service_add(lb, &svc, err, sizeof(err)) == 0,
+		"%s", err);
+	pa_lb_config_service_clear(&svc);
+}
+
+struct hc_find {
+	const char *service;
+	struct pa_ip_addr addr;
+	struct pa_lb_health_target t;
+	unsigned int n;
+};
+
+static void
+hc_find_fn(void *arg, const struct pa_lb_health_target *t)
+{
+	struct hc_find *x = arg;
+
+	if (strcmp(t->service, x->service) == 0 &&
+	    pa_ip_equal(&t->addr, &x->addr)) {
+		x->t = *t;
+		x->n++;
+	}
+}
+
+static struct pa_lb_health_target
+hc_target(const char *service, const char *addr)
+{
+	struct hc_find x = { .service = service, .addr = addr_of(addr) };
+
+	pa_lb_health_targets(lb, hc_find_fn, &x);
+	ck_assert_msg(x.n == 1, "no check target %s of %s", addr, service);
+	return x.t;
+}
+
+/* What the health glue does after each round: publish what is due (a
+ * fake clock, a gap further each time). @return @p ret. */
+static int
+publish(int ret)
+{
+	static uint64_t clock_ms = 1;
+
+	clock_ms += PA_LB_HEALTH_PUBLISH_GAP_MS;
+	ck_assert_int_eq(pa_lb_health_publish(lb, clock_ms), -1);
+	return ret;
+}
+
+static int
+report(const char *service, const char *addr, enum pa_lb_health hh)
+{
+	struct pa_lb_health_target t = hc_target(service, addr);
+	struct pa_lb_health_report r = { .health = hh,
+		.last = hh == PA_LB_HEALTH_DOWN ? "refused" : "ok",
+		.latency_us = 250, .probes = 3, .failures = 1 };
+
+	return publish(pa_lb_backend_health(lb, t.cslot, t.uid, &r));
+}
+
+/* One backend's JSON object from lb_service_list (new reference). */
+static json_t *
+be_json(const char *service, const char *addr)
+{
+	json_t *arr = pa_lb_services_json(lb), *s, *b, *found = NULL;
+	size_t i, j;
+
+	json_array_foreach(arr, i, s) {
+		if (strcmp(json_string_value(json_object_get(s, "name")),
+				service) != 0)
+			continue;
+		json_array_foreach(json_object_get(s, "backends"), j, b)
+			if (strcmp(json_string_value(json_object_get(b,
+					"addr")), addr) == 0)
+				found = json_incref(b);
+	}
+	json_decref(arr);
+	ck_assert_ptr_nonnull(found);
+	return found;
+}
+
+static json_t *
+svc_json(const char *service)
+{
+	json_t *arr = pa_lb_services_json(lb), *s, *found = NULL;
+	size_t i;
+
+	json_array_foreach(arr, i, s)
+		if (strcmp(json_string_value(json_object_get(s, "name")),
+				service) == 0)
+			found = json_incref(s);
+	json_decref(arr);
+	ck_assert_ptr_nonnull(found);
+	return found;
+}
+
+START_TEST(test_health_down_backend_leaves_the_table_and_comes_back)
+{
+	uint32_t be[N_FLOWS], b;
+	unsigned int i, on2 = 0, new2 = 0;
+	json_t *o;
+
+	setup_lb("");
+	add_checked_service(SVC_WEB4);
+	for (i = 0; i < N_FLOWS; i++)
+		if ((be[i] = web4_flow(i, TCP_SYN, T0)) == ip4("10.1.0.2"))
+			on2++;
+	ck_assert_uint_gt(on2, 0);
+	o = be_json("web4", "10.1.0.2");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "health")),
+		"unknown");
+	json_decref(o);
+	/* up: recorded, nothing to publish */
+	ck_assert_int_eq(report("web4", "10.1.0.2", PA_LB_HEALTH_UP), 0);
+	/* down: a new table, its flows move on their next packet */
+	ck_assert_int_eq(report("web4", "10.1.0.2", PA_LB_HEALTH_DOWN), 1);
+	for (i = 0; i < N_FLOWS; i++) {
+		b = web4_flow(i, TCP_ACK, T0 + 1);
+		if (be[i] == ip4("10.1.0.2"))
+			ck_assert(b == ip4("10.1.0.1") || b == ip4("10.1.0.3"));
+		else
+			ck_assert_msg(b == be[i], "flow %u moved", i);
+	}
+	/* new flows never go there */
+	for (i = N_FLOWS; i < 2 * N_FLOWS; i++)
+		ck_assert_uint_ne(web4_flow(i, TCP_SYN, T0 + 1), ip4("10.1.0.2"));
+	ck_assert_int_eq(lb_stat("flows_rescheduled"), on2);
+	ck_assert_int_eq(lb_stat("health_down"), 1);
+	o = be_json("web4", "10.1.0.2");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "health")),
+		"down");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "state")), "up");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "health_last")),
+		"refused");
+	ck_assert(json_real_value(json_object_get(o, "health_latency_ms")) ==
+		0.25);
+	json_decref(o);
+	o = svc_json("web4");
+	ck_assert_int_eq(json_integer_value(json_object_get(o,
+		"usable_backends")), 2);
+	ck_assert(json_is_false(json_object_get(o, "panic")));
+	json_decref(o);
+	/* back up: in the table again, new flows reach it */
+	ck_assert_int_eq(report("web4", "10.1.0.2", PA_LB_HEALTH_UP), 1);
+	for (i = 2 * N_FLOWS; i < 3 * N_FLOWS; i++)
+		if (web4_flow(i, TCP_SYN, T0 + 2) == ip4("10.1.0.2"))
+			new2++;
+	ck_assert_uint_gt(new2, 0);
+	ck_assert_int_eq(lb_stat("health_down"), 0);
+}
+END_TEST
+
+START_TEST(test_health_every_backend_down_is_panic_over_all_of_them)
+{
+	unsigned int i, seen[3] = { 0 };
+	uint32_t b;
+	json_t *o;
+
+	setup_lb("");
+	add_checked_service(SVC_WEB4);
+	ck_assert_int_eq(report("web4", "10.1.0.1", PA_LB_HEALTH_DOWN), 1);
+	ck_assert_int_eq(report("web4", "10.1.0.2", PA_LB_HEALTH_DOWN), 1);
+	ck_assert_int_eq(lb_stat("panic_services"), 0);
+	ck_assert_int_eq(report("web4", "10.1.0.3", PA_LB_HEALTH_DOWN), 1);
+	ck_assert_int_eq(lb_stat("panic_services"), 1);
+	ck_assert_int_eq(lb_stat("panics"), 1);
+	o = svc_json("web4");
+	ck_assert(json_is_true(json_object_get(o, "panic")));
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "panics")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(o,
+		"usable_backends")), 3);
+	json_decref(o);
+	/* balanced over all three, nothing dropped */
+	for (i = 0; i < N_FLOWS; i++) {
+		b = web4_flow(i, TCP_SYN, T0);
+		seen[b == ip4("10.1.0.1") ? 0 : b == ip4("10.1.0.2") ? 1 : 2]++;
+	}
+	ck_assert(seen[0] > 0 && seen[1] > 0 && seen[2] > 0);
+	ck_assert_int_eq(lb_stat("no_backend"), 0);
+	/* one comes back: out of panic, it takes every new flow */
+	ck_assert_int_eq(report("web4", "10.1.0.3", PA_LB_HEALTH_UP), 1);
+	ck_assert_int_eq(lb_stat("panic_services"), 0);
+	for (i = N_FLOWS; i < 2 * N_FLOWS; i++)
+		ck_assert_uint_eq(web4_flow(i, TCP_SYN, T0 + 1),
+			ip4("10.1.0.3"));
+	/* admin down + health: a service whose only admin-up backend is
+	 * down by health is in panic over that one alone */
+	ck_assert_int_eq(set_state("web4", "10.1.0.1", PA_LB_DOWN), 0);
+	ck_assert_int_eq(set_state("web4", "10.1.0.2", PA_LB_DOWN), 0);
+	ck_assert_int_eq(report("web4", "10.1.0.3", PA_LB_HEALTH_DOWN), 1);
+	ck_assert_int_eq(lb_stat("panics"), 2);
+	for (i = 2 * N_FLOWS; i < 2 * N_FLOWS + 50; i++)
+		ck_assert_uint_eq(web4_flow(i, TCP_SYN, T0 + 2),
+			ip4("10.1.0.3"));
+}
+END_TEST
+
+START_TEST(test_health_report_for_a_gone_backend_is_stale)
+{
+	struct pa_lb_health_target t;
+	struct pa_lb_health_report r = { .health = PA_LB_HEALTH_DOWN,
+		.last = "timeout" };
+
+	setup_lb("");
+	add_checked_service(SVC_WEB4);
+	t = hc_target("web4", "10.1.0.2");
+	ck_assert_int_eq(delete_backend("web4", "10.1.0.2"), 0);
+	ck_assert_int_eq(pa_lb_backend_health(lb, t.cslot, t.uid, &r),
+		-ENOENT);
+	/* re-added: a new uid, the old one is still stale */
+	ck_assert_int_eq(add_backend("web4", "{'addr': '10.1.0.2'}"), 0);
+	ck_assert_int_eq(pa_lb_backend_health(lb, t.cslot, t.uid, &r),
+		-ENOENT);
+	ck_assert_int_eq(report("web4", "10.1.0.2", PA_LB_HEALTH_DOWN), 1);
+	/* services without checks are no targets */
+	setup_lb(SVC_WEB4);
+	ck_assert_uint_eq(pa_lb_health_targets(lb, hc_find_fn,
+		&(struct hc_find){ .service = "web4" }), 0);
+}
+END_TEST
+
+START_TEST(test_table_hash_depends_on_the_usable_set_only)
+{
+	const char *h1, *h2, *h3;
+	json_t *a, *b, *c;
+
+	setup_lb("");
+	add_checked_service("{'name': 'a', 'vip': '10.0.0.10', 'port': 80,"
+		" 'proto': 'tcp', 'forward': 'ipip', 'backends': [{'addr':"
+		" '10.1.0.1'}, {'addr': '10.1.0.2'}, {'addr': '10.1.0.3'}]}");
+	add_checked_service("{'name': 'b', 'vip': '10.0.0.11', 'port': 80,"
+		" 'proto': 'tcp', 'forward': 'ipip', 'backends': [{'addr':"
+		" '10.1.0.3'}, {'addr': '10.1.0.1'}, {'addr': '10.1.0.2'}]}");
+	add_checked_service("{'name': 'c', 'vip': '10.0.0.12', 'port': 80,"
+		" 'proto': 'tcp', 'forward': 'ipip', 'backends': [{'addr':"
+		" '10.1.0.3'}, {'addr': '10.1.0.1'}]}");
+	a = svc_json("a");
+	b = svc_json("b");
+	c = svc_json("c");
+	h1 = json_string_value(json_object_get(a, "table_hash"));
+	h2 = json_string_value(json_object_get(b, "table_hash"));
+	h3 = json_string_value(json_object_get(c, "table_hash"));
+	ck_assert_str_eq(h1, h2);
+	ck_assert_str_ne(h1, h3);
+	json_decref(a);
+	json_decref(b);
+	ck_assert_int_eq(report("a", "10.1.0.2", PA_LB_HEALTH_DOWN), 1);
+	a = svc_json("a");
+	ck_assert_str_eq(json_string_value(json_object_get(a, "table_hash")),
+		h3);
+	json_decref(a);
+	json_decref(c);
+}
+END_TEST
+
+
+START_TEST(test_agent_percentage_scales_the_weight_drain_and_down)
+{
+	struct pa_lb_health_target t;
+	json_t *a, *b, *be;
+
+	setup_lb("");
+	add_checked_service("{'name': 'a', 'vip': '10.0.0.10', 'port': 80,"
+		" 'proto': 'tcp', 'forward': 'ipip', 'backends': [{'addr':"
+		" '10.1.0.1', 'weight': 10}, {'addr': '10.1.0.2', 'weight': 10}]}");
+	add_checked_service("{'name': 'b', 'vip': '10.0.0.11', 'port': 80,"
+		" 'proto': 'tcp', 'forward': 'ipip', 'backends': [{'addr':"
+		" '10.1.0.1', 'weight': 10}, {'addr': '10.1.0.2', 'weight': 5}]}");
+	t = hc_target("a", "10.1.0.2");
+	/* 50 %: a's table is b's */
+	ck_assert_int_eq(publish(pa_lb_backend_agent(lb, t.cslot, t.uid, 50,
+		PA_LB_AGENT_NONE)), 1);
+	ck_assert_int_eq(publish(pa_lb_backend_agent(lb, t.cslot, t.uid, 50,
+		PA_LB_AGENT_NONE)), 0);		/* the same: nothing to do */
+	a = svc_json("a");
+	b = svc_json("b");
+	ck_assert_str_eq(json_string_value(json_object_get(a, "table_hash")),
+		json_string_value(json_object_get(b, "table_hash")));
+	be = json_array_get(json_object_get(a, "backends"), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(be,
+		"health_agent_pct")), 50);
+	ck_assert_int_eq(json_integer_value(json_object_get(be,
+		"health_weight")), 5);
+	ck_assert_int_eq(json_integer_value(json_object_get(be, "weight")),
+		10);				/* the configured one stays */
+	json_decref(a);
+	json_decref(b);
+	/* drain: keeps its flows, takes no new ones */
+	ck_assert_int_eq(publish(pa_lb_backend_agent(lb, t.cslot, t.uid, 50,
+		PA_LB_AGENT_DRAIN)), 1);
+	a = svc_json("a");
+	ck_assert_int_eq(json_integer_value(json_object_get(a,
+		"usable_backends")), 1);
+	be = json_array_get(json_object_get(a, "backends"), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(be,
+		"health_agent")), "drain");
+	json_decref(a);
+	/* down, and the other one down by health: panic over both */
+	ck_assert_int_eq(publish(pa_lb_backend_agent(lb, t.cslot, t.uid, -1,
+		PA_LB_AGENT_DOWN)), 1);
+	ck_assert_int_eq(report("a", "10.1.0.1", PA_LB_HEALTH_DOWN), 1);
+	a = svc_json("a");
+	ck_assert(json_is_true(json_object_get(a, "panic")));
+	ck_assert_int_eq(json_integer_value(json_object_get(a,
+		"usable_backends")), 2);
+	json_decref(a);
+	/* 0 %: no new flows, like weight 0 */
+	ck_assert_int_eq(report("a", "10.1.0.1", PA_LB_HEALTH_UP), 1);
+	ck_assert_int_eq(publish(pa_lb_backend_agent(lb, t.cslot, t.uid, 0,
+		PA_LB_AGENT_NONE)), 1);
+	a = svc_json("a");
+	ck_assert_int_eq(json_integer_value(json_object_get(a,
+		"usable_backends")), 1);
+	ck_assert(json_is_false(json_object_get(a, "panic")));
+	json_decref(a);
+	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid + 1000, 50,
+		PA_LB_AGENT_NONE), -ENOENT);
+}
+END_TEST
+
+
+START_TEST(test_health_changes_of_a_round_publish_one_table_at_most_every_gap)
+{
+	struct pa_lb_health_target t1, t2;
+	struct pa_lb_health_report down = { .health = PA_LB_HEALTH_DOWN,
+		.last = "timeout" };
+	json_int_t b0;
+
+	setup_lb("");
+	add_checked_service(SVC_WEB4);
+	t1 = hc_target("web4", "10.1.0.1");
+	t2 = hc_target("web4", "10.1.0.2");
+	b0 = lb_stat("builds");
+	ck_assert_int_eq(pa_lb_backend_health(lb, t1.cslot, t1.uid, &down), 1);
+	ck_assert_int_eq(pa_lb_backend_health(lb, t2.cslot, t2.uid, &down), 1);
+	ck_assert_int_eq(lb_stat("builds"), b0);	/* nothing yet */
+	ck_assert_int_eq(pa_lb_health_publish(lb, 100000), -1);
+	ck_assert_int_eq(lb_stat("builds"), b0 + 1);	/* both in one */
+	ck_assert_int_eq(be_count("web4", "10.1.0.1").flows, 0);
+	ck_assert_int_eq(lb_stat("health_down"), 2);
+	/* the next change waits for the gap */
+	ck_assert_int_eq(pa_lb_backend_health(lb, t1.cslot, t1.uid,
+		&(struct pa_lb_health_report){ .health = PA_LB_HEALTH_UP,
+			.last = "ok" }), 1);
+	ck_assert_int_eq(pa_lb_health_publish(lb, 100040),
+		PA_LB_HEALTH_PUBLISH_GAP_MS - 40);
+	ck_assert_int_eq(lb_stat("builds"), b0 + 1);
+	ck_assert_int_eq(pa_lb_health_publish(lb, 100000 +
+		PA_LB_HEALTH_PUBLISH_GAP_MS), -1);
+	ck_assert_int_eq(lb_stat("builds"), b0 + 2);
+	/* an RPC change publishes what is pending along with it */
+	ck_assert_int_eq(pa_lb_backend_health(lb, t1.cslot, t1.uid, &down), 1);
+	ck_assert_int_eq(set_weight("web4", "10.1.0.3", 2), 0);
+	ck_assert_int_eq(pa_lb_health_publish(lb, 100000 +
+		PA_LB_HEALTH_PUBLISH_GAP_MS + 1), -1);
+	ck_assert_int_eq(lb_stat("builds"), b0 + 3);
+}
+END_TEST
+
 static Suite *
 lb_suite(void)
 {
@@ -3572,6 +3944,17 @@ lb_suite(void)
 	tcase_add_test(tc, test_deleted_service_no_longer_balances_and_its_flows_are_reaped);
 	tcase_add_test(tc, test_trace_gives_the_maglev_choice_for_a_new_flow_then_the_flows_backend);
 	tcase_add_test(tc, test_trace_reports_the_existing_flows_backend_on_an_rr_service);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("health");
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, NULL, teardown_lb);
+	tcase_add_test(tc, test_health_down_backend_leaves_the_table_and_comes_back);
+	tcase_add_test(tc, test_health_every_backend_down_is_panic_over_all_of_them);
+	tcase_add_test(tc, test_health_report_for_a_gone_backend_is_stale);
+	tcase_add_test(tc, test_table_hash_depends_on_the_usable_set_only);
+	tcase_add_test(tc, test_agent_percentage_scales_the_weight_drain_and_down);
+	tcase_add_test(tc, test_health_changes_of_a_round_publish_one_table_at_most_every_gap);
 	suite_add_tcase(s, tc);
 	return s;
 }
