@@ -127,7 +127,7 @@ section "integration (pytest)"
 junit="$TMP/junit.xml"
 # shellcheck disable=SC2086
 timeout -k 15 "${INTEGRATION_TIMEOUT:-1080}" \
-	"$PY" -m pytest tests/integration -p no:cacheprovider -rfEs \
+	"$PY" -m pytest tests/integration -p no:cacheprovider -rfEs --durations=25 \
 	--junitxml="$junit" ${PYTEST_ARGS:-} </dev/null
 rc=$?
 if [ -s "$junit" ]; then
