@@ -619,8 +619,9 @@ def test_hostile_http_clients_do_not_stop_rpc_or_forwarding(lived):
             time.sleep(0.1)
     assert value(f, "pktaccel_port_rx_packets_total", port="p0") >= rx1
 
-    # the stalled client is cut off by the connection timeout
-    assert closed_by_server(stalled, CONN_TIMEOUT + 5), \
+    # the stalled client is cut off by the connection timeout (a generous
+    # deadline: the server runs on a control thread a loaded box delays)
+    assert closed_by_server(stalled, CONN_TIMEOUT + 30), \
         "stalled connection still open after %.1fs" % (
             time.monotonic() - t_stall)
     assert time.monotonic() - t_stall >= CONN_TIMEOUT - 1
