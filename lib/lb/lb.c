@@ -1188,12 +1188,14 @@ pa_lb_backend_health(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 	was = be_down_hc(c, i);
 	hc->health = (uint8_t)r->health;
 	grace_note(lb, c, i, was);
-	LB_LOG(NOTICE, "service '%s' backend %s: health %s -> %s (last probe: %s%s)",
+	LB_LOG(NOTICE, "service '%s' backend %s: health %s -> %s (last probe: %s%s%s)",
 		c->cfg.name, pa_net_format_ip(&c->cfg.backends[i].addr, buf,
 			sizeof(buf)), health_names[saved.health],
 		health_names[r->health], health_results[hc->last],
 		be_usable(&c->cfg.backends[i], uid) ? "" :
-		"; its state keeps it out anyway");
+		"; its state keeps it out anyway",
+		hc->grace == LB_GRACE_START ?
+		"; its flows stay for its grace_ms" : "");
 	if (before == after)
 		goto out;
 	c->hc_dirty = true;
