@@ -192,6 +192,23 @@ last_check_text(const json_t *be)
 	return json_string(buf);
 }
 
+/* A backend's health: "up", "down", or "down grace 4.2s" while its
+ * flows stay for the service's health.grace_ms. */
+static json_t *
+health_text(const json_t *be)
+{
+	const json_t *left = json_object_get(be, "health_grace_ms_left");
+	char buf[64];
+
+	if (!json_is_integer(left))
+		return json_incref(json_object_get(be, "health"));
+	snprintf(buf, sizeof(buf), "%s grace %.1fs",
+		json_string_value(json_object_get(be, "health")) != NULL ?
+		json_string_value(json_object_get(be, "health")) : "?",
+		(double)json_integer_value(left) / 1000.0);
+	return json_string(buf);
+}
+
 /* A service's backends as table rows: addr, port, weight, state, mac
  * (only when one of them has a MAC), health and the last check (when
  * the daemon reports them), flows, packets, bytes. */
@@ -223,8 +240,8 @@ lb_backend_rows(const json_t *bes)
 				json_incref(json_object_get(be, "mac")) :
 				json_null()) != 0) ||
 		    (json_object_get(be, "health") != NULL &&
-		     (json_object_set(row, "health",
-				json_object_get(be, "health")) != 0 ||
+		     (json_object_set_new(row, "health",
+				health_text(be)) != 0 ||
 		      json_object_set_new(row, "last_check",
 				last_check_text(be)) != 0)) ||
 		    copy_keys(row, be, tail) != 0) {

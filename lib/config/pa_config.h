@@ -218,6 +218,10 @@ struct pa_config_health {
 	 * protocol) on this TCP port reports a weight percentage and
 	 * up/drain/down; 0 = no agent */
 	uint16_t agent_port;
+	/** "grace_ms": a backend that goes down by the checks (or its
+	 * agent's "down") first drains for this long (no new flows, its
+	 * flows stay) before its flows move; 0 = they move at once */
+	uint32_t grace_ms;
 };
 
 struct pa_config_service {

@@ -222,10 +222,15 @@ svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
 		if (d->uid == 0)
 			continue;
 		d->state = (uint8_t)b->state;
-		/* down by the checks: its flows move, as for "down"; the
-		 * agent's drain keeps them, as "drain" */
-		if (!s->panic && be_down_hc(c, i))
+		/* down by the checks: its flows move, as for "down" (in
+		 * its grace: they stay, as for "drain"); the agent's drain
+		 * keeps them, as "drain" */
+		if (!s->panic && be_down_hc(c, i) &&
+		    c->be_hc[i].grace == LB_GRACE_NONE)
 			d->state = PA_LB_DOWN;
+		else if (!s->panic && be_down_hc(c, i) &&
+			 d->state == PA_LB_UP)
+			d->state = PA_LB_DRAIN;
 		else if (c->be_hc[i].agent_state == PA_LB_AGENT_DRAIN &&
 			 d->state == PA_LB_UP)
 			d->state = PA_LB_DRAIN;
@@ -1089,6 +1094,66 @@ result_index(const char *r)
 	return 0;
 }
 
+/* Backend @p i of @p c was (@p was) or was not down by the checks
+ * before a report: start its grace as it goes down (stamped by the next
+ * pa_lb_health_publish()), end it as it comes back. */
+static void
+grace_note(struct pa_lb *lb, struct lb_svc_ctl *c, unsigned int i, bool was)
+{
+	bool down = be_down_hc(c, i);
+
+	if (down == was)
+		return;
+	if (down && c->cfg.health.grace_ms > 0) {
+		c->be_hc[i].grace = LB_GRACE_START;
+		lb->grace_next_ms = 0;
+	} else {
+		c->be_hc[i].grace = LB_GRACE_NONE;
+	}
+}
+
+/* Stamp the graces just started, end those due at @p now_ms (their
+ * backends' flows move with the service's next table), and find the
+ * next end. Not every round: only when one is due or a table is. */
+static void
+grace_scan(struct pa_lb *lb, uint64_t now_ms)
+{
+	char buf[INET6_ADDRSTRLEN];
+	uint64_t next = UINT64_MAX;
+	unsigned int i, j;
+
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
+		struct lb_svc_ctl *c = &lb->ctl[i];
+
+		if (!c->used)
+			continue;
+		for (j = 0; j < c->n_slots; j++) {
+			struct lb_be_health *hc = &c->be_hc[j];
+
+			if (c->be_uid[j] == 0 || hc->grace == LB_GRACE_NONE)
+				continue;
+			if (hc->grace == LB_GRACE_START) {
+				hc->grace = LB_GRACE_ON;
+				hc->grace_end_ms = now_ms +
+					c->cfg.health.grace_ms;
+			} else if (hc->grace_end_ms <= now_ms) {
+				hc->grace = LB_GRACE_NONE;
+				c->hc_dirty = true;
+				lb->hc_pending = true;
+				LB_LOG(NOTICE, "service '%s' backend %s: down by health for its grace of %u ms: its flows move",
+					c->cfg.name, pa_net_format_ip(
+						&c->cfg.backends[j].addr, buf,
+						sizeof(buf)),
+					c->cfg.health.grace_ms);
+				continue;
+			}
+			if (hc->grace_end_ms < next)
+				next = hc->grace_end_ms;
+		}
+	}
+	lb->grace_next_ms = next;
+}
+
 int
 pa_lb_backend_health(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 		const struct pa_lb_health_report *r)
@@ -1097,7 +1162,7 @@ pa_lb_backend_health(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 	struct lb_be_health *hc, saved;
 	struct lb_svc_ctl *c;
 	unsigned int i;
-	bool before, after;
+	bool before, after, was;
 	int ret = 0;
 
 	if (cslot >= PA_LB_MAX_BACKENDS || uid == 0)
@@ -1120,13 +1185,17 @@ pa_lb_backend_health(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 		goto out;
 	before = saved.health == PA_LB_HEALTH_DOWN;
 	after = r->health == PA_LB_HEALTH_DOWN;
+	was = be_down_hc(c, i);
 	hc->health = (uint8_t)r->health;
-	LB_LOG(NOTICE, "service '%s' backend %s: health %s -> %s (last probe: %s%s)",
+	grace_note(lb, c, i, was);
+	LB_LOG(NOTICE, "service '%s' backend %s: health %s -> %s (last probe: %s%s%s)",
 		c->cfg.name, pa_net_format_ip(&c->cfg.backends[i].addr, buf,
 			sizeof(buf)), health_names[saved.health],
 		health_names[r->health], health_results[hc->last],
 		be_usable(&c->cfg.backends[i], uid) ? "" :
-		"; its state keeps it out anyway");
+		"; its state keeps it out anyway",
+		hc->grace == LB_GRACE_START ?
+		"; its flows stay for its grace_ms" : "");
 	if (before == after)
 		goto out;
 	c->hc_dirty = true;
@@ -1147,6 +1216,7 @@ pa_lb_backend_agent(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 	struct lb_be_health *hc;
 	struct lb_svc_ctl *c;
 	unsigned int i;
+	bool was;
 	int ret = 0;
 
 	if (cslot >= PA_LB_MAX_BACKENDS || uid == 0 || pct > 100 ||
@@ -1162,8 +1232,10 @@ pa_lb_backend_agent(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 	hc = &c->be_hc[i];
 	if (hc->agent_pct == (pct < 0 ? -1 : pct) && hc->agent_state == st)
 		goto out;
+	was = be_down_hc(c, i);
 	hc->agent_pct = (int8_t)(pct < 0 ? -1 : pct);
 	hc->agent_state = (uint8_t)st;
+	grace_note(lb, c, i, was);
 	LB_LOG(NOTICE, "service '%s' backend %s: agent says %s %d%%: weight %u of %u",
 		c->cfg.name, pa_net_format_ip(&c->cfg.backends[i].addr, buf,
 			sizeof(buf)), agent_names[st], pct < 0 ? 100 : pct,
@@ -1184,11 +1256,19 @@ pa_lb_health_publish(struct pa_lb *lb, uint64_t now_ms)
 	unsigned int i;
 
 	pthread_mutex_lock(&lb->lock);
-	/* nothing pending: the usual case, every round of probes */
-	if (!lb->hc_pending) {
+	lb->hc_clock_ms = now_ms;
+	lb->hc_clock_at = pa_clock_ms();
+	/* nothing pending, no grace due: the usual case, every round */
+	if (!lb->hc_pending && now_ms < lb->grace_next_ms) {
+		next = lb->grace_next_ms;
 		pthread_mutex_unlock(&lb->lock);
-		return -1;
+		return next == UINT64_MAX ? -1 : (int)(next - now_ms);
 	}
+	/* a grace due, just started, or maybe just ended by a report
+	 * (grace_next_ms may be early then): the scan costs less than the
+	 * build that follows */
+	if (lb->grace_next_ms != UINT64_MAX)
+		grace_scan(lb, now_ms);
 	lb->hc_pending = false;
 	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
 		struct lb_svc_ctl *c = &lb->ctl[i];
@@ -1214,6 +1294,8 @@ pa_lb_health_publish(struct pa_lb *lb, uint64_t now_ms)
 				next = now_ms + PA_LB_HEALTH_PUBLISH_GAP_MS;
 		}
 	}
+	if (lb->grace_next_ms < next)
+		next = lb->grace_next_ms;
 	pthread_mutex_unlock(&lb->lock);
 	return next == UINT64_MAX ? -1 : (int)(next - now_ms);
 }
@@ -1620,6 +1702,7 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 	lb->local6 = lc->local_addr6;
 	lb->icmp_echo = lc->icmp_echo;
 	lb->icmp_tsc_per_token = RTE_MAX(lb->tsc_hz / LB_ICMP_RATE, (uint64_t)1);
+	lb->grace_next_ms = UINT64_MAX;
 
 	lb->cslot_free = malloc(PA_LB_MAX_BACKENDS * sizeof(*lb->cslot_free));
 	lb->cs_svc = calloc(PA_LB_MAX_BACKENDS, sizeof(*lb->cs_svc));

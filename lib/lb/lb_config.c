@@ -442,6 +442,8 @@ static const struct pa_decode_field health_fields[] = {
 	  .max = PA_CONFIG_HEALTH_MAX_COUNT, HEALTH(fall) },
 	{ .name = "agent_port", .type = PA_DECODE_PORT, .min = 1,
 	  .max = 65535, HEALTH(agent_port) },
+	{ .name = "grace_ms", .type = PA_DECODE_INT, .min = 0,
+	  .max = PA_CONFIG_HEALTH_MAX_GRACE_MS, HEALTH(grace_ms) },
 };
 
 void
@@ -540,6 +542,9 @@ pa_lb_config_health_to_json(const struct pa_config_health *h)
 	if (h->agent_port != 0)
 		rc |= json_object_set_new(o, "agent_port",
 			json_integer(h->agent_port));
+	if (h->grace_ms != 0)
+		rc |= json_object_set_new(o, "grace_ms",
+			json_integer(h->grace_ms));
 	if (rc != 0) {
 		json_decref(o);
 		return NULL;

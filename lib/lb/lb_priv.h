@@ -408,6 +408,18 @@ struct lb_be_health {
 	uint64_t probes, failures;
 	int8_t agent_pct;		/* weight % the agent set; -1: none */
 	uint8_t agent_state;		/* enum pa_lb_agent_state */
+	uint8_t grace;			/* enum lb_grace */
+	uint64_t grace_end_ms;		/* LB_GRACE_ON: when it ends (the
+					 * clock of pa_lb_health_publish()) */
+};
+
+/* A backend down by the checks with the service's health.grace_ms > 0
+ * drains first (lb_be_health.grace). */
+enum lb_grace {
+	LB_GRACE_NONE = 0,		/* not down, or its grace is over */
+	LB_GRACE_START,			/* just down: its grace starts at the
+					 * next pa_lb_health_publish() */
+	LB_GRACE_ON,			/* until grace_end_ms */
 };
 
 /* Control-side record of a service (the configuration, and the slots its
@@ -464,6 +476,14 @@ struct pa_lb {
 	uint32_t *cs_be;
 	uint64_t panics;		/* services that went into panic */
 	bool hc_pending;		/* some service has hc_dirty */
+	/* the earliest grace_end_ms of any backend, 0 when one is
+	 * LB_GRACE_START, UINT64_MAX when none is in grace (may be early,
+	 * never late: pa_lb_health_publish() recomputes it) */
+	uint64_t grace_next_ms;
+	/* the last now_ms of pa_lb_health_publish() and pa_clock_ms() then
+	 * (what is left of a grace, between two calls) */
+	uint64_t hc_clock_ms;
+	int64_t hc_clock_at;
 	uint32_t *cslot_free;		/* stack of free counter slots */
 	unsigned int n_cslot_free;
 	uint64_t builds;

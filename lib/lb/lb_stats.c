@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "lb_priv.h"
+#include "pa_clock.h"
 
 /* Sum of the lcores' counters of one backend. */
 static void
@@ -43,6 +44,25 @@ service_free(struct pa_lb_service_snapshot *v)
 	free(v->cfg.backends);
 	free(v->backends);
 	memset(v, 0, sizeof(*v));
+}
+
+/* What is left of backend @p i's grace, in ms (-1: not in one): its end
+ * against the clock of pa_lb_health_publish(), as last seen plus the
+ * time since. */
+static int64_t
+grace_left(const struct pa_lb *lb, const struct lb_svc_ctl *c,
+		unsigned int i)
+{
+	const struct lb_be_health *hc = &c->be_hc[i];
+	uint64_t now;
+
+	if (hc->grace == LB_GRACE_NONE)
+		return -1;
+	if (hc->grace == LB_GRACE_START)
+		return c->cfg.health.grace_ms;
+	now = lb->hc_clock_ms + (uint64_t)RTE_MAX(pa_clock_ms() -
+		lb->hc_clock_at, (int64_t)0);
+	return hc->grace_end_ms > now ? (int64_t)(hc->grace_end_ms - now) : 0;
 }
 
 /* A service's configuration without its holes, and its counters. */
@@ -83,6 +103,7 @@ service_fill(const struct pa_lb *lb, const struct lb_svc_ctl *c,
 		v->backends[n].health_agent_state =
 			(enum pa_lb_agent_state)c->be_hc[i].agent_state;
 		v->backends[n].health_weight = lb_effective_weight(c, i);
+		v->backends[n].health_grace_ms_left = grace_left(lb, c, i);
 		if (c->be_hc[i].health == PA_LB_HEALTH_DOWN)
 			v->health_down++;
 		v->flows += v->backends[n].flows;
@@ -130,6 +151,8 @@ snapshot_locked(const struct pa_lb *lb, unsigned int flags,
 			s->backends++;
 			if (c->be_hc[j].health == PA_LB_HEALTH_DOWN)
 				s->health_down++;
+			if (c->be_hc[j].grace != LB_GRACE_NONE)
+				s->health_grace++;
 		}
 		if (c->panic)
 			s->panic_services++;
@@ -219,6 +242,8 @@ pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
 
 	if (o != NULL && (json_object_set_new(o, "health_down",
 			json_integer((json_int_t)s->health_down)) != 0 ||
+	    json_object_set_new(o, "health_grace",
+			json_integer((json_int_t)s->health_grace)) != 0 ||
 	    json_object_set_new(o, "panic_services",
 			json_integer((json_int_t)s->panic_services)) != 0 ||
 	    json_object_set_new(o, "panics",
@@ -287,6 +312,9 @@ backend_health_json(json_t *b, const struct pa_lb_backend_snapshot *v)
 		rc |= json_object_set_new(b, "health_weight",
 			json_integer(v->health_weight));
 	}
+	if (v->health_grace_ms_left >= 0)
+		rc |= json_object_set_new(b, "health_grace_ms_left",
+			json_integer(v->health_grace_ms_left));
 	if (v->health_probes == 0)
 		return rc;
 	rc |= json_object_set_new(b, "health_last",

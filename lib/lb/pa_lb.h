@@ -183,7 +183,12 @@ struct pa_lb_health_report {
  * table, which pa_lb_health_publish() builds and publishes (RCU, as
  * pa_lb_backend_set() does; any other change of the service publishes
  * it too); the backend's flows then move on their next packet, as when
- * its state is set "down". When every backend of the service that its
+ * its state is set "down". With the service's health.grace_ms > 0 a
+ * backend going down drains first: out of the table at once, its flows
+ * stay, for grace_ms from the pa_lb_health_publish() that follows; then
+ * (still down) its flows move. Back up within the grace, nothing moved.
+ * The agent's "down" (pa_lb_backend_agent()) is a "down" of the checks
+ * in this. When every backend of the service that its
  * state allows is down by health, the service is in panic: its table
  * holds all of them. Logs one line per change of health and of panic.
  * Control thread.
@@ -221,9 +226,14 @@ int pa_lb_backend_agent(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
 /**
  * Build and publish the table of every service with health or agent
  * changes pending whose last such publication is PA_LB_HEALTH_PUBLISH_GAP_MS
- * old (@p now_ms: any monotonic clock in ms, the same at every call).
- * Control thread.
- * @return ms until the next pending one is due, or -1 when none is.
+ * old (@p now_ms: a monotonic clock in ms, the same at every call;
+ * CLOCK_MONOTONIC, pa_clock_ms(), for lb_service_list to show what is
+ * left of a grace exactly). Starts the graces (health.grace_ms) of the
+ * backends reported down since the last call, and ends those due: their
+ * services get a new table, their flows move. Cheap when nothing is
+ * pending or due. Control thread.
+ * @return ms until the next pending table or grace end is due (call
+ *         again then, reports or not), or -1 when none is.
  */
 int pa_lb_health_publish(struct pa_lb *lb, uint64_t now_ms);
 
@@ -268,6 +278,9 @@ struct pa_lb_backend_snapshot {
 	enum pa_lb_agent_state health_agent_state;
 	uint32_t health_weight;		/**< effective weight: weight x the
 					 * agent's percentage */
+	/** Down by the checks and still in its grace (health.grace_ms:
+	 * out of the table, its flows stay): the ms left; -1 otherwise */
+	int64_t health_grace_ms_left;
 };
 
 /** One service in a struct pa_lb_snapshot. */
@@ -331,6 +344,7 @@ struct pa_lb_snapshot {
 	uint64_t icmp_rate_limited;	/**< ICMP too-big messages not sent: over the rate */
 	uint64_t mss_clamped;	/**< TCP SYNs whose MSS option was lowered to the service's mss_clamp */
 	uint64_t health_down;		/**< backends down by health */
+	uint64_t health_grace;		/**< ... still in their grace */
 	uint64_t panic_services;	/**< services in panic now */
 	uint64_t panics;		/**< times a service went into panic */
 	uint64_t version;		/**< bumped by every change */

@@ -48,6 +48,7 @@ int pa_lb_config_parse_backend(const json_t *obj,
 #define PA_CONFIG_HEALTH_MAX_INTERVAL_MS	3600000
 #define PA_CONFIG_HEALTH_MIN_TIMEOUT_MS		10
 #define PA_CONFIG_HEALTH_MAX_COUNT		100
+#define PA_CONFIG_HEALTH_MAX_GRACE_MS		3600000
 
 /** A "health" object with its defaults (type none, not present). */
 void pa_lb_config_health_defaults(struct pa_config_health *h);

@@ -537,6 +537,8 @@ static const struct field lb_fields[] = {
 	  "TCP SYNs whose MSS option was lowered to the service's mss_clamp." },
 	{ LB(health_down), "pktaccel_lb_health_down_backends", G, 0,
 	  "Backends down by health checks (out of their tables unless in panic)." },
+	{ LB(health_grace), "pktaccel_lb_health_grace_backends", G, 0,
+	  "Backends down by health checks still in their grace (out of their tables, their flows kept)." },
 	{ LB(panic_services), "pktaccel_lb_panic_services", G, 0,
 	  "Services in panic: every backend down by health, balanced over all of them." },
 	{ LB(panics), "pktaccel_lb_panics_total", C, 0,

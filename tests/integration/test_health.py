@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Service "health" over RPC, in a replay --stay daemon (where checks are
 accepted but do not run: a replay's outcome depends on its packets only):
-lb_service_add with checks, their defaults in config_get, config_save and
-config_validate round trips, errors naming the parameter, every backend's
-health "unknown", lb_health_get not running. The checks themselves run in
-the one-armed lab: test_health_lab.py."""
+lb_service_add with checks (grace_ms too), their defaults in config_get,
+config_save and config_validate round trips, errors naming the parameter,
+every backend's health "unknown", lb_health_get not running. The checks
+themselves run in the one-armed lab: test_health_lab.py."""
 
 import json
 
@@ -37,7 +37,7 @@ def test_health_over_rpc_round_trips(daemon_factory, mixed, mixed_pcap,
            "forward": "ipip", "backends": [{"addr": "10.1.0.3"}],
            "health": {"type": "udp", "expect": "pong", "port": 5353,
                       "interval_ms": 500, "timeout_ms": 200, "rise": 1,
-                      "fall": 1, "agent_port": 5555}}
+                      "fall": 1, "agent_port": 5555, "grace_ms": 30000}}
     assert c.call("lb_service_add", udp) == {"name": "dns"}
     doc = c.call("config_get")
     assert doc["lb"]["services"][1]["health"] == udp["health"], doc
@@ -52,6 +52,7 @@ def test_health_over_rpc_round_trips(daemon_factory, mixed, mixed_pcap,
     for health, where in (
             ({"type": "tcp", "timeout_ms": 3000}, "params.health.timeout_ms"),
             ({"type": "tcp", "rise": 0}, "params.health.rise"),
+            ({"type": "tcp", "grace_ms": 3600001}, "params.health.grace_ms"),
             ({"type": "udp"}, "params.health.type"),
             ({"type": "ping"}, "params.health.type")):
         r = c.call_raw("lb_service_add", dict(SVC, name="bad",

@@ -18,7 +18,10 @@ bridge.
   connections reach it again;
 - every listener stopped: panic, the service balances over all three
   (their port 80 still serves), counted; back out of panic;
-- a clean stop.
+- a clean stop;
+- with "grace_ms" (web-dsr, its own daemon): a backend whose check fails
+  leaves the table at once but keeps its open connections until the
+  grace ends, then they move; the others never move.
 
 Root and network namespaces needed; skipped otherwise. Bounded by events
 with generous deadlines (the CI machine has 2 CPUs)."""
@@ -268,3 +271,95 @@ def test_health_checks_remove_and_restore_a_backend(lab, tmp_path):
     assert took_down <= (INTERVAL * FALL + TIMEOUT) / 1000 + SLACK_S, \
         took_down
     assert took_up <= (INTERVAL * RISE + TIMEOUT) / 1000 + SLACK_S, took_up
+
+
+GRACE_MS = 20000
+
+
+def test_health_grace_keeps_a_down_backends_connections(lab, tmp_path):
+    """web-dsr with "grace_ms": a backend whose check fails is out of the
+    table at once (new connections avoid it) but its open connections go
+    on answering from it for the grace (lb_service_list shows
+    health_grace_ms_left); when the grace ends, with no probe needed,
+    they move (DSR: to a backend that knows nothing of them, so they
+    break), the others stay. Generous deadlines, no timing asserted but
+    the order of events."""
+    e = lab.env
+    vip = e["VIP_DSR"]
+    lab.route("1")
+    listeners = {b["name"]: Listener(b["ns"]) for b in lab.backends}
+
+    def graced(cfg):
+        checks(cfg)
+        for s in cfg["lb"]["services"]:
+            if s["name"] == "web-dsr":
+                s["health"].pop("agent_port", None)
+                s["health"]["grace_ms"] = GRACE_MS
+
+    d = lab.start_app(1, tmp_path, mutate=graced)
+    held = None
+    try:
+        assert d.call("config_get")["lb"]["services"][0]["health"][
+            "grace_ms"] == GRACE_MS
+        wait_for("web-dsr's backends up",
+                 lambda: all(b["health"] == "up" for (s, _), b in
+                             health_of(d).items() if s == "web-dsr"),
+                 timeout=60)
+        lab.wait_service(vip, timeout=60)
+        held = lab.hold(vip, 30)
+        assert all(c["error"] is None for c in held.conns), held.conns
+        first = {c["i"]: c["backend"] for c in held.conns}
+        counts = {}
+        for b in first.values():
+            counts[b] = counts.get(b, 0) + 1
+        victim = lab.backend_of(max(counts, key=counts.get))
+        key = ("web-dsr", victim["addr"])
+
+        # -- its check fails: down, in its grace
+        listeners[victim["name"]].stop()
+        wait_for("%s down by health" % victim["name"],
+                 lambda: health_of(d)[key]["health"] == "down",
+                 timeout=INTERVAL * FALL / 1000 + TIMEOUT / 1000 + 30,
+                 every=0.05)
+        b = health_of(d)[key]
+        assert 0 < b.get("health_grace_ms_left", -1) <= GRACE_MS, b
+        assert d.call("stats_get")["lb"]["health_grace"] == 1
+        assert service(d, "web-dsr")["usable_backends"] == \
+            len(lab.backends) - 1
+        # its connections still answer, from it; the others stay too
+        r = held.round()
+        assert all(c["error"] is None and c["backend"] == first[c["i"]]
+                   for c in r), "a connection broke or moved in the " \
+            "grace: %s" % r
+        res = lab.burst(vip, 30, concurrency=10)
+        assert res["ok"] == 30, res
+        assert victim["name"] not in res["backends"], res["backends"]
+        assert "health_grace_ms_left" in health_of(d)[key], \
+            "the grace ended before the checks above (a very slow " \
+            "machine?): raise GRACE_MS"
+
+        # -- the grace ends: its connections move, the others stay
+        wait_for("%s's grace over" % victim["name"],
+                 lambda: "health_grace_ms_left" not in health_of(d)[key],
+                 timeout=GRACE_MS / 1000 + 30)
+        assert health_of(d)[key]["health"] == "down"
+        assert d.call("stats_get")["lb"]["health_grace"] == 0
+        r = held.round(timeout=3)
+        for c in r:
+            if first[c["i"]] == victim["name"]:
+                assert c["error"] is not None or \
+                    c["backend"] != victim["name"], c
+            else:
+                assert c["error"] is None and \
+                    c["backend"] == first[c["i"]], c
+    finally:
+        if held is not None:
+            held.kill()
+        for k in listeners:
+            listeners[k].stop()
+        rc = d.stop()
+        lab.forget_sockets()
+    assert rc == 0, d.describe()
+    assert "its flows stay for its grace_ms" in d.stderr, d.stderr[-3000:]
+    assert "down by health for its grace of %d ms: its flows move" \
+        % GRACE_MS in d.stderr, d.stderr[-3000:]

@@ -3846,6 +3846,256 @@ START_TEST(test_health_changes_of_a_round_publish_one_table_at_most_every_gap)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Health grace: down by the checks, a backend drains for grace_ms     */
+/* ------------------------------------------------------------------ */
+
+#define GRACE_MS	5000
+#define GRACE_T		1000000ULL	/* the fake clock of the grace tests */
+
+/* SVC_WEB4 with tcp checks and a grace of GRACE_MS. */
+static void
+add_graced_web4(void)
+{
+	char err[PA_CONFIG_ERR_MAX];
+	struct pa_config_service svc;
+
+	service_of(SVC_WEB4, &svc);
+	pa_lb_config_health_defaults(&svc.health);
+	svc.health.present = true;
+	svc.health.type = PA_HEALTH_TCP;
+	svc.health.grace_ms = GRACE_MS;
+	ck_assert_msg(pa_lb_service_add(lb, &svc, err, sizeof(err)) == 0,
+		"%s", err);
+	pa_lb_config_service_clear(&svc);
+}
+
+/* Report @p hh for backend @p addr of web4 (no publish). */
+static int
+report_only(const char *addr, enum pa_lb_health hh)
+{
+	struct pa_lb_health_target t = hc_target("web4", addr);
+	struct pa_lb_health_report r = { .health = hh,
+		.last = hh == PA_LB_HEALTH_DOWN ? "refused" : "ok" };
+
+	return pa_lb_backend_health(lb, t.cslot, t.uid, &r);
+}
+
+static json_int_t
+grace_left_of(const char *addr)
+{
+	json_t *o = be_json("web4", addr), *v;
+	json_int_t x;
+
+	v = json_object_get(o, "health_grace_ms_left");
+	x = v != NULL ? json_integer_value(v) : -1;
+	json_decref(o);
+	return x;
+}
+
+START_TEST(test_health_down_with_grace_keeps_its_flows_until_the_grace_ends)
+{
+	uint32_t be[N_FLOWS], b;
+	unsigned int i, on2 = 0;
+	json_int_t b0, left;
+
+	setup_lb("");
+	add_graced_web4();
+	for (i = 0; i < N_FLOWS; i++)
+		if ((be[i] = web4_flow(i, TCP_SYN, T0)) == ip4("10.1.0.2"))
+			on2++;
+	ck_assert_uint_gt(on2, 0);
+	b0 = lb_stat("builds");
+	/* down: a new table without it at once, the grace's end ahead */
+	ck_assert_int_eq(report_only("10.1.0.2", PA_LB_HEALTH_DOWN), 1);
+	ck_assert_int_eq(pa_lb_health_publish(lb, GRACE_T), GRACE_MS);
+	ck_assert_int_eq(lb_stat("builds"), b0 + 1);
+	/* its flows stay (the same backend on their next packet) */
+	for (i = 0; i < N_FLOWS; i++)
+		ck_assert_msg(web4_flow(i, TCP_ACK, T0 + 1) == be[i],
+			"flow %u moved in the grace", i);
+	ck_assert_int_eq(lb_stat("flows_rescheduled"), 0);
+	/* new flows avoid it */
+	for (i = N_FLOWS; i < 2 * N_FLOWS; i++)
+		ck_assert_uint_ne(web4_flow(i, TCP_SYN, T0 + 1),
+			ip4("10.1.0.2"));
+	/* shown: down, in its grace (what is left: the fake clock's
+	 * reading plus the real time since, a few ms at most) */
+	ck_assert_int_eq(lb_stat("health_down"), 1);
+	ck_assert_int_eq(lb_stat("health_grace"), 1);
+	left = grace_left_of("10.1.0.2");
+	ck_assert_msg(left > GRACE_MS - 1000 && left <= GRACE_MS,
+		"health_grace_ms_left %lld", (long long)left);
+	ck_assert_int_eq(grace_left_of("10.1.0.1"), -1);
+	/* a round before the end: nothing to do, the end still ahead */
+	ck_assert_int_eq(pa_lb_health_publish(lb, GRACE_T + GRACE_MS - 1), 1);
+	ck_assert_int_eq(lb_stat("builds"), b0 + 1);
+	for (i = 0; i < N_FLOWS; i++)
+		ck_assert_msg(web4_flow(i, TCP_ACK, T0 + 2) == be[i],
+			"flow %u moved in the grace", i);
+	/* the end, with no report: a new table, its flows move on their
+	 * next packet, the others stay */
+	ck_assert_int_eq(pa_lb_health_publish(lb, GRACE_T + GRACE_MS), -1);
+	ck_assert_int_eq(lb_stat("builds"), b0 + 2);
+	for (i = 0; i < N_FLOWS; i++) {
+		b = web4_flow(i, TCP_ACK, T0 + 3);
+		if (be[i] == ip4("10.1.0.2"))
+			ck_assert(b == ip4("10.1.0.1") || b == ip4("10.1.0.3"));
+		else
+			ck_assert_msg(b == be[i], "flow %u moved", i);
+	}
+	ck_assert_int_eq(lb_stat("flows_rescheduled"), on2);
+	ck_assert_int_eq(lb_stat("health_down"), 1);
+	ck_assert_int_eq(lb_stat("health_grace"), 0);
+	ck_assert_int_eq(grace_left_of("10.1.0.2"), -1);
+	/* nothing more to do */
+	ck_assert_int_eq(pa_lb_health_publish(lb, GRACE_T + 2 * GRACE_MS), -1);
+	ck_assert_int_eq(lb_stat("builds"), b0 + 2);
+}
+END_TEST
+
+START_TEST(test_health_back_up_within_the_grace_moves_nothing)
+{
+	uint32_t be[N_FLOWS];
+	unsigned int i, new2 = 0;
+	json_int_t b0;
+
+	setup_lb("");
+	add_graced_web4();
+	for (i = 0; i < N_FLOWS; i++)
+		be[i] = web4_flow(i, TCP_SYN, T0);
+	ck_assert_int_eq(report_only("10.1.0.2", PA_LB_HEALTH_DOWN), 1);
+	ck_assert_int_eq(pa_lb_health_publish(lb, GRACE_T), GRACE_MS);
+	/* its flows keep coming in the grace */
+	for (i = 0; i < N_FLOWS; i++)
+		ck_assert_msg(web4_flow(i, TCP_ACK, T0 + 1) == be[i],
+			"flow %u moved in the grace", i);
+	ck_assert_int_eq(report_only("10.1.0.2", PA_LB_HEALTH_UP), 1);
+	/* back in the table (after the gap between two tables) */
+	ck_assert_int_eq(pa_lb_health_publish(lb, GRACE_T + 1000), -1);
+	ck_assert_int_eq(lb_stat("health_grace"), 0);
+	ck_assert_int_eq(grace_left_of("10.1.0.2"), -1);
+	b0 = lb_stat("builds");
+	/* the grace's end passes: nothing happens */
+	ck_assert_int_eq(pa_lb_health_publish(lb, GRACE_T + GRACE_MS), -1);
+	ck_assert_int_eq(pa_lb_health_publish(lb, GRACE_T + 2 * GRACE_MS), -1);
+	ck_assert_int_eq(lb_stat("builds"), b0);
+	for (i = 0; i < N_FLOWS; i++)
+		ck_assert_msg(web4_flow(i, TCP_ACK, T0 + 2) == be[i],
+			"flow %u moved", i);
+	ck_assert_int_eq(lb_stat("flows_rescheduled"), 0);
+	for (i = N_FLOWS; i < 2 * N_FLOWS; i++)
+		if (web4_flow(i, TCP_SYN, T0 + 2) == ip4("10.1.0.2"))
+			new2++;
+	ck_assert_uint_gt(new2, 0);
+	/* down again: a grace of its own, from then */
+	ck_assert_int_eq(report_only("10.1.0.2", PA_LB_HEALTH_DOWN), 1);
+	ck_assert_int_eq(pa_lb_health_publish(lb, GRACE_T + 3 * GRACE_MS),
+		GRACE_MS);
+	ck_assert_int_eq(lb_stat("health_grace"), 1);
+}
+END_TEST
+
+START_TEST(test_health_grace_zero_moves_flows_at_once_and_agent_down_drains_too)
+{
+	struct pa_lb_health_target t;
+	unsigned int i, on2 = 0, on1 = 0;
+	uint32_t be[N_FLOWS];
+	json_t *o;
+
+	/* no grace (the default): as before, no end to wait for */
+	setup_lb("");
+	add_checked_service(SVC_WEB4);
+	for (i = 0; i < N_FLOWS; i++)
+		if ((be[i] = web4_flow(i, TCP_SYN, T0)) == ip4("10.1.0.2"))
+			on2++;
+	ck_assert_int_eq(report_only("10.1.0.2", PA_LB_HEALTH_DOWN), 1);
+	ck_assert_int_eq(pa_lb_health_publish(lb, GRACE_T), -1);
+	for (i = 0; i < N_FLOWS; i++)
+		(void)web4_flow(i, TCP_ACK, T0 + 1);
+	ck_assert_int_eq(lb_stat("flows_rescheduled"), on2);
+	ck_assert_int_eq(lb_stat("health_grace"), 0);
+	ck_assert_int_eq(grace_left_of("10.1.0.2"), -1);
+
+	/* with a grace, the agent's "down" drains first as well */
+	setup_lb("");
+	add_graced_web4();
+	for (i = 0; i < N_FLOWS; i++)
+		if ((be[i] = web4_flow(i, TCP_SYN, T0)) == ip4("10.1.0.1"))
+			on1++;
+	t = hc_target("web4", "10.1.0.1");
+	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid, -1,
+		PA_LB_AGENT_DOWN), 1);
+	ck_assert_int_eq(pa_lb_health_publish(lb, GRACE_T), GRACE_MS);
+	for (i = 0; i < N_FLOWS; i++)
+		ck_assert_msg(web4_flow(i, TCP_ACK, T0 + 1) == be[i],
+			"flow %u moved in the grace", i);
+	ck_assert_int_eq(lb_stat("flows_rescheduled"), 0);
+	/* every backend down in its grace: panic keeps its meaning */
+	ck_assert_int_eq(report_only("10.1.0.2", PA_LB_HEALTH_DOWN), 1);
+	ck_assert_int_eq(report_only("10.1.0.3", PA_LB_HEALTH_DOWN), 1);
+	ck_assert_int_eq(pa_lb_health_publish(lb, GRACE_T + 1000),
+		GRACE_MS - 1000);
+	o = svc_json("web4");
+	ck_assert(json_is_true(json_object_get(o, "panic")));
+	ck_assert_int_eq(json_integer_value(json_object_get(o,
+		"usable_backends")), 3);
+	json_decref(o);
+	ck_assert_int_eq(lb_stat("health_grace"), 3);
+	/* the first grace ends in panic: still all three, nothing moves */
+	ck_assert_int_eq(pa_lb_health_publish(lb, GRACE_T + GRACE_MS), 1000);
+	for (i = 0; i < N_FLOWS; i++)
+		ck_assert_msg(web4_flow(i, TCP_ACK, T0 + 2) == be[i],
+			"flow %u moved in panic", i);
+	ck_assert_int_eq(lb_stat("flows_rescheduled"), 0);
+	ck_assert_int_eq(lb_stat("health_grace"), 2);
+	/* the agent says up: out of panic; 10.1.0.1 takes every new flow */
+	ck_assert_int_eq(pa_lb_backend_agent(lb, t.cslot, t.uid, -1,
+		PA_LB_AGENT_NONE), 1);
+	ck_assert_int_eq(pa_lb_health_publish(lb, GRACE_T + GRACE_MS + 200),
+		800);
+	for (i = N_FLOWS; i < N_FLOWS + 50; i++)
+		ck_assert_uint_eq(web4_flow(i, TCP_SYN, T0 + 3),
+			ip4("10.1.0.1"));
+}
+END_TEST
+
+START_TEST(test_health_grace_ms_parsed_bounded_and_written_back)
+{
+	char err[PA_CONFIG_ERR_MAX], *t;
+	struct pa_config_service svc;
+	json_t *o, *h;
+
+	setup_lb("");
+	cfg->lb.health_v4 = true;
+	service_of("{'name': 'g', 'vip': '10.0.0.10', 'port': 80,"
+		" 'proto': 'tcp', 'health': {'type': 'tcp', 'grace_ms': 30000},"
+		" 'backends': [{'addr': '10.1.0.1'}]}", &svc);
+	ck_assert_uint_eq(svc.health.grace_ms, 30000);
+	h = pa_lb_config_health_to_json(&svc.health);
+	ck_assert_int_eq(json_integer_value(json_object_get(h, "grace_ms")),
+		30000);
+	json_decref(h);
+	svc.health.grace_ms = 0;
+	h = pa_lb_config_health_to_json(&svc.health);
+	ck_assert_ptr_null(json_object_get(h, "grace_ms"));	/* default */
+	json_decref(h);
+	pa_lb_config_service_clear(&svc);
+	t = dq("{'name': 'g', 'vip': '10.0.0.10', 'port': 80, 'proto': 'tcp',"
+		" 'health': {'type': 'tcp', 'grace_ms': 3600001},"
+		" 'backends': [{'addr': '10.1.0.1'}]}");
+	o = json_loads(t, 0, NULL);
+	ck_assert_ptr_nonnull(o);
+	memset(&svc, 0, sizeof(svc));
+	ck_assert_int_lt(pa_lb_config_parse_service(o, &cfg->lb, "$", &svc,
+		err, sizeof(err)), 0);
+	ck_assert_msg(strncmp(err, "$.health.grace_ms", 17) == 0, "%s", err);
+	pa_lb_config_service_clear(&svc);
+	json_decref(o);
+	free(t);
+}
+END_TEST
+
 static Suite *
 lb_suite(void)
 {
@@ -3955,6 +4205,10 @@ lb_suite(void)
 	tcase_add_test(tc, test_table_hash_depends_on_the_usable_set_only);
 	tcase_add_test(tc, test_agent_percentage_scales_the_weight_drain_and_down);
 	tcase_add_test(tc, test_health_changes_of_a_round_publish_one_table_at_most_every_gap);
+	tcase_add_test(tc, test_health_down_with_grace_keeps_its_flows_until_the_grace_ends);
+	tcase_add_test(tc, test_health_back_up_within_the_grace_moves_nothing);
+	tcase_add_test(tc, test_health_grace_zero_moves_flows_at_once_and_agent_down_drains_too);
+	tcase_add_test(tc, test_health_grace_ms_parsed_bounded_and_written_back);
 	suite_add_tcase(s, tc);
 	return s;
 }
