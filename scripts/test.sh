@@ -10,6 +10,7 @@
 #   SANITIZE=address,undefined   build into build-san with -Db_sanitize=...
 #   PYTEST_ARGS="..."            extra arguments for pytest (e.g. -k rpc)
 #   UNIT_TIMEOUT=300             seconds for each unit test binary
+#   UNIT_JOBS=2                  unit test binaries run at once
 #   INTEGRATION_TIMEOUT=1080     seconds for the whole pytest run (the live
 #                                lab of test_lab.py takes 2-4 minutes)
 set -uo pipefail
@@ -91,17 +92,33 @@ for t in json.load(open(sys.argv[1])):
     print("\x1f".join([t["name"], t.get("workdir") or "", env,
                      " ".join(shlex.quote(c) for c in t["cmd"])]))
 EOF
-n_unit=0
-while IFS=$'\x1f' read -r name workdir env cmd; do
-	[ -n "$name" ] || continue
-	n_unit=$((n_unit + 1))
-	log="$TMP/unit-$n_unit.log"
+# The suites run UNIT_JOBS (2) at a time, each into its own log; their
+# results are read back in order once all have ended.
+run_unit() {
+	local workdir=$1 env=$2 cmd=$3 log=$4
 	(
 		if [ -n "$workdir" ]; then cd "$workdir" || exit 1; fi
 		eval "exec env CK_VERBOSITY=normal CK_DEFAULT_TIMEOUT=\${CK_DEFAULT_TIMEOUT:-60} $env \
 			timeout -k 10 ${UNIT_TIMEOUT:-300} $cmd"
 	) >"$log" 2>&1 </dev/null
-	rc=$?
+	echo $? >"$log.rc"
+}
+n_unit=0
+names=()
+while IFS=$'\x1f' read -r name workdir env cmd; do
+	[ -n "$name" ] || continue
+	n_unit=$((n_unit + 1))
+	names+=("$name")
+	while [ "$(jobs -rp | wc -l)" -ge "${UNIT_JOBS:-2}" ]; do
+		wait -n 2>/dev/null || true
+	done
+	run_unit "$workdir" "$env" "$cmd" "$TMP/unit-$n_unit.log" &
+done <"$TMP/unit.list"
+wait
+for ((k = 1; k <= n_unit; k++)); do
+	name=${names[$((k - 1))]}
+	log="$TMP/unit-$k.log"
+	rc=$(cat "$log.rc" 2>/dev/null || echo 1)
 	read -r c f e < <(sed -n 's/.*Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' "$log" |
 		awk '{c += $1; f += $2; e += $3} END {print c + 0, f + 0, e + 0}')
 	bad=$((f + e))
@@ -119,7 +136,7 @@ while IFS=$'\x1f' read -r name workdir env cmd; do
 	else
 		echo "unit $name: $ok passed"
 	fi
-done <"$TMP/unit.list"
+done
 [ "$n_unit" -eq 0 ] && echo "(no unit suites registered)"
 
 # ---------------------------------------------------------------- integration

@@ -23,12 +23,12 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-import uuid
 
 import pytest
 
 import pautil
 from pautil import DAEMON, Daemon, RpcError, unique, write_json
+from netpair import veth_namespaces
 
 PORT_ADDR = "198.51.100.5"
 PEER_ADDR = "198.51.100.1"
@@ -48,37 +48,13 @@ def sh(*args, timeout=30):
 
 @pytest.fixture
 def lab():
-    if os.geteuid() != 0:
-        pytest.skip("the announce lab needs root (ip netns, TAP)")
-    if not os.path.exists("/dev/net/tun"):
-        pytest.skip("no /dev/net/tun")
-    tag = "%d-%s" % (os.getpid(), uuid.uuid4().hex[:6])
-    a, b = "i14da-" + tag, "i14db-" + tag
-    made = []
-    try:
-        for ns in (a, b):
-            r = sh("ip", "netns", "add", ns)
-            if r.returncode != 0:
-                pytest.skip("ip netns add failed: %s" %
-                            r.stderr.decode().strip())
-            made.append(ns)
-        r = sh("ip", "link", "add", "xA", "netns", a, "type", "veth",
-               "peer", "name", "xB", "netns", b)
-        assert r.returncode == 0, r.stderr.decode()
-        for ns, dev in ((a, "xA"), (b, "xB")):
-            sh("ip", "netns", "exec", ns, "ethtool", "-K", dev, "rx", "off",
-               "tx", "off")
-            assert sh("ip", "-n", ns, "link", "set", dev, "up").returncode == 0
-            sh("ip", "-n", ns, "link", "set", "lo", "up")
+    with veth_namespaces("i14d", "the announce lab") as (a, b):
         r = sh("ip", "-n", b, "addr", "add", PEER_ADDR + "/24", "dev", "xB")
         assert r.returncode == 0, r.stderr.decode()
         r = sh("ip", "-n", b, "route", "add", "192.0.2.0/24", "via",
                PORT_ADDR)
         assert r.returncode == 0, r.stderr.decode()
         yield a, b
-    finally:
-        for ns in made:
-            sh("ip", "netns", "del", ns)
 
 
 def service(name, vip, port=80, proto="tcp"):

@@ -19,12 +19,12 @@ import statistics
 import subprocess
 import threading
 import time
-import uuid
 
 import pytest
 
 import pautil
 from pautil import DAEMON, Daemon, run, unique, write_json
+from netpair import veth_namespaces
 
 HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                       "excp_helper.py")
@@ -48,36 +48,10 @@ def helper(ns, *args, timeout=60):
 
 @pytest.fixture
 def lab():
-    if os.geteuid() != 0:
-        pytest.skip("the exception-path lab needs root (ip netns, TAP)")
-    if not os.path.exists("/dev/net/tun"):
-        pytest.skip("no /dev/net/tun")
-    tag = "%d-%s" % (os.getpid(), uuid.uuid4().hex[:6])
-    a, b = "pxa-" + tag, "pxb-" + tag
-    made = []
-    try:
-        for ns in (a, b):
-            r = sh("ip", "netns", "add", ns)
-            if r.returncode != 0:
-                pytest.skip("ip netns add failed: %s" %
-                            r.stderr.decode().strip())
-            made.append(ns)
-        r = sh("ip", "link", "add", "xA", "netns", a, "type", "veth",
-               "peer", "name", "xB", "netns", b)
-        assert r.returncode == 0, r.stderr.decode()
-        sh("ip", "netns", "exec", b, "sysctl", "-qw",
-           "net.ipv6.conf.all.disable_ipv6=1")
-        for ns, dev in ((a, "xA"), (b, "xB")):
-            sh("ip", "netns", "exec", ns, "ethtool", "-K", dev, "rx", "off",
-               "tx", "off")
-            assert sh("ip", "-n", ns, "link", "set", dev, "up").returncode == 0
-            sh("ip", "-n", ns, "link", "set", "lo", "up")
+    with veth_namespaces("px", "the exception-path lab", ipv6=False) as (a, b):
         r = sh("ip", "-n", b, "addr", "add", PEER_ADDR + "/24", "dev", "xB")
         assert r.returncode == 0, r.stderr.decode()
         yield a, b
-    finally:
-        for ns in made:
-            sh("ip", "netns", "del", ns)
 
 
 def conf(tmp_path, **port):
@@ -282,34 +256,9 @@ def eui64_link_local(mac):
 @pytest.fixture
 def lab6():
     """Like lab, with IPv6 on the neighbour (B) and i13 names."""
-    if os.geteuid() != 0:
-        pytest.skip("the exception-path lab needs root (ip netns, TAP)")
-    if not os.path.exists("/dev/net/tun"):
-        pytest.skip("no /dev/net/tun")
-    tag = "%d-%s" % (os.getpid(), uuid.uuid4().hex[:6])
-    a, b = "i13x6a-" + tag, "i13x6b-" + tag
-    made = []
-    try:
-        for ns in (a, b):
-            r = sh("ip", "netns", "add", ns)
-            if r.returncode != 0:
-                pytest.skip("ip netns add failed: %s" %
-                            r.stderr.decode().strip())
-            made.append(ns)
-        r = sh("ip", "link", "add", "xA", "netns", a, "type", "veth",
-               "peer", "name", "xB", "netns", b)
-        assert r.returncode == 0, r.stderr.decode()
-        for ns, dev in ((a, "xA"), (b, "xB")):
-            sh("ip", "netns", "exec", ns, "sysctl", "-qw",
-               "net.ipv6.conf.all.disable_ipv6=0")
-            sh("ip", "netns", "exec", ns, "ethtool", "-K", dev, "rx", "off",
-               "tx", "off")
-            assert sh("ip", "-n", ns, "link", "set", dev, "up").returncode == 0
-            sh("ip", "-n", ns, "link", "set", "lo", "up")
+    with veth_namespaces("i13x6", "the exception-path lab",
+                         ipv6=True) as (a, b):
         yield a, b
-    finally:
-        for ns in made:
-            sh("ip", "netns", "del", ns)
 
 
 def test_excp_ipv6_link_local_is_the_ports_own(lab6, tmp_path):
