@@ -162,19 +162,23 @@ ttab_add(struct ttab *t, const char *const *vals)
 	return 0;
 }
 
-/* Print a cell padded to w into p (at most w + 1 bytes written). */
+/* Print a cell padded to w into p (room for w + 1 bytes: at most w
+ * characters and the NUL). */
 static size_t
 put_cell(char *p, const char *s, int w, bool right, bool last)
 {
-	int l = (int)strlen(s);
+	const size_t room = (size_t)w + 1;
+	int l = (int)strlen(s), n;
 
 	if (l > w)
 		l = w;
 	if (right)
-		return (size_t)sprintf(p, "%*s%.*s", w - l, "", l, s);
-	if (last)
-		return (size_t)sprintf(p, "%.*s", l, s);
-	return (size_t)sprintf(p, "%.*s%*s", l, s, w - l, "");
+		n = snprintf(p, room, "%*s%.*s", w - l, "", l, s);
+	else if (last)
+		n = snprintf(p, room, "%.*s", l, s);
+	else
+		n = snprintf(p, room, "%.*s%*s", l, s, w - l, "");
+	return n < 0 ? 0 : (size_t)n;
 }
 
 static int

@@ -124,7 +124,7 @@ spec_of(enum pa_health_type type, const char *addr, uint16_t port)
 	s.rise = 2;
 	s.fall = 3;
 	if (type == PA_HEALTH_HTTP) {
-		strcpy(s.path, "/healthz");
+		snprintf(s.path, sizeof(s.path), "%s", "/healthz");
 		s.expect_status = 200;
 	}
 	return s;
@@ -293,8 +293,8 @@ START_TEST(tcp_ipv6_and_source_address_and_device)
 
 	/* from 127.0.0.2 through lo */
 	ck_assert_int_eq(pa_net_parse_ip("127.0.0.2", &s.src, NULL, 0), 0);
-	strcpy(s.ifname, "lo");
-	strcpy(bad.ifname, "i15nosuchif");
+	snprintf(s.ifname, sizeof(s.ifname), "%s", "lo");
+	snprintf(bad.ifname, sizeof(bad.ifname), "%s", "i15nosuchif");
 	ck_assert_int_eq(pa_health_set(h, 1, &s, now), 0);
 	ck_assert_int_eq(pa_health_set(h, 2, &s6, now), 0);
 	ck_assert_int_eq(pa_health_set(h, 4, &bad, now), 0);
@@ -504,9 +504,9 @@ START_TEST(udp_expect_needs_the_reply)
 	s1 = spec_of(PA_HEALTH_UDP, "127.0.0.1", p1);
 	s2 = spec_of(PA_HEALTH_UDP, "127.0.0.1", p2);
 	s3 = spec_of(PA_HEALTH_UDP, "127.0.0.1", p3);
-	strcpy(s1.expect, "pong");
-	strcpy(s2.expect, "pong");
-	strcpy(s3.expect, "pong");
+	snprintf(s1.expect, sizeof(s1.expect), "%s", "pong");
+	snprintf(s2.expect, sizeof(s2.expect), "%s", "pong");
+	snprintf(s3.expect, sizeof(s3.expect), "%s", "pong");
 	ck_assert_int_eq(pa_health_set(h, 30, &s1, now), 0);
 	ck_assert_int_eq(pa_health_set(h, 31, &s2, now), 0);
 	ck_assert_int_eq(pa_health_set(h, 32, &s3, now), 0);
