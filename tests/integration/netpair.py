@@ -56,3 +56,36 @@ def veth_namespaces(prefix, what, ipv6=None):
     finally:
         for ns in made:
             sh("ip", "netns", "del", ns)
+
+
+@contextlib.contextmanager
+def veth_namespace(prefix, veths, what, offload_off=True):
+    """Yield one namespace PREFIX-..." holding the veth pairs @veths
+    ((a, b), ...), all up, IPv6 off everywhere (the kernel sends nothing
+    of its own on them: every frame a daemon on them receives is the
+    test's); checksum offload off unless @offload_off is false."""
+    if os.geteuid() != 0:
+        pytest.skip("%s needs root (ip netns, veth)" % what)
+    ns = "%s-%d-%s" % (prefix, os.getpid(), uuid.uuid4().hex[:6])
+    r = sh("ip", "netns", "add", ns)
+    if r.returncode != 0:
+        pytest.skip("ip netns add failed: %s" % r.stderr.decode().strip())
+    try:
+        ex = ("ip", "netns", "exec", ns)
+        for key in ("all", "default"):
+            sh(*ex, "sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % key)
+        for a, b in veths:
+            r = sh("ip", "-n", ns, "link", "add", a, "type", "veth", "peer",
+                   "name", b)
+            assert r.returncode == 0, r.stderr.decode()
+            for dev in (a, b):
+                sh(*ex, "sysctl", "-qw",
+                   "net.ipv6.conf.%s.disable_ipv6=1" % dev)
+                if offload_off:
+                    sh(*ex, "ethtool", "-K", dev, "rx", "off", "tx", "off")
+                r = sh("ip", "-n", ns, "link", "set", dev, "up")
+                assert r.returncode == 0, r.stderr.decode()
+        sh("ip", "-n", ns, "link", "set", "lo", "up")
+        yield ns
+    finally:
+        sh("ip", "netns", "del", ns)

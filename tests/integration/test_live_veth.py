@@ -6,12 +6,12 @@ arrive on vB2 unchanged, and back. Needs root and `ip netns`."""
 import json
 import os
 import subprocess
-import uuid
 
 import pytest
 
 import pautil
 from pautil import DAEMON, Daemon, unique, write_json
+from netpair import veth_namespace
 
 HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                       "live_helper.py")
@@ -25,30 +25,8 @@ def sh(*args, timeout=30):
 
 @pytest.fixture
 def netns():
-    if os.geteuid() != 0:
-        pytest.skip("live veth test needs root (ip netns, AF_PACKET)")
-    ns = "pa-%d-%s" % (os.getpid(), uuid.uuid4().hex[:6])
-    r = sh("ip", "netns", "add", ns)
-    if r.returncode != 0:
-        pytest.skip("ip netns add failed: %s" % r.stderr.decode().strip())
-    try:
-        ex = ("ip", "netns", "exec", ns)
-        for key in ("all", "default"):
-            sh(*ex, "sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % key)
-        for a, b in VETHS:
-            r = sh("ip", "-n", ns, "link", "add", a, "type", "veth", "peer",
-                   "name", b)
-            assert r.returncode == 0, r.stderr.decode()
-            for dev in (a, b):
-                sh(*ex, "sysctl", "-qw",
-                   "net.ipv6.conf.%s.disable_ipv6=1" % dev)
-                sh(*ex, "ethtool", "-K", dev, "rx", "off", "tx", "off")
-                r = sh("ip", "-n", ns, "link", "set", dev, "up")
-                assert r.returncode == 0, r.stderr.decode()
-        sh("ip", "-n", ns, "link", "set", "lo", "up")
+    with veth_namespace("pa", VETHS, "live veth test") as ns:
         yield ns
-    finally:
-        sh("ip", "netns", "del", ns)
 
 
 def _exchange(ns, tx, rx, tag, workdir, count=40):

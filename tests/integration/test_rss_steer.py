@@ -28,7 +28,6 @@ import json
 import os
 import subprocess
 import time
-import uuid
 
 import pytest
 from scapy.layers.inet import ICMP, IP, TCP
@@ -38,6 +37,7 @@ from scapy.packet import Raw
 
 import pautil
 from pautil import DAEMON, Daemon, read_pcap, unique, write_json
+from netpair import veth_namespace
 
 SENDER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                       "send_frames.py")
@@ -134,30 +134,9 @@ def sh(*args, timeout=60):
 
 @pytest.fixture
 def netns():
-    if os.geteuid() != 0:
-        pytest.skip("needs root (ip netns, veth)")
-    ns = "i13rss-%d-%s" % (os.getpid(), uuid.uuid4().hex[:6])
-    r = sh("ip", "netns", "add", ns)
-    if r.returncode != 0:
-        pytest.skip("ip netns add failed: %s" % r.stderr.decode().strip())
-    try:
-        ex = ("ip", "netns", "exec", ns)
-        # the kernel sends nothing of its own on the veths (no IPv6 ND,
-        # MLD): every frame the daemon receives is the test's
-        for key in ("all", "default"):
-            sh(*ex, "sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % key)
-        for a, b in VETHS:
-            r = sh("ip", "-n", ns, "link", "add", a, "type", "veth", "peer",
-                   "name", b)
-            assert r.returncode == 0, r.stderr.decode()
-            for dev in (a, b):
-                sh(*ex, "sysctl", "-qw",
-                   "net.ipv6.conf.%s.disable_ipv6=1" % dev)
-                r = sh("ip", "-n", ns, "link", "set", dev, "up")
-                assert r.returncode == 0, r.stderr.decode()
+    with veth_namespace("i13rss", VETHS, "the RSS steering test",
+                        offload_off=False) as ns:
         yield ns
-    finally:
-        sh("ip", "netns", "del", ns)
 
 
 def send(ns, workdir, iface, frames, tag):
