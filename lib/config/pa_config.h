@@ -276,6 +276,29 @@ struct pa_config_announce {
 	uint32_t drain_s;		/**< SIGTERM: seconds of drain, default 0 */
 };
 
+/**
+ * "protect": protection against floods and unwanted sources (lib/protect):
+ * {"syn_timeout_s": S, "src_new_flows": {"rate", "burst", "prefix4",
+ * "prefix6"}, "blocklist": "FILE"}. All optional.
+ */
+struct pa_config_protect {
+	bool present;			/**< "protect" key in the document */
+	/** TCP flows that never got past their first SYN expire after
+	 * this many seconds; 0 = not set (such flows live tcp_timeout). */
+	uint32_t syn_timeout_s;
+	/** New flows per source prefix: a token bucket per prefix. */
+	struct {
+		bool enabled;		/**< "src_new_flows" given */
+		uint32_t rate;		/**< new flows per second, >= 1 */
+		uint32_t burst;		/**< bucket depth, >= 1; default rate */
+		uint8_t prefix4;	/**< IPv4 source prefix length, 1..32 */
+		uint8_t prefix6;	/**< IPv6 source prefix length, 1..128 */
+	} src_new_flows;
+	/** Blocklist file loaded at start (one prefix a line, '#'
+	 * comments), malloc'ed; NULL = none. */
+	char *blocklist;
+};
+
 struct pa_config_metrics {
 	bool present;			/**< "metrics" key in the document */
 	bool enabled;			/**< false for "metrics": null */
@@ -306,6 +329,7 @@ struct pa_config {
 	struct pa_config_acl acl;
 	struct pa_config_lb lb;
 	struct pa_config_announce announce;
+	struct pa_config_protect protect;
 	struct pa_config_metrics metrics;
 	struct pa_config_rpc rpc;
 };
@@ -415,6 +439,7 @@ enum pa_config_order {
 	PA_CONFIG_ORDER_ACL = 30,	/**< lib/acl/acl_config.c */
 	PA_CONFIG_ORDER_LB = 40,	/**< lib/lb/lb_config.c */
 	PA_CONFIG_ORDER_ANNOUNCE = 45,	/**< lib/announce/announce_config.c */
+	PA_CONFIG_ORDER_PROTECT = 47,	/**< lib/protect/protect_config.c */
 	PA_CONFIG_ORDER_METRICS = 50,	/**< lib/config/config.c */
 	PA_CONFIG_ORDER_RPC = 60,	/**< lib/config/config.c */
 };

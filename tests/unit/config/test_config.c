@@ -977,6 +977,72 @@ START_TEST(test_announce_and_stall_ms_load_and_round_trip)
 }
 END_TEST
 
+START_TEST(test_protect_loads_defaults_and_refuses_bad_values)
+{
+	struct pa_config *cfg = must_load(J({"protect": {"syn_timeout_s": 5,
+			"src_new_flows": {"rate": 100, "prefix6": 48},
+			"blocklist": "/etc/pktaccel/block.txt"}}), NULL);
+	struct pa_config *again;
+	json_t *j, *j2;
+
+	ck_assert(cfg->protect.present);
+	ck_assert_uint_eq(cfg->protect.syn_timeout_s, 5);
+	ck_assert(cfg->protect.src_new_flows.enabled);
+	ck_assert_uint_eq(cfg->protect.src_new_flows.rate, 100);
+	ck_assert_uint_eq(cfg->protect.src_new_flows.burst, 100); /* = rate */
+	ck_assert_uint_eq(cfg->protect.src_new_flows.prefix4, 32);
+	ck_assert_uint_eq(cfg->protect.src_new_flows.prefix6, 48);
+	ck_assert_str_eq(cfg->protect.blocklist, "/etc/pktaccel/block.txt");
+	j = pa_config_to_json(cfg);
+	again = pa_config_load_json(j, NULL, err, sizeof(err));
+	ck_assert_msg(again != NULL, "%s", err);
+	j2 = pa_config_to_json(again);
+	ck_assert(json_equal(j, j2));
+	json_decref(j);
+	json_decref(j2);
+	pa_config_free(again);
+	pa_config_free(cfg);
+
+	/* absent: nothing set, nothing written */
+	cfg = must_load("{}", NULL);
+	ck_assert(!cfg->protect.present);
+	ck_assert_uint_eq(cfg->protect.syn_timeout_s, 0);
+	ck_assert(!cfg->protect.src_new_flows.enabled);
+	ck_assert_ptr_null(cfg->protect.blocklist);
+	j = pa_config_to_json(cfg);
+	ck_assert_ptr_null(json_object_get(j, "protect"));
+	json_decref(j);
+	pa_config_free(cfg);
+
+	ck_assert_ptr_null(pa_config_load_string(J({"protect": {"syn_timeout_s": 0}}),
+		NULL, err, sizeof(err)));
+	assert_err_begins("$.protect.syn_timeout_s:");
+	/* must stay below the flow table's tcp_timeout */
+	ck_assert_ptr_null(pa_config_load_string(J({"lb": {"flow_table":
+		{"tcp_timeout": 20}}, "protect": {"syn_timeout_s": 20}}),
+		NULL, err, sizeof(err)));
+	assert_err_begins("$.protect.syn_timeout_s: 20 is not below");
+	ck_assert_ptr_null(pa_config_load_string(J({"protect": {"src_new_flows":
+		{"burst": 5}}}), NULL, err, sizeof(err)));
+	assert_err_begins("$.protect.src_new_flows.rate:");
+	ck_assert_ptr_null(pa_config_load_string(J({"protect": {"src_new_flows":
+		{"rate": 10, "prefix4": 33}}}), NULL, err, sizeof(err)));
+	assert_err_begins("$.protect.src_new_flows.prefix4:");
+	ck_assert_ptr_null(pa_config_load_string(J({"protect": {"src_new_flows":
+		{"rate": 0}}}), NULL, err, sizeof(err)));
+	assert_err_begins("$.protect.src_new_flows.rate:");
+	ck_assert_ptr_null(pa_config_load_string(J({"protect": {"blocklist": ""}}),
+		NULL, err, sizeof(err)));
+	assert_err_begins("$.protect.blocklist: empty");
+	ck_assert_ptr_null(pa_config_load_string(J({"protect": {"blocklist": 3}}),
+		NULL, err, sizeof(err)));
+	assert_err_begins("$.protect.blocklist: expected");
+	ck_assert_ptr_null(pa_config_load_string(J({"protect": {"syn": 3}}),
+		NULL, err, sizeof(err)));
+	assert_err_begins("$.protect.syn:");
+}
+END_TEST
+
 START_TEST(test_to_json_writes_defaults_explicitly)
 {
 	struct pa_config *cfg = must_load(J({"acl": {"rules": [{"id": 7, "action": "permit"}]},
@@ -1979,6 +2045,7 @@ config_suite(void)
 	tcase_add_test(tc, test_round_trip_of_empty_and_replay_documents);
 	tcase_add_test(tc, test_to_json_writes_defaults_explicitly);
 	tcase_add_test(tc, test_announce_and_stall_ms_load_and_round_trip);
+	tcase_add_test(tc, test_protect_loads_defaults_and_refuses_bad_values);
 	tcase_add_test(tc, test_round_trip_keeps_flow_table_and_writes_it_explicitly);
 	tcase_add_test(tc, test_to_json_writes_ports_with_promisc_peer_and_addr);
 	tcase_add_test(tc, test_port_role_decides_promisc_unless_given);
