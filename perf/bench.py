@@ -25,6 +25,9 @@ sys.path.insert(0, os.path.join(ROOT, "tools", "pylib"))
 from pktaccel import rpc  # noqa: E402
 from pktaccel.daemon import DAEMON  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_acl  # noqa: E402
+
 EAL = ["--no-huge", "--no-shconf", "--no-pci", "--no-telemetry", "-m", "1024",
        "-l", "0,1"]
 
@@ -70,10 +73,12 @@ def bench_pktaccel(pcap, flows, seconds, tmp):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         rpc.wait_socket(sock, proc)
-        time.sleep(2)
+        time.sleep(bench_acl.WARMUP_S)
         a = rpc.call(sock, "stats_get")
         t0 = time.time()
+        wa = bench_acl.threads_cpu_s(proc.pid)
         time.sleep(seconds)
+        wb = bench_acl.threads_cpu_s(proc.pid)
         b = rpc.call(sock, "stats_get")
         t1 = time.time()
         hz = rpc.call(sock, "pipeline_get")["tsc_hz"]
@@ -87,9 +92,13 @@ def bench_pktaccel(pcap, flows, seconds, tmp):
     la, lb = a["lcores"]["1"], b["lcores"]["1"]
     busy = lb["busy_cycles"] - la["busy_cycles"]
     pps = pkts / (t1 - t0)
+    wcpu = sum(wb.values()) - sum(wa.values())
     return {"mpps": pps / 1e6,
             "cycles_per_packet": hz / pps if pps else None,
             "busy_cycles_per_packet": busy / pkts if pkts else None,
+            # the worker thread's own CPU time x TSC Hz / packets
+            "cpu_cycles_per_packet": wcpu * hz / pkts if pkts else None,
+            "worker_cpu_share": wcpu / (t1 - t0),
             "dropped": b["dropped_packets"] - a["dropped_packets"],
             "tsc_hz": hz}
 
