@@ -109,10 +109,15 @@ def bench_testpmd(pcap, flows, seconds):
         "--forward-mode=io", "--total-num-mbufs=%d" % (flows + 8192), "--stats-period", "1"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
-    rates = []
+    rates, samples = [], []
     end = time.time() + seconds + 30
     try:
         for line in proc.stdout:
+            m = re.search(r"RX-packets:\s+(\d+)", line)
+            if m:
+                # the forwarding lcore's CPU time at each statistics line
+                samples.append((int(m.group(1)), sum(
+                    bench_acl.threads_cpu_s(proc.pid).values())))
             m = re.search(r"Rx-pps:\s+(\d+)", line)
             if m:
                 rates.append(int(m.group(1)))
@@ -127,7 +132,15 @@ def bench_testpmd(pcap, flows, seconds):
     steady = [r for r in rates[3:] if r > 0] or [r for r in rates if r > 0]
     if not steady:
         raise RuntimeError("no rate from testpmd")
-    return {"mpps": sum(steady) / len(steady) / 1e6, "samples": len(steady)}
+    # CPU seconds per packet over the steady samples (x TSC Hz: cycles
+    # per packet, whoever else had the CPU)
+    steady_s = samples[3:] if len(samples) > 4 else samples
+    cpp = None
+    if len(steady_s) >= 2 and steady_s[-1][0] > steady_s[0][0]:
+        cpp = (steady_s[-1][1] - steady_s[0][1]) / \
+            (steady_s[-1][0] - steady_s[0][0])
+    return {"mpps": sum(steady) / len(steady) / 1e6, "samples": len(steady),
+            "cpu_s_per_packet": cpp}
 
 
 def main():
