@@ -41,6 +41,7 @@ Usage:
   /usr/bin/python3 perf/run.py [--pairs 3] [--seconds 5] [--only NAMES]
       [--quick] [--compare OLD.json] [--out PREFIX] [--no-save]
   /usr/bin/python3 perf/run.py --compare OLD.json --new NEW.json   (no run)
+  /usr/bin/python3 perf/run.py --show RESULT.json        (its table, no run)
 
 Exit status: 0; 1 when a run failed (each failure is named on stderr and
 kept in the JSON; the other runs go on); 2 on bad arguments.
@@ -785,7 +786,13 @@ def main():
                     help="print the change of every figure against OLD.json")
     ap.add_argument("--new", metavar="NEW.json",
                     help="with --compare: compare NEW.json, run nothing")
+    ap.add_argument("--show", metavar="RESULT.json",
+                    help="print the table of a saved result, run nothing")
     args = ap.parse_args()
+
+    if args.show:
+        print(table(load_json(args.show)), end="")
+        return 0
 
     if args.new:
         if not args.compare:
