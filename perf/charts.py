@@ -104,8 +104,11 @@ def scenario_rows(run, what):
         rows.append((label, "modes." + m + suffix, "modes.ipip" + suffix,
                      "IPv4 ipip"))
     if what == "mpps":
-        rows.append(("pipeline\n(sent)", "pipeline.pipeline_tx_mpps",
-                     "pipeline.rtc_tx_mpps", "rtc"))
+        fallback = "fallback" in (run.get("pipeline_layout") or "")
+        rows.append(("pipeline\n(%s)" % ("4 lcores,\nshared CPUs" if fallback
+                                          else "sent"),
+                     "pipeline.pipeline_tx_mpps", "pipeline.rtc_tx_mpps",
+                     "rtc"))
     return [r for r in rows if fig_value(run, r[1]) is not None]
 
 
@@ -143,7 +146,8 @@ def latency_chart(run, lat, out):
     series = []
     keys = ("p50", "p90", "p99", "p999")
     if run and fig_value(run, "latency.p50_ns") is not None:
-        series.append(("run: %s rules, rtc" % run["config"].get("rules"),
+        series.append(("run.py %s: %s rules" % (run.get("date", "")[:10],
+                                                run["config"].get("rules")),
                        [fig_value(run, "latency.%s_ns" % p) for p in keys]))
     for row in (lat or {}).get("cost", []):
         st = row.get("latency_at_load") or {}
