@@ -685,7 +685,19 @@ def compare(old, new):
     and %), and whether that is better or worse."""
     fo, fn = old.get("figures", {}), new.get("figures", {})
     keys = [k for k in fn] + [k for k in fo if k not in fn]
-    lines = ["%-44s %12s %12s  %s" % ("figure", "old", "new", "change")]
+    lines = []
+    co, cn = old.get("config", {}), new.get("config", {})
+    diff = ["%s %s -> %s" % (k, co.get(k), cn.get(k))
+            for k in ("flows", "big_flows", "rules", "seconds", "pairs",
+                      "l3fwd_alg") if co.get(k) != cn.get(k)]
+    if diff:
+        lines.append("(not the same settings: %s)" % ", ".join(diff))
+    for tag, r in (("old", old), ("new", new)):
+        lines.append("%s: %s, git %s, load %s" % (
+            tag, r.get("date", "?"), r.get("git", "?"),
+            "%.1f" % r["loadavg_start"][0] if r.get("loadavg_start")
+            else "?"))
+    lines.append("%-44s %12s %12s  %s" % ("figure", "old", "new", "change"))
     for k in keys:
         a = fo.get(k, {}).get("value")
         b = fn.get(k, {}).get("value")

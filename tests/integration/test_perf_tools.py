@@ -61,6 +61,7 @@ def test_compare_prints_each_change_absolute_and_percent(tmp_path):
         "modes.nat_vs_ipip": _fig(0.95, "x", "higher"),
         "pipeline.ratio": _fig(1.2, "x", "higher"),
     })
+    new["config"]["seconds"] = 2
     r = subprocess.run([PY, RUN, "--compare", _write(tmp_path / "o.json", old),
                         "--new", _write(tmp_path / "n.json", new)],
                        capture_output=True, text=True, timeout=60)
@@ -79,6 +80,8 @@ def test_compare_prints_each_change_absolute_and_percent(tmp_path):
         "worse" not in ln, ln
     assert "only in the new result" in _line(out, "pipeline.ratio")
     assert "only in the old result" in _line(out, "latency.p99_ns")
+    # results taken with other settings are compared, and said to be
+    assert "(not the same settings: seconds 5 -> 2)" in out, out
 
 
 def test_compare_of_a_missing_file_fails_with_its_name(tmp_path):
