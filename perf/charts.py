@@ -27,13 +27,19 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-except ImportError:
-    sys.exit("charts.py: matplotlib is missing (apt-get install "
-             "python3-matplotlib; run with /usr/bin/python3)")
+plt = None     # matplotlib.pyplot, imported once there is something to draw
+
+
+def import_matplotlib():
+    global plt
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot
+    except ImportError:
+        sys.exit("charts.py: matplotlib is missing (apt-get install "
+                 "python3-matplotlib; run with /usr/bin/python3)")
+    plt = matplotlib.pyplot
 
 SIZE = (6.4, 3.3)
 DPI = 100
@@ -257,6 +263,10 @@ def main():
     data = {k: load(p) if p else None for k, p in paths.items()}
     for k, p in paths.items():
         print("%-7s %s" % (k, os.path.relpath(p, ROOT) if p else "(none)"))
+    if not any(data.values()):
+        sys.exit("charts.py: nothing to draw (no results in %s)"
+                 % args.results)
+    import_matplotlib()
     made = []
     if data["run"]:
         made.append(bars(data["run"], "mpps", args.out, "perf-mpps.png",
