@@ -774,17 +774,23 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="a short run: 1 pair, 2 s windows, 1 s warm-up, "
                     "100k flows for flows1m, no wake-up run")
-    ap.add_argument("--flows", type=int, default=10000)
-    ap.add_argument("--big-flows", type=int, default=1000000)
-    ap.add_argument("--rules", type=int, default=1000)
+    ap.add_argument("--flows", type=int, default=10000,
+                    help="flows of every scenario but flows1m (10000)")
+    ap.add_argument("--big-flows", type=int, default=1000000,
+                    help="flows of flows1m (1000000)")
+    ap.add_argument("--rules", type=int, default=1000,
+                    help="ACL rules of every scenario but passthrough (1000)")
     ap.add_argument("--l3fwd-alg", default="same",
                     help="l3fwd-acl's classify algorithm: same (pktaccel's), "
                     "default (l3fwd's own) or a name")
-    ap.add_argument("--idle-seconds", type=int, default=10)
-    ap.add_argument("--probes", type=int, default=200)
+    ap.add_argument("--idle-seconds", type=int, default=10,
+                    help="wake-up run: idle CPU measured over (10)")
+    ap.add_argument("--probes", type=int, default=200,
+                    help="wake-up run: frames sent 20 ms apart (200)")
     ap.add_argument("--no-wake", action="store_true",
                     help="leave out the wake-up run of the latency scenario")
-    ap.add_argument("--daemon", default=ba.DAEMON)
+    ap.add_argument("--daemon", default=ba.DAEMON,
+                    help="pktaccel binary (default build/app/pktaccel)")
     ap.add_argument("--tag", default="pa-perf",
                     help="prefix of temporary directories, l3fwd's EAL file "
                     "prefix and network namespaces")
