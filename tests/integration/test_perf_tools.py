@@ -9,7 +9,7 @@ import os
 import subprocess
 import time
 
-from pautil import REPO
+from pautil import DAEMON, REPO
 
 PY = "/usr/bin/python3"
 RUN = os.path.join(REPO, "perf", "run.py")
@@ -173,7 +173,7 @@ def test_run_only_latency_end_to_end_writes_table_and_json(tmp_path):
     t0 = time.time()
     r = subprocess.run([PY, RUN, "--only", "latency", "--pairs", "1",
                         "--rules", "0", "--seconds", "0.5", "--warmup",
-                        "0.2", "--no-wake",
+                        "0.2", "--no-wake", "--daemon", DAEMON,
                         "--tag", "pa-test-perf-%d" % os.getpid(),
                         "--out", base], capture_output=True, text=True,
                        timeout=120)
