@@ -115,7 +115,10 @@ struct pa_lb_opts {
 	const bool *runs_lb;
 	int socket;			/**< NUMA socket for the tables */
 	/** The running configuration: services are loaded from its lb
-	 * section, flow_table sizes the flow tables. Borrowed. */
+	 * section, flow_table sizes the flow tables; from its protect
+	 * section the LB takes syn_timeout_s, syn_defer and src_new_flows
+	 * (a pa_protect_src limiter per lb lcore, in flow_table_bytes).
+	 * Borrowed. */
 	const struct pa_config *cfg;
 	/** The ports (MAC, MTU, peer); NULL in unit tests (then no port
 	 * MAC or MTU: MACs are left alone and no MTU check is made). */
