@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The "protect" section: {"syn_timeout_s": S, "syn_defer": bool,
- * "src_new_flows": {"rate":
- * R, "burst": B, "prefix4": 32, "prefix6": 64}, "blocklist": "FILE"}.
+ * "src_new_flows": {"rate": R, "burst": B, "prefix4": 32, "prefix6": 64},
+ * "blocklist": "FILE"}.
  * Parsed after "lb" (PA_CONFIG_ORDER_PROTECT), whose tcp_timeout bounds
  * syn_timeout_s.
  */
