@@ -875,8 +875,11 @@ collect_checks(struct ctx *c, const struct pa_health_lb *h)
 	l.n = 0;
 	emit_v(c, G, "pktaccel_health_inflight",
 		"Health probes in flight (sockets open).", s.probe.inflight, &l);
+	emit_v(c, G, "pktaccel_health_waiting",
+		"Due health probes waiting for a free socket now.",
+		s.probe.waiting, &l);
 	emit_v(c, C, "pktaccel_health_deferred_total",
-		"Due health probes that waited for a free socket.",
+		"Due health probes that had to wait for a free socket.",
 		s.probe.deferred, &l);
 	emit_v(c, C, "pktaccel_health_transitions_total",
 		"Status changes of backends under health checks.",
