@@ -21,7 +21,13 @@ bridge.
 - a clean stop;
 - with "grace_ms" (web-dsr, its own daemon): a backend whose check fails
   leaves the table at once but keeps its open connections until the
-  grace ends, then they move; the others never move.
+  grace ends, then they move; the others never move;
+- over IPv6 (its own daemon): the port gets the lab's IPv6 address
+  (fd00:30::2/64, also its kernel_if's), a dsr service web6 over the
+  backends' IPv6 addresses has tcp checks; every backend comes up
+  through k0 (neighbour discovery included), one whose listener stops
+  goes down within interval x fall + timeout and new flows (trace_packet)
+  avoid it, and it comes back within interval x rise + timeout.
 
 Root and network namespaces needed; skipped otherwise. Bounded by events
 with generous deadlines (the CI machine has 2 CPUs)."""
@@ -56,9 +62,13 @@ while True:
 
 LISTENER = """
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+v6 = len(sys.argv) > 2
+s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET,
+                  socket.SOCK_STREAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1])))
+if v6:
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+s.bind(("::" if v6 else "0.0.0.0", int(sys.argv[1])))
 s.listen(128)
 print("listening", flush=True)
 while True:
@@ -99,9 +109,11 @@ class Listener:
     """A TCP listener on CHECK_PORT in a backend namespace (with an
     answer: an agent on AGENT_PORT that says it)."""
 
-    def __init__(self, ns, answer=None):
+    def __init__(self, ns, answer=None, v6=False):
         args = [LISTENER, str(CHECK_PORT)] if answer is None else \
             [AGENT, str(AGENT_PORT), answer]
+        if v6:
+            args.append("v6")
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", ns, pautil.PYTHON, "-c"] + args,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -363,3 +375,126 @@ def test_health_grace_keeps_a_down_backends_connections(lab, tmp_path):
     assert "its flows stay for its grace_ms" in d.stderr, d.stderr[-3000:]
     assert "down by health for its grace of %d ms: its flows move" \
         % GRACE_MS in d.stderr, d.stderr[-3000:]
+
+
+# The lab's IPv6 plan (scripts/lab-netns.sh, which sets it up only with
+# --bgp): the backends' bridge is fd00:30::/64, backend k at ::(10 + k),
+# appliance 1's port at ::2.
+APP_ADDR6 = "fd00:30::2"
+VIP6 = "fd00:99::10"
+CLIENT6 = "fd00:10::2"
+
+
+def be_addr6(b):
+    return "fd00:30::%d" % (10 + int(b["name"][2:]))
+
+
+def ipv6_on(lab):
+    """What the IPv6 checks need of the one-armed lab, without --bgp's
+    router and BIRD: each backend's IPv6 address on its bridge port
+    (no DAD), and IPv6 by default in the appliance's namespace, so that
+    the kernel_if pktaccel creates has it. Idempotent."""
+    def sysctl(ns, *kv):
+        labutil.sh(["ip", "netns", "exec", ns, "sysctl", "-qw"] + list(kv),
+                   check=True)
+
+    for b in lab.backends:
+        sysctl(b["ns"], *["net.ipv6.conf.%s.%s" % (dev, kv)
+                          for dev in ("lo", lab.env["BE%s_IF" %
+                                                    b["name"][2:]])
+                          for kv in ("accept_dad=0", "accept_ra=0",
+                                     "disable_ipv6=0")])
+        labutil.sh(["ip", "-n", b["ns"], "addr", "replace",
+                    be_addr6(b) + "/64", "dev",
+                    lab.env["BE%s_IF" % b["name"][2:]], "nodad"],
+                   check=True)
+    sysctl(lab.ns("app1"), "net.ipv6.conf.default.accept_dad=0",
+           "net.ipv6.conf.default.accept_ra=0",
+           "net.ipv6.conf.default.disable_ipv6=0",
+           "net.ipv6.conf.lo.disable_ipv6=0")
+
+
+def test_health_checks_ipv6_remove_and_restore_a_backend(lab, tmp_path):
+    """web6 (dsr, IPv6 VIP and backends) with tcp checks over the
+    port's IPv6 address: up through k0, one backend down and back within
+    the bounds, new flows (trace_packet) avoid it meanwhile. No client
+    traffic: the router has no IPv6 without --bgp."""
+    ipv6_on(lab)
+    listeners = {b["name"]: Listener(b["ns"], v6=True)
+                 for b in lab.backends}
+    port_name = lab.env["APP1_IF"]
+
+    def v6(cfg):
+        cfg["ports"][0]["addr"].append(APP_ADDR6 + "/64")
+        cfg["lb"]["services"].append({
+            "name": "web6", "vip": VIP6, "port": 80, "proto": "tcp",
+            "forward": "dsr",
+            "health": {"type": "tcp", "port": CHECK_PORT,
+                       "interval_ms": INTERVAL, "timeout_ms": TIMEOUT,
+                       "rise": RISE, "fall": FALL},
+            "backends": [{"addr": be_addr6(b), "weight": b["weight"],
+                          "mac": b["mac"]} for b in lab.backends]})
+
+    def chosen(n=120):
+        """Backends new flows to web6 would get (trace_packet)."""
+        return {d.call("trace_packet", {
+            "src": CLIENT6, "dst": VIP6, "sport": 20000 + i, "dport": 80,
+            "proto": "tcp", "in_port": port_name})["backend"]
+            for i in range(n)}
+
+    d = lab.start_app(1, tmp_path, mutate=v6)
+    try:
+        wait_for("web6's backends up over IPv6",
+                 lambda: all(b["health"] == "up" for (s, _), b in
+                             health_of(d).items() if s == "web6"),
+                 timeout=60)
+        h = health_of(d)
+        for b in lab.backends:
+            x = h[("web6", be_addr6(b))]
+            assert x["health_last"] == "ok" and \
+                x["health_latency_ms"] < TIMEOUT, x
+        st = d.call("lb_health_get")
+        assert st["targets"] == len(lab.backends) and st["no_source"] == 0, st
+        x = d.call("stats_get")["excp"]["interfaces"][port_name]
+        assert x["to_kernel"] > 0 and x["from_kernel"] > 0, x
+        assert chosen() == {be_addr6(b) for b in lab.backends}
+
+        victim = lab.backends[1]
+        key = ("web6", be_addr6(victim))
+        t0 = time.monotonic()
+        listeners[victim["name"]].stop()
+        wait_for("%s down by health (IPv6)" % victim["name"],
+                 lambda: health_of(d)[key]["health"] == "down",
+                 timeout=INTERVAL * FALL / 1000 + TIMEOUT / 1000 + 30,
+                 every=0.05)
+        took_down = time.monotonic() - t0
+        h = health_of(d)
+        assert h[key]["state"] == "up" and \
+            h[key]["health_last"] == "refused", h[key]
+        assert service(d, "web6")["usable_backends"] == \
+            len(lab.backends) - 1
+        assert be_addr6(victim) not in chosen()
+
+        t1 = time.monotonic()
+        listeners[victim["name"]] = Listener(victim["ns"], v6=True)
+        wait_for("%s up again (IPv6)" % victim["name"],
+                 lambda: health_of(d)[key]["health"] == "up",
+                 timeout=INTERVAL * RISE / 1000 + TIMEOUT / 1000 + 30,
+                 every=0.05)
+        took_up = time.monotonic() - t1
+        assert be_addr6(victim) in chosen()
+    finally:
+        for k in listeners:
+            listeners[k].stop()
+        rc = d.stop()
+        lab.forget_sockets()
+    assert rc == 0, d.describe()
+    assert d.stderr.count("web6' backend %s: health up -> down"
+                          % be_addr6(victim)) == 1, d.stderr[-3000:]
+    print("health (IPv6): down after %.2f s (bound %.1f s), up after "
+          "%.2f s (bound %.1f s)" % (
+              took_down, (INTERVAL * FALL + TIMEOUT) / 1000, took_up,
+              (INTERVAL * RISE + TIMEOUT) / 1000))
+    assert took_down <= (INTERVAL * FALL + TIMEOUT) / 1000 + SLACK_S, \
+        took_down
+    assert took_up <= (INTERVAL * RISE + TIMEOUT) / 1000 + SLACK_S, took_up
