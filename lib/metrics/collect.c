@@ -302,6 +302,8 @@ static const struct field excp_if_fields[] = {
 	  "Frames the kernel sent that found the port's TX ring full." },
 	{ EXCP(from_kernel_foreign), "pktaccel_excp_from_kernel_foreign_total", C, 0,
 	  "Frames from the kernel_if not from the port's MAC (dropped)." },
+	{ EXCP(from_kernel_held), "pktaccel_excp_from_kernel_held_total", C, 0,
+	  "Polls that left the kernel's frames in the TAP's queue: the port's TX ring was full." },
 	{ EXCP(queued), "pktaccel_excp_queued", G, 0,
 	  "Frames waiting in the port's ring for the kernel." },
 };
