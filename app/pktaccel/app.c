@@ -622,8 +622,6 @@ void
 pa_app_stop(struct pa_app *app, bool ok)
 {
 	stop_announcing(app);
-	/* no health table built while the lcores stop */
-	pa_health_lb_stop(app->checks);
 	/* Nobody drains the capture ring while the lcores stop: they must
 	 * not wait for room in it. */
 	pa_capture_quiesce(app->capture);
@@ -633,6 +631,9 @@ pa_app_stop(struct pa_app *app, bool ok)
 		pa_pipeline_stop(app->pl);
 	}
 	pa_capture_poll(app->capture);
+	/* after the lcores: a table it publishes meanwhile waits for their
+	 * quiescence, which a stalled lcore gives only once stopped */
+	pa_health_lb_stop(app->checks);
 	stop_ctrl(&app->ctrl);
 	if (app->rpc_bound)
 		bind_rpc(app, false);
