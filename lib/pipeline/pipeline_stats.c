@@ -21,8 +21,7 @@
 static const char *
 role_name(const struct pa_worker *w)
 {
-	return w->role == PA_CONFIG_STAGE_WORKER ? "worker" :
-		pa_stats_stage_name((enum pa_stage_id)w->rank);
+	return w->rtc ? "worker" : pa_plan_stages_name(w->stages);
 }
 
 /* What pipeline_get and the snapshot both say of an lcore: its place
@@ -279,14 +278,10 @@ worker_json(const struct pa_pipeline *pl, const struct pa_worker *w)
 
 	lcore_layout(w, &l);
 	stages = json_array();
-	if (w->role == PA_CONFIG_STAGE_WORKER) {
-		for (i = 0; i < PA_STAGE_MAX; i++)
+	for (i = 0; i < PA_STAGE_MAX; i++)
+		if (w->stages & (1u << i))
 			json_array_append_new(stages, json_string(
 				pa_stats_stage_name((enum pa_stage_id)i)));
-	} else {
-		json_array_append_new(stages, json_string(
-			pa_stats_stage_name((enum pa_stage_id)w->rank)));
-	}
 	rxq = json_array();
 	for (i = 0; i < w->n_rxq; i++)
 		json_array_append_new(rxq, json_pack("{s:s, s:i}",
