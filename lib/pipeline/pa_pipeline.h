@@ -10,7 +10,10 @@
  * to stage k+1 through one single-producer/single-consumer rte_ring per
  * (producer lcore, consumer lcore) pair, allocated on the consumer's NUMA
  * socket, and chooses the consumer by the packet's flow hash, so a flow
- * stays on one lcore at every stage and keeps its order. In "rtc" mode
+ * stays on one lcore at every stage and keeps its order. One lcore may run
+ * several stages in turn (pa_plan_layout()): a packet stays in its burst
+ * while the next stage runs on its lcore, and takes a ring only where it
+ * changes lcore. In "rtc" mode
  * every worker lcore runs all four stages on its own bursts; the same
  * stage functions serve both modes.
  *

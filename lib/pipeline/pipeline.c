@@ -25,30 +25,29 @@ RTE_LOG_REGISTER(pa_pipeline_logtype, pa.pipeline, INFO);
 	rte_log(RTE_LOG_ ## level, pa_pipeline_logtype, "pa.pipeline: " fmt "\n", \
 		##__VA_ARGS__)
 
-/* Do the data-path lcores (each once, whatever it runs) and the main
- * lcore share a CPU? */
+/* Does data-path lcore @p k of the layout share its CPU, with the main
+ * lcore or another data-path lcore (each counted once, whatever stages it
+ * runs), or float over several? Only such an lcore yields when idle: one
+ * with a CPU of its own keeps it (a yield would hand it to whatever else
+ * the host runs, while its rings fill). */
 static bool
-cpusets_shared(const struct pa_plan_layout *lay)
+cpu_shared(const struct pa_plan_layout *lay, unsigned int k)
 {
-	unsigned int ids[PA_PIPELINE_MAX_LCORES + 1];
-	unsigned int n = 0, i, j;
+	rte_cpuset_t a = rte_lcore_cpuset(lay->unit[k].lcore_id);
+	unsigned int i, main_lcore = rte_get_main_lcore();
 
-	ids[n++] = rte_get_main_lcore();
-	for (i = 0; i < lay->n; i++)
-		ids[n++] = lay->unit[i].lcore_id;
-	for (i = 0; i < n; i++) {
-		rte_cpuset_t a = rte_lcore_cpuset(ids[i]);
+	if (CPU_COUNT(&a) > 1)
+		return true;
+	for (i = 0; i <= lay->n; i++) {
+		unsigned int id = i < lay->n ? lay->unit[i].lcore_id : main_lcore;
+		rte_cpuset_t b, both;
 
-		if (CPU_COUNT(&a) > 1)
+		if (i == k)
+			continue;
+		b = rte_lcore_cpuset(id);
+		CPU_AND(&both, &a, &b);
+		if (CPU_COUNT(&both) != 0)
 			return true;
-		for (j = i + 1; j < n; j++) {
-			rte_cpuset_t b = rte_lcore_cpuset(ids[j]);
-			rte_cpuset_t both;
-
-			CPU_AND(&both, &a, &b);
-			if (CPU_COUNT(&both) != 0)
-				return true;
-		}
 	}
 	return false;
 }
@@ -367,7 +366,6 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 	const struct pa_config_pipeline *pc = &o->cfg->pipeline;
 	struct pa_pipeline *pl;
 	unsigned int i, s, n_avail, n_rx, n_tx, n_slots = 0;
-	bool shared;
 	size_t sz;
 
 	/* the capture's loss counters are indexed by widx */
@@ -397,14 +395,13 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 			PA_PIPELINE_MAX_LCORES);
 		goto fail;
 	}
-	shared = cpusets_shared(&pl->layout);
 	for (i = 0; i < pl->layout.n; i++) {
 		const struct pa_plan_unit *u = &pl->layout.unit[i];
 		struct pa_worker *w = worker_new(pl, u, o, err, err_len);
 
 		if (w == NULL)
 			goto fail;
-		w->shared_cpu = shared;
+		w->shared_cpu = cpu_shared(&pl->layout, i);
 		for (s = 0; s < u->n_seg; s++) {
 			if (u->seg[s].first == PA_STAGE_RX)
 				seg_init(w, &w->rx_seg, &u->seg[s]);

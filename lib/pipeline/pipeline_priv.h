@@ -85,7 +85,9 @@ struct pa_worker {
 	struct pa_lb *lb;		/**< lb: the load balancer, or NULL */
 	uint16_t burst;
 	bool replay;
-	bool shared_cpu;		/**< CPU shared with other lcores: yield when idle */
+	bool shared_cpu;		/**< its CPU shared (with the main lcore,
+					 * another lcore, or floating): yield
+					 * when idle */
 	bool latency;			/**< stamp at rx, record at tx */
 	bool adaptive;			/**< idle back-off (pipeline.idle) */
 	uint32_t spin_polls;		/**< adaptive: empty polls before sleeping */

@@ -310,6 +310,17 @@ worker_json(const struct pa_pipeline *pl, const struct pa_worker *w)
 		"rings_in", rings);
 }
 
+static bool
+cpu_shared_any(const struct pa_pipeline *pl)
+{
+	unsigned int i;
+
+	for (i = 0; i < pl->n_workers; i++)
+		if (pl->workers[i]->shared_cpu)
+			return true;
+	return false;
+}
+
 json_t *
 pa_pipeline_describe_json(const struct pa_pipeline *pl)
 {
@@ -327,7 +338,7 @@ pa_pipeline_describe_json(const struct pa_pipeline *pl)
 		"ring_size", (int)pl->ring_size,
 		"tx_drain_us", (int)pl->cfg->pipeline.tx_drain_us,
 		"main_lcore", (int)rte_get_main_lcore(),
-		"cpu_shared", pl->n_workers > 0 && pl->workers[0]->shared_cpu,
+		"cpu_shared", cpu_shared_any(pl),
 		"tsc_hz", (json_int_t)rte_get_tsc_hz(),
 		"acl_algorithm", pl->acl != NULL ? pa_acl_algorithm(pl->acl) :
 			"none",
