@@ -657,7 +657,8 @@ pa_app_stop(struct pa_app *app, bool ok)
 	app->pl = NULL;
 	pa_acl_destroy(app->acl);
 	app->acl = NULL;
-	pa_lb_destroy(app->lb);
+	/* the process ends next (main): its flow tables go with the EAL */
+	pa_lb_destroy_at_exit(app->lb);
 	app->lb = NULL;
 	if (app->ports != NULL) {
 		pa_port_free_pools(app->ports);

@@ -1794,8 +1794,8 @@ fail:
 	return NULL;
 }
 
-void
-pa_lb_destroy(struct pa_lb *lb)
+static void
+lb_destroy(struct pa_lb *lb, bool exiting)
 {
 	unsigned int i;
 
@@ -1811,15 +1811,29 @@ pa_lb_destroy(struct pa_lb *lb)
 		rte_free(lb->live->rev);
 		rte_free(lb->live);
 	}
-	for (i = 0; i < PA_LB_MAX_LCORES; i++)
-		worker_free(lb->w[i]);
-	rte_hash_free(lb->nat);
+	if (!exiting) {
+		for (i = 0; i < PA_LB_MAX_LCORES; i++)
+			worker_free(lb->w[i]);
+		rte_hash_free(lb->nat);
+	}
 	free(lb->cslot_free);
 	free(lb->cs_svc);
 	free(lb->cs_be);
 	rte_free(lb->be_nh);
 	pthread_mutex_destroy(&lb->lock);
 	free(lb);
+}
+
+void
+pa_lb_destroy(struct pa_lb *lb)
+{
+	lb_destroy(lb, false);
+}
+
+void
+pa_lb_destroy_at_exit(struct pa_lb *lb)
+{
+	lb_destroy(lb, true);
 }
 
 bool

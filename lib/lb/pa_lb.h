@@ -137,6 +137,17 @@ struct pa_lb *pa_lb_create(const struct pa_lb_opts *o, char *err,
 /** Free everything (data path stopped). NULL is fine. */
 void pa_lb_destroy(struct pa_lb *lb);
 
+/**
+ * The same on the way out of the process, before rte_eal_cleanup(): the
+ * flow tables and the NAT reply table (rte_hash and rte_malloc memory)
+ * are left to the EAL's teardown, everything else is freed. rte_free()
+ * zeroes what it frees, and the default tables (1M flows an lb lcore)
+ * are hundreds of MB, mostly never touched: zeroing them faulted in
+ * every page and took most of a daemon's stop (0.5 s of a 1-packet
+ * replay, minutes with 6 GB of tables). NULL is fine.
+ */
+void pa_lb_destroy_at_exit(struct pa_lb *lb);
+
 /* Control functions: control thread; 0 or -errno with the reason in
  * @p err (-EEXIST, -ENOENT, -EINVAL, -ENOSPC, -ENOMEM). Each returns once
  * the change is live. */
