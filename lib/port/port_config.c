@@ -21,6 +21,7 @@
 #define CFG_DEFAULT_REPLAY_PORT	"replay0"
 #define CFG_MAX_QUEUES		64
 #define CFG_MIN_DESC		64
+#define CFG_REPLAY_DESC		256	/* the replay port's RX and TX rings */
 #define CFG_MAX_DESC		16384
 #define CFG_MIN_MTU		68
 #define CFG_MAX_MTU		16000
@@ -743,6 +744,11 @@ replay_port(struct pa_config *cfg, const struct pa_config_opts *opts,
 	memcpy(cfg->ports[0].gateway, l3.gateway, sizeof(l3.gateway));
 	cfg->ports[0].n_addrs = l3.n_addrs;
 	memcpy(cfg->ports[0].addrs, l3.addrs, sizeof(l3.addrs));
+	/* net_pcap reads the file a burst at a time: deep descriptor rings
+	 * only make the pool bigger, and filling a pool is most of what a
+	 * replay's start-up costs (a page fault every 2 mbufs) */
+	cfg->ports[0].rx_desc = CFG_REPLAY_DESC;
+	cfg->ports[0].tx_desc = CFG_REPLAY_DESC;
 	cfg->n_ports = 1;
 	return 0;
 }
