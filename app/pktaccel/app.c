@@ -200,6 +200,37 @@ start_acl(struct pa_app *app, char *err, size_t err_len)
 	return 0;
 }
 
+/* The source blocklist, and protect.blocklist loaded into it: a bad file
+ * stops the start with its JSON path and line. */
+static int
+start_blocklist(struct pa_app *app, char *err, size_t err_len)
+{
+	struct pa_blocklist_opts bo = {
+		.rcu = pa_pipeline_rcu(app->pl),
+		.n_lcores = pa_pipeline_lcore_count(app->pl),
+	};
+	const char *path = app->cfg->protect.blocklist;
+	char why[512];
+	int ret;
+
+	app->blocklist = pa_blocklist_create(&bo);
+	if (app->blocklist == NULL) {
+		snprintf(err, err_len, "cannot create the blocklist: %s",
+			strerror(errno));
+		return -ENOMEM;
+	}
+	pa_pipeline_set_blocklist(app->pl, app->blocklist);
+	if (path == NULL)
+		return 0;
+	ret = pa_blocklist_replace_file(app->blocklist, path, why,
+		sizeof(why));
+	if (ret != 0) {
+		snprintf(err, err_len, "$.protect.blocklist: %s", why);
+		return ret;
+	}
+	return 0;
+}
+
 static int
 start_lb(struct pa_app *app, char *err, size_t err_len)
 {
@@ -301,6 +332,7 @@ bind_rpc(struct pa_app *app, bool bind)
 {
 	app->acl_rpc = (struct pa_acl_rpc_ctx){ app->acl, app->cfg };
 	app->lb_rpc = (struct pa_lb_rpc_ctx){ app->lb, app->cfg };
+	app->blocklist_rpc = (struct pa_blocklist_rpc_ctx){ app->blocklist };
 	app->config_rpc = (struct pa_config_rpc_ctx){
 		.running = app->cfg,
 		.path = app->opt.config,
@@ -311,6 +343,7 @@ bind_rpc(struct pa_app *app, bool bind)
 	pa_rpc_bind("pipeline", bind ? app->pl : NULL);
 	pa_rpc_bind("acl", bind ? &app->acl_rpc : NULL);
 	pa_rpc_bind("lb", bind ? &app->lb_rpc : NULL);
+	pa_rpc_bind("blocklist", bind ? &app->blocklist_rpc : NULL);
 	pa_rpc_bind("neigh", bind ? app->neigh : NULL);
 	pa_rpc_bind("capture", bind ? app->capture : NULL);
 	pa_rpc_bind("health", bind ? app->ready : NULL);
@@ -416,7 +449,7 @@ pa_app_start(struct pa_app *app, bool no_mp, char *err, size_t err_len)
 {
 	static int (*const steps[])(struct pa_app *, char *, size_t) = {
 		start_ports, start_capture, start_pipeline, start_acl,
-		start_lb, start_neigh, start_excp, start_checks, start_ready,
+		start_blocklist, start_lb, start_neigh, start_excp, start_checks, start_ready,
 	};
 	unsigned int i;
 	int ret;
@@ -652,6 +685,8 @@ pa_app_stop(struct pa_app *app, bool ok)
 	app->pl = NULL;
 	pa_acl_destroy(app->acl);
 	app->acl = NULL;
+	pa_blocklist_destroy(app->blocklist);
+	app->blocklist = NULL;
 	pa_lb_destroy(app->lb);
 	app->lb = NULL;
 	if (app->ports != NULL) {

@@ -145,6 +145,13 @@ struct pa_pipeline *pa_pipeline_create(const struct pa_pipeline_opts *o,
 /** Give the classify stage its ACL (before pa_pipeline_start()). */
 void pa_pipeline_set_acl(struct pa_pipeline *pl, struct pa_acl *acl);
 
+struct pa_blocklist;
+
+/** Give the classify stage its source blocklist, looked up before the
+ * ACL (before pa_pipeline_start()). */
+void pa_pipeline_set_blocklist(struct pa_pipeline *pl,
+		struct pa_blocklist *bl);
+
 /** Give the lb stage its load balancer (before pa_pipeline_start()). */
 void pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb);
 

@@ -65,6 +65,8 @@ enum pa_drop_reason {
 	PA_DROP_NAT_AMBIGUOUS,	/**< a nat backend's reply matching no flow
 				 * that several nat services' Maglev
 				 * choices explain */
+	PA_DROP_BLOCKLIST,	/**< source in the blocklist (classify,
+				 * before the ACL) */
 	PA_DROP_MAX
 };
 

@@ -30,6 +30,7 @@ static const char *const drop_names[PA_DROP_MAX] = {
 	[PA_DROP_NO_SERVICE] = "no_service",
 	[PA_DROP_HANDOVER_FULL] = "handover_full",
 	[PA_DROP_NAT_AMBIGUOUS] = "nat_ambiguous",
+	[PA_DROP_BLOCKLIST] = "blocklist",
 };
 
 static const char *const stage_names[PA_STAGE_MAX] = {
