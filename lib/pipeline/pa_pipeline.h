@@ -45,6 +45,7 @@
 #include <jansson.h>
 
 #include "pa_acl.h"
+#include "pa_blocklist.h"
 #include "pa_capture.h"
 #include "pa_config.h"
 #include "pa_excp.h"
@@ -299,6 +300,8 @@ struct pa_pipeline_snapshot {
 					 * tx_sent / tx_dropped */
 	bool has_excp;			/**< a kernel_if exists */
 	struct pa_excp_snapshot excp;	/**< the exception path's counters */
+	bool has_blocklist;		/**< the classify stage has one */
+	struct pa_blocklist_info blocklist; /**< its size and hits */
 };
 
 /**
@@ -314,7 +317,7 @@ void pa_pipeline_snapshot_free(struct pa_pipeline_snapshot *s);
 /**
  * stats_get rendered from a snapshot: {"rx_packets", "tx_packets",
  * "dropped_packets", "drops", "ports", "lcores", "acl", "lb", "neigh",
- * "mbufs_in_use", "latency"}.
+ * "mbufs_in_use", "latency", "blocklist"}.
  * @return new reference, or NULL on allocation failure.
  */
 json_t *pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s);

@@ -102,6 +102,10 @@ pa_pipeline_snapshot(const struct pa_pipeline *pl,
 		pa_excp_snapshot(pl->excp, &s->excp);
 		s->has_excp = true;
 	}
+	if (pl->blocklist != NULL) {
+		pa_blocklist_info(pl->blocklist, &s->blocklist);
+		s->has_blocklist = true;
+	}
 	s->mbufs_in_use = pa_port_mbufs_in_use(pl->ports);
 	if (h != NULL) {
 		memset(h, 0, sizeof(*h));
@@ -222,7 +226,7 @@ pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s)
 	if (lcores == NULL)
 		return NULL;
 	return json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:o?, s:o?,"
-		" s:o?, s:o?, s:I, s:o?}",
+		" s:o?, s:o?, s:I, s:o?, s:o?}",
 		"rx_packets", (json_int_t)s->sum.rx_packets,
 		"tx_packets", (json_int_t)s->sum.tx_packets,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(&s->sum),
@@ -239,7 +243,16 @@ pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s)
 		"icmp_errors", pa_stats_icmp_errors_json(&s->sum),
 		"handover", pa_stats_handover_json(&s->sum),
 		"mbufs_in_use", (json_int_t)s->mbufs_in_use,
-		"latency", pa_stats_latency_summary_json(&s->latency));
+		"latency", pa_stats_latency_summary_json(&s->latency),
+		"blocklist", s->has_blocklist ? json_pack(
+			"{s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
+			"prefixes", (json_int_t)s->blocklist.prefixes,
+			"prefixes4", (json_int_t)s->blocklist.prefixes4,
+			"prefixes6", (json_int_t)s->blocklist.prefixes6,
+			"hits", (json_int_t)s->blocklist.hits,
+			"memory_bytes", (json_int_t)s->blocklist.memory_bytes,
+			"version", (json_int_t)s->blocklist.version,
+			"update_ms", s->blocklist.update_ms) : json_object());
 }
 
 json_t *
