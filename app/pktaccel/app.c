@@ -231,6 +231,29 @@ start_blocklist(struct pa_app *app, char *err, size_t err_len)
 	return 0;
 }
 
+/* Probe each port's rte_flow for dropping by source prefix; where it
+ * can, the blocklist's prefixes (up to a bound) go to the NIC too. */
+static int
+start_offload(struct pa_app *app, char *err, size_t err_len)
+{
+	struct pa_offload_opts oo = { .n_ports = app->ports->n };
+	unsigned int i;
+
+	for (i = 0; i < app->ports->n && i < PA_OFFLOAD_MAX_PORTS; i++) {
+		oo.port_id[i] = app->ports->port[i].port_id;
+		oo.name[i] = app->ports->port[i].name;
+	}
+	app->offload = pa_offload_create(&oo);
+	if (app->offload == NULL) {
+		snprintf(err, err_len, "cannot probe the ports' rte_flow: %s",
+			strerror(errno));
+		return -ENOMEM;
+	}
+	pa_pipeline_set_offload(app->pl, app->offload);
+	pa_blocklist_set_offload(app->blocklist, app->offload);
+	return 0;
+}
+
 static int
 start_lb(struct pa_app *app, char *err, size_t err_len)
 {
@@ -449,7 +472,7 @@ pa_app_start(struct pa_app *app, bool no_mp, char *err, size_t err_len)
 {
 	static int (*const steps[])(struct pa_app *, char *, size_t) = {
 		start_ports, start_capture, start_pipeline, start_acl,
-		start_blocklist, start_lb, start_neigh, start_excp, start_checks, start_ready,
+		start_blocklist, start_offload, start_lb, start_neigh, start_excp, start_checks, start_ready,
 	};
 	unsigned int i;
 	int ret;
@@ -674,6 +697,13 @@ pa_app_stop(struct pa_app *app, bool ok)
 	pa_capture_destroy(app->capture);
 	app->capture = NULL;
 	pa_excp_close(app->excp);
+	/* the NIC's rules, while their ports still exist */
+	if (app->blocklist != NULL)
+		pa_blocklist_set_offload(app->blocklist, NULL);
+	if (app->pl != NULL)
+		pa_pipeline_set_offload(app->pl, NULL);
+	pa_offload_destroy(app->offload);
+	app->offload = NULL;
 	stop_ports(app, ok);
 	/* its pool: after lib/neigh's TX rings and the ports' TX queues,
 	 * which may hold its mbufs, are gone */

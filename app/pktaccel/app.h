@@ -18,6 +18,7 @@
 
 #include "pa_acl.h"
 #include "pa_blocklist.h"
+#include "pa_offload.h"
 #include "pa_announce.h"
 #include "pa_capture.h"
 #include "pa_config.h"
@@ -86,6 +87,7 @@ struct pa_app {
 	struct pa_pipeline *pl;
 	struct pa_acl *acl;
 	struct pa_blocklist *blocklist;	/**< the source blocklist */
+	struct pa_offload *offload;	/**< its rte_flow share per port */
 	struct pa_lb *lb;
 	struct pa_neigh *neigh;
 	struct pa_excp *excp;		/**< NULL: no kernel_if (or replay) */

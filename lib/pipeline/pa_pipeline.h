@@ -153,6 +153,13 @@ struct pa_blocklist;
 void pa_pipeline_set_blocklist(struct pa_pipeline *pl,
 		struct pa_blocklist *bl);
 
+struct pa_offload;
+
+/** What pipeline_get reports as "offload" (the NIC's share of the
+ * blocklist; NULL: {}). */
+void pa_pipeline_set_offload(struct pa_pipeline *pl,
+		struct pa_offload *off);
+
 /** Give the lb stage its load balancer (before pa_pipeline_start()). */
 void pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb);
 

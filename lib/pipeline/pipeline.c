@@ -490,6 +490,12 @@ pa_pipeline_set_blocklist(struct pa_pipeline *pl, struct pa_blocklist *bl)
 }
 
 void
+pa_pipeline_set_offload(struct pa_pipeline *pl, struct pa_offload *off)
+{
+	pl->offload = off;
+}
+
+void
 pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb)
 {
 	unsigned int i;

@@ -139,6 +139,7 @@ struct pa_pipeline {
 	struct rte_rcu_qsbr *rcu;
 	struct pa_acl *acl;
 	struct pa_blocklist *blocklist;
+	struct pa_offload *offload;	/* pipeline_get's "offload" */
 	struct pa_lb *lb;
 	struct pa_neigh *neigh;
 	struct pa_excp *excp;

@@ -17,6 +17,7 @@
 #include <rte_ring.h>
 
 #include "pipeline_priv.h"
+#include "pa_offload.h"
 
 static const char *
 role_name(const struct pa_worker *w)
@@ -338,7 +339,7 @@ pa_pipeline_describe_json(const struct pa_pipeline *pl)
 		return NULL;
 	for (i = 0; i < pl->n_workers; i++)
 		json_array_append_new(lcores, worker_json(pl, pl->workers[i]));
-	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:b, s:I, s:s, s:o}",
+	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:b, s:I, s:s, s:o, s:o?}",
 		"mode", pl->plan.mode == PA_PIPELINE_RTC ? "rtc" : "pipeline",
 		"replay", pl->replay,
 		"burst", (int)pl->burst,
@@ -349,5 +350,7 @@ pa_pipeline_describe_json(const struct pa_pipeline *pl)
 		"tsc_hz", (json_int_t)rte_get_tsc_hz(),
 		"acl_algorithm", pl->acl != NULL ? pa_acl_algorithm(pl->acl) :
 			"none",
-		"lcores", lcores);
+		"lcores", lcores,
+		"offload", pl->offload != NULL ? pa_offload_json(pl->offload) :
+			json_object());
 }

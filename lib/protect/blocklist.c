@@ -20,6 +20,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "blocklist_priv.h"
+#include "pa_offload.h"
 #include "pa_pkt.h"
 
 RTE_LOG_REGISTER(pa_blocklist_logtype, pa.blocklist, INFO);
@@ -40,6 +41,7 @@ struct pa_blocklist {
 	uint32_t max;
 	pthread_mutex_t lock;
 	struct pa_bl_set set;			/* what live holds */
+	struct pa_offload *off;			/* NIC rules, or NULL */
 	uint64_t version;
 	double build_ms;
 	double update_ms;
@@ -116,6 +118,8 @@ commit(struct pa_blocklist *bl, struct pa_bl_set *s, char *err,
 		return -ENOMEM;
 	}
 	bl->build_ms = ms_since(t0);
+	/* the NIC never drops what software no longer would */
+	pa_offload_blocklist_pre(bl->off);
 	__atomic_store_n(&bl->live, t, __ATOMIC_RELEASE);
 	if (bl->rcu != NULL)
 		rte_rcu_qsbr_synchronize(bl->rcu, RTE_QSBR_THRID_INVALID);
@@ -123,6 +127,7 @@ commit(struct pa_blocklist *bl, struct pa_bl_set *s, char *err,
 	pa_bl_set_free(&bl->set);
 	bl->set = *s;
 	memset(s, 0, sizeof(*s));
+	pa_offload_blocklist_post(bl->off, &bl->set);
 	bl->version++;
 	bl->update_ms = ms_since(t0);
 	BL_LOG(DEBUG, "version %" PRIu64 ": %u prefixes, %zu bytes, built in %.1f ms",
@@ -301,6 +306,17 @@ pa_blocklist_export(struct pa_blocklist *bl, struct pa_bl_set *out)
 	return ret;
 }
 
+void
+pa_blocklist_set_offload(struct pa_blocklist *bl, struct pa_offload *off)
+{
+	pthread_mutex_lock(&bl->lock);
+	if (bl->off != NULL && off != bl->off)
+		pa_offload_blocklist_pre(bl->off);
+	bl->off = off;
+	pa_offload_blocklist_post(off, &bl->set);
+	pthread_mutex_unlock(&bl->lock);
+}
+
 bool
 pa_blocklist_empty(const struct pa_blocklist *bl)
 {
@@ -314,42 +330,65 @@ pa_blocklist_empty(const struct pa_blocklist *bl)
 /* Data path                                                           */
 /* ------------------------------------------------------------------ */
 
+/* Where a packet's source is (v4: host order in lo; v6: hi, lo), or
+ * family 0 for non-IP and unreadable headers. */
+struct bl_key {
+	uint64_t hi, lo;
+	uint8_t family;
+};
+
 uint16_t
 pa_blocklist_filter(struct pa_blocklist *bl, unsigned int lidx,
 		struct rte_mbuf **pkts, uint16_t n, uint8_t *hit)
 {
 	const struct pa_bl_table *t = __atomic_load_n(&bl->live,
 		__ATOMIC_ACQUIRE);
+	struct bl_key k[PA_BLOCKLIST_BURST_MAX];
 	uint16_t i, hits = 0;
 
-	if (unlikely(t == NULL)) {
+	if (unlikely(t == NULL || n > PA_BLOCKLIST_BURST_MAX)) {
 		memset(hit, 0, n);
 		return 0;
 	}
+	/* pass 1: the sources, and a prefetch of the word each looks up
+	 * first, so that a burst's cache misses overlap */
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct pa_pkt_meta *meta = pa_pkt_meta(m);
 		uint8_t buf[16];
 		const uint8_t *p;
-		uint8_t h = 0;
 
+		k[i].family = 0;
 		if (meta->flags & PA_PKT_F_IPV4) {
 			uint32_t a;
 
 			p = rte_pktmbuf_read(m, meta->l3_off + 12u, 4, buf);
-			if (likely(p != NULL)) {
-				memcpy(&a, p, 4);
-				h = bl_lookup4(t, rte_be_to_cpu_32(a));
-			}
+			if (unlikely(p == NULL))
+				continue;
+			memcpy(&a, p, 4);
+			k[i].lo = rte_be_to_cpu_32(a);
+			k[i].family = 4;
+			if (t->w4 != NULL)
+				rte_prefetch0(&t->w4[k[i].lo >> 14]);
 		} else if (meta->flags & PA_PKT_F_IPV6) {
-			uint64_t hi, lo;
-
 			p = rte_pktmbuf_read(m, meta->l3_off + 8u, 16, buf);
-			if (likely(p != NULL)) {
-				bl6_split(p, &hi, &lo);
-				h = bl_lookup6(t, hi, lo);
-			}
+			if (unlikely(p == NULL))
+				continue;
+			bl6_split(p, &k[i].hi, &k[i].lo);
+			k[i].family = 6;
+			if (t->filter6 != NULL)
+				rte_prefetch0(&t->filter6[k[i].hi >>
+					(64 - BL6_FILTER_BITS + 6)]);
 		}
+	}
+	/* pass 2: the lookups */
+	for (i = 0; i < n; i++) {
+		uint8_t h = 0;
+
+		if (k[i].family == 4)
+			h = bl_lookup4(t, (uint32_t)k[i].lo);
+		else if (k[i].family == 6)
+			h = bl_lookup6(t, k[i].hi, k[i].lo);
 		hit[i] = h;
 		hits += h;
 	}

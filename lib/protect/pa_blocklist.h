@@ -195,10 +195,15 @@ int pa_blocklist_export(struct pa_blocklist *bl, struct pa_bl_set *out);
 
 /* Data path. */
 
+/** Most packets pa_blocklist_filter() takes at once (the pipeline's
+ * largest burst). */
+#define PA_BLOCKLIST_BURST_MAX	256
+
 /**
  * Look up the sources of a burst on lcore @p lidx (0..n_lcores-1):
  * @p hit[i] = 1 where packet i's source is blocklisted (0 for non-IP
  * packets), hits counted. Packets need parsed metadata (pa_pkt_meta()).
+ * At most PA_BLOCKLIST_BURST_MAX packets (more: none looked up).
  * @return the number of hits.
  */
 uint16_t pa_blocklist_filter(struct pa_blocklist *bl, unsigned int lidx,

@@ -231,13 +231,13 @@ def test_console_prints_the_blocklist(d):
 # ---------------------------------------------------------------------------
 # Hitless replace: a replay (burst 1) while the set flips between A and B
 
-N_PKTS = int(os.environ.get("PA_BL_HITLESS_PACKETS", "250000"))
+N_PKTS = int(os.environ.get("PA_BL_HITLESS_PACKETS", "300000"))
 MIN_LIVE = 20
 ETH = bytes.fromhex("0200000000fe" "020000000001")
 PCAP_HDR = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
 GROUPS = ("none", "a", "b", "both")
-FILL = ["172.%d.%d.0/24" % (16 + (k >> 8), k & 255) for k in range(4000)] + \
-    ["100.64.%d.%d" % (k >> 8, k & 255) for k in range(4000)]
+FILL = ["172.%d.%d.0/24" % (16 + (k >> 8), k & 255) for k in range(1000)] + \
+    ["100.64.%d.%d" % (k >> 8, k & 255) for k in range(1000)]
 SET_A = ["10.40.1.0/24", "10.40.3.0/24", "2001:db8:41::/48",
          "2001:db8:43::/48"] + FILL
 SET_B = ["10.40.2.0/24", "10.40.3.0/24", "2001:db8:42::/48",
@@ -299,8 +299,9 @@ def test_replace_during_a_replay_is_hitless(daemon_factory, tmp_path):
             time.sleep(0.002)
     swaps = live = 0
     with c:
+        st1 = c.call("stats_get")
         while True:
-            st0 = c.call("stats_get")
+            st0 = st1
             if swaps % 2 == 0:
                 r = c.call("blocklist_replace", {"prefixes": SET_B})
             else:
@@ -335,3 +336,17 @@ def test_replace_during_a_replay_is_hitless(daemon_factory, tmp_path):
     # both sets took effect while the replay ran
     assert min(seen["a"]) > 0 and min(seen["b"]) > 0, seen
     print("%d replaces, %d while packets flowed: %s" % (swaps, live, seen))
+
+
+def test_pipeline_get_reports_the_offload_probe_of_each_port(c):
+    """net_pcap (the replay port) has no rte_flow: the probe says so and
+    the whole blocklist stays in software."""
+    c.call("blocklist_replace", {"prefixes": BLOCK})
+    off = c.call("pipeline_get")["offload"]
+    assert set(off) == {"replay0"}, off
+    o = off["replay0"]
+    assert o["capable"] is False and o["blocklist"] == 0 and \
+        o["acl_drop"] == 0 and o["hits"] is None, o
+    assert o["reason"].startswith("no drop by IPv4 source prefix: "
+                                  "rte_flow_validate: "), o
+    print(o["reason"])

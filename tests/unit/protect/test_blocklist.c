@@ -16,6 +16,7 @@
 #include <check.h>
 
 #include "pa_blocklist.h"
+#include "pa_offload.h"
 
 #define RTE_DIM_(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -568,6 +569,60 @@ START_TEST(test_a_million_prefixes_load_within_the_budget)
 }
 END_TEST
 
+
+START_TEST(test_a_prefix_becomes_an_ingress_drop_rule_on_its_source)
+{
+	struct pa_flow_rule r;
+	struct pa_ip_prefix p = pfx("198.51.100.0/24");
+	static const uint8_t m48[16] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	uint8_t m127[16];
+
+	ck_assert_int_eq(pa_offload_rule_prefix(&p, true, &r), 0);
+	ck_assert(r.attr.ingress && !r.attr.egress && !r.attr.transfer);
+	ck_assert_int_eq(r.pattern[0].type, RTE_FLOW_ITEM_TYPE_ETH);
+	ck_assert_ptr_null(r.pattern[0].spec);
+	ck_assert_int_eq(r.pattern[1].type, RTE_FLOW_ITEM_TYPE_IPV4);
+	ck_assert_ptr_eq(r.pattern[1].spec, &r.v4);
+	ck_assert_ptr_eq(r.pattern[1].mask, &r.v4_mask);
+	ck_assert_int_eq(r.pattern[2].type, RTE_FLOW_ITEM_TYPE_END);
+	ck_assert_uint_eq(ntohl(r.v4.hdr.src_addr), 0xc6336400u);
+	ck_assert_uint_eq(ntohl(r.v4_mask.hdr.src_addr), 0xffffff00u);
+	ck_assert_uint_eq(r.v4_mask.hdr.dst_addr, 0);	/* only the source */
+	ck_assert_uint_eq(r.v4_mask.hdr.next_proto_id, 0);
+	ck_assert_int_eq(r.actions[0].type, RTE_FLOW_ACTION_TYPE_COUNT);
+	ck_assert_int_eq(r.actions[1].type, RTE_FLOW_ACTION_TYPE_DROP);
+	ck_assert_int_eq(r.actions[2].type, RTE_FLOW_ACTION_TYPE_END);
+
+	p = pfx("192.0.2.77");
+	ck_assert_int_eq(pa_offload_rule_prefix(&p, false, &r), 0);
+	ck_assert_uint_eq(ntohl(r.v4_mask.hdr.src_addr), 0xffffffffu);
+	ck_assert_uint_eq(ntohl(r.v4.hdr.src_addr), 0xc000024du);
+	ck_assert_int_eq(r.actions[0].type, RTE_FLOW_ACTION_TYPE_DROP);
+	ck_assert_int_eq(r.actions[1].type, RTE_FLOW_ACTION_TYPE_END);
+
+	p = pfx("0.0.0.0/0");
+	ck_assert_int_eq(pa_offload_rule_prefix(&p, false, &r), 0);
+	ck_assert_uint_eq(r.v4_mask.hdr.src_addr, 0);
+
+	p = pfx("2001:db8:bad::/48");
+	ck_assert_int_eq(pa_offload_rule_prefix(&p, true, &r), 0);
+	ck_assert_int_eq(r.pattern[1].type, RTE_FLOW_ITEM_TYPE_IPV6);
+	ck_assert_ptr_eq(r.pattern[1].spec, &r.v6);
+	ck_assert_mem_eq(r.v6_mask.hdr.src_addr, m48, 16);
+	ck_assert_mem_eq(r.v6.hdr.src_addr, p.addr.v6.s6_addr, 16);
+	ck_assert_uint_eq(r.v6_mask.hdr.proto, 0);
+
+	p = pfx("2001:db8::1:0/127");
+	ck_assert_int_eq(pa_offload_rule_prefix(&p, true, &r), 0);
+	memset(m127, 0xff, 16);
+	m127[15] = 0xfe;
+	ck_assert_mem_eq(r.v6_mask.hdr.src_addr, m127, 16);
+
+	memset(&p, 0, sizeof(p));
+	ck_assert_int_eq(pa_offload_rule_prefix(&p, true, &r), -EINVAL);
+}
+END_TEST
+
 static Suite *
 blocklist_suite(void)
 {
@@ -586,6 +641,7 @@ blocklist_suite(void)
 	tcase_add_test(tc, test_over_the_limit_nothing_changes);
 	tcase_add_test(tc, test_a_bad_file_replaces_nothing);
 	tcase_add_test(tc, test_a_million_prefixes_load_within_the_budget);
+	tcase_add_test(tc, test_a_prefix_becomes_an_ingress_drop_rule_on_its_source);
 	suite_add_tcase(s, tc);
 	return s;
 }
