@@ -298,8 +298,9 @@ pa_offload_json(struct pa_offload *off)
 		const struct off_port *op = &off->port[i];
 
 		json_object_set_new(o, op->name, json_pack(
-			"{s:b, s:I, s:I, s:o, s:s}",
+			"{s:b, s:b, s:I, s:I, s:o, s:s}",
 			"capable", op->capable4,
+			"active", op->capable4 && !op->off,
 			"blocklist", (json_int_t)op->n_flows,
 			"acl_drop", (json_int_t)0,
 			"hits", op->count ? json_integer((json_int_t)hits(op)) :

@@ -87,8 +87,8 @@ void pa_offload_blocklist_pre(struct pa_offload *off);
 void pa_offload_blocklist_post(struct pa_offload *off,
 		const struct pa_bl_set *s);
 
-/** pipeline_get's "offload": {PORT: {"capable", "blocklist", "acl_drop",
- * "hits", "reason"}}. New reference, NULL on ENOMEM. */
+/** pipeline_get's "offload": {PORT: {"capable", "active", "blocklist",
+ * "acl_drop", "hits", "reason"}}. New reference, NULL on ENOMEM. */
 json_t *pa_offload_json(struct pa_offload *off);
 
 /** Let @p bl keep @p off in step with its changes (NULL: none); calls

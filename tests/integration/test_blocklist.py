@@ -345,7 +345,8 @@ def test_pipeline_get_reports_the_offload_probe_of_each_port(c):
     off = c.call("pipeline_get")["offload"]
     assert set(off) == {"replay0"}, off
     o = off["replay0"]
-    assert o["capable"] is False and o["blocklist"] == 0 and \
+    assert o["capable"] is False and o["active"] is False and \
+        o["blocklist"] == 0 and \
         o["acl_drop"] == 0 and o["hits"] is None, o
     assert o["reason"].startswith("no drop by IPv4 source prefix: "
                                   "rte_flow_validate: "), o
