@@ -381,7 +381,25 @@ pa_blocklist_filter(struct pa_blocklist *bl, unsigned int lidx,
 					(64 - BL6_FILTER_BITS + 6)]);
 		}
 	}
-	/* pass 2: the lookups */
+	/* pass 2 (IPv6 only): where the filter lets a source through, a
+	 * prefetch of its slot in each length's table */
+	for (i = 0; t->n_h6 != 0 && i < n; i++) {
+		uint32_t top;
+		unsigned int j;
+
+		if (k[i].family != 6)
+			continue;
+		top = (uint32_t)(k[i].hi >> (64 - BL6_FILTER_BITS));
+		if (!((t->filter6[top >> 6] >> (top & 63)) & 1))
+			continue;
+		for (j = 0; j < t->n_h6; j++) {
+			const struct bl6_hash *h = &t->h6[j];
+
+			rte_prefetch0(&h->keys[bl6_hash_fn(k[i].hi & h->mask_hi,
+				k[i].lo & h->mask_lo) & h->mask]);
+		}
+	}
+	/* pass 3: the lookups */
 	for (i = 0; i < n; i++) {
 		uint8_t h = 0;
 

@@ -564,6 +564,19 @@ START_TEST(test_a_million_prefixes_load_within_the_budget)
 		a.v4.s_addr = htonl(probe[i]);
 		ck_assert(pa_blocklist_trace(bl, &a));
 	}
+	/* one add to the full set: merged and rebuilt */
+	{
+		static const char *const one[] = { "192.0.2.1" };
+		struct pa_bl_set o;
+
+		set_of(&o, one, 1);
+		t0 = now_s();
+		ck_assert_int_eq(pa_blocklist_add(bl, &o, why, sizeof(why)), 0);
+		t = now_s() - t0;
+		pa_bl_set_free(&o);
+		fprintf(stderr, "one add to the 1M set: %.1f ms\n", t * 1e3);
+		ck_assert(trace(bl, "192.0.2.1"));
+	}
 	free(probe);
 	pa_blocklist_destroy(bl);
 }
