@@ -251,6 +251,12 @@ start_offload(struct pa_app *app, char *err, size_t err_len)
 	}
 	pa_pipeline_set_offload(app->pl, app->offload);
 	pa_blocklist_set_offload(app->blocklist, app->offload);
+	if (app->acl != NULL) {
+		struct pa_acl_hook h = { .pre = pa_offload_acl_pre,
+			.post = pa_offload_acl_post, .arg = app->offload };
+
+		pa_acl_set_hook(app->acl, &h);
+	}
 	return 0;
 }
 
@@ -700,6 +706,8 @@ pa_app_stop(struct pa_app *app, bool ok)
 	/* the NIC's rules, while their ports still exist */
 	if (app->blocklist != NULL)
 		pa_blocklist_set_offload(app->blocklist, NULL);
+	if (app->acl != NULL && app->offload != NULL)
+		pa_acl_set_hook(app->acl, NULL);
 	if (app->pl != NULL)
 		pa_pipeline_set_offload(app->pl, NULL);
 	pa_offload_destroy(app->offload);

@@ -37,6 +37,7 @@
 #include <jansson.h>
 
 #include "pa_blocklist.h"
+#include "pa_config.h"
 #include "pa_net.h"
 
 /** Most blocklist rules put in one port's NIC. */
@@ -44,13 +45,19 @@
 /** Most ports probed. */
 #define PA_OFFLOAD_MAX_PORTS	16u
 
+/** Most ACL drop rules put in one port's NIC. */
+#define PA_OFFLOAD_MAX_ACL	1024u
+
 /** One rte_flow rule and the storage its items and actions point to. */
 struct pa_flow_rule {
 	struct rte_flow_attr attr;
-	struct rte_flow_item pattern[3];	/**< ETH, IPV4|IPV6, END */
+	/** ETH, IPV4|IPV6, [TCP|UDP,] END */
+	struct rte_flow_item pattern[4];
 	struct rte_flow_action actions[3];	/**< [COUNT,] DROP, END */
 	struct rte_flow_item_ipv4 v4, v4_mask;
 	struct rte_flow_item_ipv6 v6, v6_mask;
+	struct rte_flow_item_tcp tcp, tcp_mask;
+	struct rte_flow_item_udp udp, udp_mask;
 	struct rte_flow_action_count count;
 };
 
@@ -64,7 +71,42 @@ struct pa_flow_rule {
 int pa_offload_rule_prefix(const struct pa_ip_prefix *p, bool count,
 		struct pa_flow_rule *r);
 
+/**
+ * Translate an ACL drop rule, for packets of @p family (AF_INET or
+ * AF_INET6: a rule whose prefixes are both "any" needs one of each):
+ * ETH / IPV4|IPV6 (src, dst prefixes; next_proto_id / proto when the rule
+ * names one) / TCP|UDP (a port that is one number, not a range) / END ->
+ * [COUNT,] DROP. The NIC then drops a subset of what the ACL drops: a
+ * packet without the L4 header (a non-first fragment) does not match an
+ * L4 item and reaches the ACL, which drops it.
+ * @return 0; -ENOTSUP (a port range that is not one port or "any", ports
+ * with a protocol other than TCP or UDP, a rule of the other family, an
+ * action other than drop); -EINVAL.
+ */
+int pa_offload_rule_acl(const struct pa_config_acl_rule *r, int family,
+		bool count, struct pa_flow_rule *fr);
+
+/**
+ * May ACL rule @p i of @p rules (@p n, any order) be dropped by the NIC
+ * without changing any packet's fate? Yes when it is a drop rule and no
+ * rule ranked above it (higher priority, or equal and lower id) whose
+ * action is not drop could match a packet it matches (prefixes, protocol
+ * and in_port compared; ports are not, so the answer may be no when it is
+ * yes).
+ */
+bool pa_offload_acl_safe(const struct pa_config_acl_rule *rules,
+		unsigned int n, unsigned int i);
+
 struct pa_offload;
+
+/** Before the ACL publishes a change: destroy the NIC's ACL rules
+ * (@p off: a struct pa_offload; the signature of struct pa_acl_hook). */
+void pa_offload_acl_pre(void *off);
+
+/** After it: create NIC rules for the safe drop rules of @p rules (up to
+ * PA_OFFLOAD_MAX_ACL a port; a rule with in_port only on that port). */
+void pa_offload_acl_post(void *off, const struct pa_config_acl_rule *rules,
+		unsigned int n);
 
 struct pa_offload_opts {
 	unsigned int n_ports;

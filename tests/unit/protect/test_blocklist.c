@@ -636,6 +636,115 @@ START_TEST(test_a_prefix_becomes_an_ingress_drop_rule_on_its_source)
 }
 END_TEST
 
+
+static struct pa_config_acl_rule
+acl_rule(uint32_t id, int32_t prio, const char *src, const char *dst,
+		int proto, uint16_t dport, enum pa_acl_action action)
+{
+	struct pa_config_acl_rule r;
+
+	memset(&r, 0, sizeof(r));
+	r.id = id;
+	r.priority = prio;
+	if (src != NULL)
+		r.src = pfx(src);
+	if (dst != NULL)
+		r.dst = pfx(dst);
+	r.proto = proto;
+	r.sport = (struct pa_port_range){ 0, 65535 };
+	r.dport = dport == 0 ? (struct pa_port_range){ 0, 65535 } :
+		(struct pa_port_range){ dport, dport };
+	r.action = action;
+	r.in_port = -1;
+	return r;
+}
+
+START_TEST(test_an_acl_drop_rule_becomes_a_nic_rule_with_its_fields)
+{
+	struct pa_config_acl_rule r = acl_rule(7, 10, "10.0.0.0/8",
+		"192.0.2.0/24", IPPROTO_UDP, 53, PA_ACL_DROP);
+	struct pa_flow_rule f;
+
+	ck_assert_int_eq(pa_offload_rule_acl(&r, AF_INET, true, &f), 0);
+	ck_assert(f.attr.ingress);
+	ck_assert_int_eq(f.pattern[1].type, RTE_FLOW_ITEM_TYPE_IPV4);
+	ck_assert_uint_eq(ntohl(f.v4.hdr.src_addr), 0x0a000000u);
+	ck_assert_uint_eq(ntohl(f.v4_mask.hdr.src_addr), 0xff000000u);
+	ck_assert_uint_eq(ntohl(f.v4.hdr.dst_addr), 0xc0000200u);
+	ck_assert_uint_eq(ntohl(f.v4_mask.hdr.dst_addr), 0xffffff00u);
+	ck_assert_uint_eq(f.v4.hdr.next_proto_id, IPPROTO_UDP);
+	ck_assert_uint_eq(f.v4_mask.hdr.next_proto_id, 0xff);
+	ck_assert_int_eq(f.pattern[2].type, RTE_FLOW_ITEM_TYPE_UDP);
+	ck_assert_uint_eq(ntohs(f.udp.hdr.dst_port), 53);
+	ck_assert_uint_eq(f.udp_mask.hdr.dst_port, 0xffff);
+	ck_assert_uint_eq(f.udp_mask.hdr.src_port, 0);
+	ck_assert_int_eq(f.pattern[3].type, RTE_FLOW_ITEM_TYPE_END);
+	ck_assert_int_eq(f.actions[1].type, RTE_FLOW_ACTION_TYPE_DROP);
+	/* an IPv4 rule has no IPv6 form */
+	ck_assert_int_eq(pa_offload_rule_acl(&r, AF_INET6, true, &f),
+		-ENOTSUP);
+	/* "any" prefixes: both families, no L4 item without ports */
+	r = acl_rule(8, 0, NULL, NULL, IPPROTO_TCP, 0, PA_ACL_DROP);
+	ck_assert_int_eq(pa_offload_rule_acl(&r, AF_INET6, false, &f), 0);
+	ck_assert_int_eq(f.pattern[1].type, RTE_FLOW_ITEM_TYPE_IPV6);
+	ck_assert_uint_eq(f.v6.hdr.proto, IPPROTO_TCP);
+	ck_assert_int_eq(f.pattern[2].type, RTE_FLOW_ITEM_TYPE_END);
+	ck_assert_int_eq(pa_offload_rule_acl(&r, AF_INET, false, &f), 0);
+	ck_assert_uint_eq(f.v4_mask.hdr.src_addr, 0);
+	/* a port range is not one rte_flow rule; nor a permit */
+	r = acl_rule(9, 0, "10.0.0.0/8", NULL, IPPROTO_TCP, 0, PA_ACL_DROP);
+	r.dport = (struct pa_port_range){ 1000, 1999 };
+	ck_assert_int_eq(pa_offload_rule_acl(&r, AF_INET, false, &f),
+		-ENOTSUP);
+	r = acl_rule(10, 0, "10.0.0.0/8", NULL, PA_PROTO_ANY, 0,
+		PA_ACL_PERMIT);
+	ck_assert_int_eq(pa_offload_rule_acl(&r, AF_INET, false, &f),
+		-ENOTSUP);
+	/* ports without TCP or UDP: no */
+	r = acl_rule(11, 0, "10.0.0.0/8", NULL, PA_PROTO_ANY, 80,
+		PA_ACL_DROP);
+	ck_assert_int_eq(pa_offload_rule_acl(&r, AF_INET, false, &f),
+		-ENOTSUP);
+}
+END_TEST
+
+START_TEST(test_only_drops_no_better_permit_overlaps_are_offloaded)
+{
+	struct pa_config_acl_rule rules[5];
+
+	/* 0: drop 10/8; 1: permit 10.1/16 above it -> 0 unsafe */
+	rules[0] = acl_rule(1, 10, "10.0.0.0/8", NULL, PA_PROTO_ANY, 0,
+		PA_ACL_DROP);
+	rules[1] = acl_rule(2, 20, "10.1.0.0/16", NULL, PA_PROTO_ANY, 0,
+		PA_ACL_PERMIT);
+	/* 2: drop 192.0.2.0/24, overlapped only by a permit below it */
+	rules[2] = acl_rule(3, 30, "192.0.2.0/24", NULL, PA_PROTO_ANY, 0,
+		PA_ACL_DROP);
+	rules[3] = acl_rule(4, 5, "192.0.0.0/8", NULL, PA_PROTO_ANY, 0,
+		PA_ACL_PERMIT);
+	/* 4: drop udp 2001:db8::/32; a better IPv4 permit does not touch it,
+	 * and an equal-priority permit with a higher id ranks below */
+	rules[4] = acl_rule(5, 20, "2001:db8::/32", NULL, IPPROTO_UDP, 0,
+		PA_ACL_DROP);
+	ck_assert(!pa_offload_acl_safe(rules, 5, 0));
+	ck_assert(!pa_offload_acl_safe(rules, 5, 1));	/* not a drop */
+	ck_assert(pa_offload_acl_safe(rules, 5, 2));
+	ck_assert(pa_offload_acl_safe(rules, 5, 4));
+	/* a better tcp-only permit on the same prefix does not overlap udp */
+	rules[3] = acl_rule(6, 90, "2001:db8::/32", NULL, IPPROTO_TCP, 0,
+		PA_ACL_PERMIT);
+	ck_assert(pa_offload_acl_safe(rules, 5, 4));
+	/* a better permit of "any" protocol does */
+	rules[3].proto = PA_PROTO_ANY;
+	ck_assert(!pa_offload_acl_safe(rules, 5, 4));
+	/* a mark rule ranked equal with a lower id overlaps: unsafe */
+	rules[3] = acl_rule(2, 30, NULL, NULL, PA_PROTO_ANY, 0, PA_ACL_MARK);
+	ck_assert(!pa_offload_acl_safe(rules, 5, 2));
+	rules[3].id = 40;	/* higher id: ranked below */
+	ck_assert(pa_offload_acl_safe(rules, 5, 2));
+}
+END_TEST
+
 static Suite *
 blocklist_suite(void)
 {
@@ -655,6 +764,8 @@ blocklist_suite(void)
 	tcase_add_test(tc, test_a_bad_file_replaces_nothing);
 	tcase_add_test(tc, test_a_million_prefixes_load_within_the_budget);
 	tcase_add_test(tc, test_a_prefix_becomes_an_ingress_drop_rule_on_its_source);
+	tcase_add_test(tc, test_an_acl_drop_rule_becomes_a_nic_rule_with_its_fields);
+	tcase_add_test(tc, test_only_drops_no_better_permit_overlaps_are_offloaded);
 	suite_add_tcase(s, tc);
 	return s;
 }
