@@ -25,6 +25,9 @@ sys.path.insert(0, os.path.join(ROOT, "tools", "pylib"))
 from pktaccel import rpc  # noqa: E402
 from pktaccel.daemon import DAEMON  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_acl  # noqa: E402
+
 EAL = ["--no-huge", "--no-shconf", "--no-pci", "--no-telemetry", "-m", "1024",
        "-l", "0,1"]
 
@@ -70,10 +73,12 @@ def bench_pktaccel(pcap, flows, seconds, tmp):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         rpc.wait_socket(sock, proc)
-        time.sleep(2)
+        time.sleep(bench_acl.WARMUP_S)
         a = rpc.call(sock, "stats_get")
         t0 = time.time()
+        wa = bench_acl.threads_cpu_s(proc.pid)
         time.sleep(seconds)
+        wb = bench_acl.threads_cpu_s(proc.pid)
         b = rpc.call(sock, "stats_get")
         t1 = time.time()
         hz = rpc.call(sock, "pipeline_get")["tsc_hz"]
@@ -87,9 +92,13 @@ def bench_pktaccel(pcap, flows, seconds, tmp):
     la, lb = a["lcores"]["1"], b["lcores"]["1"]
     busy = lb["busy_cycles"] - la["busy_cycles"]
     pps = pkts / (t1 - t0)
+    wcpu = sum(wb.values()) - sum(wa.values())
     return {"mpps": pps / 1e6,
             "cycles_per_packet": hz / pps if pps else None,
             "busy_cycles_per_packet": busy / pkts if pkts else None,
+            # the worker thread's own CPU time x TSC Hz / packets
+            "cpu_cycles_per_packet": wcpu * hz / pkts if pkts else None,
+            "worker_cpu_share": wcpu / (t1 - t0),
             "dropped": b["dropped_packets"] - a["dropped_packets"],
             "tsc_hz": hz}
 
@@ -100,10 +109,15 @@ def bench_testpmd(pcap, flows, seconds):
         "--forward-mode=io", "--total-num-mbufs=%d" % (flows + 8192), "--stats-period", "1"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
-    rates = []
+    rates, samples = [], []
     end = time.time() + seconds + 30
     try:
         for line in proc.stdout:
+            m = re.search(r"RX-packets:\s+(\d+)", line)
+            if m:
+                # the forwarding lcore's CPU time at each statistics line
+                samples.append((int(m.group(1)), sum(
+                    bench_acl.threads_cpu_s(proc.pid).values())))
             m = re.search(r"Rx-pps:\s+(\d+)", line)
             if m:
                 rates.append(int(m.group(1)))
@@ -118,7 +132,15 @@ def bench_testpmd(pcap, flows, seconds):
     steady = [r for r in rates[3:] if r > 0] or [r for r in rates if r > 0]
     if not steady:
         raise RuntimeError("no rate from testpmd")
-    return {"mpps": sum(steady) / len(steady) / 1e6, "samples": len(steady)}
+    # CPU seconds per packet over the steady samples (x TSC Hz: cycles
+    # per packet, whoever else had the CPU)
+    steady_s = samples[3:] if len(samples) > 4 else samples
+    cpp = None
+    if len(steady_s) >= 2 and steady_s[-1][0] > steady_s[0][0]:
+        cpp = (steady_s[-1][1] - steady_s[0][1]) / \
+            (steady_s[-1][0] - steady_s[0][0])
+    return {"mpps": sum(steady) / len(steady) / 1e6, "samples": len(steady),
+            "cpu_s_per_packet": cpp}
 
 
 def main():

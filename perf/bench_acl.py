@@ -45,6 +45,11 @@ from pktaccel.rpc import RpcClient, RpcError, wait_socket  # noqa: E402,F401
 L3FWD_BUILD = os.path.join(ROOT, "perf", "l3fwd", "build.sh")
 L3FWD_BIN = os.path.join(ROOT, "build", "peers", "examples", "l3fwd", "build",
                          "l3fwd")
+# l3fwd's EAL file prefix (its telemetry socket's directory) is
+# L3FWD_PREFIX-<pid>; seconds of traffic before a measuring window opens.
+# perf/run.py sets both.
+L3FWD_PREFIX = "pa-l3fwd"
+WARMUP_S = 2.0
 PROTO_UDP = 17
 DROP_SPORT = (1024, 4299)       # the one drop rule: ~5% of the flows
 DROP_ID = 1
@@ -353,6 +358,25 @@ def system_cpu_s():
     return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
 
 
+def threads_cpu_s(pid, prefix="rte-worker-"):
+    """CPU seconds (user + system) of each thread of @p pid whose name
+    starts with @p prefix: {name: seconds}. The data-path lcores are
+    "rte-worker-<lcore>"."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                comm = f.read().strip()
+            if not comm.startswith(prefix):
+                continue
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                v = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[comm] = (int(v[11]) + int(v[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
 def cpu_times():
     """Per-CPU (busy, total) jiffies from /proc/stat."""
     out = {}
@@ -440,7 +464,7 @@ def pktaccel_start(tmp, pcap, flows, rules, mem, name="bench", extra=None):
     t0 = time.time()
     try:
         wait_socket(sock, proc, timeout=600)
-    except RuntimeError:
+    except (RuntimeError, AssertionError):   # wait_socket: the daemon exited
         log.close()
         with open(os.path.join(tmp, name + ".log")) as f:
             sys.stderr.write(f.read()[-3000:])
@@ -469,10 +493,12 @@ def bench_pktaccel(tmp, pcap, flows, rules, seconds, mem, extra=None):
     try:
         c = rpc_connect(sock)
         pl = c.call("pipeline_get")
-        time.sleep(2)
+        time.sleep(WARMUP_S)
         a = c.call("stats_get")
         ca, t0 = cpu_times(), time.time()
+        wa = threads_cpu_s(proc.pid)
         time.sleep(seconds)
+        wb = threads_cpu_s(proc.pid)
         b = c.call("stats_get")
         t1, cb = time.time(), cpu_times()
         c.close()
@@ -480,6 +506,7 @@ def bench_pktaccel(tmp, pcap, flows, rules, seconds, mem, extra=None):
         stop(proc)
     hz = pl["tsc_hz"]
     pkts = b["rx_packets"] - a["rx_packets"]
+    wcpu = sum(wb.values()) - sum(wa.values())
     la, lb = a["lcores"]["1"], b["lcores"]["1"]
     busy = lb["busy_cycles"] - la["busy_cycles"]
     pps = pkts / (t1 - t0)
@@ -498,6 +525,11 @@ def bench_pktaccel(tmp, pcap, flows, rules, seconds, mem, extra=None):
             # share of packets some rule matched (not the default action)
             "rule_match_share": 1 - dflt / pkts if pkts and dflt is not None
             else None,
+            # the worker thread's own CPU time x TSC Hz / packets: what
+            # the worker spent, whoever else had its CPU meanwhile
+            "cpu_cycles_per_packet": wcpu * hz / pkts if pkts else None,
+            "worker_cpu_share": wcpu / (t1 - t0),
+            "latency": b.get("latency"),
             "acl": b.get("acl"), "algorithm": acl_algorithm(pl),
             "start_s": round(start_s, 2), "tsc_hz": hz,
             "cpu_busy": cpu_busy(ca, cb)}
@@ -522,7 +554,7 @@ def bench_l3fwd(tmp, pcap, flows, rules, seconds, mem, alg=None):
     no secondary, so dpdk-proc-info cannot attach)."""
     r4, r6 = os.path.join(tmp, "rules4.txt"), os.path.join(tmp, "rules6.txt")
     write_l3fwd_rules(rules, r4, r6)
-    prefix = "pa-l3fwd-%d" % os.getpid()
+    prefix = "%s-%d" % (L3FWD_PREFIX, os.getpid())
     rundir = "/var/run/dpdk/%s" % prefix if os.getuid() == 0 else \
         os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk", prefix)
     tsock = os.path.join(rundir, "dpdk_telemetry.v2")
@@ -562,10 +594,12 @@ def bench_l3fwd(tmp, pcap, flows, rules, seconds, mem, alg=None):
                 raise RuntimeError("l3fwd never started")
             time.sleep(0.2)
         start_s = time.time() - t_start
-        time.sleep(2)
+        time.sleep(WARMUP_S)
         a = telemetry(tsock, "/ethdev/stats,0")["/ethdev/stats"]
         ca, t0 = cpu_times(), time.time()
+        pa = proc_cpu_s(proc.pid)
         time.sleep(seconds)
+        pb = proc_cpu_s(proc.pid)
         b = telemetry(tsock, "/ethdev/stats,0")["/ethdev/stats"]
         t1, cb = time.time(), cpu_times()
     finally:
@@ -580,6 +614,10 @@ def bench_l3fwd(tmp, pcap, flows, rules, seconds, mem, alg=None):
     rx = b["ipackets"] - a["ipackets"]
     tx = b["opackets"] - a["opackets"]
     return {"mpps": rx / (t1 - t0) / 1e6, "tx_mpps": tx / (t1 - t0) / 1e6,
+            # l3fwd's CPU time per packet (its one lcore is its main
+            # thread; the others sleep): x TSC Hz = its cycles/packet,
+            # whoever else had the CPU
+            "cpu_s_per_packet": (pb - pa) / rx if rx else None,
             "drop_share": (rx - tx) / rx if rx else None,
             "algorithm": algs[0] if algs else None, "num_tries": tries,
             "start_s": round(start_s, 2), "cpu_busy": cpu_busy(ca, cb)}

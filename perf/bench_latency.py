@@ -90,7 +90,7 @@ def one_cost_run(tmp, pcap, flows, rules, seconds, mem, latency):
     try:
         c = ba.rpc_connect(sock)
         hz = c.call("pipeline_get")["tsc_hz"]
-        time.sleep(2)
+        time.sleep(ba.WARMUP_S)
         a, ca, t0 = c.call("stats_get"), ba.cpu_times(), time.time()
         w0 = thread_cpu_s(proc.pid, "rte-worker-1")
         time.sleep(seconds)
@@ -171,8 +171,11 @@ def sh(*a, check=False, timeout=60):
     return r
 
 
+NETNS_PREFIX = "pa-bench"     # perf/run.py sets it
+
+
 def make_netns():
-    ns = "pa-bench-%s" % uuid.uuid4().hex[:6]
+    ns = "%s-%s" % (NETNS_PREFIX, uuid.uuid4().hex[:6])
     sh("ip", "netns", "add", ns, check=True)
     ex = ("ip", "netns", "exec", ns)
     for a, b in (("vA1", "vB1"), ("vA2", "vB2")):

@@ -118,12 +118,17 @@ def write_bench_pcap(path, flows):
 
 
 def start(tmp, pcap, n_flows, rules, mem, lb=None, mode="rtc", name="lb",
-          flow_table=None):
+          flow_table=None, lcores=None, eal_lcores=None, lb_extra=None):
+    """Start a daemon on @p pcap; (proc, socket, seconds to start). In
+    pipeline mode @p lcores (the config's pipeline.lcores) and
+    @p eal_lcores (EAL --lcores) choose the layout; the default is one
+    lcore per stage, all four on CPU 1. @p lb_extra: more keys of the lb
+    section (local_addr6, ...)."""
     conf = os.path.join(tmp, name + ".json")
     sock = os.path.join(tmp, name + ".sock")
     pipe = {"mode": "rtc", "lcores": {"worker": [1]}} if mode == "rtc" else \
-        {"mode": "pipeline", "lcores": {"rx": [1], "classify": [2],
-                                        "lb": [3], "tx": [4]}}
+        {"mode": "pipeline", "lcores": lcores or {"rx": [1], "classify": [2],
+                                                  "lb": [3], "tx": [4]}}
     cfg = {"ports": [port_config(pcap, n_flows)],
            "pipeline": pipe,
            "metrics": None}
@@ -131,11 +136,12 @@ def start(tmp, pcap, n_flows, rules, mem, lb=None, mode="rtc", name="lb",
         cfg["acl"] = {"default": "permit",
                       "rules": [ba.rule_json(r) for r in rules]}
     cfg["lb"] = {"local_addr": "192.0.2.254", "services": lb or []}
+    cfg["lb"].update(lb_extra or {})
     if flow_table is not None:
         cfg["lb"]["flow_table"] = flow_table
     with open(conf, "w") as f:
         json.dump(cfg, f, separators=(",", ":"))
-    lcores = "0,1" if mode == "rtc" else "0@0,(1,2,3,4)@1"
+    lcores = "0,1" if mode == "rtc" else eal_lcores or "0@0,(1,2,3,4)@1"
     log = open(os.path.join(tmp, name + ".log"), "w")
     eal = ba.EAL + ["-m", str(mem)] + (["-l", lcores] if mode == "rtc" else
                                         ["--lcores", lcores])
@@ -144,7 +150,7 @@ def start(tmp, pcap, n_flows, rules, mem, lb=None, mode="rtc", name="lb",
     t0 = time.time()
     try:
         ba.wait_socket(sock, proc, timeout=600)
-    except RuntimeError:
+    except (RuntimeError, AssertionError):   # wait_socket: the daemon exited
         log.close()
         with open(os.path.join(tmp, name + ".log")) as f:
             sys.stderr.write(f.read()[-3000:])
@@ -153,9 +159,27 @@ def start(tmp, pcap, n_flows, rules, mem, lb=None, mode="rtc", name="lb",
     return proc, sock, time.time() - t0
 
 
-def bench_one(tmp, pcap, flows, rules, seconds, mem, lb, mode, flow_table):
+def lcore_delta(a, b):
+    """Per lcore, what changed between two stats_get: packets per stage,
+    busy cycles, ring_full drops."""
+    out = {}
+    for k, lb_ in b.get("lcores", {}).items():
+        la = a.get("lcores", {}).get(k, {})
+        sa, sb = la.get("stage_packets", {}), lb_.get("stage_packets", {})
+        out[k] = {"stage_packets": {s: sb[s] - sa.get(s, 0) for s in sb},
+                  "busy_cycles": lb_.get("busy_cycles", 0) -
+                  la.get("busy_cycles", 0),
+                  "ring_full": lb_.get("drops", {}).get("ring_full", 0) -
+                  la.get("drops", {}).get("ring_full", 0)}
+    return out
+
+
+def bench_one(tmp, pcap, flows, rules, seconds, mem, lb, mode, flow_table,
+              lcores=None, eal_lcores=None, lb_extra=None, name="lb"):
     proc, sock, start_s = start(tmp, pcap, len(flows), rules, mem, lb, mode,
-                                flow_table=flow_table)
+                                flow_table=flow_table, lcores=lcores,
+                                eal_lcores=eal_lcores, lb_extra=lb_extra,
+                                name=name)
     try:
         c = ba.rpc_connect(sock)
         pl = c.call("pipeline_get")
@@ -166,10 +190,12 @@ def bench_one(tmp, pcap, flows, rules, seconds, mem, lb, mode, flow_table):
             if st["rx_packets"] >= 2 * len(flows):
                 break
             time.sleep(0.5)
-        time.sleep(1)
+        time.sleep(min(1.0, ba.WARMUP_S))
         a = c.call("stats_get")
         ca, t0 = ba.cpu_times(), time.time()
+        wa = ba.threads_cpu_s(proc.pid)
         time.sleep(seconds)
+        wb = ba.threads_cpu_s(proc.pid)
         b = c.call("stats_get")
         t1, cb = time.time(), ba.cpu_times()
         rss = ba.vm_kib(proc.pid, "VmRSS")
@@ -181,8 +207,21 @@ def bench_one(tmp, pcap, flows, rules, seconds, mem, lb, mode, flow_table):
     pps = pkts / (t1 - t0)
     lbs = b.get("lb") or {}
     lba = a.get("lb") or {}
+    tx = b["tx_packets"] - a["tx_packets"]
+    wcpu = {k: wb[k] - wa.get(k, 0) for k in wb}
     return {"mpps": pps / 1e6,
             "cycles_per_packet": hz / pps if pps else None,
+            # the data-path threads' own CPU time x TSC Hz, per packet
+            # received and per packet sent
+            "cpu_cycles_per_packet": sum(wcpu.values()) * hz / pkts
+            if pkts else None,
+            "cpu_cycles_per_tx_packet": sum(wcpu.values()) * hz / tx
+            if tx else None,
+            "lcore_cpu_s": wcpu, "lcores": lcore_delta(a, b),
+            "ring_full_share": (b["drops"].get("ring_full", 0) -
+                                a["drops"].get("ring_full", 0)) / pkts
+            if pkts else None,
+            "latency": b.get("latency"),
             "drop_share": (b["dropped_packets"] - a["dropped_packets"]) / pkts
             if pkts else None,
             "balanced_share": (lbs.get("balanced", 0) - lba.get("balanced", 0))

@@ -25,6 +25,7 @@ PACKAGES=(
 	prometheus		# promtool: the tests lint /metrics with it
 	python3-scapy		# tests and lab tools (/usr/bin/python3)
 	python3-pytest
+	python3-matplotlib	# perf/charts.py (docs/img/), and its test
 	iproute2		# ip netns / veth for the live tests
 	ethtool			# checksum offload off on veths
 	tcpdump

@@ -236,6 +236,10 @@ struct pa_config_service {
 	 * on SYN-ACKs of its NAT replies) is rewritten to it; 0 = off
 	 * (absent), else 536..65495 */
 	uint16_t mss_clamp;
+	/** "max_flows": live flows of the service at most (all lcores);
+	 * a packet that would make one more is dropped (reason max_flows);
+	 * 0 = no limit (absent), else 1..lb.flow_table.size */
+	uint32_t max_flows;
 	/** "health": backend checks (present false: none) */
 	struct pa_config_health health;
 	unsigned int n_backends;
@@ -278,14 +282,18 @@ struct pa_config_announce {
 
 /**
  * "protect": protection against floods and unwanted sources (lib/protect):
- * {"syn_timeout_s": S, "src_new_flows": {"rate", "burst", "prefix4",
- * "prefix6"}, "blocklist": "FILE"}. All optional.
+ * {"syn_timeout_s": S, "syn_defer": bool, "src_new_flows": {"rate",
+ * "burst", "prefix4", "prefix6"}, "blocklist": "FILE"}. All optional.
  */
 struct pa_config_protect {
 	bool present;			/**< "protect" key in the document */
 	/** TCP flows that never got past their first SYN expire after
 	 * this many seconds; 0 = not set (such flows live tcp_timeout). */
 	uint32_t syn_timeout_s;
+	/** "syn_defer": a SYN that opens a flow of a Maglev service that
+	 * does not nat takes no flow entry: it goes to the Maglev choice,
+	 * and the client's next packet makes the entry (default false). */
+	bool syn_defer;
 	/** New flows per source prefix: a token bucket per prefix. */
 	struct {
 		bool enabled;		/**< "src_new_flows" given */

@@ -207,6 +207,11 @@ svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
 	s->forward = (uint8_t)cfg->forward;
 	s->sched = (uint8_t)cfg->scheduler;
 	s->mss_clamp = cfg->mss_clamp;
+	s->max_flows = cfg->max_flows;
+	/* a SYN needs no entry where the choice is a function of the flow
+	 * (Maglev) and no reply entry is wanted (not nat) */
+	s->syn_defer = lb->protect.syn_defer && cfg->proto == IPPROTO_TCP &&
+		cfg->scheduler == PA_LB_MAGLEV && cfg->forward != PA_LB_NAT;
 	s->ops = lb_sched_table[cfg->scheduler];
 	s->vip = cfg->vip;
 	snprintf(s->name, sizeof(s->name), "%s", cfg->name);
@@ -846,6 +851,11 @@ service_add_locked(struct pa_lb *lb, const struct pa_config_service *svc,
 				"udp", o->name);
 			return -EEXIST;
 		}
+	}
+	if (svc->max_flows > lb->ft.size) {
+		pa_seterr(err, err_len, "max_flows %u is more than the flow table holds (lb.flow_table.size %u)",
+			svc->max_flows, lb->ft.size);
+		return -EINVAL;
 	}
 	if (svc->forward == PA_LB_IPIP &&
 	    ((svc->vip.family == AF_INET && !lb->has_local4) ||
@@ -1560,9 +1570,11 @@ flow_key_hash(const void *key, uint32_t len, uint32_t init)
 	return pa_pkt_hash_v6(k->src, k->dst, ports, k->proto);
 }
 
+static void worker_free(struct lb_worker *w);
+
 static struct lb_worker *
-worker_create(struct pa_lb *lb, unsigned int idx, uint32_t size, char *err,
-		size_t err_len)
+worker_create(struct pa_lb *lb, unsigned int idx, unsigned int ord,
+		uint32_t size, char *err, size_t err_len)
 {
 	struct rte_hash_parameters hp = { 0 };
 	char name[RTE_HASH_NAMESIZE];
@@ -1593,12 +1605,17 @@ worker_create(struct pa_lb *lb, unsigned int idx, uint32_t size, char *err,
 		sizeof(*w->cursor), RTE_CACHE_LINE_SIZE, lb->socket);
 	w->ctr = rte_zmalloc_socket("pa_lb_ctr", PA_LB_MAX_BACKENDS *
 		sizeof(*w->ctr), RTE_CACHE_LINE_SIZE, lb->socket);
-	if (w->ent == NULL || w->cursor == NULL || w->ctr == NULL) {
-		rte_hash_free(w->flows);
-		rte_free(w->ent);
-		rte_free(w->cursor);
-		rte_free(w->ctr);
-		rte_free(w);
+	w->svc_ctr = rte_zmalloc_socket("pa_lb_svc_ctr", PA_LB_MAX_SERVICES *
+		sizeof(*w->svc_ctr), RTE_CACHE_LINE_SIZE, lb->socket);
+	w->n_lb = lb->n_lb;
+	w->lb_ord = ord;
+	if (lb->protect.src_new_flows.enabled)
+		w->src = pa_protect_src_create(&lb->protect, lb->n_lb, 0,
+			lb->tsc_hz, lb->socket);
+	if (w->ent == NULL || w->cursor == NULL || w->ctr == NULL ||
+	    w->svc_ctr == NULL ||
+	    (lb->protect.src_new_flows.enabled && w->src == NULL)) {
+		worker_free(w);
 		goto nomem;
 	}
 	return w;
@@ -1617,6 +1634,8 @@ worker_free(struct lb_worker *w)
 	rte_free(w->ent);
 	rte_free(w->cursor);
 	rte_free(w->ctr);
+	rte_free(w->svc_ctr);
+	pa_protect_src_free(w->src);
 	rte_free(w);
 }
 
@@ -1642,15 +1661,19 @@ tables_make(struct pa_lb *lb, char *err, size_t err_len)
 {
 	uint64_t heap_before;
 	struct lb_worker *w;
-	unsigned int i;
+	unsigned int i, ord = 0;
 
 	if (lb->tables_made)
 		return 0;
 	heap_before = heap_bytes(lb->socket);
 	for (i = 0; i < lb->n_lcores; i++) {
-		if (!lb->runs_lb[i] || lb->w[i] != NULL)
+		if (!lb->runs_lb[i])
 			continue;
-		w = worker_create(lb, i, lb->per_lcore, err, err_len);
+		if (lb->w[i] != NULL) {
+			ord++;
+			continue;
+		}
+		w = worker_create(lb, i, ord++, lb->per_lcore, err, err_len);
 		if (w == NULL)
 			return -ENOMEM;
 		__atomic_store_n(&lb->w[i], w, __ATOMIC_RELEASE);
@@ -1694,6 +1717,12 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 	lb->tmo_tsc[LB_TMO_TCP] = lb->ft.tcp_timeout * lb->tsc_hz;
 	lb->tmo_tsc[LB_TMO_TCP_FIN] = lb->ft.tcp_fin_timeout * lb->tsc_hz;
 	lb->tmo_tsc[LB_TMO_UDP] = lb->ft.udp_timeout * lb->tsc_hz;
+	lb->protect = o->cfg->protect;
+	lb->protect.blocklist = NULL;	/* not ours (lib/protect's) */
+	lb->tmo_tsc[LB_TMO_SYN] = lb->protect.syn_timeout_s != 0 &&
+		lb->protect.syn_timeout_s < lb->ft.tcp_timeout ?
+		lb->protect.syn_timeout_s * lb->tsc_hz :
+		lb->tmo_tsc[LB_TMO_TCP];
 	lb->sweep_tsc = lb->tsc_hz * LB_SWEEP_BUSY_US / 1000000;
 	lb->nat_size = lb->ft.size;
 	lb->has_local4 = lc->has_local_addr;
@@ -1738,6 +1767,7 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 		if (lb->runs_lb[i])
 			n_lb++;
 	}
+	lb->n_lb = n_lb;
 	per = n_lb > 0 ? lb->ft.size / n_lb : 0;
 	if (per < PA_LB_MIN_LCORE_FLOWS)
 		per = PA_LB_MIN_LCORE_FLOWS;

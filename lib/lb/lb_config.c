@@ -290,6 +290,27 @@ service_table_size_check(const struct pa_decode_field *f, const json_t *v,
 	return 0;
 }
 
+/* max_flows: at most the flow table (a larger limit could never be
+ * reached: it would only hide a typo). */
+static int
+service_max_flows_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	const struct pa_config_service *svc = out;
+	const struct pa_config_lb *lb = arg;
+	uint32_t size = lb != NULL && lb->flow_table.size != 0 ?
+		lb->flow_table.size : CFG_DEFAULT_FLOWS;
+
+	(void)f;
+	(void)v;
+	if (svc->max_flows > size)
+		return pa_decode_fail(err, err_len,
+				"%s: %u is more than the flow table holds (lb.flow_table.size %u)",
+				path, svc->max_flows, size);
+	return 0;
+}
+
 /* What the element decoders of an array need: the object it belongs to
  * and the array's path (for "also <path>[j]"). */
 struct elem_ctx {
@@ -574,6 +595,9 @@ static const struct pa_decode_field service_fields[] = {
 	{ .name = "mss_clamp", .type = PA_DECODE_INT,
 	  .min = CFG_MIN_MSS_CLAMP, .max = CFG_MAX_MSS_CLAMP,
 	  SERVICE(mss_clamp) },
+	{ .name = "max_flows", .type = PA_DECODE_INT,
+	  .min = 1, .max = CFG_MAX_FLOWS, SERVICE(max_flows),
+	  .check = service_max_flows_check },
 	{ .name = "health", .type = PA_DECODE_CUSTOM,
 	  .decode = service_health },
 	{ .name = "backends", .type = PA_DECODE_CUSTOM,
@@ -632,6 +656,9 @@ pa_lb_config_service_to_json(const struct pa_config_service *svc)
 	if (svc->mss_clamp != 0)
 		rc |= json_object_set_new(o, "mss_clamp",
 				json_integer(svc->mss_clamp));
+	if (svc->max_flows != 0)
+		rc |= json_object_set_new(o, "max_flows",
+				json_integer(svc->max_flows));
 	if (svc->health.present)
 		rc |= json_object_set_new(o, "health",
 				pa_lb_config_health_to_json(&svc->health));

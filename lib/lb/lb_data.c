@@ -471,11 +471,15 @@ lb_flow_forget(struct pa_lb *lb, struct lb_worker *w, int32_t pos)
 {
 	struct lb_flow *f = &w->ent[pos];
 	struct lb_ctr *c = &w->ctr[f->cslot];
+	struct lb_svc_ctr *sc = &w->svc_ctr[f->svc_slot];
 	const void *key;
 	int32_t p;
 
+
 	if (c->uid == f->be_uid && c->flows > 0)
 		c->flows--;
+	if (sc->uid == f->svc_uid && sc->flows > 0)
+		sc->flows--;
 	if (f->nat_pos >= 0 && lb->nat != NULL &&
 	    rte_hash_get_key_with_position(lb->nat, f->nat_pos,
 		    (void **)(uintptr_t)&key) == 0) {
@@ -508,9 +512,53 @@ tcp_tmo(const struct rte_mbuf *m, const struct pa_pkt_meta *meta,
 	fl = *rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off + 13);
 	if (fl & (TCP_FIN | TCP_RST))
 		return LB_TMO_TCP_FIN;
+	/* a SYN opens (or, after a FIN, reopens) a flow that has not got
+	 * past it; one on an established flow leaves it established */
 	if ((fl & (TCP_SYN | TCP_ACK)) == TCP_SYN)
-		return LB_TMO_TCP;
-	return cur;
+		return cur == LB_TMO_TCP ? LB_TMO_TCP : LB_TMO_SYN;
+	/* anything else from the client: past its first SYN */
+	return cur == LB_TMO_SYN ? LB_TMO_TCP : cur;
+}
+
+/* A TCP SYN without ACK (a connection's first packet)? */
+static __rte_always_inline bool
+pure_syn(const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
+{
+	return meta->l4_proto == IPPROTO_TCP && (meta->flags & PA_PKT_F_L4) &&
+		rte_pktmbuf_data_len(m) >= meta->l4_off + 14u &&
+		(*rte_pktmbuf_mtod_offset(m, const uint8_t *,
+			meta->l4_off + 13) & (TCP_SYN | TCP_ACK | TCP_FIN |
+			TCP_RST)) == TCP_SYN;
+}
+
+/* What flow_new() returns besides a backend index. */
+#define LB_NEW_NO_BACKEND	(-1)
+#define LB_NEW_SRC_LIMIT	(-2)
+#define LB_NEW_MAX_FLOWS	(-3)
+
+/* The live-flow counter of service @p s on this lcore. */
+static __rte_always_inline struct lb_svc_ctr *
+svc_ctr_of(struct lb_worker *w, const struct lb_svc *s)
+{
+	struct lb_svc_ctr *c = &w->svc_ctr[s->slot];
+
+	if (unlikely(c->uid != s->uid)) {
+		c->uid = s->uid;
+		c->flows = 0;
+	}
+	return c;
+}
+
+/* Is service @p s at its max_flows on this lcore? Its limit is shared
+ * among the lb lcores: max_flows / n each, the remainder to the first
+ * ones (the sum is max_flows). */
+static __rte_noinline bool
+svc_full(struct lb_worker *w, const struct lb_svc *s)
+{
+	uint32_t lim = s->max_flows / w->n_lb +
+		(w->lb_ord < s->max_flows % w->n_lb ? 1 : 0);
+
+	return svc_ctr_of(w, s)->flows >= lim;
 }
 
 /* A new flow: the scheduler's choice, remembered when there is room. */
@@ -525,9 +573,14 @@ flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	int bi;
 	int32_t pos;
 
+	if (unlikely(s->max_flows != 0) && svc_full(w, s))
+		return LB_NEW_MAX_FLOWS;
+	if (unlikely(w->src != NULL) && !pa_protect_src_take(w->src,
+			k->family, k->src, now))
+		return LB_NEW_SRC_LIMIT;
 	bi = s->ops->pick(s, w, meta->hash);
 	if (unlikely(bi < 0))
-		return -1;
+		return LB_NEW_NO_BACKEND;
 	pos = rte_hash_add_key_with_hash(w->flows, k, meta->hash);
 	if (unlikely(pos < 0)) {
 		/* full: the stateless choice, so the flow still sticks */
@@ -544,9 +597,11 @@ flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	f->svc_slot = s->slot;
 	f->be_idx = (uint16_t)bi;
 	f->in_use = 1;
-	w->n_flows++;
+	if (++w->n_flows > w->st.flows_peak)
+		w->st.flows_peak = w->n_flows;
+	svc_ctr_of(w, s)->flows++;
 	f->nat_pos = -1;
-	f->tmo = tcp_tmo(m, meta, LB_TMO_TCP);
+	f->tmo = tcp_tmo(m, meta, LB_TMO_SYN);
 	c = &w->ctr[b->cslot];
 	if (unlikely(c->uid != b->uid)) {
 		c->uid = b->uid;
@@ -921,12 +976,32 @@ maybe_reply:
 				w->st.flows_rescheduled++;
 			lb_flow_forget(lb, w, pos);
 		}
+		if (unlikely(s->syn_defer) && pure_syn(m, meta)) {
+			/* protect.syn_defer: the Maglev choice, no entry
+			 * until the client's next packet */
+			if (unlikely(s->max_flows != 0) && svc_full(w, s)) {
+				bi = LB_NEW_MAX_FLOWS;
+				goto refused;
+			}
+			w->st.syn_stateless++;
+			bi = lb_maglev_pick(s, meta->hash);
+			goto send;
+		}
 		dirty = true;
 		bi = flow_new(lb, w, s, &fkey[i], m, meta, now);
 send:
 		if (unlikely(bi < 0)) {
-			w->st.no_backend++;
-			verdicts[cand[j]] = PA_LB_V_NO_BACKEND;
+refused:
+			if (bi == LB_NEW_SRC_LIMIT) {
+				w->st.src_limited++;
+				verdicts[cand[j]] = PA_LB_V_SRC_LIMIT;
+			} else if (bi == LB_NEW_MAX_FLOWS) {
+				w->st.max_flows_dropped++;
+				verdicts[cand[j]] = PA_LB_V_MAX_FLOWS;
+			} else {
+				w->st.no_backend++;
+				verdicts[cand[j]] = PA_LB_V_NO_BACKEND;
+			}
 			continue;
 		}
 		if (unlikely(s->mss_clamp != 0) &&

@@ -14,6 +14,7 @@
 #include <rte_hash_crc.h>
 
 #include "pa_lb.h"
+#include "pa_protect_src.h"
 
 /** A flow: the 5-tuple as it arrives (client to VIP), padded to 48
  * bytes (rte_hash compares 16/32/48/64-byte keys with SIMD, other sizes
@@ -167,6 +168,9 @@ struct lb_svc {
 	uint8_t forward;		/* enum pa_lb_forward */
 	uint8_t sched;			/* enum pa_lb_sched */
 	uint16_t mss_clamp;		/* host order; 0 = off */
+	bool syn_defer;			/* protect.syn_defer applies: Maglev,
+					 * not nat (a SYN takes no entry) */
+	uint32_t max_flows;		/* live flows at most; 0 = no limit */
 	const struct lb_sched_ops *ops;
 	struct pa_ip_addr vip;
 	char name[PA_CONFIG_NAME_MAX];
@@ -271,7 +275,17 @@ struct lb_flow {
 	uint8_t tmo;			/* enum lb_timeout */
 };
 
-enum lb_timeout { LB_TMO_TCP = 0, LB_TMO_TCP_FIN, LB_TMO_UDP, LB_TMO_MAX };
+/* LB_TMO_SYN: a TCP flow that has seen nothing but SYNs from its client
+ * (protect.syn_timeout_s; tcp_timeout when not set). */
+enum lb_timeout { LB_TMO_TCP = 0, LB_TMO_TCP_FIN, LB_TMO_UDP, LB_TMO_SYN,
+	LB_TMO_MAX };
+
+/** Live flows of one service on one lcore (max_flows). A slot met with
+ * another service's uid starts afresh: slots are reused. */
+struct lb_svc_ctr {
+	uint32_t uid;
+	uint32_t flows;
+};
 
 /** Per-backend counters of one lcore. An lcore that meets a counter slot
  * with another backend's uid starts it afresh: slots are reused. */
@@ -315,6 +329,15 @@ struct lb_lcore_stats {
 	uint64_t icmp_too_big_sent;	/* frag needed / packet too big sent */
 	uint64_t icmp_rate_limited;	/* ... not sent: over the rate */
 	uint64_t mss_clamped;		/* SYNs whose MSS option was lowered */
+	uint64_t flows_peak;		/* most entries in use at once (the
+					 * sum over lcores: an upper bound of
+					 * the appliance's peak) */
+	uint64_t syn_stateless;		/* SYNs balanced without an entry
+					 * (protect.syn_defer) */
+	uint64_t src_limited;		/* new flows over their source's
+					 * bucket: dropped (src_limit) */
+	uint64_t max_flows_dropped;	/* new flows of a service at its
+					 * max_flows: dropped (max_flows) */
 };
 
 /** A NAT reply entry waiting for quiescence before its slot is freed. */
@@ -341,6 +364,10 @@ struct lb_worker {
 	uint64_t icmp_last;
 	uint32_t *cursor;		/* rr / wrr position per service slot */
 	struct lb_ctr *ctr;		/* PA_LB_MAX_BACKENDS */
+	struct lb_svc_ctr *svc_ctr;	/* PA_LB_MAX_SERVICES, by slot */
+	struct pa_protect_src *src;	/* new flows per source; NULL: off */
+	uint32_t n_lb;			/* lb lcores (max_flows shares) */
+	uint32_t lb_ord;		/* this one's rank among them */
 	/* NAT reply slots to free once the data path is quiescent */
 	uint32_t defer_head, defer_tail;
 	struct lb_deferred defer[LB_DEFER_MAX];
@@ -448,6 +475,8 @@ struct pa_lb {
 	uint64_t tmo_tsc[LB_TMO_MAX];
 	uint64_t sweep_tsc;		/* between two busy sweeps */
 	struct pa_config_flow_table ft;
+	struct pa_config_protect protect; /* syn_timeout_s, syn_defer,
+					 * src_new_flows (no blocklist) */
 	bool has_local4, has_local6;
 	struct pa_ip_addr local4, local6;
 	bool icmp_echo;			/* lb.icmp_echo */
@@ -461,6 +490,7 @@ struct pa_lb {
 	struct lb_worker *w[PA_LB_MAX_LCORES];
 	bool runs_lb[PA_LB_MAX_LCORES];
 	uint32_t per_lcore;		/* flows per lcore table */
+	unsigned int n_lb;		/* lcores that run the lb stage */
 	bool tables_made;		/* with the first service */
 	struct lb_port port[RTE_MAX_ETHPORTS];
 	/* resolved backend next hops by counter slot (atomic words) */

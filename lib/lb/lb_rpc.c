@@ -112,7 +112,7 @@ rpc_lb_service_add(void *ctx, const json_t *params, json_t **result,
 	return ret != 0 ? core_error(ret, why, err) : 0;
 }
 PA_RPC_METHOD(lb, "lb_service_add", rpc_lb_service_add,
-	"add a service: name vip port proto [scheduler forward table_size backends]")
+	"add a service: name vip port proto [scheduler forward table_size mss_clamp max_flows health backends]")
 
 static int
 rpc_lb_service_delete(void *ctx, const json_t *params, json_t **result,

@@ -185,6 +185,10 @@ snapshot_locked(const struct pa_lb *lb, unsigned int flags,
 	s->icmp_too_big_sent = sum.icmp_too_big_sent;
 	s->icmp_rate_limited = sum.icmp_rate_limited;
 	s->mss_clamped = sum.mss_clamped;
+	s->flows_peak = sum.flows_peak;
+	s->syn_stateless = sum.syn_stateless;
+	s->src_limited = sum.src_limited;
+	s->max_flows_dropped = sum.max_flows_dropped;
 	s->version = lb->version;
 	s->builds = lb->builds;
 	s->build_ms = lb->last_build_ms;
@@ -247,7 +251,15 @@ pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
 	    json_object_set_new(o, "panic_services",
 			json_integer((json_int_t)s->panic_services)) != 0 ||
 	    json_object_set_new(o, "panics",
-			json_integer((json_int_t)s->panics)) != 0)) {
+			json_integer((json_int_t)s->panics)) != 0 ||
+	    json_object_set_new(o, "flows_peak",
+			json_integer((json_int_t)s->flows_peak)) != 0 ||
+	    json_object_set_new(o, "syn_stateless",
+			json_integer((json_int_t)s->syn_stateless)) != 0 ||
+	    json_object_set_new(o, "src_limited",
+			json_integer((json_int_t)s->src_limited)) != 0 ||
+	    json_object_set_new(o, "max_flows_dropped",
+			json_integer((json_int_t)s->max_flows_dropped)) != 0)) {
 		json_decref(o);
 		return NULL;
 	}

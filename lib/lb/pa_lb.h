@@ -98,6 +98,11 @@ enum pa_lb_verdict {
 	/** a nat backend's reply that matches no flow and that the Maglev
 	 * choices of several nat services explain (lb_nat_stateless()) */
 	PA_LB_V_NAT_AMBIGUOUS,
+	/** a new flow over its source prefix's token bucket
+	 * (protect.src_new_flows) */
+	PA_LB_V_SRC_LIMIT,
+	/** a new flow of a service that has max_flows live flows */
+	PA_LB_V_MAX_FLOWS,
 };
 
 struct pa_lb;
@@ -110,7 +115,10 @@ struct pa_lb_opts {
 	const bool *runs_lb;
 	int socket;			/**< NUMA socket for the tables */
 	/** The running configuration: services are loaded from its lb
-	 * section, flow_table sizes the flow tables. Borrowed. */
+	 * section, flow_table sizes the flow tables; from its protect
+	 * section the LB takes syn_timeout_s, syn_defer and src_new_flows
+	 * (a pa_protect_src limiter per lb lcore, in flow_table_bytes).
+	 * Borrowed. */
 	const struct pa_config *cfg;
 	/** The ports (MAC, MTU, peer); NULL in unit tests (then no port
 	 * MAC or MTU: MACs are left alone and no MTU check is made). */
@@ -343,6 +351,16 @@ struct pa_lb_snapshot {
 	uint64_t icmp_too_big_sent;	/**< ICMP fragmentation needed / packet too big sent for packets too big for the tunnel */
 	uint64_t icmp_rate_limited;	/**< ICMP too-big messages not sent: over the rate */
 	uint64_t mss_clamped;	/**< TCP SYNs whose MSS option was lowered to the service's mss_clamp */
+	/** most flow entries in use at once: the sum of each lb lcore's
+	 * peak (the appliance's peak with one lb lcore, an upper bound of
+	 * it with several) */
+	uint64_t flows_peak;
+	uint64_t syn_stateless;		/**< SYNs balanced by Maglev without a
+					 * flow entry (protect.syn_defer) */
+	uint64_t src_limited;		/**< new flows over their source
+					 * prefix's bucket (drops.src_limit) */
+	uint64_t max_flows_dropped;	/**< new flows of a service at its
+					 * max_flows (drops.max_flows) */
 	uint64_t health_down;		/**< backends down by health */
 	uint64_t health_grace;		/**< ... still in their grace */
 	uint64_t panic_services;	/**< services in panic now */

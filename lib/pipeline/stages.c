@@ -337,6 +337,8 @@ stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 		[PA_LB_V_ICMP_BAD_QUOTE] = PA_DROP_ICMP_BAD_QUOTE,
 		[PA_LB_V_ICMP_NO_SERVICE] = PA_DROP_ICMP_NO_SERVICE,
 		[PA_LB_V_NAT_AMBIGUOUS] = PA_DROP_NAT_AMBIGUOUS,
+		[PA_LB_V_SRC_LIMIT] = PA_DROP_SRC_LIMIT,
+		[PA_LB_V_MAX_FLOWS] = PA_DROP_MAX_FLOWS,
 	};
 	uint8_t verdict[PA_PIPELINE_MAX_BURST];
 	uint16_t i, kept = 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The "protect" section: {"syn_timeout_s": S, "src_new_flows": {"rate":
- * R, "burst": B, "prefix4": 32, "prefix6": 64}, "blocklist": "FILE"}.
+ * The "protect" section: {"syn_timeout_s": S, "syn_defer": bool,
+ * "src_new_flows": {"rate": R, "burst": B, "prefix4": 32, "prefix6": 64},
+ * "blocklist": "FILE"}.
  * Parsed after "lb" (PA_CONFIG_ORDER_PROTECT), whose tcp_timeout bounds
  * syn_timeout_s.
  */
@@ -85,6 +86,7 @@ blocklist_decode(const struct pa_decode_field *f, const json_t *v,
 static const struct pa_decode_field protect_fields[] = {
 	{ .name = "syn_timeout_s", .type = PA_DECODE_INT, .min = 1,
 	  .max = PA_PROTECT_MAX_SYN_TIMEOUT_S, PROTECT(syn_timeout_s) },
+	{ .name = "syn_defer", .type = PA_DECODE_BOOL, PROTECT(syn_defer) },
 	{ .name = "src_new_flows", .type = PA_DECODE_CUSTOM,
 	  .decode = src_decode },
 	{ .name = "blocklist", .type = PA_DECODE_CUSTOM,
@@ -135,6 +137,8 @@ protect_to_json(const struct pa_config *cfg, json_t **out)
 	if (p->syn_timeout_s != 0)
 		json_object_set_new(o, "syn_timeout_s",
 			json_integer(p->syn_timeout_s));
+	if (p->syn_defer)
+		json_object_set_new(o, "syn_defer", json_true());
 	if (p->src_new_flows.enabled) {
 		src = json_pack("{s:I, s:I, s:I, s:I}",
 			"rate", (json_int_t)p->src_new_flows.rate,

@@ -65,6 +65,10 @@ enum pa_drop_reason {
 	PA_DROP_NAT_AMBIGUOUS,	/**< a nat backend's reply matching no flow
 				 * that several nat services' Maglev
 				 * choices explain */
+	PA_DROP_SRC_LIMIT,	/**< a new flow over its source prefix's
+				 * token bucket (protect.src_new_flows) */
+	PA_DROP_MAX_FLOWS,	/**< a new flow of a service at its
+				 * max_flows live flows */
 	PA_DROP_BLOCKLIST,	/**< source in the blocklist (classify,
 				 * before the ACL) */
 	PA_DROP_MAX

@@ -30,6 +30,8 @@ static const char *const drop_names[PA_DROP_MAX] = {
 	[PA_DROP_NO_SERVICE] = "no_service",
 	[PA_DROP_HANDOVER_FULL] = "handover_full",
 	[PA_DROP_NAT_AMBIGUOUS] = "nat_ambiguous",
+	[PA_DROP_SRC_LIMIT] = "src_limit",
+	[PA_DROP_MAX_FLOWS] = "max_flows",
 	[PA_DROP_BLOCKLIST] = "blocklist",
 };
 

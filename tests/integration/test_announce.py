@@ -468,7 +468,7 @@ def ping_ok(ns, addr):
 
 def test_sigterm_drains_forwarding_then_exits_0(lab, tmp_path):
     a, b = lab
-    drain_s = 10
+    drain_s = 6
     d = start(a, config(tmp_path, announce={"table": TABLE,
                                             "drain_s": drain_s}), tmp_path)
     wait_for("routes", lambda: routes(a) == {VIP: TAP, VIP6: TAP}, d=d)

@@ -273,7 +273,7 @@ def test_health_checks_remove_and_restore_a_backend(lab, tmp_path):
     assert took_up <= (INTERVAL * RISE + TIMEOUT) / 1000 + SLACK_S, took_up
 
 
-GRACE_MS = 20000
+GRACE_MS = 10000
 
 
 def test_health_grace_keeps_a_down_backends_connections(lab, tmp_path):

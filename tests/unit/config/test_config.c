@@ -980,6 +980,7 @@ END_TEST
 START_TEST(test_protect_loads_defaults_and_refuses_bad_values)
 {
 	struct pa_config *cfg = must_load(J({"protect": {"syn_timeout_s": 5,
+			"syn_defer": true,
 			"src_new_flows": {"rate": 100, "prefix6": 48},
 			"blocklist": "/etc/pktaccel/block.txt"}}), NULL);
 	struct pa_config *again;
@@ -987,6 +988,7 @@ START_TEST(test_protect_loads_defaults_and_refuses_bad_values)
 
 	ck_assert(cfg->protect.present);
 	ck_assert_uint_eq(cfg->protect.syn_timeout_s, 5);
+	ck_assert(cfg->protect.syn_defer);
 	ck_assert(cfg->protect.src_new_flows.enabled);
 	ck_assert_uint_eq(cfg->protect.src_new_flows.rate, 100);
 	ck_assert_uint_eq(cfg->protect.src_new_flows.burst, 100); /* = rate */
@@ -1040,6 +1042,9 @@ START_TEST(test_protect_loads_defaults_and_refuses_bad_values)
 	ck_assert_ptr_null(pa_config_load_string(J({"protect": {"syn": 3}}),
 		NULL, err, sizeof(err)));
 	assert_err_begins("$.protect.syn:");
+	ck_assert_ptr_null(pa_config_load_string(J({"protect": {"syn_defer": 1}}),
+		NULL, err, sizeof(err)));
+	assert_err_begins("$.protect.syn_defer:");
 }
 END_TEST
 

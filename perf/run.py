@@ -1,0 +1,950 @@
+#!/usr/bin/python3
+"""One command for the data-path benchmarks (issue 16): every scenario
+beside its peer in one run, interleaved pairs, medians; a Markdown table
+and a JSON file in perf/results/; --compare against a saved result.
+
+Scenarios (--only NAME,NAME; members are shared: a run that two
+scenarios need is made once per pair):
+
+  passthrough  no rules, no service: pktaccel rtc (1 worker) vs
+               dpdk-testpmd --forward-mode=io                 (bench.py)
+  acl1k        1k ACL rules: pktaccel vs l3fwd --lookup=acl   (bench_acl.py)
+  acl_lb       1k rules + one Maglev ipip service (10 backends, warm
+               flow table, --flows flows to the VIP) vs l3fwd-acl with
+               the same rules and traffic                     (bench_lb.py)
+  flows1m      acl_lb with --big-flows flows (1M): cycles/packet against
+               acl_lb's, Mpps against acl_lb's l3fwd-acl (l3fwd's mbuf
+               pool cannot preload 1M frames: it runs the acl_lb traffic)
+  modes        nat and dsr (same traffic) and IPv6-in-IPv6 (IPv6 traffic
+               and rules) against acl_lb's IPv4 ipip
+  pipeline     pipeline mode on the acl_lb traffic against rtc with one
+               worker: two stage lcores, rx+tx on CPU 0 (with the napping
+               main lcore), classify+lb on CPU 1; if the daemon refuses one
+               lcore for several stages, one lcore per stage, rx and tx on
+               CPU 0, classify and lb on CPU 1 (the JSON says which). The
+               ring hop: the stage lcores' CPU cycles per packet sent,
+               minus rtc's, over the ring hops a packet makes.
+  latency      1k rules, pipeline.latency on vs off: the stamping's cost
+               and the percentiles at full load (bench_latency.py); with
+               root (and not --quick) also the wake-up of an idle adaptive
+               rtc daemon on veths, once
+
+Every pktaccel run is rtc with one worker lcore on CPU 1 (pipeline mode
+excepted), 60-byte frames (62 for IPv6) on a net_pcap vdev with
+infinite_rx=1. Each pair runs every member once, the order reversed on
+odd pairs. Mpps is over --seconds after the warm-up; "CPU cycles/packet"
+is the data-path threads' own CPU time x TSC Hz / packets, which leaves
+out the time other processes had their CPU (the figure to trust on a
+shared machine); ratios are taken within a pair, then the median.
+
+Usage:
+  /usr/bin/python3 perf/run.py [--pairs 3] [--seconds 5] [--only NAMES]
+      [--quick] [--compare OLD.json] [--out PREFIX] [--no-save]
+  /usr/bin/python3 perf/run.py --compare OLD.json --new NEW.json   (no run)
+  /usr/bin/python3 perf/run.py --show RESULT.json        (its table, no run)
+
+Exit status: 0; 1 when a run failed (each failure is named on stderr and
+kept in the JSON; the other runs go on); 2 on bad arguments.
+"""
+import argparse
+import datetime
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench  # noqa: E402
+import bench_acl as ba  # noqa: E402
+import bench_latency as blat  # noqa: E402
+import bench_lb as bl  # noqa: E402
+
+ROOT = os.path.dirname(HERE)
+
+VIP6 = "2001:db8:ffff::10"
+VIP6_INT = 0x20010db8ffff << 80 | 0x10
+
+# --------------------------------------------------------------------------
+# Traffic and tables, made once per run (lazily: only what the scenarios
+# selected need)
+
+
+def lb_flows6(n, seed=7):
+    """n distinct IPv6 UDP flows to VIP6 port 80: sources in
+    2001:db8::/48, random ports."""
+    rng = random.Random(seed)
+    flows, seen = [], set()
+    while len(flows) < n:
+        src = (0x20010db8 << 96) | rng.getrandbits(80)
+        sport = rng.randint(1024, 65535)
+        if (src, sport) in seen:
+            continue
+        seen.add((src, sport))
+        flows.append(ba.Flow(True, src, VIP6_INT, sport, bl.VPORT))
+    return flows
+
+
+def rules_v6(n, flows6, seed=2):
+    """bench_acl.make_rules for IPv6 alone: the same drop rule (both
+    families), then half permit rules around the flows, half rules on
+    address space the traffic never uses, all IPv6."""
+    rng = random.Random(seed * 1000003 + n + 6)
+    rules = [ba.Rule(1, 1000000, None, None, None, ba.DROP_SPORT,
+                     (0, 65535), ba.PROTO_UDP, True)]
+    for k in range(1, n):
+        rules.append(ba.hit_rule(rng, 1 + k, rng.choice(flows6))
+                     if k % 4 < 2 else ba.miss_rule(rng, 1 + k, True))
+    return rules
+
+
+def dsr_service(n):
+    svc = bl.service("web", n, forward="dsr")
+    for i, b in enumerate(svc["backends"]):
+        b["mac"] = "02:00:00:00:%02x:%02x" % (i >> 8, i & 255)
+    return svc
+
+
+def ipip6_service(n):
+    return {"name": "web6", "vip": VIP6, "port": bl.VPORT, "proto": "udp",
+            "scheduler": "maglev", "forward": "ipip",
+            "backends": [{"addr": "2001:db8:1::%x" % (i + 1),
+                          "weight": 1 + i % 3} for i in range(n)]}
+
+
+class Traffic:
+    """Lazily built pcaps, flows and rule sets."""
+
+    def __init__(self, tmp, args):
+        self.tmp, self.args, self.cache = tmp, args, {}
+
+    def get(self, name):
+        if name not in self.cache:
+            t0 = time.time()
+            self.cache[name] = getattr(self, "_" + name)()
+            print("  (traffic %s: %.1f s to make)" % (name, time.time() - t0),
+                  file=sys.stderr, flush=True)
+        return self.cache[name]
+
+    def _path(self, name):
+        return os.path.join(self.tmp, name + ".pcap")
+
+    def _pass(self):
+        p = self._path("pass")
+        bench.write_flows_pcap(p, self.args.flows)
+        return {"pcap": p, "n": self.args.flows}
+
+    def _acl(self):
+        flows = ba.make_flows(self.args.flows, False)
+        p = self._path("acl")
+        ba.write_pcap(p, flows)
+        return {"pcap": p, "n": len(flows), "flows": flows,
+                "rules": ba.make_rules(self.args.rules, flows, False)}
+
+    def _lb(self, n=None, name="lb"):
+        flows = bl.make_flows(n or self.args.flows)
+        p = self._path(name)
+        bl.write_bench_pcap(p, flows)
+        return {"pcap": p, "n": len(flows), "flows": flows,
+                "rules": ba.make_rules(self.args.rules, flows, False)}
+
+    def _lb_big(self):
+        return self._lb(self.args.big_flows, "lb_big")
+
+    def _lb6(self):
+        flows = lb_flows6(self.args.flows)
+        p = self._path("lb6")
+        ba.write_pcap(p, flows)
+        return {"pcap": p, "n": len(flows), "flows": flows,
+                "rules": rules_v6(self.args.rules, flows)}
+
+
+# --------------------------------------------------------------------------
+# Members: one measured run each
+
+
+class Ctx:
+    def __init__(self, tmp, args):
+        self.tmp, self.args = tmp, args
+        self.traffic = Traffic(tmp, args)
+        self.acl_alg = None          # pktaccel's classify algorithm, once seen
+        self.tsc_hz = None
+        self.pipeline_layout = None  # the layout the daemon accepted
+
+
+def _mem(n):
+    return max(1024, 1024 + n * 5 // 1000)
+
+
+def _ft(n):
+    return {"size": max(1048576, 2 * n)}
+
+
+def m_pa_pass(ctx):
+    t = ctx.traffic.get("pass")
+    with tempfile.TemporaryDirectory(prefix=ctx.args.tag + "-pass-") as d:
+        return bench.bench_pktaccel(t["pcap"], t["n"], ctx.args.seconds, d)
+
+
+def m_testpmd(ctx):
+    t = ctx.traffic.get("pass")
+    return bench.bench_testpmd(t["pcap"], t["n"], ctx.args.seconds)
+
+
+def m_pa_acl1k(ctx):
+    t = ctx.traffic.get("acl")
+    r = ba.bench_pktaccel(ctx.tmp, t["pcap"], t["n"], t["rules"],
+                          ctx.args.seconds, 1024)
+    ctx.acl_alg = ctx.acl_alg or r.get("algorithm")
+    return r
+
+
+def _l3fwd(ctx, t):
+    alg = ctx.args.l3fwd_alg
+    if alg == "same":
+        alg = ctx.acl_alg        # None (l3fwd's own choice) until known
+    elif alg == "default":
+        alg = None
+    return ba.bench_l3fwd(ctx.tmp, t["pcap"], t["n"], t["rules"],
+                          ctx.args.seconds, _mem(t["n"]), alg)
+
+
+def m_l3fwd_acl1k(ctx):
+    return _l3fwd(ctx, ctx.traffic.get("acl"))
+
+
+def _lb_run(ctx, t, svc, mode="rtc", **kw):
+    return bl.bench_one(ctx.tmp, t["pcap"], t["flows"], t["rules"],
+                        ctx.args.seconds, _mem(t["n"]), [svc], mode,
+                        _ft(t["n"]), **kw)
+
+
+def m_pa_lb(ctx):
+    return _lb_run(ctx, ctx.traffic.get("lb"), bl.service("web", 10))
+
+
+def m_l3fwd_lb(ctx):
+    return _l3fwd(ctx, ctx.traffic.get("lb"))
+
+
+def m_pa_lb_big(ctx):
+    return _lb_run(ctx, ctx.traffic.get("lb_big"), bl.service("web", 10))
+
+
+def m_pa_nat(ctx):
+    return _lb_run(ctx, ctx.traffic.get("lb"),
+                   bl.service("web", 10, forward="nat"))
+
+
+def m_pa_dsr(ctx):
+    return _lb_run(ctx, ctx.traffic.get("lb"), dsr_service(10))
+
+
+def m_pa_ipip6(ctx):
+    return _lb_run(ctx, ctx.traffic.get("lb6"), ipip6_service(10),
+                   lb_extra={"local_addr6": "2001:db8::fe"})
+
+
+# Pipeline layouts: the issue's (two stage lcores, CONTRACT "One lcore may
+# be named for several stages"), and the nearest one a daemon that refuses
+# it runs (one lcore per stage, two per CPU).
+LAYOUTS = [
+    {"name": "2 stage lcores: rx+tx on CPU 0, classify+lb on CPU 1",
+     "lcores": {"rx": [1], "tx": [1], "classify": [2], "lb": [2]},
+     "eal": "0@0,1@0,2@1", "hops": 2, "own_cpus": True},
+    {"name": "4 stage lcores: rx and tx on CPU 0, classify and lb on CPU 1 "
+     "(fallback: this daemon refuses one lcore for several stages)",
+     "lcores": {"rx": [1], "classify": [2], "lb": [3], "tx": [4]},
+     "eal": "0@0,(1,4)@0,(2,3)@1", "hops": 3, "own_cpus": False},
+]
+
+
+def m_pa_pipeline(ctx):
+    t = ctx.traffic.get("lb")
+    layouts = [ctx.pipeline_layout] if ctx.pipeline_layout else LAYOUTS
+    last = None
+    for lay in layouts:
+        try:
+            r = _lb_run(ctx, t, bl.service("web", 10), mode="pipeline",
+                        lcores=lay["lcores"], eal_lcores=lay["eal"],
+                        name="pipeline")
+        except (RuntimeError, AssertionError) as e:
+            last = e
+            with open(os.path.join(ctx.tmp, "pipeline.log"),
+                      errors="replace") as f:
+                log = f.read()
+            if "already used by" in log and lay is LAYOUTS[0]:
+                print("  (the daemon refuses one lcore for several stages: "
+                      "falling back to one lcore per stage)", file=sys.stderr)
+                continue
+            raise
+        ctx.pipeline_layout = lay
+        r["layout"] = lay["name"]
+        r["ring_hops"] = lay["hops"]
+        # Stage lcores that time-share a CPU: one whose ring is empty
+        # yields, its CPU time is mostly polls and yields, and a busy one
+        # never yields (rx, fed by infinite_rx, starves the tx lcore beside
+        # it): no per-packet cost can be read from their CPU time.
+        r["stage_lcores_own_cpus"] = lay["own_cpus"]
+        return r
+    raise last
+
+
+def _lat(ctx, on):
+    t = ctx.traffic.get("acl")
+    r = blat.one_cost_run(ctx.tmp, t["pcap"], t["n"], t["rules"],
+                          ctx.args.seconds, 1024, on)
+    return r
+
+
+def m_pa_lat_on(ctx):
+    return _lat(ctx, True)
+
+
+def m_pa_lat_off(ctx):
+    return _lat(ctx, False)
+
+
+MEMBERS = {
+    "pa_pass": m_pa_pass, "testpmd_io": m_testpmd,
+    "pa_acl1k": m_pa_acl1k, "l3fwd_acl1k": m_l3fwd_acl1k,
+    "pa_lb": m_pa_lb, "l3fwd_lb": m_l3fwd_lb,
+    "pa_lb_big": m_pa_lb_big,
+    "pa_nat": m_pa_nat, "pa_dsr": m_pa_dsr, "pa_ipip6": m_pa_ipip6,
+    "pa_pipeline": m_pa_pipeline,
+    "pa_lat_on": m_pa_lat_on, "pa_lat_off": m_pa_lat_off,
+}
+
+# scenario -> the members it needs, in the order an even pair runs them
+SCENARIOS = {
+    "passthrough": ["pa_pass", "testpmd_io"],
+    "acl1k": ["pa_acl1k", "l3fwd_acl1k"],
+    "acl_lb": ["pa_lb", "l3fwd_lb"],
+    "flows1m": ["pa_lb_big", "pa_lb", "l3fwd_lb"],
+    "modes": ["pa_nat", "pa_dsr", "pa_ipip6", "pa_lb"],
+    "pipeline": ["pa_pipeline", "pa_lb"],
+    "latency": ["pa_lat_on", "pa_lat_off"],
+}
+
+# --------------------------------------------------------------------------
+# Figures: per pair from the pair's runs, then the median over pairs.
+# Each figure: unit, which way is better, the issue's goal if it has one.
+
+
+def _get(run, key):
+    if run is None or "error" in run:
+        return None
+    return run.get(key)
+
+
+def _ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def _hz_cp(ctx, mpps):
+    return ctx.tsc_hz / (mpps * 1e6) if ctx.tsc_hz and mpps else None
+
+
+def _peer_cp(ctx, run):
+    """A peer's cycles/packet from its own CPU time."""
+    v = _get(run, "cpu_s_per_packet")
+    return v * ctx.tsc_hz if v and ctx.tsc_hz else None
+
+
+def pair_figures(ctx, scen, runs):
+    """{figure: value} of one scenario from one pair's runs."""
+    f = {}
+    if scen == "passthrough":
+        pa, tp = runs.get("pa_pass"), runs.get("testpmd_io")
+        f["pktaccel_mpps"] = _get(pa, "mpps")
+        f["pktaccel_cycles_per_packet"] = _get(pa, "cpu_cycles_per_packet")
+        f["testpmd_mpps"] = _get(tp, "mpps")
+        f["testpmd_cycles_per_packet"] = _peer_cp(ctx, tp)
+        f["ratio"] = _ratio(f["pktaccel_mpps"], f["testpmd_mpps"])
+        f["ratio_cpu"] = _ratio(f["testpmd_cycles_per_packet"],
+                                f["pktaccel_cycles_per_packet"])
+    elif scen in ("acl1k", "acl_lb"):
+        k = "acl1k" if scen == "acl1k" else "lb"
+        pa, l3 = runs.get("pa_" + k), runs.get("l3fwd_" + k)
+        f["pktaccel_mpps"] = _get(pa, "mpps")
+        f["pktaccel_cycles_per_packet"] = _get(pa, "cpu_cycles_per_packet")
+        f["l3fwd_mpps"] = _get(l3, "mpps")
+        f["l3fwd_cycles_per_packet"] = _peer_cp(ctx, l3)
+        f["ratio"] = _ratio(f["pktaccel_mpps"], f["l3fwd_mpps"])
+        f["ratio_cpu"] = _ratio(f["l3fwd_cycles_per_packet"],
+                                f["pktaccel_cycles_per_packet"])
+    elif scen == "flows1m":
+        big, small = runs.get("pa_lb_big"), runs.get("pa_lb")
+        l3 = runs.get("l3fwd_lb")
+        f["pktaccel_mpps"] = _get(big, "mpps")
+        f["pktaccel_cycles_per_packet"] = _get(big, "cpu_cycles_per_packet")
+        f["cycles_vs_10k"] = _ratio(_get(big, "cpu_cycles_per_packet"),
+                                    _get(small, "cpu_cycles_per_packet"))
+        f["ratio"] = _ratio(_get(big, "mpps"), _get(l3, "mpps"))
+        f["ratio_cpu"] = _ratio(_peer_cp(ctx, l3),
+                                _get(big, "cpu_cycles_per_packet"))
+    elif scen == "modes":
+        ipip = runs.get("pa_lb")
+        for k in ("nat", "dsr", "ipip6"):
+            r = runs.get("pa_" + k)
+            f[k + "_mpps"] = _get(r, "mpps")
+            f[k + "_cycles_per_packet"] = _get(r, "cpu_cycles_per_packet")
+            f[k + "_vs_ipip"] = _ratio(_get(r, "mpps"), _get(ipip, "mpps"))
+            f[k + "_vs_ipip_cpu"] = _ratio(
+                _get(ipip, "cpu_cycles_per_packet"),
+                _get(r, "cpu_cycles_per_packet"))
+        f["ipip_mpps"] = _get(ipip, "mpps")
+        f["ipip_cycles_per_packet"] = _get(ipip, "cpu_cycles_per_packet")
+    elif scen == "pipeline":
+        pl, rtc = runs.get("pa_pipeline"), runs.get("pa_lb")
+        f["pipeline_tx_mpps"] = _get(pl, "tx_mpps")
+        f["rtc_tx_mpps"] = _get(rtc, "tx_mpps")
+        f["ratio"] = _ratio(f["pipeline_tx_mpps"], f["rtc_tx_mpps"])
+        # what the issue's ratio would be with each stage lcore on a CPU
+        # of its own: rtc's cycles over those of the pipeline's busiest
+        # lcore (its slowest stage) -- only where the lcores own CPUs
+        f["ratio_cpu"] = _ratio(_get(rtc, "cpu_cycles_per_tx_packet"),
+                                busiest_lcore_cycles(pl))
+        f["ring_full_share"] = _get(pl, "ring_full_share")
+        f["pipeline_cycles_per_tx_packet"] = _get(pl,
+                                                  "cpu_cycles_per_tx_packet")
+        f["rtc_cycles_per_tx_packet"] = _get(rtc, "cpu_cycles_per_tx_packet")
+        f["pipeline_path_cycles"], f["rtc_path_cycles"], \
+            f["ring_hop_cycles"] = ring_hop(pl, rtc)
+    elif scen == "latency":
+        on, off = runs.get("pa_lat_on"), runs.get("pa_lat_off")
+        lat = _get(on, "latency_stats") or {}
+        for p in ("p50", "p90", "p99", "p999"):
+            f[p + "_ns"] = lat.get(p + "_ns")
+        f["on_cycles_per_packet"] = _get(on, "cpu_cycles_per_packet")
+        f["off_cycles_per_packet"] = _get(off, "cpu_cycles_per_packet")
+        f["stamp_cost_cycles_per_packet"] = \
+            f["on_cycles_per_packet"] - f["off_cycles_per_packet"] \
+            if None not in (f["on_cycles_per_packet"],
+                            f["off_cycles_per_packet"]) else None
+    return f
+
+
+STAGES = ("rx", "classify", "lb", "tx")
+
+
+def busiest_lcore_cycles(pl):
+    """CPU cycles per packet sent of the pipeline's busiest stage lcore
+    (which bounds its rate); None where the stage lcores share CPUs."""
+    if _get(pl, "lcore_cpu_s") is None or not pl.get("stage_lcores_own_cpus"):
+        return None
+    tx = sum(lc["stage_packets"].get("tx", 0) for lc in pl["lcores"].values())
+    if not tx:
+        return None
+    return max(pl["lcore_cpu_s"].values()) * pl["tsc_hz"] / tx
+
+
+def ring_hop(pl, rtc):
+    """The cost of a ring hop from the stage lcores' own CPU time and the
+    packets each handled (stats_get lcores.*.stage_packets). Per lcore:
+    its CPU cycles over the packets of the first stage it runs, weighted by
+    the share of received packets that reach that stage in the rtc run
+    (the ACL drops some before lb and tx); the sum along the path is what
+    a packet costs in pipeline mode, ring_full drops apart (an lcore's
+    cycles are divided by what it handled, not by what got through).
+    Minus rtc's cycles per received packet, over the hops a packet makes.
+    Returns (pipeline path cycles, rtc cycles, per hop); None where a run
+    is missing."""
+    if _get(pl, "lcores") is None or _get(rtc, "lcores") is None or \
+            not pl.get("stage_lcores_own_cpus"):
+        return None, None, None
+    hz = pl["tsc_hz"]
+    rs = {}
+    for lc in rtc["lcores"].values():
+        for st, n in lc["stage_packets"].items():
+            rs[st] = rs.get(st, 0) + n
+    if not rs.get("rx"):
+        return None, None, None
+    rtc_cpu = sum(rtc["lcore_cpu_s"].values())
+    rtc_cyc = rtc_cpu * rtc["tsc_hz"] / rs["rx"]
+    path = 0.0
+    for lcore, lc in pl["lcores"].items():
+        sp = lc["stage_packets"]
+        first = next((st for st in STAGES if sp.get(st)), None)
+        cpu = pl["lcore_cpu_s"].get("rte-worker-%s" % lcore)
+        if first is None or cpu is None:
+            continue
+        path += cpu * hz / sp[first] * rs.get(first, 0) / rs["rx"]
+    hops = pl.get("ring_hops")
+    return path, rtc_cyc, (path - rtc_cyc) / hops if hops else None
+
+
+# unit, better ("higher"/"lower"/None), goal text
+FIGURE_INFO = {
+    "mpps": ("Mpps", "higher"),
+    "cycles_per_packet": ("cycles/packet", "lower"),
+    "cycles_per_tx_packet": ("cycles/packet", "lower"),
+    "ratio": ("x", "higher"),
+    "vs_ipip": ("x", "higher"),
+    "vs_ipip_cpu": ("x", "higher"),
+    "ratio_cpu": ("x", "higher"),
+    "cycles_vs_10k": ("x", "lower"),
+    "ring_hop_cycles": ("cycles/packet", "lower"),
+    "path_cycles": ("cycles/packet", "lower"),
+    "ring_full_share": ("share", "lower"),
+    "_ns": ("ns", "lower"),
+    "stamp_cost_cycles_per_packet": ("cycles/packet", "lower"),
+}
+
+GOALS = {
+    "passthrough.ratio": ">= 0.9",
+    "acl1k.ratio": ">= 1.3 (moonshot; 1.0)",
+    "acl_lb.ratio": ">= 0.8 (moonshot 1.0)",
+    "flows1m.ratio": ">= 0.6",
+    "flows1m.cycles_vs_10k": "<= 1.3",
+    "modes.nat_vs_ipip": ">= 0.9",
+    "modes.dsr_vs_ipip": ">= 0.9",
+    "modes.ipip6_vs_ipip": ">= 0.8",
+    "pipeline.ratio": ">= 1.5",
+    "pipeline.ring_hop_cycles": "<= 25",
+}
+
+
+def figure_info(key):
+    for suffix in sorted(FIGURE_INFO, key=len, reverse=True):
+        if key.endswith(suffix):
+            return FIGURE_INFO[suffix]
+    return ("", None)
+
+
+def summarize(per_pair):
+    """{scenario: [{figure: value} per pair]} -> flat {"scen.fig":
+    {"value": median, "runs": [...], "unit", "better", "goal"}}."""
+    out = {}
+    for scen, pairs in per_pair.items():
+        keys = []
+        for p in pairs:
+            keys += [k for k in p if k not in keys]
+        for k in keys:
+            vals = [p.get(k) for p in pairs]
+            got = [v for v in vals if v is not None]
+            name = "%s.%s" % (scen, k)
+            unit, better = figure_info(k)
+            out[name] = {"value": statistics.median(got) if got else None,
+                         "runs": vals, "unit": unit, "better": better}
+            if name in GOALS:
+                out[name]["goal"] = GOALS[name]
+    return out
+
+
+# --------------------------------------------------------------------------
+# The table
+
+
+def _fmt(v, unit=""):
+    if v is None:
+        return "-"
+    if unit == "x":
+        return "%.2f" % v
+    if unit == "share":
+        return "%.3f" % v
+    if unit == "ns":
+        return "%s" % fmt_ns(v)
+    if abs(v) >= 100:
+        return "%.0f" % v
+    return "%.2f" % v if unit == "Mpps" else "%.1f" % v
+
+
+def fmt_ns(ns):
+    if ns is None:
+        return "-"
+    if ns >= 1e6:
+        return "%.2f ms" % (ns / 1e6)
+    if ns >= 1e3:
+        return "%.2f us" % (ns / 1e3)
+    return "%.0f ns" % ns
+
+
+def _spread(fig):
+    got = [v for v in fig["runs"] if v is not None]
+    if len(got) < 2:
+        return ""
+    u = fig["unit"]
+    return " (%s–%s)" % (_fmt(min(got), u), _fmt(max(got), u))
+
+
+def table(res):
+    """The Markdown table of a result."""
+    F = res["figures"]
+
+    def v(k):
+        f = F.get(k)
+        return _fmt(f["value"], f["unit"]) if f else "-"
+
+    def vr(k):
+        f = F.get(k)
+        return (_fmt(f["value"], f["unit"]) + _spread(f)) if f else "-"
+
+    rows = []
+    head = ("| scenario | pktaccel Mpps | CPU cycles/packet | against | "
+            "its Mpps | its CPU cycles/packet | ratio, Mpps (pairs' range) | "
+            "ratio, CPU cycles (pairs' range) | goal |")
+    rows += [head, "|---|---|---|---|---|---|---|---|---|"]
+
+    def row(label, mpps, cyc, peer, pmpps, pcyc, ratio, ratio_cpu):
+        if ratio not in F and mpps not in F:
+            return
+        rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            label, v(mpps), v(cyc), peer, v(pmpps) if pmpps else "",
+            v(pcyc) if pcyc else "", vr(ratio), vr(ratio_cpu),
+            GOALS.get(ratio, "")))
+
+    n = res["config"]["flows"]
+    big = res["config"]["big_flows"]
+    row("pass-through", "passthrough.pktaccel_mpps",
+        "passthrough.pktaccel_cycles_per_packet", "testpmd io",
+        "passthrough.testpmd_mpps", "passthrough.testpmd_cycles_per_packet",
+        "passthrough.ratio", "passthrough.ratio_cpu")
+    row("ACL %d rules" % res["config"]["rules"], "acl1k.pktaccel_mpps",
+        "acl1k.pktaccel_cycles_per_packet", "l3fwd-acl",
+        "acl1k.l3fwd_mpps", "acl1k.l3fwd_cycles_per_packet", "acl1k.ratio",
+        "acl1k.ratio_cpu")
+    row("ACL + LB ipip, %s flows" % _k(n), "acl_lb.pktaccel_mpps",
+        "acl_lb.pktaccel_cycles_per_packet", "l3fwd-acl",
+        "acl_lb.l3fwd_mpps", "acl_lb.l3fwd_cycles_per_packet",
+        "acl_lb.ratio", "acl_lb.ratio_cpu")
+    row("ACL + LB ipip, %s flows" % _k(big), "flows1m.pktaccel_mpps",
+        "flows1m.pktaccel_cycles_per_packet",
+        "l3fwd-acl (%s flows)" % _k(n), "acl_lb.l3fwd_mpps",
+        "acl_lb.l3fwd_cycles_per_packet", "flows1m.ratio",
+        "flows1m.ratio_cpu")
+    if "flows1m.cycles_vs_10k" in F:
+        rows.append("| %s flows: CPU cycles/packet over %s flows' | | | | | "
+                    "| | %s | %s |" % (
+                        _k(big), _k(n), vr("flows1m.cycles_vs_10k"),
+                        GOALS["flows1m.cycles_vs_10k"]))
+    for k, label in (("nat", "ACL + LB nat"), ("dsr", "ACL + LB dsr"),
+                     ("ipip6", "ACL + LB IPv6-in-IPv6 (IPv6 traffic)")):
+        row(label, "modes.%s_mpps" % k, "modes.%s_cycles_per_packet" % k,
+            "IPv4 ipip", "modes.ipip_mpps", "modes.ipip_cycles_per_packet",
+            "modes.%s_vs_ipip" % k, "modes.%s_vs_ipip_cpu" % k)
+    if "pipeline.ratio" in F:
+        rows.append("| pipeline mode, ACL + LB (packets sent) | %s | %s | rtc, "
+                    "1 worker | %s | %s | %s | %s | %s |" % (
+                        v("pipeline.pipeline_tx_mpps"),
+                        v("pipeline.pipeline_cycles_per_tx_packet"),
+                        v("pipeline.rtc_tx_mpps"),
+                        v("pipeline.rtc_cycles_per_tx_packet"),
+                        vr("pipeline.ratio"), vr("pipeline.ratio_cpu"),
+                        GOALS["pipeline.ratio"]))
+        rows.append("| ring hop, per hop (the stage lcores' CPU cycles/packet "
+                    "along the path: %s, rtc: %s) | | %s | | | | | | %s |"
+                    % (v("pipeline.pipeline_path_cycles"),
+                       v("pipeline.rtc_path_cycles"),
+                       vr("pipeline.ring_hop_cycles"),
+                       GOALS["pipeline.ring_hop_cycles"]))
+    out = "\n".join(rows) + "\n" if len(rows) > 2 else ""
+    if "latency.p50_ns" in F:
+        out += ("\n| latency at full load, %d rules | p50 | p90 | p99 | p99.9 "
+                "| stamping cost (cycles/packet) |\n|---|---|---|---|---|---|\n"
+                "| rtc, 1 worker | %s | %s | %s | %s | %s |\n" % (
+                    res["config"]["rules"], v("latency.p50_ns"),
+                    v("latency.p90_ns"), v("latency.p99_ns"),
+                    v("latency.p999_ns"),
+                    vr("latency.stamp_cost_cycles_per_packet")))
+    w = res.get("wake")
+    if w and "wake" in w:
+        out += ("\nIdle rtc daemon (adaptive, max_sleep_us 100): %.3f of a "
+                "CPU; wake-up median %s, p99 %s (%d probes)\n" % (
+                    w["cpu_share"], fmt_ns(w["wake"]["median_us"] * 1e3),
+                    fmt_ns(w["wake"]["p99_us"] * 1e3), w["wake"]["probes"]))
+    lay = res.get("pipeline_layout")
+    if lay:
+        out += "\nPipeline layout: %s.\n" % lay
+        if "fallback" in lay:
+            out += ("The stage lcores time-share the CPUs: this measures "
+                    "that sharing, not pipeline mode, and no ring-hop cost "
+                    "can be read from it (see ring_hop() in perf/run.py).\n")
+    return out
+
+
+def _k(n):
+    if n >= 1000000 and n % 1000000 == 0:
+        return "%dM" % (n // 1000000)
+    if n >= 1000 and n % 1000 == 0:
+        return "%dk" % (n // 1000)
+    return str(n)
+
+
+# --------------------------------------------------------------------------
+# --compare
+
+
+def compare(old, new):
+    """Lines: each figure of either result, old, new, change (absolute
+    and %), and whether that is better or worse."""
+    fo, fn = old.get("figures", {}), new.get("figures", {})
+    keys = [k for k in fn] + [k for k in fo if k not in fn]
+    lines = []
+    co, cn = old.get("config", {}), new.get("config", {})
+    diff = ["%s %s -> %s" % (k, co.get(k), cn.get(k))
+            for k in ("flows", "big_flows", "rules", "seconds", "pairs",
+                      "l3fwd_alg") if co.get(k) != cn.get(k)]
+    if diff:
+        lines.append("(not the same settings: %s)" % ", ".join(diff))
+    for tag, r in (("old", old), ("new", new)):
+        lines.append("%s: %s, git %s, load %s" % (
+            tag, r.get("date", "?"), r.get("git", "?"),
+            "%.1f" % r["loadavg_start"][0] if r.get("loadavg_start")
+            else "?"))
+    lines.append("%-44s %12s %12s  %s" % ("figure", "old", "new", "change"))
+    for k in keys:
+        a = fo.get(k, {}).get("value")
+        b = fn.get(k, {}).get("value")
+        info = fn.get(k) or fo.get(k)
+        unit = info.get("unit", "")
+        if a is None or b is None:
+            what = "only in the new result" if a is None and b is not None \
+                else "only in the old result" if b is None and a is not None \
+                else "no value"
+            lines.append("%-44s %12s %12s  %s" % (
+                k, _num(a), _num(b), what))
+            continue
+        d = b - a
+        pct = "%+.1f%%" % (100.0 * d / a) if a else "n/a"
+        verdict = ""
+        if d and info.get("better") in ("higher", "lower"):
+            good = (d > 0) == (info["better"] == "higher")
+            verdict = " better" if good else " worse"
+        lines.append("%-44s %12s %12s  %s %s (%s)%s" % (
+            k, _num(a), _num(b), "%+.4g" % d, unit, pct, verdict))
+    return "\n".join(lines)
+
+
+def _num(v):
+    return "-" if v is None else "%.4g" % v
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit("run.py: cannot read %s: %s" % (path, e))
+
+
+# --------------------------------------------------------------------------
+
+
+def machine():
+    model = None
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {"cpu_model": model, "cpus": os.cpu_count(),
+            "kernel": os.uname().release}
+
+
+def wake_once(ctx):
+    """bench_latency's idle and wake-up run, once: rtc, adaptive
+    (max_sleep_us 100, the default), on veths in a private namespace."""
+    blat.NETNS_PREFIX = ctx.args.tag
+    ns = blat.make_netns()
+    try:
+        return blat.idle_run(ctx.tmp, ns, "rtc",
+                             {"mode": "adaptive", "max_sleep_us": 100},
+                             ctx.args.idle_seconds, ctx.args.probes, 20)
+    finally:
+        blat.sh("ip", "netns", "del", ns)
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pairs", type=int, default=3,
+                    help="interleaved pairs (medians over them; default 3)")
+    ap.add_argument("--seconds", type=float, default=5,
+                    help="measuring window of each run (default 5)")
+    ap.add_argument("--warmup", type=float, default=2,
+                    help="seconds of traffic before a window (default 2)")
+    ap.add_argument("--only", default=None,
+                    help="scenarios, comma-separated: " + ",".join(SCENARIOS))
+    ap.add_argument("--quick", action="store_true",
+                    help="a short run: 1 pair, 2 s windows, 1 s warm-up, "
+                    "100k flows for flows1m, no wake-up run")
+    ap.add_argument("--flows", type=int, default=10000,
+                    help="flows of every scenario but flows1m (10000)")
+    ap.add_argument("--big-flows", type=int, default=1000000,
+                    help="flows of flows1m (1000000)")
+    ap.add_argument("--rules", type=int, default=1000,
+                    help="ACL rules of every scenario but passthrough (1000)")
+    ap.add_argument("--l3fwd-alg", default="same",
+                    help="l3fwd-acl's classify algorithm: same (pktaccel's), "
+                    "default (l3fwd's own) or a name")
+    ap.add_argument("--idle-seconds", type=int, default=10,
+                    help="wake-up run: idle CPU measured over (10)")
+    ap.add_argument("--probes", type=int, default=200,
+                    help="wake-up run: frames sent 20 ms apart (200)")
+    ap.add_argument("--no-wake", action="store_true",
+                    help="leave out the wake-up run of the latency scenario")
+    ap.add_argument("--daemon", default=ba.DAEMON,
+                    help="pktaccel binary (default build/app/pktaccel)")
+    ap.add_argument("--tag", default="pa-perf",
+                    help="prefix of temporary directories, l3fwd's EAL file "
+                    "prefix and network namespaces")
+    ap.add_argument("--note", default="",
+                    help="free text kept in the JSON (e.g. 'shared machine')")
+    ap.add_argument("--out", default=None,
+                    help="path of the results without extension (default "
+                    "perf/results/run-<date>-<time>): .json and .md")
+    ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--compare", metavar="OLD.json",
+                    help="print the change of every figure against OLD.json")
+    ap.add_argument("--new", metavar="NEW.json",
+                    help="with --compare: compare NEW.json, run nothing")
+    ap.add_argument("--show", metavar="RESULT.json",
+                    help="print the table of a saved result, run nothing")
+    args = ap.parse_args()
+
+    if args.show:
+        print(table(load_json(args.show)), end="")
+        return 0
+
+    if args.new:
+        if not args.compare:
+            ap.error("--new goes with --compare")
+        print(compare(load_json(args.compare), load_json(args.new)))
+        return 0
+    old = load_json(args.compare) if args.compare else None
+    if args.quick:
+        args.pairs, args.seconds, args.warmup = 1, 2, 1
+        args.big_flows = min(args.big_flows, 100000)
+        args.no_wake = True
+    scens = list(SCENARIOS) if not args.only else \
+        [s for s in args.only.split(",") if s]
+    bad = [s for s in scens if s not in SCENARIOS]
+    if bad:
+        ap.error("unknown scenario %s (known: %s)" % (
+            ",".join(bad), ",".join(SCENARIOS)))
+    if args.pairs < 1 or args.seconds <= 0:
+        ap.error("--pairs >= 1 and --seconds > 0")
+    ba.DAEMON = os.path.abspath(args.daemon)
+    if not os.access(ba.DAEMON, os.X_OK):
+        sys.exit("run.py: build the daemon first: meson setup build && "
+                 "ninja -C build (no %s)" % ba.DAEMON)
+    bench.DAEMON = ba.DAEMON
+    ba.WARMUP_S = args.warmup
+    ba.L3FWD_PREFIX = args.tag + "-l3fwd"
+    members = []
+    for s in scens:
+        members += [m for m in SCENARIOS[s] if m not in members]
+    if any(m.startswith("l3fwd") for m in members) and \
+            not os.access(ba.L3FWD_BIN, os.X_OK):
+        r = subprocess.run(["sh", ba.L3FWD_BUILD], stdout=subprocess.DEVNULL)
+        if r.returncode != 0:
+            sys.exit("run.py: perf/l3fwd/build.sh failed (l3fwd-acl is the "
+                     "peer of acl1k, acl_lb and flows1m)")
+
+    head = subprocess.run(["git", "-C", ROOT, "describe", "--always",
+                           "--dirty"], capture_output=True, text=True)
+    res = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+           "git": head.stdout.strip(), "machine": machine(),
+           "note": args.note,
+           "config": {"pairs": args.pairs, "seconds": args.seconds,
+                      "warmup_s": args.warmup, "flows": args.flows,
+                      "big_flows": args.big_flows, "rules": args.rules,
+                      "l3fwd_alg": args.l3fwd_alg, "scenarios": scens,
+                      "quick": args.quick},
+           "loadavg_start": os.getloadavg(), "runs": [], "failures": []}
+    per_pair = {s: [] for s in scens}
+    t_start = time.time()
+    with tempfile.TemporaryDirectory(prefix=args.tag + "-run-") as tmp:
+        ctx = Ctx(tmp, args)
+        for k in range(args.pairs):
+            order = members if k % 2 == 0 else members[::-1]
+            runs = {}
+            for m in order:
+                t0 = time.time()
+                load = os.getloadavg()[0]
+                try:
+                    r = MEMBERS[m](ctx)
+                except Exception as e:   # noqa: BLE001 - reported, kept
+                    msg = "%s: %s" % (type(e).__name__, e)
+                    print("run.py: pair %d, run %s FAILED: %s" % (k + 1, m, msg),
+                          file=sys.stderr, flush=True)
+                    traceback.print_exc(file=sys.stderr)
+                    r = {"error": msg}
+                    res["failures"].append({"pair": k + 1, "run": m,
+                                            "error": msg})
+                r.update({"member": m, "pair": k + 1,
+                          "loadavg_1m": load,
+                          "wall_s": round(time.time() - t0, 1)})
+                if r.get("tsc_hz"):
+                    ctx.tsc_hz = ctx.tsc_hz or r["tsc_hz"]
+                runs[m] = r
+                res["runs"].append(r)
+                if "error" not in r:
+                    print("pair %d %-12s %7.2f Mpps  %s c/p (CPU)  load %.1f"
+                          % (k + 1, m, r.get("mpps") or 0,
+                             "%.0f" % r["cpu_cycles_per_packet"]
+                             if r.get("cpu_cycles_per_packet") else "-",
+                             load), flush=True)
+            for s in scens:
+                per_pair[s].append(pair_figures(ctx, s, runs))
+        if "latency" in scens and not args.no_wake:
+            if os.geteuid() != 0:
+                print("run.py: wake-up run left out (needs root for ip netns)",
+                      file=sys.stderr)
+            else:
+                try:
+                    res["wake"] = wake_once(ctx)
+                except Exception as e:  # noqa: BLE001
+                    msg = "%s: %s" % (type(e).__name__, e)
+                    print("run.py: wake-up run FAILED: %s" % msg,
+                          file=sys.stderr)
+                    res["failures"].append({"run": "wake", "error": msg})
+        res["tsc_hz"] = ctx.tsc_hz
+        res["machine"]["tsc_hz"] = ctx.tsc_hz
+        if ctx.pipeline_layout:
+            res["pipeline_layout"] = ctx.pipeline_layout["name"]
+    res["loadavg_end"] = os.getloadavg()
+    res["wall_s"] = round(time.time() - t_start)
+    res["figures"] = summarize(per_pair)
+    text = table(res)
+    print()
+    print(text)
+    if not args.no_save:
+        base = args.out or os.path.join(
+            HERE, "results", "run-%s" %
+            datetime.datetime.now().strftime("%Y-%m-%d-%H%M"))
+        with open(base + ".json", "w") as f:
+            json.dump(res, f, indent=1)
+            f.write("\n")
+        with open(base + ".md", "w") as f:
+            f.write("%s, %s, git %s, %s CPUs (%s), TSC %.2f GHz, load %.1f "
+                    "-> %.1f%s\n\n" % (
+                        res["date"], "quick" if args.quick else
+                        "%d pairs of %g s" % (args.pairs, args.seconds),
+                        res["git"], res["machine"]["cpus"],
+                        res["machine"]["cpu_model"],
+                        (ctx.tsc_hz or 0) / 1e9, res["loadavg_start"][0],
+                        res["loadavg_end"][0],
+                        ", " + args.note if args.note else ""))
+            f.write(text)
+        print("saved %s.json and .md" % os.path.relpath(base, ROOT))
+    if old is not None:
+        print()
+        print(compare(old, res))
+    if res["failures"]:
+        print("run.py: %d run(s) failed: %s" % (
+            len(res["failures"]), "; ".join(
+                "%s (pair %s): %s" % (f["run"], f.get("pair", "-"), f["error"])
+                for f in res["failures"])), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The perf tooling (perf/run.py, perf/charts.py), cheaply: --compare on
+two small synthetic results prints each figure's change (absolute, %,
+better or worse), the charts come out as real PNGs from a sample result,
+and the cheapest scenario runs end to end with a tiny window."""
+
+import json
+import os
+import subprocess
+import time
+
+from pautil import DAEMON, REPO
+
+PY = "/usr/bin/python3"
+RUN = os.path.join(REPO, "perf", "run.py")
+CHARTS = os.path.join(REPO, "perf", "charts.py")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _fig(value, unit, better, runs=None):
+    return {"value": value, "unit": unit, "better": better,
+            "runs": runs if runs is not None else [value]}
+
+
+def _result(figures, **extra):
+    res = {"date": "2026-12-02T00:00:00", "git": "test",
+           "machine": {"cpus": 2, "cpu_model": "test"},
+           "config": {"pairs": 3, "seconds": 5, "flows": 10000,
+                      "big_flows": 1000000, "rules": 1000},
+           "figures": figures}
+    res.update(extra)
+    return res
+
+
+def _write(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f)
+    return str(path)
+
+
+def _line(out, figure):
+    lines = [x for x in out.splitlines() if x.split()[:1] == [figure]]
+    assert len(lines) == 1, "no single line for %s in:\n%s" % (figure, out)
+    return lines[0]
+
+
+def test_compare_prints_each_change_absolute_and_percent(tmp_path):
+    old = _result({
+        "passthrough.ratio": _fig(0.70, "x", "higher"),
+        "acl1k.pktaccel_cycles_per_packet": _fig(200.0, "cycles/packet",
+                                                 "lower"),
+        "acl_lb.pktaccel_mpps": _fig(8.0, "Mpps", "higher"),
+        "modes.nat_vs_ipip": _fig(0.95, "x", "higher"),
+        "latency.p99_ns": _fig(1800, "ns", "lower"),
+    })
+    new = _result({
+        "passthrough.ratio": _fig(0.77, "x", "higher"),
+        "acl1k.pktaccel_cycles_per_packet": _fig(180.0, "cycles/packet",
+                                                 "lower"),
+        "acl_lb.pktaccel_mpps": _fig(6.0, "Mpps", "higher"),
+        "modes.nat_vs_ipip": _fig(0.95, "x", "higher"),
+        "pipeline.ratio": _fig(1.2, "x", "higher"),
+    })
+    new["config"]["seconds"] = 2
+    r = subprocess.run([PY, RUN, "--compare", _write(tmp_path / "o.json", old),
+                        "--new", _write(tmp_path / "n.json", new)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    ln = _line(out, "passthrough.ratio")
+    assert "0.7" in ln and "0.77" in ln and "+0.07" in ln, ln
+    assert "(+10.0%)" in ln and ln.endswith("better"), ln
+    ln = _line(out, "acl1k.pktaccel_cycles_per_packet")
+    # fewer cycles is better
+    assert "-20 cycles/packet (-10.0%) better" in ln, ln
+    ln = _line(out, "acl_lb.pktaccel_mpps")
+    assert "-2 Mpps (-25.0%) worse" in ln, ln
+    ln = _line(out, "modes.nat_vs_ipip")
+    assert "+0 x (+0.0%)" in ln and "better" not in ln and \
+        "worse" not in ln, ln
+    assert "only in the new result" in _line(out, "pipeline.ratio")
+    assert "only in the old result" in _line(out, "latency.p99_ns")
+    # results taken with other settings are compared, and said to be
+    assert "(not the same settings: seconds 5 -> 2)" in out, out
+
+
+def test_compare_of_a_missing_file_fails_with_its_name(tmp_path):
+    new = _write(tmp_path / "n.json", _result({}))
+    r = subprocess.run([PY, RUN, "--compare", str(tmp_path / "nope.json"),
+                        "--new", new], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode != 0
+    assert "nope.json" in r.stderr, r.stderr
+
+
+def _sample_run():
+    f = {}
+    for scen, pa, peer, pk in (
+            ("passthrough", 20.0, 28.0, "testpmd"),
+            ("acl1k", 15.0, 14.0, "l3fwd"),
+            ("acl_lb", 8.0, 13.0, "l3fwd")):
+        f["%s.pktaccel_mpps" % scen] = _fig(pa, "Mpps", "higher",
+                                            [pa * 0.9, pa, pa * 1.1])
+        f["%s.%s_mpps" % (scen, pk)] = _fig(peer, "Mpps", "higher")
+        f["%s.pktaccel_cycles_per_packet" % scen] = _fig(
+            2100 / pa, "cycles/packet", "lower")
+        f["%s.%s_cycles_per_packet" % (scen, pk)] = _fig(
+            2100 / peer, "cycles/packet", "lower")
+    f["flows1m.pktaccel_mpps"] = _fig(6.0, "Mpps", "higher")
+    f["flows1m.pktaccel_cycles_per_packet"] = _fig(350.0, "cycles/packet",
+                                                   "lower")
+    for m in ("nat", "dsr", "ipip6", "ipip"):
+        f["modes.%s_mpps" % m] = _fig(7.5, "Mpps", "higher")
+        f["modes.%s_cycles_per_packet" % m] = _fig(280.0, "cycles/packet",
+                                                   "lower")
+    f["pipeline.pipeline_tx_mpps"] = _fig(9.0, "Mpps", "higher")
+    f["pipeline.rtc_tx_mpps"] = _fig(7.6, "Mpps", "higher")
+    for p, v in (("p50", 1200), ("p90", 1500), ("p99", 1800),
+                 ("p999", 50000)):
+        f["latency.%s_ns" % p] = _fig(v, "ns", "lower")
+    return _result(f)
+
+
+def _sample_fleet():
+    return {"date": "2026-12-01", "cpus": 2,
+            "failover": {"bfd": {"bfd": True, "seconds": [0.51, 0.52, 0.5],
+                                 "median": 0.51},
+                         "hold_time": {"bfd": False,
+                                       "seconds": [2.2, 2.9, 2.5],
+                                       "median": 2.5}},
+            "drain": {"runs": [{"withdrawn_s": 0.05}, {"withdrawn_s": 0.1}]},
+            "load": [{"appliances": n, "cps": 1800.0 / n, "rps": 3600.0,
+                      "cps_runs": [1700.0 / n, 1800.0 / n, 1900.0 / n],
+                      "rps_runs": [3500.0, 3600.0, 3700.0]}
+                     for n in (1, 2, 3)]}
+
+
+def test_charts_draws_valid_pngs_from_sample_results(tmp_path):
+    run = _write(tmp_path / "run.json", _sample_run())
+    fleet = _write(tmp_path / "fleet.json", _sample_fleet())
+    out = tmp_path / "img"
+    empty = tmp_path / "results"
+    empty.mkdir()
+    r = subprocess.run([PY, CHARTS, "--results", str(empty), "--out",
+                        str(out), "--run", run, "--fleet", fleet],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    names = sorted(os.listdir(out))
+    assert names == ["fleet-cps.png", "fleet-failover.png", "perf-cycles.png",
+                     "perf-latency.png", "perf-mpps.png"], names
+    for n in names:
+        with open(out / n, "rb") as f:
+            data = f.read()
+        assert data[:8] == PNG_SIGNATURE, n
+        # a drawn chart, not an empty canvas; small enough for the docs
+        assert 5000 < len(data) < 100 * 1024, (n, len(data))
+
+
+def test_charts_with_no_results_says_so(tmp_path):
+    empty = tmp_path / "results"
+    empty.mkdir()
+    r = subprocess.run([PY, CHARTS, "--results", str(empty), "--out",
+                        str(tmp_path / "img")], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode != 0
+    assert "nothing to draw" in r.stderr, r.stderr
+
+
+def test_run_only_latency_end_to_end_writes_table_and_json(tmp_path):
+    """The cheapest scenario (two daemons, no peer, no rules) with a
+    0.5 s window: about 5 s on a quiet 2-CPU machine."""
+    base = str(tmp_path / "res")
+    t0 = time.time()
+    r = subprocess.run([PY, RUN, "--only", "latency", "--pairs", "1",
+                        "--rules", "0", "--seconds", "0.5", "--warmup",
+                        "0.2", "--no-wake", "--daemon", DAEMON,
+                        "--tag", "pa-test-perf-%d" % os.getpid(),
+                        "--out", base], capture_output=True, text=True,
+                       timeout=120)
+    took = time.time() - t0
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    with open(base + ".json") as f:
+        res = json.load(f)
+    assert res["failures"] == []
+    assert [x["member"] for x in res["runs"]] == ["pa_lat_on", "pa_lat_off"]
+    fig = res["figures"]
+    p50, p99 = fig["latency.p50_ns"]["value"], fig["latency.p99_ns"]["value"]
+    assert 0 < p50 <= p99, fig
+    assert fig["latency.on_cycles_per_packet"]["value"] > 0, fig
+    with open(base + ".md") as f:
+        md = f.read()
+    assert "| latency at full load" in md and "p99.9" in md, md
+    assert "| latency at full load" in r.stdout
+    print("took %.1f s" % took)
