@@ -274,7 +274,8 @@ validate(struct off_port *op, const char *prefix, bool count, char *why,
 		return -EINVAL;
 	ret = rte_flow_validate(op->port_id, &r.attr, r.pattern, r.actions,
 		&fe);
-	if (ret != 0 && fe.message != NULL)
+	if (ret != 0 && fe.message != NULL &&
+	    strcmp(fe.message, strerror(-ret)) != 0)
 		snprintf(why, why_len, "rte_flow_validate: %s (%s)",
 			fe.message, strerror(-ret));
 	else if (ret != 0)

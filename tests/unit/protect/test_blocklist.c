@@ -106,7 +106,7 @@ model4(const struct m4 *m, unsigned int n, uint32_t a)
 
 START_TEST(test_v4_membership_equals_a_naive_model_over_random_prefixes)
 {
-	enum { N = 3000, Q = 40000 };
+	enum { N = 2000, Q = 20000 };
 	struct m4 *m = calloc(N, sizeof(*m));
 	struct pa_bl_set s = { 0 };
 	struct pa_bl_table *t;
@@ -199,7 +199,7 @@ addr6(uint64_t hi, uint64_t lo, uint8_t *b)
 
 START_TEST(test_v6_membership_equals_a_naive_model_over_random_prefixes)
 {
-	enum { N = 2000, Q = 40000 };
+	enum { N = 1500, Q = 20000 };
 	static const unsigned int lens[] = { 16, 20, 24, 32, 40, 48, 56, 64,
 		64, 64, 80, 96, 112, 127, 128, 128 };
 	struct m6 *m = calloc(N, sizeof(*m));
