@@ -1,29 +1,34 @@
 #!/usr/bin/python3
 """Health checks at scale: N backends (default 10,000) probed every second.
 
-A private pair of network namespaces (i15hp-app, i15hp-srv) joined by a
-veth pair: pktaccel in i15hp-app on net_af_packet (one routed port,
-10.200.0.2/16, its own peer, kernel_if i15hk0), and in i15hp-srv a helper
-that answers TCP on every address of 10.201.0.0/16 (a local route: the
-kernel owns the whole range; one listener on 0.0.0.0 accepts and closes).
-The backends are spread over services of at most 4000 (nat, tcp checks on
-port 7000, interval 1000 ms, timeout 500 ms, rise 2, fall 3).
+A private pair of network namespaces (TAGp-app, TAGp-srv; --tag, default
+"i15h") joined by a veth pair: pktaccel in TAGp-app on net_af_packet (one
+routed port, 10.200.0.2/16, its own peer, kernel_if TAGk0), and in
+TAGp-srv a helper that answers TCP on every address of 10.201.0.0/16 (a
+local route: the kernel owns the whole range; one listener on 0.0.0.0
+accepts and closes). The backends are spread over services of at most
+4000 (nat, tcp checks on port 7000, interval 1000 ms, timeout 500 ms,
+rise 2, fall 3).
 
 Measured once every backend is up:
-- the control thread's CPU (pa-ctrl: utime + stime from
-  /proc/PID/task/TID/stat) over --seconds, as a share of one CPU;
+- the CPU of the control thread (pa-ctrl: RPC, metrics, the exception
+  path), of the checks' thread (pa-health: the probes), of the main
+  thread and of the worker lcore (utime + stime from
+  /proc/PID/task/TID/stat) over --seconds, each as a share of one CPU;
 - stats_get latency (one call every 50 ms on one connection): p50, p99,
   max (the goal: p99 < 20 ms);
 - probes per second (lb_health_get);
+- the load average at the start and the end (the machine is shared);
 then the helper stops (every backend fails: the services go into panic)
 and starts again: seconds until every backend is down, then up, and the
-control thread's CPU meanwhile.
+threads' CPU meanwhile.
 
 Not a test: figures for docs/performance.md. Root needed.
 Writes perf/results/health-<date>-<backends>-<interval>ms.json.
 
 Usage: /usr/bin/python3 perf/bench_health.py [--backends 10000]
-           [--seconds 20] [--build build]
+           [--seconds 20] [--interval 1000] [--no-flap] [--tag i15h]
+           [--build build]
 """
 import argparse
 import datetime
@@ -39,8 +44,9 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tools", "pylib"))
 from pktaccel.daemon import Daemon, unique, write_json  # noqa: E402
 
-NS_APP, NS_SRV = "i15hp-app", "i15hp-srv"
-IF_APP, IF_SRV, KIF = "i15ha0", "i15hs0", "i15hk0"
+# names of the namespaces and interfaces, from --tag (default "i15h"):
+# TAG+"p-app", TAG+"p-srv", TAG+"a0", TAG+"s0", TAG+"k0"
+NS_APP = NS_SRV = IF_APP = IF_SRV = KIF = None
 CHECK_PORT = 7000
 PER_SERVICE = 4000
 KIF_PPS = 200000
@@ -140,18 +146,40 @@ def config(n, interval):
             "metrics": None}
 
 
-def ctrl_tid(pid):
+# the threads whose CPU is reported: the control thread (RPC, metrics,
+# the exception path), the checks' own thread (absent before it had
+# one: its probes were the control thread's), the main thread, the
+# worker lcore
+THREADS = ("pa-ctrl", "pa-health", "main", "rte-worker-1")
+
+
+def thread_ids(pid):
+    ids = {}
     for tid in os.listdir("/proc/%d/task" % pid):
         with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
-            if f.read().strip() == "pa-ctrl":
-                return int(tid)
-    raise SystemExit("no pa-ctrl thread")
+            name = f.read().strip()
+        if int(tid) == pid:
+            name = "main"
+        if name in THREADS:
+            ids[name] = int(tid)
+    if "pa-ctrl" not in ids:
+        raise SystemExit("no pa-ctrl thread")
+    return ids
 
 
-def cpu_s(pid, tid):
-    with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def cpu_s(pid, tids):
+    """CPU seconds (user + system) of each thread of tids."""
+    out = {}
+    for name, tid in tids.items():
+        with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        out[name] = (int(fields[11]) + int(fields[12])) / \
+            os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def cpu_share(c1, c0, seconds):
+    return {k: round((c1[k] - c0[k]) / seconds, 3) for k in c0}
 
 
 def health(d):
@@ -170,6 +198,12 @@ def wait(d, what, cond, timeout):
         what, timeout, health(d), st["drops"], st["excp"]))
 
 
+def names(tag):
+    global NS_APP, NS_SRV, IF_APP, IF_SRV, KIF
+    NS_APP, NS_SRV = tag + "p-app", tag + "p-srv"
+    IF_APP, IF_SRV, KIF = tag + "a0", tag + "s0", tag + "k0"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--backends", type=int, default=10000)
@@ -178,33 +212,51 @@ def main():
     ap.add_argument("--no-flap", action="store_true",
                     help="skip the all-down / all-up part")
     ap.add_argument("--build", default=os.path.join(REPO, "build"))
+    ap.add_argument("--tag", default="i15h",
+                    help="prefix of the namespaces and interfaces (<= 8 "
+                    "characters), so that runs side by side do not collide")
     a = ap.parse_args()
+    if not 0 < len(a.tag) <= 8:
+        raise SystemExit("--tag: 1 to 8 characters")
+    names(a.tag)
     if os.geteuid() != 0:
         raise SystemExit("root needed (network namespaces)")
     n = a.backends
-    work = "/tmp/i15-bench-health"
+    work = "/tmp/%s-bench-health" % a.tag
     os.makedirs(work, exist_ok=True)
     up()
     srv = server()
     conf = write_json(os.path.join(work, "conf.json"), config(n, a.interval))
-    sock = unique("i15hp", ".sock")
+    sock = unique(a.tag + "p", ".sock")
     d = Daemon(["ip", "netns", "exec", NS_APP,
                 os.path.join(a.build, "app", "pktaccel"), "--no-huge",
                 "--no-shconf", "--no-pci", "-m", "512", "-l", "0,1", "--",
                 "-c", conf, "-s", sock], sock, work, "bench-health")
     out = {"backends": n, "interval_ms": a.interval,
            "date": datetime.date.today().isoformat(),
-           "cpus": os.cpu_count()}
+           "cpus": os.cpu_count(),
+           # the machine's load: figures of a shared 2-CPU box mean
+           # little without it
+           "load_start": [round(x, 1) for x in os.getloadavg()]}
     try:
-        d.wait_ready(120)
+        # the route as soon as the kernel_if exists: a probe bound to an
+        # interface without a route is sent on-link (the kernel's
+        # fallback), and 10,000 of them fill its neighbour table
+        t0 = time.monotonic()
+        while nsx(NS_APP, "ip", "link", "show", KIF,
+                  check=False).returncode != 0:
+            if time.monotonic() - t0 > 120 or d.proc.poll() is not None:
+                raise SystemExit("no kernel_if %s" % KIF)
+            time.sleep(0.05)
         nsx(NS_APP, "ip", "route", "add", "10.201.0.0/16", "via",
             "10.200.0.1", "dev", KIF)
+        d.wait_ready(120)
         pid = d.proc.pid
         # the daemon is a child of "ip netns exec": find it
         r = sh("pgrep", "-P", str(pid), check=False)
         if r.stdout.strip():
             pid = int(r.stdout.split()[0])
-        tid = ctrl_tid(pid)
+        tid = thread_ids(pid)
         try:
             took, h = wait(d, "all up", lambda h: h["up"] == n, 120)
             out["all_up_s"] = round(took, 2)
@@ -229,15 +281,22 @@ def main():
                 lat.append((time.monotonic() - s) * 1000)
                 time.sleep(0.05)
         el = time.monotonic() - t0
-        cpu = (cpu_s(pid, tid) - c0) / el
+        cpu = cpu_share(cpu_s(pid, tid), c0, el)
         pps = (health(d)["probes"] - p0) / el
         lat.sort()
         out["steady"] = {
-            "seconds": round(el, 1), "ctrl_cpu": round(cpu, 3),
+            "seconds": round(el, 1), "ctrl_cpu": cpu["pa-ctrl"],
+            "checks_cpu": cpu.get("pa-health"), "cpu": cpu,
             "probes_per_s": round(pps), "stats_get_ms": {
                 "n": len(lat), "p50": round(statistics.median(lat), 2),
                 "p99": round(lat[int(len(lat) * 0.99) - 1], 2),
                 "max": round(lat[-1], 2)}}
+        # what held the rate back, if anything: probes waiting or timing
+        # out, frames the exception path dropped
+        st = d.call("stats_get")
+        out["steady"]["health"] = health(d)
+        out["steady"]["excp"] = st["excp"]["interfaces"]["p0"]
+        out["steady"]["drops"] = {k: v for k, v in st["drops"].items() if v}
         print("steady: %s" % out["steady"], flush=True)
         s = time.monotonic()
         lst = d.call("lb_service_list")
@@ -252,12 +311,19 @@ def main():
         srv.wait()
         took, h = wait(d, "all down", lambda h: h["down"] == n, 120)
         out["all_down_s"] = round(took, 2)
+        # the tables follow the verdicts within a publication gap
+        n_svc = (n + PER_SERVICE - 1) // PER_SERVICE
+        t1 = time.monotonic()
+        while d.call("stats_get")["lb"]["panic_services"] < n_svc and \
+                time.monotonic() - t1 < 10:
+            time.sleep(0.05)
         panic = d.call("stats_get")["lb"]["panic_services"]
         srv = server()
         took, h = wait(d, "all up again", lambda h: h["up"] == n, 120)
         out["all_up_again_s"] = round(took, 2)
-        out["flap"] = {"ctrl_cpu": round((cpu_s(pid, tid) - c0) /
-                                         (time.monotonic() - t0), 3),
+        cpu = cpu_share(cpu_s(pid, tid), c0, time.monotonic() - t0)
+        out["flap"] = {"ctrl_cpu": cpu["pa-ctrl"],
+                       "checks_cpu": cpu.get("pa-health"), "cpu": cpu,
                        "panic_services": panic,
                        "builds": d.call("stats_get")["lb"]["builds"]}
         print("flap: down in %.1f s, up in %.1f s, %s" % (
@@ -270,6 +336,7 @@ def main():
         out["error"] = str(e)
         print(e, flush=True)
     finally:
+        out["load_end"] = [round(x, 1) for x in os.getloadavg()]
         d.stop()
         srv.kill()
         down()

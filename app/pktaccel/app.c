@@ -419,7 +419,6 @@ start_servers(struct pa_app *app, char *err, size_t err_len)
 	ctrl->neigh = app->neigh;
 	ctrl->excp = app->excp;
 	ctrl->ready = app->ready;
-	ctrl->checks = app->checks;
 	ctrl->src = (struct pa_metrics_sources){ .pl = app->pl,
 		.acl = app->acl, .lb = app->lb, .rpc = ctrl->server,
 		.ready = app->ready, .checks = app->checks };
@@ -458,6 +457,9 @@ start_threads(struct pa_app *app, char *err, size_t err_len)
 		return -EINVAL;
 	}
 	pa_ready_set_started(app->ready);
+	ret = pa_health_lb_start(app->checks, err, err_len);
+	if (ret != 0)
+		return ret;
 	if (ctrl->server == NULL && ctrl->http == NULL)
 		return 0;
 	if (ctrl->telemetry)
@@ -691,12 +693,15 @@ pa_app_stop(struct pa_app *app, bool ok)
 		pa_pipeline_stop(app->pl);
 	}
 	pa_capture_poll(app->capture);
+	/* after the lcores: a table it publishes meanwhile waits for their
+	 * quiescence, which a stalled lcore gives only once stopped */
+	pa_health_lb_stop(app->checks);
 	stop_ctrl(&app->ctrl);
 	if (app->rpc_bound)
 		bind_rpc(app, false);
 	pa_ready_destroy(app->ready);
 	app->ready = NULL;
-	/* its sockets: after the control thread that served them */
+	/* after the control thread that read its counters */
 	pa_health_lb_destroy(app->checks);
 	app->checks = NULL;
 	/* Before the ports: what is still queued goes back to their pools. */

@@ -63,7 +63,6 @@ struct pa_app_ctrl {
 	struct pa_neigh *neigh;
 	struct pa_excp *excp;		/**< NULL: no kernel_if */
 	struct pa_ready *ready;		/**< readiness and routes */
-	struct pa_health_lb *checks;	/**< NULL: replay (no checks) */
 	pthread_t tid;
 	volatile bool stop;
 	bool running;

@@ -2,8 +2,9 @@
 /*
  * The control thread: the JSON-RPC server, the metrics HTTP server, the
  * telemetry mailbox, the neighbour timers, the exception path
- * (kernel_if), the backends' health checks (lib/health), readiness and
- * the announced routes (lib/announce) in one poll loop.
+ * (kernel_if), readiness and the announced routes (lib/announce) in one
+ * poll loop. The backends' health checks (lib/health) have a thread of
+ * their own (pa_health_lb_start()).
  */
 #include <poll.h>
 
@@ -12,7 +13,7 @@
 
 #define CTRL_POLL_MS		50	/* RPC polled at least this often */
 #define NEIGH_POLL_MS		10	/* control wait between neighbour polls */
-#define MAX_FDS			(4 + PA_CONFIG_MAX_PORTS)
+#define MAX_FDS			(3 + PA_CONFIG_MAX_PORTS)
 
 void *
 pa_app_ctrl_main(void *arg)
@@ -41,10 +42,6 @@ pa_app_ctrl_main(void *arg)
 		n_fds = pa_excp_fds(t->excp, fds, RTE_DIM(fds));
 		for (i = 0; i < n_fds; i++)
 			pfd[n++] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
-		/* the health checks: their sockets, their next timer */
-		if (t->checks != NULL)
-			pfd[n++] = (struct pollfd){
-				.fd = pa_health_lb_fd(t->checks), .events = POLLIN };
 		timeout = t->neigh != NULL ? NEIGH_POLL_MS : CTRL_POLL_MS;
 		if (t->excp != NULL)
 			timeout = excp_busy ? 0 : PA_EXCP_POLL_MS;
@@ -53,14 +50,10 @@ pa_app_ctrl_main(void *arg)
 			if (ht >= 0 && ht < timeout)
 				timeout = ht;
 		}
-		ht = pa_health_lb_timeout_ms(t->checks);
-		if (ht >= 0 && ht < timeout)
-			timeout = ht;
 		ht = pa_ready_poll(t->ready, (uint64_t)pa_clock_ms());
 		if (t->ready != NULL && ht < timeout)
 			timeout = ht;
 		(void)poll(pfd, (nfds_t)n, timeout);	/* EINTR: go round */
-		pa_health_lb_run(t->checks);
 		if (t->neigh != NULL)
 			pa_neigh_poll(t->neigh, pa_neigh_now_ms());
 		/* after lib/neigh: it may queue on the same TX rings (both

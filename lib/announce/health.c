@@ -385,7 +385,8 @@ slot_of(struct pa_ready *h, const struct pa_ip_addr *a)
 	return s;
 }
 
-/* Which VIPs the services have now (when the LB changed). */
+/* Which VIPs the services have now (when services or backends changed:
+ * pa_lb_config_version(), not the health checks' tables). */
 static void
 sync_vips(struct pa_ready *h)
 {
@@ -396,7 +397,7 @@ sync_vips(struct pa_ready *h)
 
 	if (h->lb == NULL)
 		return;
-	v = pa_lb_version(h->lb);
+	v = pa_lb_config_version(h->lb);
 	if (h->have_version && v == h->lb_version)
 		return;
 	if (pa_lb_addresses(h->lb, &vips, &n_vips, &be, &n_be) != 0)

@@ -50,6 +50,8 @@ struct excp_if {
 	struct rte_ring *tx;		/* kernel -> wire: lib/neigh's TX ring */
 	uint64_t to_kernel, to_kernel_dropped;
 	uint64_t from_kernel, from_kernel_dropped, from_kernel_foreign;
+	uint64_t from_kernel_held;	/* polls that left the kernel's frames in
+					 * the TAP's queue: TX ring full */
 	uint32_t rate_pps, burst;
 };
 
@@ -435,14 +437,26 @@ to_kernel(struct excp_if *e)
 	return total;
 }
 
+/* The kernel's frames, as many as the port's TX ring has room for: the
+ * rest wait in the TAP's own queue (the kernel's txqueuelen) rather than
+ * being read and dropped while a data-path lcore is late draining the
+ * ring (a burst of health probes' frames on a busy host). */
 static unsigned int
 from_kernel(struct excp_if *e)
 {
 	struct rte_mbuf *pkts[EXCP_BURST];
-	unsigned int n, i, k, q, total = 0, r;
+	unsigned int n, i, k, q, total = 0, r, room;
 
 	for (r = 0; r < EXCP_POLL_ROUNDS; r++) {
-		n = rte_eth_rx_burst(e->tap_id, 0, pkts, EXCP_BURST);
+		/* the ring's only producer is this thread (lib/neigh's
+		 * frames too): the room can only grow meanwhile */
+		room = rte_ring_free_count(e->tx);
+		if (room == 0) {
+			e->from_kernel_held++;
+			break;
+		}
+		n = rte_eth_rx_burst(e->tap_id, 0, pkts,
+			(uint16_t)RTE_MIN(room, (unsigned int)EXCP_BURST));
 		if (n == 0)
 			break;
 		total += n;
@@ -490,8 +504,11 @@ pa_excp_fds(const struct pa_excp *x, int *fds, unsigned int max)
 
 	if (x == NULL)
 		return 0;
+	/* not a TAP whose frames wait for room on the TX ring: its fd stays
+	 * readable, the caller would spin; it polls again within
+	 * PA_EXCP_POLL_MS */
 	for (i = 0; i < x->n && n < max; i++)
-		if (x->ifs[i].fd >= 0)
+		if (x->ifs[i].fd >= 0 && rte_ring_free_count(x->ifs[i].tx) != 0)
 			fds[n++] = x->ifs[i].fd;
 	return n;
 }
@@ -573,6 +590,7 @@ pa_excp_snapshot(const struct pa_excp *x, struct pa_excp_snapshot *s)
 		o->from_kernel = e->from_kernel;
 		o->from_kernel_dropped = e->from_kernel_dropped;
 		o->from_kernel_foreign = e->from_kernel_foreign;
+		o->from_kernel_held = e->from_kernel_held;
 		o->queued = e->ring != NULL ? rte_ring_count(e->ring) : 0;
 	}
 }
@@ -588,7 +606,7 @@ pa_excp_snapshot_json(const struct pa_excp_snapshot *s)
 	for (i = 0; i < s->n; i++) {
 		const struct pa_excp_if_snapshot *e = &s->ifs[i];
 
-		o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			"kernel_if", e->ifname,
 			"rate_pps", (json_int_t)e->rate_pps,
 			"burst", (json_int_t)e->burst,
@@ -597,6 +615,7 @@ pa_excp_snapshot_json(const struct pa_excp_snapshot *s)
 			"from_kernel", (json_int_t)e->from_kernel,
 			"from_kernel_dropped", (json_int_t)e->from_kernel_dropped,
 			"from_kernel_foreign", (json_int_t)e->from_kernel_foreign,
+			"from_kernel_held", (json_int_t)e->from_kernel_held,
 			"queued", (json_int_t)e->queued);
 		if (o == NULL || json_object_set_new(ifs, e->port, o) != 0) {
 			json_decref(ifs);

@@ -29,7 +29,10 @@
  * thread writes the rings' frames to the TAPs and sends what the kernel
  * wrote to a TAP on lib/neigh's TX ring of the port (pa_neigh_tx_ring():
  * single producer, the control thread, which also runs pa_neigh_poll()),
- * which a data-path lcore drains onto its TX queue of the port.
+ * which a data-path lcore drains onto its TX queue of the port. It reads
+ * from a TAP only what that ring has room for: the rest waits in the
+ * TAP's queue (the kernel's txqueuelen; the kernel counts what overflows
+ * it as the interface's TX drops), "from_kernel_held" counts such polls.
  *
  * Thread safety: everything but pa_excp_punt() and pa_excp_fast() is for
  * the control thread (create, poll, snapshot) or the main thread once
@@ -126,6 +129,9 @@ struct pa_excp_if_snapshot {
 					 * the port's TX */
 	uint64_t from_kernel_dropped;	/**< ... with no room on the TX ring */
 	uint64_t from_kernel_foreign;	/**< ... not from the port's MAC: dropped */
+	uint64_t from_kernel_held;	/**< polls that left the kernel's frames
+					 * in the TAP's queue: the port's TX
+					 * ring was full */
 	uint64_t queued;		/**< frames waiting in the punt ring */
 	uint32_t rate_pps;		/**< kernel_if_pps (or the default) */
 	uint32_t burst;			/**< kernel_if_burst (or the default) */
@@ -148,7 +154,7 @@ void pa_excp_snapshot(const struct pa_excp *x, struct pa_excp_snapshot *s);
  * The "excp" object of stats_get: {"clones", "clones_skipped",
  * "interfaces": {PORT: {"kernel_if", "rate_pps", "burst", "to_kernel",
  * "to_kernel_dropped", "from_kernel", "from_kernel_dropped",
- * "from_kernel_foreign", "queued"}}}.
+ * "from_kernel_foreign", "from_kernel_held", "queued"}}}.
  * @return new reference, or NULL on allocation failure.
  */
 json_t *pa_excp_snapshot_json(const struct pa_excp_snapshot *s);

@@ -29,7 +29,7 @@
 
 #define RTE_DIM_(a)	(sizeof(a) / sizeof((a)[0]))
 #define EVENTS_MAX	256
-#define DEFER_MS	10	/* a due probe without a free socket retries */
+#define NO_IDX		UINT32_MAX	/* the wait list's end */
 #define HTTP_BUF	256	/* enough for any status line we accept */
 #define UDP_PAYLOAD	"pktaccel health check\n"
 #define ICMP_PAYLOAD	"pktaccel"
@@ -37,6 +37,9 @@
 struct target {
 	bool set;
 	bool inflight;
+	bool waiting;			/* due, on the wait list (not in the
+					 * heap) until a socket is free */
+	uint32_t wprev, wnext;		/* the wait list */
 	struct pa_health_spec spec;
 	struct pa_health_info info;
 	uint64_t when;			/* next probe, or this one's deadline */
@@ -62,6 +65,10 @@ struct pa_health {
 	uint32_t *heap;			/* target slots, by when */
 	unsigned int n_heap;
 	unsigned int inflight;
+	/* due probes waiting for a socket (max_inflight), oldest first: they
+	 * start as probes end, not by polling a timer */
+	uint32_t whead, wtail;
+	unsigned int waiting;
 	uint16_t echo_id;
 	struct pa_health_stats st;
 };
@@ -244,6 +251,44 @@ rearm(struct pa_health *h, unsigned int idx, uint64_t when)
 	heap_up(h, h->t[idx].heap_pos);
 }
 
+/* Target @p idx is due and no socket is free: off the heap, to the end
+ * of the wait list. */
+static void
+wait_push(struct pa_health *h, unsigned int idx)
+{
+	struct target *t = &h->t[idx];
+
+	heap_remove(h, idx);
+	t->waiting = true;
+	t->wnext = NO_IDX;
+	t->wprev = h->wtail;
+	if (h->wtail != NO_IDX)
+		h->t[h->wtail].wnext = idx;
+	else
+		h->whead = idx;
+	h->wtail = idx;
+	h->waiting++;
+	h->st.deferred++;
+}
+
+/* Take target @p idx off the wait list (not back on the heap). */
+static void
+wait_unlink(struct pa_health *h, unsigned int idx)
+{
+	struct target *t = &h->t[idx];
+
+	if (t->wprev != NO_IDX)
+		h->t[t->wprev].wnext = t->wnext;
+	else
+		h->whead = t->wnext;
+	if (t->wnext != NO_IDX)
+		h->t[t->wnext].wprev = t->wprev;
+	else
+		h->wtail = t->wprev;
+	t->waiting = false;
+	h->waiting--;
+}
+
 /* ------------------------------------------------------------------ */
 /* Life cycle                                                          */
 /* ------------------------------------------------------------------ */
@@ -270,6 +315,7 @@ pa_health_create(const struct pa_health_opts *o, char *err, size_t err_len)
 		goto nomem;
 	for (i = 0; i < o->max_targets; i++)
 		h->t[i].fd = -1;
+	h->whead = h->wtail = NO_IDX;
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (h->epfd < 0) {
 		pa_seterr(err, err_len, "epoll_create1: %s", strerror(errno));
@@ -400,7 +446,10 @@ pa_health_clear(struct pa_health *h, unsigned int idx)
 		return;
 	t = &h->t[idx];
 	probe_close(h, t);
-	heap_remove(h, idx);
+	if (t->waiting)
+		wait_unlink(h, idx);
+	else
+		heap_remove(h, idx);
 	(*status_count(h, t->info.status))--;
 	h->st.targets--;
 	t->set = false;
@@ -446,6 +495,7 @@ pa_health_stats(const struct pa_health *h, struct pa_health_stats *s)
 {
 	*s = h->st;
 	s->inflight = h->inflight;
+	s->waiting = h->waiting;
 }
 
 /* ------------------------------------------------------------------ */
@@ -861,8 +911,13 @@ event(struct pa_health *h, unsigned int idx, uint32_t events,
 	case PA_HEALTH_HTTP:
 	case PA_HEALTH_AGENT:
 		if (!t->connected) {
-			if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &e, &sl) != 0)
+			/* writable without an error: connected (the system
+			 * call that asks is spared: a tenth of a probe's) */
+			if ((events & (EPOLLERR | EPOLLHUP)) != 0 &&
+			    getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &e, &sl) != 0)
 				e = errno;
+			else if ((events & (EPOLLERR | EPOLLHUP)) != 0 && e == 0)
+				e = ECONNRESET;	/* hung up, no error said */
 			if (e != 0) {
 				r = errno_result(e);
 				break;
@@ -926,9 +981,23 @@ event(struct pa_health *h, unsigned int idx, uint32_t events,
 	default:
 		r = PA_HEALTH_R_ERROR;
 	}
-	(void)events;
 	if (r != PA_HEALTH_R_NONE)
 		finish(h, idx, r, now_ms);
+}
+
+/* Start the waiting probes, oldest first, while sockets are free. */
+static void
+start_waiting(struct pa_health *h, uint64_t now_ms)
+{
+	unsigned int idx;
+
+	while (h->whead != NO_IDX && h->inflight < h->o.max_inflight) {
+		idx = h->whead;
+		wait_unlink(h, idx);
+		h->t[idx].when = now_ms;
+		heap_push(h, idx);
+		start(h, idx, now_ms);
+	}
 }
 
 unsigned int
@@ -955,6 +1024,7 @@ pa_health_run(struct pa_health *h, uint64_t now_ms)
 		}
 	} while (n == EVENTS_MAX);
 
+	start_waiting(h, now_ms);
 	while (h->n_heap > 0) {
 		idx = h->heap[0];
 		t = &h->t[idx];
@@ -968,12 +1038,13 @@ pa_health_run(struct pa_health *h, uint64_t now_ms)
 				PA_HEALTH_R_TIMEOUT, now_ms);
 			continue;
 		}
-		if (h->inflight >= h->o.max_inflight) {
-			h->st.deferred++;
-			rearm(h, idx, now_ms + DEFER_MS);
+		/* no free socket, or older probes waiting for one: in turn */
+		if (h->inflight >= h->o.max_inflight || h->whead != NO_IDX) {
+			wait_push(h, idx);
 			continue;
 		}
 		start(h, idx, now_ms);
 	}
+	start_waiting(h, now_ms);
 	return (unsigned int)(h->st.probes - before);
 }

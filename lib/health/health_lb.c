@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The LB's backends checked: the prober's targets kept in step with the
- * LB (by counter slot and uid), its verdicts reported back.
+ * LB (by counter slot and uid), its verdicts reported back, on a thread
+ * of its own (pa_health_lb_start()) or driven by the caller.
  */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 
+#include <rte_lcore.h>
 #include <rte_log.h>
 
 #include "pa_err.h"
@@ -28,6 +34,9 @@ struct hc_src {
  * at AGENT_SLOT + its counter slot. */
 #define AGENT_SLOT	PA_LB_MAX_BACKENDS
 #define N_SLOTS		(2 * PA_LB_MAX_BACKENDS)
+/* The thread's longest wait: how soon it sees the LB's changes (a
+ * backend added, a service's checks changed). */
+#define THREAD_POLL_MS	50
 
 struct pa_health_lb {
 	struct pa_lb *lb;
@@ -43,7 +52,17 @@ struct pa_health_lb {
 	uint64_t no_source;
 	uint64_t syncs;
 	int64_t publish_at;		/* ms: pending health tables; -1 none */
+	/* the thread (pa_health_lb_start()) */
+	bool started;
+	bool stop;			/* atomic: the thread ends */
+	int wake_fd;			/* eventfd: wakes the thread to stop */
+	pthread_t tid;
+	/* the counters as of the last round, for other threads */
+	pthread_mutex_t snap_lock;
+	struct pa_health_lb_snapshot snap;
 };
+
+static void snap_update(struct pa_health_lb *x);
 
 static uint64_t
 now_ms(void)
@@ -136,6 +155,8 @@ pa_health_lb_create(const struct pa_health_lb_opts *o, char *err,
 		goto nomem;
 	x->lb = o->lb;
 	x->publish_at = -1;
+	x->wake_fd = -1;
+	pthread_mutex_init(&x->snap_lock, NULL);
 	x->uid = calloc(N_SLOTS, sizeof(*x->uid));
 	x->seen = calloc(N_SLOTS, sizeof(*x->seen));
 	if (x->uid == NULL || x->seen == NULL)
@@ -160,6 +181,13 @@ pa_health_lb_create(const struct pa_health_lb_opts *o, char *err,
 		pa_health_lb_destroy(x);
 		return NULL;
 	}
+	x->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (x->wake_fd < 0) {
+		pa_seterr(err, err_len, "health checks: eventfd: %s",
+			strerror(errno));
+		pa_health_lb_destroy(x);
+		return NULL;
+	}
 	return x;
 nomem:
 	pa_health_lb_destroy(x);
@@ -168,11 +196,30 @@ nomem:
 }
 
 void
+pa_health_lb_stop(struct pa_health_lb *x)
+{
+	uint64_t one = 1;
+
+	if (x == NULL || !x->started)
+		return;
+	__atomic_store_n(&x->stop, true, __ATOMIC_RELEASE);
+	if (write(x->wake_fd, &one, sizeof(one)) != sizeof(one))
+		HC_LOG(WARNING, "cannot wake the checks' thread: %s (it sees the stop within %u ms)",
+			strerror(errno), THREAD_POLL_MS);
+	pthread_join(x->tid, NULL);
+	x->started = false;
+}
+
+void
 pa_health_lb_destroy(struct pa_health_lb *x)
 {
 	if (x == NULL)
 		return;
+	pa_health_lb_stop(x);
 	pa_health_destroy(x->h);
+	if (x->wake_fd >= 0)
+		close(x->wake_fd);
+	pthread_mutex_destroy(&x->snap_lock);
 	free(x->uid);
 	free(x->seen);
 	free(x);
@@ -319,6 +366,68 @@ pa_health_lb_run(struct pa_health_lb *x)
 	 * every PA_LB_HEALTH_PUBLISH_GAP_MS) */
 	next = pa_lb_health_publish(x->lb, now);
 	x->publish_at = next < 0 ? -1 : (int64_t)(now + (uint64_t)next);
+	snap_update(x);
+}
+
+/* The checks' thread: the probes' sockets and timers, the LB's changes
+ * followed within THREAD_POLL_MS, until pa_health_lb_stop(). */
+static void *
+checks_main(void *arg)
+{
+	struct pa_health_lb *x = arg;
+	struct pollfd pfd[2] = {
+		{ .fd = pa_health_fd(x->h), .events = POLLIN },
+		{ .fd = x->wake_fd, .events = POLLIN },
+	};
+	uint64_t v;
+	int t;
+
+	while (!__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE)) {
+		t = pa_health_lb_timeout_ms(x);
+		if (t < 0 || t > THREAD_POLL_MS)
+			t = THREAD_POLL_MS;
+		(void)poll(pfd, RTE_DIM(pfd), t);	/* EINTR: go round */
+		if (pfd[1].revents != 0 &&
+		    read(x->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			HC_LOG(WARNING, "checks' thread: eventfd: %s",
+				strerror(errno));
+		pa_health_lb_run(x);
+	}
+	return NULL;
+}
+
+int
+pa_health_lb_start(struct pa_health_lb *x, char *err, size_t err_len)
+{
+	int ret;
+
+	if (x == NULL || x->started)
+		return 0;
+	__atomic_store_n(&x->stop, false, __ATOMIC_RELEASE);
+	ret = rte_ctrl_thread_create(&x->tid, "pa-health", NULL, checks_main,
+		x);
+	if (ret != 0) {
+		pa_seterr(err, err_len, "cannot start the health checks' thread: %s",
+			strerror(ret < 0 ? -ret : ret));
+		return ret < 0 ? ret : -ret;
+	}
+	x->started = true;
+	return 0;
+}
+
+/* The counters as of now, for pa_health_lb_snapshot() (the thread that
+ * runs the checks). */
+static void
+snap_update(struct pa_health_lb *x)
+{
+	struct pa_health_lb_snapshot s;
+
+	pa_health_stats(x->h, &s.probe);
+	s.no_source = x->no_source;
+	s.syncs = x->syncs;
+	pthread_mutex_lock(&x->snap_lock);
+	x->snap = s;
+	pthread_mutex_unlock(&x->snap_lock);
 }
 
 void
@@ -328,9 +437,9 @@ pa_health_lb_snapshot(const struct pa_health_lb *x,
 	memset(s, 0, sizeof(*s));
 	if (x == NULL)
 		return;
-	pa_health_stats(x->h, &s->probe);
-	s->no_source = x->no_source;
-	s->syncs = x->syncs;
+	pthread_mutex_lock((pthread_mutex_t *)&x->snap_lock);
+	*s = x->snap;
+	pthread_mutex_unlock((pthread_mutex_t *)&x->snap_lock);
 }
 
 json_t *
@@ -345,12 +454,13 @@ pa_health_lb_snapshot_json(const struct pa_health_lb_snapshot *s)
 	for (i = 1; i < PA_HEALTH_R_MAX; i++)
 		json_object_set_new(r, pa_health_result_name(i),
 			json_integer((json_int_t)s->probe.results[i]));
-	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I}",
+	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I}",
 		"targets", (json_int_t)s->probe.targets,
 		"up", (json_int_t)s->probe.up,
 		"down", (json_int_t)s->probe.down,
 		"unknown", (json_int_t)s->probe.unknown,
 		"inflight", (json_int_t)s->probe.inflight,
+		"waiting", (json_int_t)s->probe.waiting,
 		"probes", (json_int_t)s->probe.probes,
 		"results", r,
 		"deferred", (json_int_t)s->probe.deferred,

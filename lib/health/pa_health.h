@@ -30,8 +30,10 @@
  *   address do not run out of ports.
  * - Sockets: bound to the target's interface (SO_BINDTODEVICE) and
  *   source address when given. At most max_inflight probes at once (file
- *   descriptors bounded): a due probe beyond that waits (counted in
- *   "deferred").
+ *   descriptors bounded): a due probe beyond that waits on a list,
+ *   oldest first, and starts as soon as a probe ends (counted once in
+ *   "deferred"; "waiting" now). Its next probe is one interval after it
+ *   started.
  * - PA_HEALTH_AGENT (not a configuration "type": "agent_port"): the
  *   HAProxy agent-check protocol. A connect to the agent's port; the
  *   agent writes one line and closes; tokens (space or comma separated)
@@ -189,10 +191,13 @@ struct pa_health_stats {
 	uint64_t targets;		/**< set now */
 	uint64_t up, down, unknown;	/**< targets by status now */
 	uint64_t inflight;		/**< probes in flight now */
+	uint64_t waiting;		/**< due probes waiting for a free
+					 * socket now */
 	uint64_t probes;		/**< probes ended */
 	uint64_t results[PA_HEALTH_R_MAX];	/**< ... by result */
-	uint64_t deferred;		/**< due probes that waited for a free
-					 * socket (max_inflight) */
+	uint64_t deferred;		/**< due probes that had to wait for a
+					 * free socket (max_inflight), each
+					 * counted once */
 	uint64_t transitions;		/**< status changes */
 };
 

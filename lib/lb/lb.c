@@ -1889,17 +1889,14 @@ pa_lb_gateway_set(struct pa_lb *lb, uint16_t port_id, int family,
 		__ATOMIC_RELAXED);
 }
 
-/* Append @p a to @p arr (of @p n) unless it is there. */
+/* Append @p a to @p arr (of @p n), duplicates included (addr_unique()
+ * removes them). */
 static int
 addr_put(struct pa_ip_addr **arr, unsigned int *n, unsigned int *cap,
 		const struct pa_ip_addr *a)
 {
 	struct pa_ip_addr *p;
-	unsigned int i;
 
-	for (i = 0; i < *n; i++)
-		if (pa_ip_equal(&(*arr)[i], a))
-			return 0;
 	if (*n == *cap) {
 		*cap = *cap != 0 ? *cap * 2 : 16;
 		p = realloc(*arr, *cap * sizeof(*p));
@@ -1908,6 +1905,58 @@ addr_put(struct pa_ip_addr **arr, unsigned int *n, unsigned int *cap,
 		*arr = p;
 	}
 	(*arr)[(*n)++] = *a;
+	return 0;
+}
+
+/* Address order (family, then bytes), then position: equal addresses
+ * sort together, the first of them first. @p base: the addresses. */
+static int
+addr_ix_cmp(const void *x, const void *y, void *base)
+{
+	unsigned int i = *(const unsigned int *)x, j = *(const unsigned int *)y;
+	const struct pa_ip_addr *a = (const struct pa_ip_addr *)base + i;
+	const struct pa_ip_addr *b = (const struct pa_ip_addr *)base + j;
+	int d;
+
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	d = memcmp(pa_ip_bytes(a), pa_ip_bytes(b),
+		a->family == AF_INET ? 4 : 16);
+	if (d != 0)
+		return d;
+	return i < j ? -1 : i > j;
+}
+
+/* Keep the first of each address of @p arr, in their order: a sort of
+ * the positions, not a scan per address (10,000 backends cost 50
+ * million comparisons that way, at every change of the LB). */
+static int
+addr_unique(struct pa_ip_addr *arr, unsigned int *n)
+{
+	unsigned int *ix, i, k;
+	bool *dup;
+
+	if (*n < 2)
+		return 0;
+	ix = malloc(*n * sizeof(*ix));
+	dup = calloc(*n, sizeof(*dup));
+	if (ix == NULL || dup == NULL) {
+		free(ix);
+		free(dup);
+		return -ENOMEM;
+	}
+	for (i = 0; i < *n; i++)
+		ix[i] = i;
+	qsort_r(ix, *n, sizeof(*ix), addr_ix_cmp, arr);
+	for (i = 1; i < *n; i++)
+		if (pa_ip_equal(&arr[ix[i - 1]], &arr[ix[i]]))
+			dup[ix[i]] = true;
+	for (i = 0, k = 0; i < *n; i++)
+		if (!dup[i])
+			arr[k++] = arr[i];
+	*n = k;
+	free(ix);
+	free(dup);
 	return 0;
 }
 
@@ -1937,6 +1986,10 @@ pa_lb_addresses(struct pa_lb *lb, struct pa_ip_addr **vips,
 				ret = addr_put(backends, n_backends, &cb,
 					&c->cfg.backends[j].addr);
 	}
+	if (ret == 0)
+		ret = addr_unique(*vips, n_vips);
+	if (ret == 0)
+		ret = addr_unique(*backends, n_backends);
 	pthread_mutex_unlock(&lb->lock);
 	if (ret != 0) {
 		free(*vips);

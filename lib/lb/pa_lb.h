@@ -56,7 +56,9 @@
  * next packet. A draining backend gets no new flows.
  *
  * Concurrency: the control thread mutates (pa_lb_service_add() and
- * friends, which hold an internal mutex). Each change builds new
+ * friends, which hold an internal mutex), and so does the health checks'
+ * thread (pa_lb_backend_health(), pa_lb_backend_agent(),
+ * pa_lb_health_publish(): lib/health). Each change builds new
  * read-only service objects, publishes them, waits for the data path's
  * quiescence (rte_rcu_qsbr) and frees the old ones; a call returns once
  * its change is live. The data path (pa_lb_process(), pa_lb_poll()) takes
@@ -199,7 +201,7 @@ struct pa_lb_health_report {
  * in this. When every backend of the service that its
  * state allows is down by health, the service is in panic: its table
  * holds all of them. Logs one line per change of health and of panic.
- * Control thread.
+ * The health checks' thread (any thread: under the LB's lock).
  * @return 1 (a new table is due), 0 (recorded), -ENOENT (no such
  *         backend any more: a stale report).
  */
@@ -219,8 +221,8 @@ enum pa_lb_agent_state {
  * quantized and smoothed by lib/health; -1: none, full weight), and
  * @p st. The backend's effective weight becomes weight x pct / 100
  * (rounded, at least 1 unless pct is 0); a change of it or of the state
- * marks the service for a new table (pa_lb_health_publish()). Control
- * thread. @return 1 (a new table is due), 0 (nothing changed) or
+ * marks the service for a new table (pa_lb_health_publish()). The
+ * health checks' thread (any thread: under the LB's lock). @return 1 (a new table is due), 0 (nothing changed) or
  * -ENOENT (stale).
  */
 int pa_lb_backend_agent(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
@@ -239,7 +241,8 @@ int pa_lb_backend_agent(struct pa_lb *lb, uint32_t cslot, uint32_t uid,
  * left of a grace exactly). Starts the graces (health.grace_ms) of the
  * backends reported down since the last call, and ends those due: their
  * services get a new table, their flows move. Cheap when nothing is
- * pending or due. Control thread.
+ * pending or due. The health checks' thread (under the LB's lock: an
+ * RPC that needs it waits for the build, as behind another RPC).
  * @return ms until the next pending table or grace end is due (call
  *         again then, reports or not), or -1 when none is.
  */

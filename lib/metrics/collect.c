@@ -302,6 +302,8 @@ static const struct field excp_if_fields[] = {
 	  "Frames the kernel sent that found the port's TX ring full." },
 	{ EXCP(from_kernel_foreign), "pktaccel_excp_from_kernel_foreign_total", C, 0,
 	  "Frames from the kernel_if not from the port's MAC (dropped)." },
+	{ EXCP(from_kernel_held), "pktaccel_excp_from_kernel_held_total", C, 0,
+	  "Polls that left the kernel's frames in the TAP's queue: the port's TX ring was full." },
 	{ EXCP(queued), "pktaccel_excp_queued", G, 0,
 	  "Frames waiting in the port's ring for the kernel." },
 };
@@ -915,8 +917,11 @@ collect_checks(struct ctx *c, const struct pa_health_lb *h)
 	l.n = 0;
 	emit_v(c, G, "pktaccel_health_inflight",
 		"Health probes in flight (sockets open).", s.probe.inflight, &l);
+	emit_v(c, G, "pktaccel_health_waiting",
+		"Due health probes waiting for a free socket now.",
+		s.probe.waiting, &l);
 	emit_v(c, C, "pktaccel_health_deferred_total",
-		"Due health probes that waited for a free socket.",
+		"Due health probes that had to wait for a free socket.",
 		s.probe.deferred, &l);
 	emit_v(c, C, "pktaccel_health_transitions_total",
 		"Status changes of backends under health checks.",

@@ -597,7 +597,10 @@ want(struct pa_neigh *n, const struct pa_ip_addr *a, unsigned int pi,
 
 /* Follow the configuration and the LB: which addresses each port
  * resolves; new targets are asked for at once, every target's MAC (or
- * its absence) is told to the LB again (new backends have fresh slots). */
+ * its absence) is told to the LB again (new backends have fresh slots).
+ * Only when services or backends change (pa_lb_config_version()): the
+ * tables the health checks publish change no address, and a fleet of
+ * 10,000 checked backends publishes several a second. */
 static int
 targets_refresh(struct pa_neigh *n, uint64_t now)
 {
@@ -606,7 +609,7 @@ targets_refresh(struct pa_neigh *n, uint64_t now)
 	uint32_t k;
 	int ret;
 
-	n->lb_version = pa_lb_version(n->lb);
+	n->lb_version = pa_lb_config_version(n->lb);
 	ret = pa_lb_addresses(n->lb, &vips, &n_vips, &bes, &n_bes);
 	if (ret != 0)
 		return ret;
@@ -972,7 +975,7 @@ pa_neigh_poll(struct pa_neigh *n, uint64_t now_ms)
 	if (n == NULL)
 		return 0;
 	pthread_mutex_lock(&n->lock);
-	if (pa_lb_version(n->lb) != n->lb_version &&
+	if (pa_lb_config_version(n->lb) != n->lb_version &&
 	    targets_refresh(n, now_ms) != 0)
 		NEIGH_LOG(WARNING, "out of memory following the LB's changes");
 	if (n->n_pend != 0)

@@ -10,7 +10,10 @@
  * to stage k+1 through one single-producer/single-consumer rte_ring per
  * (producer lcore, consumer lcore) pair, allocated on the consumer's NUMA
  * socket, and chooses the consumer by the packet's flow hash, so a flow
- * stays on one lcore at every stage and keeps its order. In "rtc" mode
+ * stays on one lcore at every stage and keeps its order. One lcore may run
+ * several stages in turn (pa_plan_layout()): a packet stays in its burst
+ * while the next stage runs on its lcore, and takes a ring only where it
+ * changes lcore. In "rtc" mode
  * every worker lcore runs all four stages on its own bursts; the same
  * stage functions serve both modes.
  *
@@ -57,6 +60,8 @@
 #define PA_PIPELINE_MAX_LCORES	64	/**< data-path lcores */
 #define PA_PIPELINE_MAX_STAGE	16	/**< lcores per stage */
 #define PA_PIPELINE_MAX_RXQ	64	/**< (port, queue) pairs per lcore */
+/** rings an lcore consumes: from each stage before one it runs */
+#define PA_PIPELINE_MAX_IN	(PA_PIPELINE_MAX_STAGE * (PA_STAGE_MAX - 1))
 
 /** One lcore available to the planner. */
 struct pa_plan_lcore {
@@ -77,8 +82,10 @@ struct pa_plan {
  * With explicit lcores in @p pc, checks each is available (not the main
  * lcore, enabled in EAL). Otherwise plans automatically: lcores on the
  * NUMA sockets of the ports are preferred when there are enough of them;
- * rtc mode uses every chosen lcore as a worker; pipeline mode needs four
- * and gives extra lcores to classify, lb, rx and tx in turn.
+ * rtc mode uses every chosen lcore as a worker; pipeline mode gives one
+ * lcore to each stage and extra lcores to classify, lb, rx and tx in turn;
+ * with fewer than four it puts stages together: three lcores run rx+tx,
+ * classify and lb; two run rx+tx and classify+lb; one runs all four.
  *
  * @param avail    available lcores (main lcore excluded)
  * @param port_sockets  socket of each port
@@ -88,6 +95,57 @@ int pa_plan_make(const struct pa_config_pipeline *pc,
 		const struct pa_plan_lcore *avail, unsigned int n_avail,
 		const int *port_sockets, unsigned int n_ports,
 		struct pa_plan *plan, char *err, size_t err_len);
+
+/** Packets of one segment stay in the burst from stage first to last. */
+struct pa_plan_seg {
+	uint8_t first;			/**< enum pa_stage_id: its input's stage */
+	uint8_t last;			/**< the last stage it runs here */
+};
+
+/**
+ * One data-path lcore of a plan: the stages it runs, in turn, and its
+ * segments. A segment is a run of consecutive stages on this lcore fed by
+ * one kind of input: the ports (it starts at rx) or the rings from the
+ * lcores of the stage before that do not run its first stage. A packet
+ * stays on its lcore while the next stage runs there; it changes lcore
+ * (a ring, the consumer chosen by flow hash among all the next stage's
+ * lcores) only where it leaves the last stage of a run.
+ */
+struct pa_plan_unit {
+	unsigned int lcore_id;
+	unsigned int stages;		/**< bit per enum pa_stage_id */
+	unsigned int n_seg;
+	struct pa_plan_seg seg[PA_STAGE_MAX];	/**< in stage order */
+};
+
+/** A plan per lcore (pa_plan_layout()). */
+struct pa_plan_layout {
+	unsigned int n;			/**< distinct lcores */
+	struct pa_plan_unit unit[PA_PIPELINE_MAX_LCORES];
+	/** per stage: its lcores' indexes in unit[] (rtc: every stage
+	 * lists every worker) */
+	unsigned int n_stage[PA_STAGE_MAX];
+	unsigned int of_stage[PA_STAGE_MAX][PA_PIPELINE_MAX_STAGE];
+};
+
+/**
+ * Build each lcore's plan from @p plan: units in order of first
+ * appearance (rx, classify, lb, tx; rtc: the workers). Pure.
+ * @return 0, or -E2BIG when there are more distinct lcores than
+ * PA_PIPELINE_MAX_LCORES.
+ */
+int pa_plan_layout(const struct pa_plan *plan, struct pa_plan_layout *lay);
+
+/** Does unit @p u hand what leaves its stage @p s (not tx) to the next
+ * stage's lcores by ring (it does not run stage s + 1 itself)? */
+static inline bool
+pa_plan_unit_hops(const struct pa_plan_unit *u, unsigned int s)
+{
+	return (u->stages & (1u << s)) && !(u->stages & (1u << (s + 1)));
+}
+
+/** "rx+tx": the stages of @p mask joined by '+' (static string). */
+const char *pa_plan_stages_name(unsigned int mask);
 
 /**
  * Lcores an automatic or explicit plan will need when the daemon chooses
@@ -270,13 +328,13 @@ struct pa_pipeline_ring_snapshot {
 struct pa_pipeline_lcore_snapshot {
 	unsigned int lcore_id;		/**< EAL lcore id */
 	int socket;			/**< NUMA socket */
-	const char *role;		/**< "worker" (rtc) or its stage's name
-					 * (static string) */
+	const char *role;		/**< "worker" (rtc) or its stages'
+					 * names, "rx+tx" (static string) */
 	struct pa_lcore_stats stats;	/**< its counters */
 	/** its latency histogram summed up (enabled false when off) */
 	struct pa_stats_latency_summary latency;
 	unsigned int n_rings;		/**< rings it consumes */
-	struct pa_pipeline_ring_snapshot rings[PA_PIPELINE_MAX_STAGE];
+	struct pa_pipeline_ring_snapshot rings[PA_PIPELINE_MAX_IN];
 };
 
 /**

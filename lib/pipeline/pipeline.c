@@ -25,44 +25,38 @@ RTE_LOG_REGISTER(pa_pipeline_logtype, pa.pipeline, INFO);
 	rte_log(RTE_LOG_ ## level, pa_pipeline_logtype, "pa.pipeline: " fmt "\n", \
 		##__VA_ARGS__)
 
-/* Stage of each rank in pipeline mode. */
-static const enum pa_config_stage rank_stage[PA_STAGE_MAX] = {
-	PA_CONFIG_STAGE_RX, PA_CONFIG_STAGE_CLASSIFY, PA_CONFIG_STAGE_LB,
-	PA_CONFIG_STAGE_TX,
-};
-
+/* Does data-path lcore @p k of the layout share its CPU, with the main
+ * lcore or another data-path lcore (each counted once, whatever stages it
+ * runs), or float over several? Only such an lcore yields when idle: one
+ * with a CPU of its own keeps it (a yield would hand it to whatever else
+ * the host runs, while its rings fill). */
 static bool
-cpusets_shared(const struct pa_plan *plan)
+cpu_shared(const struct pa_plan_layout *lay, unsigned int k)
 {
-	unsigned int ids[PA_PIPELINE_MAX_LCORES + 1];
-	unsigned int n = 0, s, i, j;
+	rte_cpuset_t a = rte_lcore_cpuset(lay->unit[k].lcore_id);
+	unsigned int i, main_lcore = rte_get_main_lcore();
 
-	ids[n++] = rte_get_main_lcore();
-	for (s = 0; s < PA_CONFIG_STAGE_MAX; s++)
-		for (i = 0; i < plan->n[s]; i++)
-			ids[n++] = plan->lcores[s][i];
-	for (i = 0; i < n; i++) {
-		rte_cpuset_t a = rte_lcore_cpuset(ids[i]);
+	if (CPU_COUNT(&a) > 1)
+		return true;
+	for (i = 0; i <= lay->n; i++) {
+		unsigned int id = i < lay->n ? lay->unit[i].lcore_id : main_lcore;
+		rte_cpuset_t b, both;
 
-		if (CPU_COUNT(&a) > 1)
+		if (i == k)
+			continue;
+		b = rte_lcore_cpuset(id);
+		CPU_AND(&both, &a, &b);
+		if (CPU_COUNT(&both) != 0)
 			return true;
-		for (j = i + 1; j < n; j++) {
-			rte_cpuset_t b = rte_lcore_cpuset(ids[j]);
-			rte_cpuset_t both;
-
-			CPU_AND(&both, &a, &b);
-			if (CPU_COUNT(&both) != 0)
-				return true;
-		}
 	}
 	return false;
 }
 
 static struct pa_worker *
-worker_new(struct pa_pipeline *pl, unsigned int lcore, enum pa_config_stage role,
-		unsigned int rank, unsigned int index, const struct pa_pipeline_opts *o,
-		char *err, size_t err_len)
+worker_new(struct pa_pipeline *pl, const struct pa_plan_unit *u,
+		const struct pa_pipeline_opts *o, char *err, size_t err_len)
 {
+	unsigned int lcore = u->lcore_id;
 	int socket = (int)rte_lcore_to_socket_id(lcore);
 	struct pa_worker *w;
 
@@ -78,9 +72,8 @@ worker_new(struct pa_pipeline *pl, unsigned int lcore, enum pa_config_stage role
 	w->lcore_id = lcore;
 	w->widx = pl->n_workers;
 	w->socket = socket;
-	w->role = role;
-	w->rank = rank;
-	w->index = index;
+	w->rtc = pl->plan.mode == PA_PIPELINE_RTC;
+	w->stages = u->stages;
 	w->burst = pl->burst;
 	w->replay = o->replay;
 	w->capture = o->capture;
@@ -93,44 +86,80 @@ worker_new(struct pa_pipeline *pl, unsigned int lcore, enum pa_config_stage role
 	w->adaptive = pl->cfg->pipeline.idle.mode == PA_IDLE_ADAPTIVE;
 	w->spin_polls = pl->cfg->pipeline.idle.spin_polls;
 	w->max_sleep_us = pl->cfg->pipeline.idle.max_sleep_us;
-	w->run_classify = role == PA_CONFIG_STAGE_WORKER ||
-		role == PA_CONFIG_STAGE_CLASSIFY;
-	w->run_lb = role == PA_CONFIG_STAGE_WORKER || role == PA_CONFIG_STAGE_LB;
-	w->run_tx = role == PA_CONFIG_STAGE_WORKER || role == PA_CONFIG_STAGE_TX;
+	w->run_rx = u->stages & (1u << PA_STAGE_RX);
+	w->run_classify = u->stages & (1u << PA_STAGE_CLASSIFY);
+	w->run_lb = u->stages & (1u << PA_STAGE_LB);
+	w->run_tx = u->stages & (1u << PA_STAGE_TX);
 	pl->workers[pl->n_workers++] = w;
 	return w;
 }
 
+/* A segment's flags and output from its stage range. */
+static void
+seg_init(struct pa_worker *w, struct pa_seg *g, const struct pa_plan_seg *ps)
+{
+	g->first = ps->first;
+	g->last = ps->last;
+	g->run_classify = ps->first <= PA_STAGE_CLASSIFY &&
+		ps->last >= PA_STAGE_CLASSIFY;
+	g->run_lb = ps->first <= PA_STAGE_LB && ps->last >= PA_STAGE_LB;
+	g->run_tx = ps->last == PA_STAGE_TX;
+	g->n_out = &w->n_out[ps->last];
+	g->out = w->out[ps->last];
+}
+
+static struct pa_seg *
+seg_from(struct pa_worker *w, unsigned int first)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->n_seg; i++)
+		if (w->seg[i].first == first)
+			return &w->seg[i];
+	return NULL;
+}
+
+/* Rings where a packet changes lcore: from each lcore of stage s that
+ * does not run s + 1 to every lcore of s + 1 (SP/SC, on the consumer's
+ * socket); into the consumer's segment that starts at s + 1. */
 static int
 make_rings(struct pa_pipeline *pl, char *err, size_t err_len)
 {
-	unsigned int rank, i, j;
+	unsigned int st, i, j;
 
-	for (rank = 0; rank + 1 < pl->n_ranks; rank++) {
-		enum pa_config_stage ps = rank_stage[rank];
-		enum pa_config_stage cs = rank_stage[rank + 1];
+	if (pl->plan.mode == PA_PIPELINE_RTC)
+		return 0;
+	for (st = 0; st + 1 < PA_STAGE_MAX; st++) {
+		for (i = 0; i < pl->n_stage[st]; i++) {
+			struct pa_worker *p = pl->stage_workers[st][i];
 
-		for (i = 0; i < pl->plan.n[ps]; i++) {
-			for (j = 0; j < pl->plan.n[cs]; j++) {
-				unsigned int cons = pl->plan.lcores[cs][j];
+			if (!pa_plan_unit_hops(&pl->layout.unit[p->widx], st))
+				continue;
+			for (j = 0; j < pl->n_stage[st + 1]; j++) {
+				struct pa_worker *c = pl->stage_workers[st + 1][j];
+				struct pa_seg *g = seg_from(c, st + 1);
 				char name[RTE_RING_NAMESIZE];
 				struct rte_ring *r;
-				int socket = (int)rte_lcore_to_socket_id(cons);
 
 				snprintf(name, sizeof(name), "pa_%s%u_%s%u",
-					pa_stats_stage_name((enum pa_stage_id)rank), i,
-					pa_stats_stage_name((enum pa_stage_id)(rank + 1)), j);
-				r = rte_ring_create(name, pl->ring_size, socket,
+					pa_stats_stage_name((enum pa_stage_id)st), i,
+					pa_stats_stage_name((enum pa_stage_id)(st + 1)), j);
+				r = rte_ring_create(name, pl->ring_size, c->socket,
 					RING_F_SP_ENQ | RING_F_SC_DEQ |
 					RING_F_EXACT_SZ);
 				if (r == NULL) {
 					snprintf(err, err_len,
 						"ring %s (%u slots, socket %d): %s",
-						name, pl->ring_size, socket,
+						name, pl->ring_size, c->socket,
 						rte_strerror(rte_errno));
 					return -rte_errno;
 				}
 				pl->rings[pl->n_rings++] = r;
+				/* the layout gives c a segment from st + 1 */
+				RTE_VERIFY(g != NULL);
+				g->in[g->n_in++] = r;
+				c->in[c->n_in++] = r;
+				p->out[st][p->n_out[st]++] = r;
 			}
 		}
 	}
@@ -231,35 +260,11 @@ wire_steering(struct pa_pipeline *pl)
 	}
 }
 
-/* Worker of rank/index within pl->workers[] (workers are created rank by
- * rank, index by index). */
+/* Worker @p index of stage @p st. */
 static struct pa_worker *
-worker_at(struct pa_pipeline *pl, unsigned int rank, unsigned int index)
+worker_at(struct pa_pipeline *pl, unsigned int st, unsigned int index)
 {
-	unsigned int r, base = 0;
-
-	for (r = 0; r < rank; r++)
-		base += pl->rank_count[r];
-	return pl->workers[base + index];
-}
-
-static void
-wire_rings(struct pa_pipeline *pl)
-{
-	unsigned int rank, i, j, k = 0;
-
-	for (rank = 0; rank + 1 < pl->n_ranks; rank++) {
-		for (i = 0; i < pl->rank_count[rank]; i++) {
-			for (j = 0; j < pl->rank_count[rank + 1]; j++) {
-				struct pa_worker *p = worker_at(pl, rank, i);
-				struct pa_worker *c = worker_at(pl, rank + 1, j);
-
-				p->out[p->n_out++] = pl->rings[k];
-				c->in[c->n_in++] = pl->rings[k];
-				k++;
-			}
-		}
-	}
+	return pl->stage_workers[st][index];
 }
 
 /* Give each (port, RX queue) to an rx-capable lcore, preferring lcores
@@ -268,9 +273,9 @@ static int
 assign_queues(struct pa_pipeline *pl, char *err, size_t err_len)
 {
 	struct pa_port_set *ps = pl->ports;
-	unsigned int n_rx = pl->rank_count[0];
-	unsigned int tx_rank = pl->n_ranks - 1;
-	unsigned int n_tx = pl->rank_count[tx_rank];
+	unsigned int n_rx = pl->n_stage[PA_STAGE_RX];
+	unsigned int tx_rank = PA_STAGE_TX;
+	unsigned int n_tx = pl->n_stage[tx_rank];
 	unsigned int p, q, i, next = 0;
 
 	for (p = 0; p < ps->n; p++) {
@@ -360,8 +365,7 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 	struct pa_port_set *ps = o->ports;
 	const struct pa_config_pipeline *pc = &o->cfg->pipeline;
 	struct pa_pipeline *pl;
-	unsigned int i, s, rank, n_avail, n_rx, n_tx;
-	bool shared;
+	unsigned int i, s, n_avail, n_rx, n_tx, n_slots = 0;
 	size_t sz;
 
 	/* the capture's loss counters are indexed by widx */
@@ -384,42 +388,45 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 			err, err_len) != 0)
 		goto fail;
 
-	/* Ranks: rtc has one (workers do everything), pipeline four. */
-	if (pl->plan.mode == PA_PIPELINE_RTC) {
-		pl->n_ranks = 1;
-		pl->rank_count[0] = pl->plan.n[PA_CONFIG_STAGE_WORKER];
-	} else {
-		pl->n_ranks = PA_STAGE_MAX;
-		for (rank = 0; rank < PA_STAGE_MAX; rank++)
-			pl->rank_count[rank] = pl->plan.n[rank_stage[rank]];
+	/* One worker per lcore, running its stages in turn (rtc: all four;
+	 * pipeline: those the configuration names it for). */
+	if (pa_plan_layout(&pl->plan, &pl->layout) != 0) {
+		snprintf(err, err_len, "$.pipeline.lcores: more than %u lcores",
+			PA_PIPELINE_MAX_LCORES);
+		goto fail;
 	}
-	shared = cpusets_shared(&pl->plan);
-	for (rank = 0; rank < pl->n_ranks; rank++) {
-		enum pa_config_stage st = pl->n_ranks == 1 ?
-			PA_CONFIG_STAGE_WORKER : rank_stage[rank];
+	for (i = 0; i < pl->layout.n; i++) {
+		const struct pa_plan_unit *u = &pl->layout.unit[i];
+		struct pa_worker *w = worker_new(pl, u, o, err, err_len);
 
-		for (i = 0; i < pl->rank_count[rank]; i++) {
-			struct pa_worker *w = worker_new(pl,
-				pl->plan.lcores[st][i], st, rank, i, o, err,
-				err_len);
-
-			if (w == NULL)
-				goto fail;
-			w->shared_cpu = shared;
+		if (w == NULL)
+			goto fail;
+		w->shared_cpu = cpu_shared(&pl->layout, i);
+		for (s = 0; s < u->n_seg; s++) {
+			if (u->seg[s].first == PA_STAGE_RX)
+				seg_init(w, &w->rx_seg, &u->seg[s]);
+			else
+				seg_init(w, &w->seg[w->n_seg++], &u->seg[s]);
 		}
+	}
+	for (s = 0; s < PA_STAGE_MAX; s++) {
+		pl->n_stage[s] = pl->layout.n_stage[s];
+		n_slots += pl->n_stage[s];
+		for (i = 0; i < pl->n_stage[s]; i++)
+			pl->stage_workers[s][i] =
+				pl->workers[pl->layout.of_stage[s][i]];
 	}
 
 	if (make_rings(pl, err, err_len) != 0)
 		goto fail;
-	wire_rings(pl);
 	if (make_gen_rings(pl, err, err_len) != 0)
 		goto fail;
 	if (make_handover_rings(pl, err, err_len) != 0)
 		goto fail;
 
 	/* Queues and the mbuf budget for the ports' pools. */
-	n_rx = pl->rank_count[0];
-	n_tx = pl->rank_count[pl->n_ranks - 1];
+	n_rx = pl->n_stage[PA_STAGE_RX];
+	n_tx = pl->n_stage[PA_STAGE_TX];
 	memset(&req, 0, sizeof(req));
 	for (i = 0; i < ps->n; i++) {
 		const struct pa_config_port *cp = &o->cfg->ports[i];
@@ -433,7 +440,10 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 	req.inflight = pl->n_rings * pl->ring_size +
 		PA_NEIGH_INFLIGHT(ps->n) + ps->n * PA_PIPELINE_GEN_RING +
 		PA_EXCP_INFLIGHT(pa_excp_count(o->cfg)) +
-		pl->n_workers * pl->burst * 2 +
+		/* per stage an lcore runs: a burst in hand, one per ring
+		 * bucket (an lcore waiting on a ring drains the later
+		 * stages it runs meanwhile) */
+		n_slots * pl->burst * 2 +
 		n_tx * ps->n * pl->burst +
 		(wants_handover(pl) ? pl->n_workers * PA_PIPELINE_HANDOVER_RING : 0) +
 		(o->capture != NULL ? rte_ring_get_capacity(o->capture->ring) : 0);
@@ -453,13 +463,17 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 		snprintf(err, err_len, "cannot set up the RCU variable");
 		goto fail;
 	}
-	for (s = 0; s < pl->n_workers; s++)
+	for (s = 0; s < pl->n_workers; s++) {
+		const struct pa_worker *w = pl->workers[s];
+		unsigned int n_out = 0, k;
+
+		for (k = 0; k < PA_STAGE_MAX; k++)
+			n_out += w->n_out[k];
 		PL_LOG(INFO, "lcore %u (socket %d): %s, %u RX queue(s), %u input ring(s), %u output ring(s)",
-			pl->workers[s]->lcore_id, pl->workers[s]->socket,
-			pl->workers[s]->role == PA_CONFIG_STAGE_WORKER ? "rx+classify+lb+tx" :
-			pa_stats_stage_name((enum pa_stage_id)pl->workers[s]->rank),
-			pl->workers[s]->n_rxq, pl->workers[s]->n_in,
-			pl->workers[s]->n_out);
+			w->lcore_id, w->socket,
+			pa_plan_stages_name(w->stages), w->n_rxq, w->n_in,
+			n_out);
+	}
 	return pl;
 fail:
 	pa_port_stop_all(ps);
@@ -509,20 +523,20 @@ pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb)
 void
 pa_pipeline_set_neigh(struct pa_pipeline *pl, struct pa_neigh *n)
 {
-	unsigned int i, p, n_tx = pl->rank_count[pl->n_ranks - 1];
+	unsigned int i, p, n_tx = pl->n_stage[PA_STAGE_TX];
 	struct pa_worker *w;
 
 	pl->neigh = n;
 	for (i = 0; i < pl->n_workers; i++) {
 		w = pl->workers[i];
-		w->neigh = n != NULL && w->rank == 0 ? pa_neigh_fast(n) : NULL;
+		w->neigh = n != NULL && w->run_rx ? pa_neigh_fast(n) : NULL;
 		w->addrs = n != NULL ? pa_neigh_fast(n) : NULL;
 		w->n_ctrl = 0;
 	}
 	if (n_tx == 0)
 		return;
 	for (p = 0; p < pl->ports->n; p++) {
-		w = worker_at(pl, pl->n_ranks - 1, p % n_tx);
+		w = worker_at(pl, PA_STAGE_TX, p % n_tx);
 		if (pl->gen[p] != NULL && w->n_ctrl < RTE_DIM(w->ctrl))
 			w->ctrl[w->n_ctrl++] = (struct pa_ctrl_tx){
 				.ring = pl->gen[p],
@@ -546,14 +560,14 @@ pa_pipeline_set_excp(struct pa_pipeline *pl, struct pa_excp *x)
 
 	pl->excp = x;
 	for (i = 0; i < pl->n_workers; i++)
-		pl->workers[i]->excp = pl->workers[i]->rank == 0 ?
+		pl->workers[i]->excp = pl->workers[i]->run_rx ?
 			pa_excp_fast(x) : NULL;
 }
 
 unsigned int
 pa_pipeline_rx_lcore_count(const struct pa_pipeline *pl)
 {
-	return pl->rank_count[0];
+	return pl->n_stage[PA_STAGE_RX];
 }
 
 void

@@ -52,6 +52,46 @@ stage_in_mode(int stage, enum pa_pipeline_mode mode)
 	return stage != PA_CONFIG_STAGE_WORKER;
 }
 
+static bool
+names_lcore(const struct pa_config_pipeline *pl, unsigned int st,
+		unsigned int lcore)
+{
+	unsigned int i;
+
+	for (i = 0; i < pl->n_lcores[st]; i++)
+		if (pl->lcores[st][i] == lcore)
+			return true;
+	return false;
+}
+
+/*
+ * Each lb lcore has its own flow table, so with several lb lcores a
+ * flow's lb lcore must follow from its flow hash alone. A packet stays on
+ * its lcore while the next stage runs there, so one received on an lcore
+ * that also runs classify and lb would meet the lb stage there whatever
+ * its hash (a reply or an ICMP error about the flow, received on another
+ * lcore, would not find it): refused.
+ */
+static int
+lb_by_hash(struct pa_config_pipeline *pl, const char *path, char *err,
+		size_t err_len)
+{
+	unsigned int i, l;
+
+	if (pl->n_lcores[PA_CONFIG_STAGE_LB] > 1) {
+		for (i = 0; i < pl->n_lcores[PA_CONFIG_STAGE_LB]; i++) {
+			l = pl->lcores[PA_CONFIG_STAGE_LB][i];
+			if (names_lcore(pl, PA_CONFIG_STAGE_RX, l) &&
+			    names_lcore(pl, PA_CONFIG_STAGE_CLASSIFY, l))
+				return pa_decode_fail(err, err_len,
+					"%s.lb[%u]: lcore %u also runs rx and classify: with several lb lcores each flow must reach its lb lcore by flow hash (each has its own flow table), and packets received there would stay there; use rtc mode (RSS steering), one lb lcore, or move rx or classify off lcore %u",
+					path, i, l, l);
+		}
+	}
+	pl->lcores_set = true;
+	return 0;
+}
+
 /* "pipeline.lcores": its keys depend on the mode, decoded before it. */
 static int
 pipeline_lcores(const struct pa_decode_field *f, const json_t *obj,
@@ -59,8 +99,8 @@ pipeline_lcores(const struct pa_decode_field *f, const json_t *obj,
 		size_t err_len)
 {
 	struct pa_config_pipeline *pl = out;
-	/* where each lcore id was first seen: stage << 8 | index, +1 */
-	unsigned int seen[PA_CONFIG_MAX_LCORES] = { 0 };
+	/* where each lcore id was first seen in the stage: index + 1 */
+	unsigned int seen[PA_CONFIG_MAX_LCORES];
 	char p[PA_DECODE_PATH_MAX], sp[PA_DECODE_PATH_MAX];
 	const json_t *arr, *v;
 	const char *key;
@@ -103,6 +143,9 @@ pipeline_lcores(const struct pa_decode_field *f, const json_t *obj,
 			return pa_decode_fail(err, err_len,
 					"%s: more than %d lcores", sp,
 					PA_CONFIG_MAX_LCORES);
+		/* One lcore may run several stages (in turn), but is named
+		 * once per stage. */
+		memset(seen, 0, sizeof(seen));
 		json_array_foreach(arr, i, v) {
 			pa_decode_index_path(p, sizeof(p), sp, i);
 			if (pa_decode_int(v, p, 0, PA_CONFIG_MAX_LCORES - 1, &x,
@@ -112,14 +155,15 @@ pipeline_lcores(const struct pa_decode_field *f, const json_t *obj,
 			if (prev != 0)
 				return pa_decode_fail(err, err_len,
 						"%s: lcore %lld already used by %s.%s[%u]",
-						p, x, path,
-						stage_names[(prev - 1) >> 8],
-						(prev - 1) & 0xff);
-			seen[x] = (st << 8 | (unsigned int)i) + 1;
+						p, x, path, stage_names[st],
+						prev - 1);
+			seen[x] = (unsigned int)i + 1;
 			pl->lcores[st][i] = (unsigned int)x;
 		}
 		pl->n_lcores[st] = json_array_size(arr);
 	}
+	if (pl->mode == PA_PIPELINE_STAGED)
+		return lb_by_hash(pl, path, err, err_len);
 	pl->lcores_set = true;
 	return 0;
 }

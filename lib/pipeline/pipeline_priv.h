@@ -59,6 +59,18 @@ struct pa_ctrl_tx {
  * flows its RX queues receive, from the other workers). */
 #define PA_PIPELINE_HANDOVER_RING	256
 
+/** A run of stages on one lcore fed by one input (pa_plan_seg): the
+ * ports (first is rx) or the rings from the stage before. */
+struct pa_seg {
+	uint8_t first, last;		/**< enum pa_stage_id */
+	bool run_classify, run_lb, run_tx;	/**< after first (rx) */
+	unsigned int n_in;
+	struct rte_ring *in[PA_PIPELINE_MAX_STAGE];
+	/** !run_tx: the next stage's rings (w->out[last]) */
+	const unsigned int *n_out;
+	struct rte_ring *const *out;
+};
+
 /** Context of one data-path lcore; allocated on its socket. */
 struct pa_worker {
 	struct pa_lcore_stats stats;	/* first: cache aligned, hot */
@@ -66,9 +78,9 @@ struct pa_worker {
 	struct pa_pipeline *pl;
 	unsigned int lcore_id;
 	int socket;
-	enum pa_config_stage role;	/**< RX..TX, or WORKER (rtc) */
-	unsigned int rank;		/**< position in the chain (0 = rx) */
-	unsigned int index;		/**< index among its stage's lcores */
+	bool rtc;			/**< an rtc worker (all four stages) */
+	unsigned int stages;		/**< bit per enum pa_stage_id it runs */
+	unsigned int stages_done;	/**< stopping: stages it has finished */
 	unsigned int widx;		/**< index among all data-path lcores */
 	struct pa_acl *acl;		/**< classify: the ACL, or NULL */
 	struct pa_blocklist *blocklist;	/**< classify: the source blocklist,
@@ -76,12 +88,14 @@ struct pa_worker {
 	struct pa_lb *lb;		/**< lb: the load balancer, or NULL */
 	uint16_t burst;
 	bool replay;
-	bool shared_cpu;		/**< CPU shared with other lcores: yield when idle */
+	bool shared_cpu;		/**< its CPU shared (with the main lcore,
+					 * another lcore, or floating): yield
+					 * when idle */
 	bool latency;			/**< stamp at rx, record at tx */
 	bool adaptive;			/**< idle back-off (pipeline.idle) */
 	uint32_t spin_polls;		/**< adaptive: empty polls before sleeping */
 	uint32_t max_sleep_us;		/**< adaptive: longest sleep */
-	bool run_classify, run_lb, run_tx;
+	bool run_rx, run_classify, run_lb, run_tx;	/**< stages it runs */
 	struct pa_capture_tap *capture;	/**< dropped packets to capture, or NULL */
 	const uint16_t *port_index_of;	/**< ethdev id -> port index */
 
@@ -89,10 +103,16 @@ struct pa_worker {
 	struct pa_rxq rxq[PA_PIPELINE_MAX_RXQ];
 	uint16_t segs_per_pkt;
 
+	/** its segments: rx_seg from the ports (run_rx), seg[] from rings */
+	struct pa_seg rx_seg;
+	unsigned int n_seg;
+	struct pa_seg seg[PA_STAGE_MAX];
+	/** every ring it consumes */
 	unsigned int n_in;
-	struct rte_ring *in[PA_PIPELINE_MAX_STAGE];
-	unsigned int n_out;
-	struct rte_ring *out[PA_PIPELINE_MAX_STAGE];
+	struct rte_ring *in[PA_PIPELINE_MAX_IN];
+	/** per stage it leaves by ring: the next stage's lcores' rings */
+	unsigned int n_out[PA_STAGE_MAX];
+	struct rte_ring *out[PA_STAGE_MAX][PA_PIPELINE_MAX_STAGE];
 
 	unsigned int n_txb;
 	struct pa_txbuf *txb;		/**< one per port (run_tx) */
@@ -131,9 +151,11 @@ struct pa_pipeline {
 	uint32_t ring_size;
 	unsigned int n_workers;
 	struct pa_worker *workers[PA_PIPELINE_MAX_LCORES];
-	/** lcores per rank (pipeline: 4 ranks; rtc: 1). */
-	unsigned int n_ranks;
-	unsigned int rank_count[PA_STAGE_MAX];
+	/** each lcore's stages and segments */
+	struct pa_plan_layout layout;
+	/** per stage: its lcores (rtc: every stage, every worker) */
+	unsigned int n_stage[PA_STAGE_MAX];
+	struct pa_worker *stage_workers[PA_STAGE_MAX][PA_PIPELINE_MAX_STAGE];
 	unsigned int n_rings;
 	struct rte_ring *rings[PA_PIPELINE_MAX_STAGE * PA_PIPELINE_MAX_STAGE * 3];
 	struct rte_rcu_qsbr *rcu;
@@ -153,7 +175,9 @@ struct pa_pipeline {
 	unsigned int rx_stopped;
 	volatile bool stop;
 	volatile bool abort;
-	unsigned int done[PA_STAGE_MAX];	/**< lcores finished, per rank */
+	/** stopping: lcores that finished each stage (nothing more of it
+	 * will reach a ring) */
+	unsigned int done[PA_STAGE_MAX];
 	bool launched;
 	bool stopped;
 };

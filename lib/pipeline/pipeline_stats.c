@@ -22,8 +22,7 @@
 static const char *
 role_name(const struct pa_worker *w)
 {
-	return w->role == PA_CONFIG_STAGE_WORKER ? "worker" :
-		pa_stats_stage_name((enum pa_stage_id)w->rank);
+	return w->rtc ? "worker" : pa_plan_stages_name(w->stages);
 }
 
 /* What pipeline_get and the snapshot both say of an lcore: its place
@@ -293,14 +292,10 @@ worker_json(const struct pa_pipeline *pl, const struct pa_worker *w)
 
 	lcore_layout(w, &l);
 	stages = json_array();
-	if (w->role == PA_CONFIG_STAGE_WORKER) {
-		for (i = 0; i < PA_STAGE_MAX; i++)
+	for (i = 0; i < PA_STAGE_MAX; i++)
+		if (w->stages & (1u << i))
 			json_array_append_new(stages, json_string(
 				pa_stats_stage_name((enum pa_stage_id)i)));
-	} else {
-		json_array_append_new(stages, json_string(
-			pa_stats_stage_name((enum pa_stage_id)w->rank)));
-	}
 	rxq = json_array();
 	for (i = 0; i < w->n_rxq; i++)
 		json_array_append_new(rxq, json_pack("{s:s, s:i}",
@@ -329,6 +324,17 @@ worker_json(const struct pa_pipeline *pl, const struct pa_worker *w)
 		"rings_in", rings);
 }
 
+static bool
+cpu_shared_any(const struct pa_pipeline *pl)
+{
+	unsigned int i;
+
+	for (i = 0; i < pl->n_workers; i++)
+		if (pl->workers[i]->shared_cpu)
+			return true;
+	return false;
+}
+
 json_t *
 pa_pipeline_describe_json(const struct pa_pipeline *pl)
 {
@@ -346,7 +352,7 @@ pa_pipeline_describe_json(const struct pa_pipeline *pl)
 		"ring_size", (int)pl->ring_size,
 		"tx_drain_us", (int)pl->cfg->pipeline.tx_drain_us,
 		"main_lcore", (int)rte_get_main_lcore(),
-		"cpu_shared", pl->n_workers > 0 && pl->workers[0]->shared_cpu,
+		"cpu_shared", cpu_shared_any(pl),
 		"tsc_hz", (json_int_t)rte_get_tsc_hz(),
 		"acl_algorithm", pl->acl != NULL ? pa_acl_algorithm(pl->acl) :
 			"none",

@@ -112,12 +112,25 @@ pa_plan_make(const struct pa_config_pipeline *pc,
 		for (i = 0; i < n_avail && n_chosen < PA_PIPELINE_MAX_LCORES; i++)
 			chosen[n_chosen++] = avail[i].lcore_id;
 	}
-	if (n_chosen < need) {
+	if (n_chosen == 0) {
 		snprintf(err, err_len,
-			"$.pipeline.mode: %s mode needs %u worker lcore%s, EAL offers %u besides the main lcore",
-			pc->mode == PA_PIPELINE_RTC ? "rtc" : "pipeline", need,
-			need > 1 ? "s" : "", n_chosen);
+			"$.pipeline.mode: %s mode needs a worker lcore, EAL offers none besides the main lcore",
+			pc->mode == PA_PIPELINE_RTC ? "rtc" : "pipeline");
 		return -ENODEV;
+	}
+	if (pc->mode == PA_PIPELINE_STAGED && n_chosen < need) {
+		/* Fewer lcores than stages: put stages together, rings only
+		 * between rx+tx and the middle stages (3: rx+tx, classify,
+		 * lb; 2: rx+tx, classify+lb; 1: all four). */
+		plan->lcores[PA_CONFIG_STAGE_RX][0] = chosen[0];
+		plan->lcores[PA_CONFIG_STAGE_TX][0] = chosen[0];
+		plan->lcores[PA_CONFIG_STAGE_CLASSIFY][0] =
+			chosen[n_chosen > 1 ? 1 : 0];
+		plan->lcores[PA_CONFIG_STAGE_LB][0] =
+			chosen[n_chosen > 2 ? 2 : n_chosen - 1];
+		for (s = 0; s < PA_CONFIG_STAGE_WORKER; s++)
+			plan->n[s] = 1;
+		return 0;
 	}
 
 	if (pc->mode == PA_PIPELINE_RTC) {
@@ -136,6 +149,78 @@ pa_plan_make(const struct pa_config_pipeline *pc,
 		plan->lcores[s][plan->n[s]++] = chosen[i];
 	}
 	return 0;
+}
+
+static unsigned int
+unit_of(struct pa_plan_layout *lay, unsigned int lcore)
+{
+	unsigned int i;
+
+	for (i = 0; i < lay->n; i++)
+		if (lay->unit[i].lcore_id == lcore)
+			return i;
+	return UINT32_MAX;
+}
+
+int
+pa_plan_layout(const struct pa_plan *plan, struct pa_plan_layout *lay)
+{
+	unsigned int st, i, k, s, e;
+	struct pa_plan_unit *u;
+
+	memset(lay, 0, sizeof(*lay));
+	for (st = 0; st < PA_STAGE_MAX; st++) {
+		/* rtc: every worker runs every stage */
+		unsigned int cs = plan->mode == PA_PIPELINE_RTC ?
+			PA_CONFIG_STAGE_WORKER : st;
+
+		for (i = 0; i < plan->n[cs] && i < PA_PIPELINE_MAX_STAGE; i++) {
+			k = unit_of(lay, plan->lcores[cs][i]);
+			if (k == UINT32_MAX) {
+				if (lay->n == PA_PIPELINE_MAX_LCORES)
+					return -E2BIG;
+				k = lay->n++;
+				lay->unit[k].lcore_id = plan->lcores[cs][i];
+			}
+			lay->unit[k].stages |= 1u << st;
+			lay->of_stage[st][lay->n_stage[st]++] = k;
+		}
+	}
+	/* Segments: from rx (the ports), and from each stage whose stage
+	 * before has an lcore that does not run it (a ring comes in). */
+	for (k = 0; k < lay->n; k++) {
+		u = &lay->unit[k];
+		for (s = 0; s < PA_STAGE_MAX; s++) {
+			bool fed = s == PA_STAGE_RX;
+
+			if (!(u->stages & (1u << s)))
+				continue;
+			for (i = 0; !fed && i < lay->n_stage[s - 1]; i++)
+				fed = pa_plan_unit_hops(
+					&lay->unit[lay->of_stage[s - 1][i]], s - 1);
+			if (!fed)
+				continue;
+			for (e = s; e + 1 < PA_STAGE_MAX &&
+			     (u->stages & (1u << (e + 1))); e++)
+				;
+			u->seg[u->n_seg++] = (struct pa_plan_seg){
+				.first = (uint8_t)s, .last = (uint8_t)e };
+		}
+	}
+	return 0;
+}
+
+const char *
+pa_plan_stages_name(unsigned int mask)
+{
+	static const char *const names[1u << PA_STAGE_MAX] = {
+		"", "rx", "classify", "rx+classify", "lb", "rx+lb",
+		"classify+lb", "rx+classify+lb", "tx", "rx+tx", "classify+tx",
+		"rx+classify+tx", "lb+tx", "rx+lb+tx", "classify+lb+tx",
+		"rx+classify+lb+tx",
+	};
+
+	return names[mask & ((1u << PA_STAGE_MAX) - 1)];
 }
 
 unsigned int

@@ -694,9 +694,17 @@ txbuf_flush_all(struct pa_worker *w)
 		txbuf_flush(w, &w->txb[i]);
 }
 
+static void drain_after(struct pa_worker *w, unsigned int stage);
+
+/* Put @p n packets that leave stage @p from on ring @p r. A full ring
+ * drops them (live) or is waited on (replay); an lcore that runs several
+ * stages meanwhile takes in what its later stages' rings hold, sends
+ * what it sends for the control side and reports quiescence, so that two
+ * lcores feeding each other (rx+tx and classify+lb) never wait on each
+ * other. */
 static void
 ring_put(struct pa_worker *w, struct rte_ring *r, struct rte_mbuf **pkts,
-		unsigned int n)
+		unsigned int n, unsigned int from)
 {
 	unsigned int sent = 0;
 
@@ -710,22 +718,30 @@ ring_put(struct pa_worker *w, struct rte_ring *r, struct rte_mbuf **pkts,
 				w->replay ? PA_DROP_SHUTDOWN : PA_DROP_RING_FULL);
 			return;
 		}
+		if (w->n_seg != 0 && w->seg[w->n_seg - 1].first > from) {
+			drain_after(w, from);
+			if (w->n_ctrl != 0)
+				ctrl_tx(w);
+			rte_rcu_qsbr_quiescent(w->pl->rcu, w->lcore_id);
+		}
 		wait_a_little(w);
 	}
 }
 
-/* Hand a burst to the next stage, the lcore chosen by flow hash. */
+/* Hand a burst that leaves segment @p g to the next stage, the lcore
+ * chosen by flow hash. */
 static __rte_always_inline void
-dispatch(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
+dispatch(struct pa_worker *w, const struct pa_seg *g, struct rte_mbuf **pkts,
+		uint16_t n)
 {
 	struct rte_mbuf *bucket[PA_PIPELINE_MAX_STAGE][PA_PIPELINE_MAX_BURST];
 	uint16_t count[PA_PIPELINE_MAX_STAGE];
-	unsigned int i, d, n_out = w->n_out;
+	unsigned int i, d, n_out = *g->n_out;
 
 	if (n == 0)
 		return;
 	if (n_out == 1) {
-		ring_put(w, w->out[0], pkts, n);
+		ring_put(w, g->out[0], pkts, n, g->last);
 		return;
 	}
 	memset(count, 0, sizeof(count[0]) * n_out);
@@ -736,7 +752,7 @@ dispatch(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	}
 	for (d = 0; d < n_out; d++)
 		if (count[d] != 0)
-			ring_put(w, w->out[d], bucket[d], count[d]);
+			ring_put(w, g->out[d], bucket[d], count[d], g->last);
 }
 
 /*
@@ -845,24 +861,26 @@ steer_quotes(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 	return kept;
 }
 
-/* The stages after rx, then the sink: TX or the next ring. */
+/* The stages of segment @p g after rx, then the sink: TX or the next
+ * stage's ring. */
 static __rte_always_inline void
-process_rest(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
-		uint32_t uniform_out, uint64_t now, uint64_t stamp)
+process_rest(struct pa_worker *w, const struct pa_seg *g,
+		struct rte_mbuf **pkts, uint16_t n, uint32_t uniform_out,
+		uint64_t now, uint64_t stamp)
 {
-	if (w->run_classify)
+	if (g->run_classify)
 		n = stage_classify(w, pkts, n);
 	/* what stays keeps the burst's stamp and out port */
 	if (unlikely(w->steer))
 		n = steer_quotes(w, pkts, n, now);
-	if (w->run_lb) {
+	if (g->run_lb) {
 		n = stage_lb(w, pkts, n, now);
 		n = stage_route(w, pkts, n);
 	}
-	if (w->run_tx)
+	if (g->run_tx)
 		stage_tx(w, pkts, n, uniform_out, stamp);
 	else
-		dispatch(w, pkts, n);
+		dispatch(w, g, pkts, n);
 }
 
 static __rte_always_inline bool
@@ -895,7 +913,8 @@ poll_ports(struct pa_worker *w, struct rte_mbuf **pkts, uint64_t now)
 		if (w->latency)
 			stamp = rte_rdtsc();
 		n = stage_rx(w, q, pkts, n, stamp);
-		process_rest(w, pkts, n, q->peer_port_id, now, stamp);
+		process_rest(w, &w->rx_seg, pkts, n, q->peer_port_id, now,
+			stamp);
 	}
 	return total;
 }
@@ -920,50 +939,109 @@ handover_drain(struct pa_worker *w, uint64_t now)
 	return n;
 }
 
+/* One poll of the rings of segment @p g. */
 static __rte_always_inline unsigned int
-poll_rings(struct pa_worker *w, struct rte_mbuf **pkts, uint64_t now)
+poll_seg(struct pa_worker *w, const struct pa_seg *g, struct rte_mbuf **pkts,
+		uint64_t now)
 {
 	unsigned int i, n, total = 0;
 
-	for (i = 0; i < w->n_in; i++) {
-		n = rte_ring_sc_dequeue_burst(w->in[i], (void **)pkts,
+	for (i = 0; i < g->n_in; i++) {
+		n = rte_ring_sc_dequeue_burst(g->in[i], (void **)pkts,
 			w->burst, NULL);
 		if (n == 0)
 			continue;
 		total += n;
-		process_rest(w, pkts, (uint16_t)n, PA_OUT_UNKNOWN, now,
+		process_rest(w, g, pkts, (uint16_t)n, PA_OUT_UNKNOWN, now,
 			PA_STAMP_MIXED);
 	}
 	return total;
 }
 
+static __rte_always_inline unsigned int
+poll_rings(struct pa_worker *w, struct rte_mbuf **pkts, uint64_t now)
+{
+	unsigned int i, total = 0;
+
+	for (i = 0; i < w->n_seg; i++)
+		total += poll_seg(w, &w->seg[i], pkts, now);
+	return total;
+}
+
+/* ring_put() waiting (replay): one poll of the segments that start after
+ * stage @p stage. What they pass on goes further down the stages, so
+ * waits never form a cycle. */
+static void
+drain_after(struct pa_worker *w, unsigned int stage)
+{
+	struct rte_mbuf *pkts[PA_PIPELINE_MAX_BURST];
+	uint64_t now = rte_rdtsc();
+	unsigned int i;
+
+	for (i = 0; i < w->n_seg; i++)
+		if (w->seg[i].first > stage)
+			poll_seg(w, &w->seg[i], pkts, now);
+}
+
 static bool
-inputs_empty(const struct pa_worker *w)
+rings_empty(const struct pa_seg *g)
 {
 	unsigned int i;
 
-	for (i = 0; i < w->n_in; i++)
-		if (!rte_ring_empty(w->in[i]))
+	for (i = 0; i < g->n_in; i++)
+		if (!rte_ring_empty(g->in[i]))
 			return false;
 	return true;
 }
 
-/* May this lcore leave? Only once every lcore upstream has left and its
- * rings are empty, so that nothing is stranded. */
-static bool
-may_finish(const struct pa_worker *w)
+static const struct pa_seg *
+seg_from(const struct pa_worker *w, unsigned int first)
 {
-	const struct pa_pipeline *pl = w->pl;
+	unsigned int i;
 
-	if (w->rank == 0)
-		/* a hand-over ring: once nobody can fill it, empty */
-		return w->handover == NULL ||
-			(__atomic_load_n(&pl->rx_stopped, __ATOMIC_ACQUIRE) ==
-			 pl->rank_count[0] && rte_ring_empty(w->handover));
-	if (__atomic_load_n(&pl->done[w->rank - 1], __ATOMIC_ACQUIRE) <
-	    pl->rank_count[w->rank - 1])
-		return false;
-	return inputs_empty(w);
+	for (i = 0; i < w->n_seg; i++)
+		if (w->seg[i].first == first)
+			return &w->seg[i];
+	return NULL;
+}
+
+/*
+ * May this lcore leave? Stage by stage (stopping, idle): rx once it polls
+ * no port (and its hand-over ring can no longer fill), a later stage once
+ * every lcore of the stage before has finished it and the rings into it
+ * here are empty, so that nothing is stranded. Each finished stage is
+ * counted in pl->done[] for the lcores downstream; stages go one way, so
+ * two lcores feeding each other both finish.
+ */
+static bool
+may_finish(struct pa_worker *w)
+{
+	struct pa_pipeline *pl = w->pl;
+	const struct pa_seg *g;
+	unsigned int s, bit;
+
+	for (s = 0; s < PA_STAGE_MAX; s++) {
+		bit = 1u << s;
+		if (!(w->stages & bit) || (w->stages_done & bit))
+			continue;
+		if (s == PA_STAGE_RX) {
+			/* a hand-over ring: once nobody can fill it, empty */
+			if (w->handover != NULL &&
+			    (__atomic_load_n(&pl->rx_stopped, __ATOMIC_ACQUIRE) !=
+			     pl->n_stage[PA_STAGE_RX] ||
+			     !rte_ring_empty(w->handover)))
+				return false;
+		} else if ((g = seg_from(w, s)) != NULL) {
+			/* fed by rings (otherwise only by stage s - 1 here,
+			 * finished) */
+			if (__atomic_load_n(&pl->done[s - 1], __ATOMIC_ACQUIRE) <
+			    pl->n_stage[s - 1] || !rings_empty(g))
+				return false;
+		}
+		w->stages_done |= bit;
+		__atomic_fetch_add(&pl->done[s], 1, __ATOMIC_RELEASE);
+	}
+	return true;
 }
 
 /*
@@ -1077,6 +1155,5 @@ pa_worker_main(void *arg)
 	pa_lb_lcore_exit(w->lb, w->widx);
 	rte_rcu_qsbr_thread_offline(pl->rcu, w->lcore_id);
 	rte_rcu_qsbr_thread_unregister(pl->rcu, w->lcore_id);
-	__atomic_fetch_add(&pl->done[w->rank], 1, __ATOMIC_RELEASE);
 	return 0;
 }

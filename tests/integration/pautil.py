@@ -51,6 +51,10 @@ RPC_METHODS_NOW = ("rpc_get_methods", "stats_get", "pipeline_get",
 # Pipeline configurations exercised by the replay tests.
 PIPE4 = {"mode": "pipeline",
          "lcores": {"rx": [1], "classify": [2], "lb": [3], "tx": [4]}}
+# CONTRACT section 4's example: one lcore runs several stages in turn,
+# rings only where a packet changes lcore (rx -> classify, lb -> tx)
+PIPE2 = {"mode": "pipeline",
+         "lcores": {"rx": [1], "tx": [1], "classify": [2], "lb": [2]}}
 RTC1 = {"mode": "rtc"}
 RTC2 = {"mode": "rtc", "lcores": {"worker": [1, 2]}}
 

@@ -16,7 +16,7 @@ import pytest
 
 import acl_model as am
 import pautil
-from pautil import (PIPE4, RTC1, RTC2, check_flow_order, check_summary,
+from pautil import (PIPE2, PIPE4, RTC1, RTC2, check_flow_order, check_summary,
                     match_output, read_pcap, write_pcap)
 
 # pipeline with two classify lcores: per-lcore counters summed, two
@@ -24,7 +24,7 @@ from pautil import (PIPE4, RTC1, RTC2, check_flow_order, check_summary,
 PIPE_2CLS = {"mode": "pipeline",
              "lcores": {"rx": [1], "classify": [2, 3], "lb": [4], "tx": [5]}}
 MODES = {"rtc1": RTC1, "rtc2": RTC2, "pipeline4": PIPE4,
-         "pipeline-2classify": PIPE_2CLS}
+         "pipeline-2classify": PIPE_2CLS, "pipeline2": PIPE2}
 
 BIG_SEED = 20250301
 BIG_RULES = 400

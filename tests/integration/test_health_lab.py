@@ -21,7 +21,17 @@ bridge.
 - a clean stop;
 - with "grace_ms" (web-dsr, its own daemon): a backend whose check fails
   leaves the table at once but keeps its open connections until the
-  grace ends, then they move; the others never move.
+  grace ends, then they move; the others never move;
+- over IPv6 (its own daemon): the port gets the lab's IPv6 address
+  (fd00:30::2/64, also its kernel_if's), a dsr service web6 over the
+  backends' IPv6 addresses has tcp checks; every backend comes up
+  through k0 (neighbour discovery included), one whose listener stops
+  goes down within interval x fall + timeout and new flows (trace_packet)
+  avoid it, and it comes back within interval x rise + timeout;
+- two appliances (the lab's two slots, the same configuration, agent
+  checks): the same agents' reports give every service the same
+  table_hash on both; one report that differs (an agent that tells
+  appliance 2 another percentage) gives web-dsr different hashes.
 
 Root and network namespaces needed; skipped otherwise. Bounded by events
 with generous deadlines (the CI machine has 2 CPUs)."""
@@ -43,22 +53,31 @@ SLACK_S = 4.0          # scheduling on a shared machine, the poll of lists
 AGENT_PORT = 9200
 AGENT = """
 import socket, sys
+# argv: port, answer, then "ADDR=ANSWER": another answer to that peer
+other = dict(a.split("=", 1) for a in sys.argv[3:])
 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("0.0.0.0", int(sys.argv[1])))
 s.listen(128)
 print("listening", flush=True)
 while True:
-    c, _ = s.accept()
-    c.sendall(sys.argv[2].encode() + b"\\n")
+    c, peer = s.accept()
+    try:
+        c.sendall(other.get(peer[0], sys.argv[2]).encode() + b"\\n")
+    except OSError:
+        pass            # a tcp check's connection, reset at once
     c.close()
 """
 
 LISTENER = """
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+v6 = len(sys.argv) > 2
+s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET,
+                  socket.SOCK_STREAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1])))
+if v6:
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+s.bind(("::" if v6 else "0.0.0.0", int(sys.argv[1])))
 s.listen(128)
 print("listening", flush=True)
 while True:
@@ -75,7 +94,9 @@ def lab():
     if not os.path.exists("/dev/net/tun"):
         pytest.skip("no /dev/net/tun: the one-armed lab's appliance has a "
                     "kernel_if (TAP)")
-    lb = Lab("i15h%d" % (os.getpid() % 100000), False, topology="one-armed")
+    # two appliance slots: test_two_appliances_... runs both
+    lb = Lab("i15h%d" % (os.getpid() % 100000), False, topology="one-armed",
+             apps=2)
     try:
         lb.up()
         # The lab's veth "arm" stands for a NIC that DPDK owns: the
@@ -86,10 +107,12 @@ def lab():
         # Strict reverse-path filtering on arm drops them (the kernel's
         # route to the backends is k0); DPDK's AF_PACKET socket still
         # sees every frame.
-        labutil.sh(["ip", "netns", "exec", lb.ns("app1"), "sysctl", "-qw",
-                    "net.ipv4.conf.%s.rp_filter=1" % lb.env["APP1_IF"],
-                    "net.ipv6.conf.%s.disable_ipv6=1" % lb.env["APP1_IF"]],
-                   check=True)
+        for k in range(1, lb.n_apps + 1):
+            arm = lb.env["APP%d_IF" % k]
+            labutil.sh(["ip", "netns", "exec", lb.ns("app%d" % k), "sysctl",
+                        "-qw", "net.ipv4.conf.%s.rp_filter=1" % arm,
+                        "net.ipv6.conf.%s.disable_ipv6=1" % arm],
+                       check=True)
         yield lb
     finally:
         lb.down()
@@ -99,9 +122,13 @@ class Listener:
     """A TCP listener on CHECK_PORT in a backend namespace (with an
     answer: an agent on AGENT_PORT that says it)."""
 
-    def __init__(self, ns, answer=None):
+    def __init__(self, ns, answer=None, v6=False, answer_to=None):
         args = [LISTENER, str(CHECK_PORT)] if answer is None else \
             [AGENT, str(AGENT_PORT), answer]
+        if v6:
+            args.append("v6")
+        for peer, a in (answer_to or {}).items():
+            args.append("%s=%s" % (peer, a))
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", ns, pautil.PYTHON, "-c"] + args,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -127,14 +154,16 @@ def service(d, name):
     return next(s for s in d.call("lb_service_list") if s["name"] == name)
 
 
-def wait_for(what, cond, timeout=60, every=0.1):
+def wait_for(what, cond, timeout=60, every=0.1, show=None):
+    """Until cond() is true; show(): what to say if it never is."""
     deadline = time.monotonic() + timeout
     while True:
         v = cond()
         if v:
             return v
         if time.monotonic() > deadline:
-            raise AssertionError("%s: not within %ds" % (what, timeout))
+            raise AssertionError("%s: not within %ds%s" % (
+                what, timeout, "" if show is None else ": %r" % (show(),)))
         time.sleep(every)
 
 
@@ -363,3 +392,206 @@ def test_health_grace_keeps_a_down_backends_connections(lab, tmp_path):
     assert "its flows stay for its grace_ms" in d.stderr, d.stderr[-3000:]
     assert "down by health for its grace of %d ms: its flows move" \
         % GRACE_MS in d.stderr, d.stderr[-3000:]
+
+
+# The lab's IPv6 plan (scripts/lab-netns.sh, which sets it up only with
+# --bgp): the backends' bridge is fd00:30::/64, backend k at ::(10 + k),
+# appliance 1's port at ::2.
+APP_ADDR6 = "fd00:30::2"
+# the issue's 1 s / 500 ms, as the IPv4 test (at 500 / 250 ms it failed
+# once in seven runs on a machine at load 13; its log was not kept)
+INTERVAL6, TIMEOUT6 = INTERVAL, TIMEOUT
+VIP6 = "fd00:99::10"
+CLIENT6 = "fd00:10::2"
+
+
+def be_addr6(b):
+    return "fd00:30::%d" % (10 + int(b["name"][2:]))
+
+
+def ipv6_on(lab):
+    """What the IPv6 checks need of the one-armed lab, without --bgp's
+    router and BIRD: each backend's IPv6 address on its bridge port
+    (no DAD), and IPv6 by default in the appliance's namespace, so that
+    the kernel_if pktaccel creates has it. Idempotent."""
+    def sysctl(ns, *kv):
+        labutil.sh(["ip", "netns", "exec", ns, "sysctl", "-qw"] + list(kv),
+                   check=True)
+
+    for b in lab.backends:
+        sysctl(b["ns"], *["net.ipv6.conf.%s.%s" % (dev, kv)
+                          for dev in ("lo", lab.env["BE%s_IF" %
+                                                    b["name"][2:]])
+                          for kv in ("accept_dad=0", "accept_ra=0",
+                                     "disable_ipv6=0")])
+        labutil.sh(["ip", "-n", b["ns"], "addr", "replace",
+                    be_addr6(b) + "/64", "dev",
+                    lab.env["BE%s_IF" % b["name"][2:]], "nodad"],
+                   check=True)
+    sysctl(lab.ns("app1"), "net.ipv6.conf.default.accept_dad=0",
+           "net.ipv6.conf.default.accept_ra=0",
+           "net.ipv6.conf.default.disable_ipv6=0",
+           "net.ipv6.conf.lo.disable_ipv6=0")
+
+
+def test_health_checks_ipv6_remove_and_restore_a_backend(lab, tmp_path):
+    """web6 (dsr, IPv6 VIP and backends) with tcp checks over the
+    port's IPv6 address: up through k0, one backend down and back within
+    the bounds, new flows (trace_packet) avoid it meanwhile. No client
+    traffic: the router has no IPv6 without --bgp."""
+    ipv6_on(lab)
+    listeners = {b["name"]: Listener(b["ns"], v6=True)
+                 for b in lab.backends}
+    port_name = lab.env["APP1_IF"]
+
+    def v6(cfg):
+        cfg["ports"][0]["addr"].append(APP_ADDR6 + "/64")
+        cfg["lb"]["services"].append({
+            "name": "web6", "vip": VIP6, "port": 80, "proto": "tcp",
+            "forward": "dsr",
+            "health": {"type": "tcp", "port": CHECK_PORT,
+                       "interval_ms": INTERVAL6, "timeout_ms": TIMEOUT6,
+                       "rise": RISE, "fall": FALL},
+            "backends": [{"addr": be_addr6(b), "weight": b["weight"],
+                          "mac": b["mac"]} for b in lab.backends]})
+
+    def chosen(n=120):
+        """Backends new flows to web6 would get (trace_packet)."""
+        return {d.call("trace_packet", {
+            "src": CLIENT6, "dst": VIP6, "sport": 20000 + i, "dport": 80,
+            "proto": "tcp", "in_port": port_name})["backend"]
+            for i in range(n)}
+
+    d = lab.start_app(1, tmp_path, mutate=v6)
+    try:
+        # up, and the last probe passed (on a loaded machine one may time
+        # out now and then without taking a backend down)
+        h = wait_for("web6's backends up over IPv6",
+                     lambda: (lambda h: h if all(
+                         b["health"] == "up" and b["health_last"] == "ok"
+                         for (s, _), b in h.items() if s == "web6")
+                         else None)(health_of(d)),
+                     timeout=60, show=lambda: health_of(d))
+        for b in lab.backends:
+            x = h[("web6", be_addr6(b))]
+            assert x["health_latency_ms"] < TIMEOUT6, x
+        st = d.call("lb_health_get")
+        assert st["targets"] == len(lab.backends) and st["no_source"] == 0, st
+        x = d.call("stats_get")["excp"]["interfaces"][port_name]
+        assert x["to_kernel"] > 0 and x["from_kernel"] > 0, x
+        assert chosen() == {be_addr6(b) for b in lab.backends}
+
+        victim = lab.backends[1]
+        key = ("web6", be_addr6(victim))
+        t0 = time.monotonic()
+        listeners[victim["name"]].stop()
+        wait_for("%s down by health (IPv6)" % victim["name"],
+                 lambda: health_of(d)[key]["health"] == "down",
+                 timeout=INTERVAL6 * FALL / 1000 + TIMEOUT6 / 1000 + 30,
+                 every=0.05)
+        took_down = time.monotonic() - t0
+        h = health_of(d)
+        assert h[key]["state"] == "up" and \
+            h[key]["health_last"] == "refused", h[key]
+        assert service(d, "web6")["usable_backends"] == \
+            len(lab.backends) - 1
+        assert be_addr6(victim) not in chosen()
+
+        t1 = time.monotonic()
+        listeners[victim["name"]] = Listener(victim["ns"], v6=True)
+        wait_for("%s up again (IPv6)" % victim["name"],
+                 lambda: health_of(d)[key]["health"] == "up",
+                 timeout=INTERVAL6 * RISE / 1000 + TIMEOUT6 / 1000 + 30,
+                 every=0.05)
+        took_up = time.monotonic() - t1
+        assert be_addr6(victim) in chosen()
+    finally:
+        for k in listeners:
+            listeners[k].stop()
+        rc = d.stop()
+        lab.forget_sockets()
+    assert rc == 0, d.describe()
+    assert d.stderr.count("web6' backend %s: health up -> down"
+                          % be_addr6(victim)) == 1, d.stderr[-3000:]
+    print("health (IPv6): down after %.2f s (bound %.1f s), up after "
+          "%.2f s (bound %.1f s)" % (
+              took_down, (INTERVAL6 * FALL + TIMEOUT6) / 1000, took_up,
+              (INTERVAL6 * RISE + TIMEOUT6) / 1000))
+    assert took_down <= (INTERVAL6 * FALL + TIMEOUT6) / 1000 + SLACK_S, \
+        took_down
+    assert took_up <= (INTERVAL6 * RISE + TIMEOUT6) / 1000 + SLACK_S, \
+        took_up
+
+
+def test_two_appliances_build_identical_tables_from_the_same_reports(
+        lab, tmp_path):
+    """Issue 15's "two appliances": both appliance slots of the lab run
+    the same configuration, web-dsr with agent checks (every 500 ms); the
+    agents say "up", "50%" and "70%" (weights 1, 2 x 0.5, 3 x 0.7): once
+    both took the reports, every service's table_hash is the same on
+    both. Negative control: be3's agent then tells appliance 2 "30%"
+    (weight 3 x 0.3 -> 1) and appliance 1 still "70%" (2): web-dsr's
+    hashes differ, the other services' do not."""
+    fast = {"interval_ms": 500, "timeout_ms": 250, "rise": RISE,
+            "fall": FALL}
+    says = {"be1": "up", "be2": "50%", "be3": "70%"}
+    agents = {b["name"]: Listener(b["ns"], says[b["name"]])
+              for b in lab.backends}
+
+    def agented(cfg):
+        # two appliances on the CI's 2 CPUs: workers that nap when idle
+        cfg["pipeline"]["idle"] = {"mode": "adaptive"}
+        for s in cfg["lb"]["services"]:
+            if s["name"] == "web-dsr":
+                # the agent's port serves as the tcp check's too
+                s["health"] = dict(fast, type="tcp", port=AGENT_PORT,
+                                   agent_port=AGENT_PORT)
+
+    def pcts(d):
+        return {b["name"]: health_of(d)[("web-dsr", b["addr"])].get(
+            "health_agent_pct") for b in lab.backends}
+
+    def hashes(d):
+        return {s["name"]: s["table_hash"] for s in d.call("lb_service_list")}
+
+    apps = []
+    try:
+        for k in (1, 2):
+            apps.append(lab.start_app(k, tmp_path, mutate=agented))
+        want = {"be1": None, "be2": 50, "be3": 70}   # "up": full weight
+        for d in apps:
+            wait_for("appliance %d took the agents' reports" % d.k,
+                     lambda: pcts(d) == want and all(
+                         b["health"] == "up" for (s, _), b in
+                         health_of(d).items() if s == "web-dsr"),
+                     timeout=60, show=lambda: (pcts(d), [
+                         (b["addr"], b["health"], b.get("health_last"),
+                          b.get("health_agent")) for (s, _), b in
+                         health_of(d).items() if s == "web-dsr"],
+                         d.call("lb_health_get")))
+        h1, h2 = hashes(apps[0]), hashes(apps[1])
+        assert h1 == h2, (h1, h2)
+        be3 = lab.backend_of("be3")
+        assert health_of(apps[0])[("web-dsr", be3["addr"])][
+            "health_weight"] == 2
+
+        # -- negative control: one report differs
+        agents["be3"].stop()
+        agents["be3"] = Listener(be3["ns"], "70%", answer_to={
+            lab.env["APP2_ADDR"]: "30%"})
+        wait_for("appliance 2 took be3's 30 %",
+                 lambda: pcts(apps[1])["be3"] == 30, timeout=60)
+        assert pcts(apps[0])["be3"] == 70
+        assert health_of(apps[1])[("web-dsr", be3["addr"])][
+            "health_weight"] == 1
+        g1, g2 = hashes(apps[0]), hashes(apps[1])
+        assert g1["web-dsr"] != g2["web-dsr"], (g1, g2)
+        assert g1["web-dsr"] == h1["web-dsr"], (g1, h1)
+        assert {k: v for k, v in g1.items() if k != "web-dsr"} == \
+            {k: v for k, v in g2.items() if k != "web-dsr"}, (g1, g2)
+    finally:
+        for a in agents.values():
+            a.stop()
+        rcs = [d.stop() for d in apps]
+        lab.forget_sockets()
+    assert rcs == [0, 0], [d.describe() for d in apps]

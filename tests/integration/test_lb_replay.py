@@ -19,12 +19,12 @@ import pytest
 
 import lb_model as lm
 import pautil
-from pautil import (PIPE4, RTC1, RTC2, check_flow_order, check_summary,
+from pautil import (PIPE2, PIPE4, RTC1, RTC2, check_flow_order, check_summary,
                     match_output, read_pcap, write_pcap)
 
 Pkt = pautil.gen_sample.Pkt
 MARK_LEN = pautil.gen_sample.MARK_LEN
-MODES = {"rtc1": RTC1, "rtc2": RTC2, "pipeline4": PIPE4}
+MODES = {"rtc1": RTC1, "rtc2": RTC2, "pipeline4": PIPE4, "pipeline2": PIPE2}
 
 LOCAL4 = "192.0.2.254"
 LOCAL6 = "2001:db8::fe"
@@ -317,7 +317,7 @@ def test_maglev_same_mapping_in_two_runs(big, big_rtc1, port_mac):
     assert out1 == out2, "two rtc1 runs wrote different outputs"
 
 
-@pytest.mark.parametrize("mode", ["pipeline4", "rtc2"])
+@pytest.mark.parametrize("mode", ["pipeline4", "pipeline2", "rtc2"])
 def test_modes_same_mapping_as_rtc1(mode, big, big_rtc1, port_mac):
     """Pipeline (rx, classify, lb, tx lcores) and two run-to-completion
     workers: the same per-flow backends as one worker, per-flow order kept,
@@ -1210,7 +1210,7 @@ def test_mtu_drops(tmp_path, port_mac):
 # --------------------------------------------------------------------------
 # the ACL comes first
 
-@pytest.mark.parametrize("mode", ["rtc1", "pipeline4"])
+@pytest.mark.parametrize("mode", ["rtc1", "pipeline4", "pipeline2"])
 def test_acl_before_lb(mode, tmp_path, port_mac):
     """Flows the ACL drops never reach a backend (no flow is created for
     them) and are counted as acl; a "mark" rule's DSCP is in the inner

@@ -586,6 +586,43 @@ START_TEST(test_bare_address_in_rule_is_a_host_prefix)
 }
 END_TEST
 
+/* CONTRACT section 4: one lcore may be named for several stages. */
+START_TEST(test_pipeline_lcore_in_several_stages)
+{
+	static const char *const ok[] = {
+		J({"pipeline": {"mode": "pipeline", "lcores": {"rx": [1], "tx": [1], "classify": [2], "lb": [2]}}}),
+		J({"pipeline": {"mode": "pipeline", "lcores": {"rx": [1], "classify": [1], "lb": [2], "tx": [2]}}}),
+		J({"pipeline": {"mode": "pipeline", "lcores": {"rx": [1], "classify": [1], "lb": [1], "tx": [1]}}}),
+		J({"pipeline": {"mode": "pipeline", "lcores": {"rx": [1, 2], "classify": [3], "lb": [3], "tx": [1, 2]}}}),
+		/* several lb lcores, fed by hash */
+		J({"pipeline": {"mode": "pipeline", "lcores": {"rx": [1, 2], "classify": [1, 2], "lb": [3, 4], "tx": [3, 4]}}}),
+		J({"pipeline": {"mode": "pipeline", "lcores": {"rx": [1], "classify": [2, 3], "lb": [2, 3], "tx": [1]}}}),
+	};
+	struct pa_config *cfg;
+	json_t *j;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		cfg = must_load(ok[i], NULL);
+		ck_assert(cfg->pipeline.lcores_set);
+		pa_config_free(cfg);
+	}
+	cfg = must_load(ok[0], NULL);
+	ck_assert_uint_eq(cfg->pipeline.lcores[PA_CONFIG_STAGE_RX][0], 1);
+	ck_assert_uint_eq(cfg->pipeline.lcores[PA_CONFIG_STAGE_TX][0], 1);
+	ck_assert_uint_eq(cfg->pipeline.lcores[PA_CONFIG_STAGE_CLASSIFY][0], 2);
+	ck_assert_uint_eq(cfg->pipeline.lcores[PA_CONFIG_STAGE_LB][0], 2);
+	/* and written back as given */
+	j = pa_config_to_json(cfg);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(
+		json_object_get(json_object_get(j, "pipeline"), "lcores"),
+		"tx"), 0)), 1);
+	json_decref(j);
+	pa_config_free(cfg);
+}
+END_TEST
+
 START_TEST(test_rtc_mode_takes_worker_lcores)
 {
 	struct pa_config *cfg = must_load(J({"pipeline": {"mode": "rtc",
@@ -1425,7 +1462,8 @@ static const struct err_case err_cases[] = {
 	{ "stage lcores in rtc mode", J({"pipeline": {"lcores": {"rx": [1]}}}), "$.pipeline.lcores.rx: stage lcores need \"mode\": \"pipeline\"" },
 	{ "rtc mode needs worker", J({"pipeline": {"mode": "rtc", "lcores": {}}}), "$.pipeline.lcores.worker: required key missing" },
 	{ "unknown stage", J({"pipeline": {"lcores": {"rx_": [1]}}}), "$.pipeline.lcores.rx_: unknown key" },
-	{ "lcore reused across stages", J({"pipeline": {"mode": "pipeline", "lcores": {"rx": [1], "classify": [2], "lb": [2], "tx": [4]}}}), "$.pipeline.lcores.lb[0]: lcore 2 already used by $.pipeline.lcores.classify[0]" },
+	{ "lcore repeated within a pipeline stage", J({"pipeline": {"mode": "pipeline", "lcores": {"rx": [1], "classify": [2], "lb": [2, 3, 2], "tx": [1]}}}), "$.pipeline.lcores.lb[2]: lcore 2 already used by $.pipeline.lcores.lb[0]" },
+	{ "several lb lcores, one also rx and classify", J({"pipeline": {"mode": "pipeline", "lcores": {"rx": [1, 2], "classify": [1, 2], "lb": [3, 2], "tx": [1]}}}), "$.pipeline.lcores.lb[1]: lcore 2 also runs rx and classify: with several lb lcores each flow must reach its lb lcore by flow hash" },
 	{ "lcore repeated within a stage", J({"pipeline": {"lcores": {"worker": [1, 2, 1]}}}), "$.pipeline.lcores.worker[2]: lcore 1 already used by $.pipeline.lcores.worker[0]" },
 	{ "lcore id above 127", J({"pipeline": {"lcores": {"worker": [128]}}}), "$.pipeline.lcores.worker[0]: 128 out of range 0..127" },
 	{ "lcore id negative", J({"pipeline": {"lcores": {"worker": [-1]}}}), "$.pipeline.lcores.worker[0]: -1 out of range 0..127" },
@@ -2026,6 +2064,7 @@ config_suite(void)
 	tcase_add_test(tc, test_rule_proto_accepts_names_numbers_and_digit_strings);
 	tcase_add_test(tc, test_bare_address_in_rule_is_a_host_prefix);
 	tcase_add_test(tc, test_rtc_mode_takes_worker_lcores);
+	tcase_add_test(tc, test_pipeline_lcore_in_several_stages);
 	tcase_add_test(tc, test_pipeline_mode_without_lcores_is_automatic);
 	tcase_add_test(tc, test_pipeline_idle_each_key_sets_only_its_field);
 	tcase_add_test(tc, test_lb_defaults_for_service_and_backend);

@@ -705,7 +705,19 @@ START_TEST(inflight_bounded_and_deferred_counted)
 	pa_health_run(b, now);
 	pa_health_stats(b, &st);
 	ck_assert_uint_eq(st.inflight, 4);
-	ck_assert_uint_gt(st.deferred, 0);
+	ck_assert_uint_eq(st.waiting, 16);
+	ck_assert_uint_eq(st.deferred, 16);	/* each once */
+	/* nothing to wait for but the probes in flight: their deadline */
+	ck_assert_int_eq(pa_health_timeout_ms(b, now), 500);
+	/* the 4 end at their timeout (silence: a udp pass), the 4 oldest
+	 * waiting start in the same call, and no one is counted twice */
+	now += 500;
+	pa_health_run(b, now);
+	pa_health_stats(b, &st);
+	ck_assert_uint_eq(st.probes, 4);
+	ck_assert_uint_eq(st.inflight, 4);
+	ck_assert_uint_eq(st.waiting, 12);
+	ck_assert_uint_eq(st.deferred, 16);
 	/* they all get their turn, never more than 4 at once */
 	for (i = 0; i < 20; i++) {
 		now += 500;
@@ -714,6 +726,20 @@ START_TEST(inflight_bounded_and_deferred_counted)
 		ck_assert_uint_le(st.inflight, 4);
 	}
 	ck_assert_uint_ge(st.probes, 20);
+	/* a waiting target cleared leaves the list */
+	for (i = 20; i < 30; i++)
+		ck_assert_int_eq(pa_health_set(b, i, &s, now), 0);
+	now += 1000;
+	pa_health_run(b, now);
+	pa_health_stats(b, &st);
+	ck_assert_uint_gt(st.waiting, 0);
+	for (i = 0; i < 30; i++)
+		pa_health_clear(b, i);
+	pa_health_stats(b, &st);
+	ck_assert_uint_eq(st.waiting, 0);
+	ck_assert_uint_eq(st.inflight, 0);
+	ck_assert_uint_eq(st.targets, 0);
+	ck_assert_int_eq(pa_health_timeout_ms(b, now), -1);
 	pa_health_destroy(b);
 	close(fd);
 }

@@ -4570,6 +4570,62 @@ START_TEST(test_health_grace_ms_parsed_bounded_and_written_back)
 }
 END_TEST
 
+/* The addresses lib/neigh resolves and lib/announce routes: each once,
+ * in the order of first appearance, whatever the number of duplicates. */
+START_TEST(test_addresses_list_each_vip_and_backend_once_in_first_seen_order)
+{
+	static const char *const want_be[] = { "10.1.0.1", "10.1.0.2",
+		"10.1.0.3", "2001:db8:1::1", "2001:db8:1::2", "10.2.0.1",
+		"10.2.0.2" };
+	static const char *const want_vip[] = { "10.0.0.10",
+		"2001:db8:10::10", "10.0.0.20" };
+	struct pa_ip_addr *vips, *bes, a;
+	unsigned int n_vips, n_bes, i;
+
+	/* nat4 and nat4u share their VIP and backends; a backend with a
+	 * mac is not resolved */
+	setup_lb(SVC_WEB4 "," SVC_WEB6 "," SVC_NAT4 ","
+		"{'name': 'dsr', 'vip': '10.0.0.10', 'port': 81, 'proto': 'tcp',"
+		" 'forward': 'dsr', 'backends': [{'addr': '10.1.0.3',"
+		" 'mac': '02:00:00:00:00:03'}, {'addr': '10.1.0.7',"
+		" 'mac': '02:00:00:00:00:01'}]}");
+	ck_assert_int_eq(pa_lb_addresses(lb, &vips, &n_vips, &bes, &n_bes), 0);
+	ck_assert_uint_eq(n_vips, RTE_DIM(want_vip));
+	for (i = 0; i < n_vips; i++) {
+		a = addr_of(want_vip[i]);
+		ck_assert_msg(pa_ip_equal(&vips[i], &a), "vip %u", i);
+	}
+	ck_assert_uint_eq(n_bes, RTE_DIM(want_be));
+	for (i = 0; i < n_bes; i++) {
+		a = addr_of(want_be[i]);
+		ck_assert_msg(pa_ip_equal(&bes[i], &a), "backend %u", i);
+	}
+	free(vips);
+	free(bes);
+}
+END_TEST
+
+/* lib/neigh and lib/announce follow pa_lb_config_version(): the health
+ * checks' tables must not make them re-read the LB. */
+START_TEST(test_config_version_follows_services_and_backends_not_health)
+{
+	uint64_t v;
+
+	setup_lb("");
+	add_checked_service(SVC_WEB4);
+	v = pa_lb_config_version(lb);
+	ck_assert_int_eq(report("web4", "10.1.0.2", PA_LB_HEALTH_DOWN), 1);
+	ck_assert_uint_eq(pa_lb_config_version(lb), v);
+	ck_assert_int_eq(report("web4", "10.1.0.2", PA_LB_HEALTH_UP), 1);
+	ck_assert_uint_eq(pa_lb_config_version(lb), v);
+	ck_assert_int_eq(add_backend("web4", "{'addr': '10.1.0.4'}"), 0);
+	ck_assert_uint_gt(pa_lb_config_version(lb), v);
+	v = pa_lb_config_version(lb);
+	ck_assert_int_eq(set_weight("web4", "10.1.0.4", 3), 0);
+	ck_assert_uint_gt(pa_lb_config_version(lb), v);
+}
+END_TEST
+
 static Suite *
 lb_suite(void)
 {
@@ -4685,6 +4741,7 @@ lb_suite(void)
 	tcase_add_test(tc, test_deleted_service_no_longer_balances_and_its_flows_are_reaped);
 	tcase_add_test(tc, test_trace_gives_the_maglev_choice_for_a_new_flow_then_the_flows_backend);
 	tcase_add_test(tc, test_trace_reports_the_existing_flows_backend_on_an_rr_service);
+	tcase_add_test(tc, test_addresses_list_each_vip_and_backend_once_in_first_seen_order);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("health");
@@ -4700,6 +4757,7 @@ lb_suite(void)
 	tcase_add_test(tc, test_health_back_up_within_the_grace_moves_nothing);
 	tcase_add_test(tc, test_health_grace_zero_moves_flows_at_once_and_agent_down_drains_too);
 	tcase_add_test(tc, test_health_grace_ms_parsed_bounded_and_written_back);
+	tcase_add_test(tc, test_config_version_follows_services_and_backends_not_health);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -66,19 +66,54 @@ START_TEST(rtc_auto_falls_back_to_other_sockets)
 }
 END_TEST
 
-START_TEST(pipeline_auto_needs_four_lcores)
+START_TEST(pipeline_auto_with_no_lcore_is_refused)
 {
 	struct pa_config_pipeline pc = pc_default(PA_PIPELINE_STAGED);
-	struct pa_plan_lcore avail[3];
+	struct pa_plan_lcore avail[1] = { { 1, 0 } };
 	struct pa_plan plan;
 	int sockets[1] = { 0 };
 	char err[256];
 
-	two_sockets(avail, 3);
-	ck_assert_int_eq(pa_plan_make(&pc, avail, 3, sockets, 1, &plan, err,
+	ck_assert_int_eq(pa_plan_make(&pc, avail, 0, sockets, 1, &plan, err,
 		sizeof(err)), -ENODEV);
-	ck_assert_ptr_nonnull(strstr(err, "needs 4"));
+	ck_assert_ptr_nonnull(strstr(err, "needs a worker lcore"));
 	ck_assert_int_eq(strncmp(err, "$.pipeline.mode", 15), 0);
+}
+END_TEST
+
+/* Fewer lcores than stages: rx+tx together, then classify, lb. */
+START_TEST(pipeline_auto_puts_stages_together_below_four_lcores)
+{
+	static const unsigned int want[4][4] = {
+		/* rx, classify, lb, tx for 1, 2, 3 lcores (ids 1..) */
+		{ 0 }, { 1, 1, 1, 1 }, { 1, 2, 2, 1 }, { 1, 2, 3, 1 },
+	};
+	struct pa_config_pipeline pc = pc_default(PA_PIPELINE_STAGED);
+	struct pa_plan_lcore avail[3];
+	struct pa_plan_layout lay;
+	struct pa_plan plan;
+	int sockets[1] = { 0 };
+	char err[256];
+	unsigned int n, s;
+
+	for (n = 1; n <= 3; n++) {
+		two_sockets(avail, n);
+		ck_assert_int_eq(pa_plan_make(&pc, avail, n, sockets, 1, &plan,
+			err, sizeof(err)), 0);
+		for (s = 0; s < PA_CONFIG_STAGE_WORKER; s++) {
+			ck_assert_uint_eq(plan.n[s], 1);
+			ck_assert_uint_eq(plan.lcores[s][0], want[n][s]);
+		}
+		ck_assert_int_eq(pa_plan_layout(&plan, &lay), 0);
+		ck_assert_uint_eq(lay.n, n);
+	}
+	/* two: rx+tx and classify+lb */
+	two_sockets(avail, 2);
+	ck_assert_int_eq(pa_plan_make(&pc, avail, 2, sockets, 1, &plan, err,
+		sizeof(err)), 0);
+	ck_assert_int_eq(pa_plan_layout(&plan, &lay), 0);
+	ck_assert_str_eq(pa_plan_stages_name(lay.unit[0].stages), "rx+tx");
+	ck_assert_str_eq(pa_plan_stages_name(lay.unit[1].stages), "classify+lb");
 }
 END_TEST
 
@@ -269,6 +304,142 @@ START_TEST(order_cpus_without_a_node_changes_nothing)
 }
 END_TEST
 
+/* An explicit pipeline plan, one list per stage (0-terminated). */
+static void
+staged_plan(struct pa_plan *plan, const unsigned int l[4][8])
+{
+	unsigned int s, i;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->mode = PA_PIPELINE_STAGED;
+	for (s = 0; s < 4; s++)
+		for (i = 0; l[s][i] != 0; i++)
+			plan->lcores[s][plan->n[s]++] = l[s][i];
+}
+
+static void
+ck_seg(const struct pa_plan_unit *u, unsigned int k, unsigned int first,
+		unsigned int last)
+{
+	ck_assert_uint_gt(u->n_seg, k);
+	ck_assert_uint_eq(u->seg[k].first, first);
+	ck_assert_uint_eq(u->seg[k].last, last);
+}
+
+/* CONTRACT section 4: "rx": [1], "tx": [1], "classify": [2], "lb": [2] */
+START_TEST(layout_contract_example)
+{
+	static const unsigned int l[4][8] = { { 1 }, { 2 }, { 2 }, { 1 } };
+	struct pa_plan_layout lay;
+	struct pa_plan plan;
+
+	staged_plan(&plan, l);
+	ck_assert_int_eq(pa_plan_layout(&plan, &lay), 0);
+	ck_assert_uint_eq(lay.n, 2);
+	ck_assert_uint_eq(lay.unit[0].lcore_id, 1);
+	ck_assert_str_eq(pa_plan_stages_name(lay.unit[0].stages), "rx+tx");
+	ck_assert_str_eq(pa_plan_stages_name(lay.unit[1].stages), "classify+lb");
+	/* lcore 1: ports -> rx -> ring; ring -> tx */
+	ck_assert_uint_eq(lay.unit[0].n_seg, 2);
+	ck_seg(&lay.unit[0], 0, PA_STAGE_RX, PA_STAGE_RX);
+	ck_seg(&lay.unit[0], 1, PA_STAGE_TX, PA_STAGE_TX);
+	/* lcore 2: ring -> classify -> lb -> ring */
+	ck_assert_uint_eq(lay.unit[1].n_seg, 1);
+	ck_seg(&lay.unit[1], 0, PA_STAGE_CLASSIFY, PA_STAGE_LB);
+	ck_assert(pa_plan_unit_hops(&lay.unit[0], PA_STAGE_RX));
+	ck_assert(!pa_plan_unit_hops(&lay.unit[1], PA_STAGE_CLASSIFY));
+	ck_assert(pa_plan_unit_hops(&lay.unit[1], PA_STAGE_LB));
+	ck_assert_uint_eq(lay.n_stage[PA_STAGE_TX], 1);
+	ck_assert_uint_eq(lay.of_stage[PA_STAGE_TX][0], 0);
+}
+END_TEST
+
+START_TEST(layout_one_lcore_all_stages)
+{
+	static const unsigned int l[4][8] = { { 3 }, { 3 }, { 3 }, { 3 } };
+	struct pa_plan_layout lay;
+	struct pa_plan plan;
+
+	staged_plan(&plan, l);
+	ck_assert_int_eq(pa_plan_layout(&plan, &lay), 0);
+	ck_assert_uint_eq(lay.n, 1);
+	ck_assert_uint_eq(lay.unit[0].n_seg, 1);
+	ck_seg(&lay.unit[0], 0, PA_STAGE_RX, PA_STAGE_TX);
+	ck_assert_str_eq(pa_plan_stages_name(lay.unit[0].stages),
+		"rx+classify+lb+tx");
+}
+END_TEST
+
+/* rx on 1 and 2, classify on 1 and 3, lb+tx on 4 and 1 and 2 doing tx:
+ * lcore 2's rx goes by ring to classify (1 and 3); lcore 1 keeps what
+ * it receives, and also takes classify from lcore 2's ring. */
+START_TEST(layout_partly_together)
+{
+	static const unsigned int l[4][8] = {
+		{ 1, 2 }, { 1, 3 }, { 4 }, { 1, 2 },
+	};
+	struct pa_plan_layout lay;
+	struct pa_plan plan;
+
+	staged_plan(&plan, l);
+	ck_assert_int_eq(pa_plan_layout(&plan, &lay), 0);
+	ck_assert_uint_eq(lay.n, 4);
+	/* order of first appearance: 1, 2, 3, 4 */
+	ck_assert_uint_eq(lay.unit[0].lcore_id, 1);
+	ck_assert_uint_eq(lay.unit[1].lcore_id, 2);
+	ck_assert_uint_eq(lay.unit[2].lcore_id, 3);
+	ck_assert_uint_eq(lay.unit[3].lcore_id, 4);
+	ck_assert_str_eq(pa_plan_stages_name(lay.unit[0].stages),
+		"rx+classify+tx");
+	ck_assert_uint_eq(lay.unit[0].n_seg, 3);
+	ck_seg(&lay.unit[0], 0, PA_STAGE_RX, PA_STAGE_CLASSIFY);
+	ck_seg(&lay.unit[0], 1, PA_STAGE_CLASSIFY, PA_STAGE_CLASSIFY);
+	ck_seg(&lay.unit[0], 2, PA_STAGE_TX, PA_STAGE_TX);
+	ck_assert_str_eq(pa_plan_stages_name(lay.unit[1].stages), "rx+tx");
+	ck_assert_uint_eq(lay.unit[1].n_seg, 2);
+	ck_seg(&lay.unit[1], 0, PA_STAGE_RX, PA_STAGE_RX);
+	ck_seg(&lay.unit[1], 1, PA_STAGE_TX, PA_STAGE_TX);
+	ck_assert_uint_eq(lay.unit[2].n_seg, 1);
+	ck_seg(&lay.unit[2], 0, PA_STAGE_CLASSIFY, PA_STAGE_CLASSIFY);
+	ck_assert_uint_eq(lay.unit[3].n_seg, 1);
+	ck_seg(&lay.unit[3], 0, PA_STAGE_LB, PA_STAGE_LB);
+	ck_assert(!pa_plan_unit_hops(&lay.unit[0], PA_STAGE_RX));
+	ck_assert(pa_plan_unit_hops(&lay.unit[1], PA_STAGE_RX));
+}
+END_TEST
+
+START_TEST(layout_classic_and_rtc)
+{
+	static const unsigned int l[4][8] = { { 1 }, { 2, 5 }, { 3 }, { 4 } };
+	struct pa_plan_layout lay;
+	struct pa_plan plan;
+	unsigned int i;
+
+	staged_plan(&plan, l);
+	ck_assert_int_eq(pa_plan_layout(&plan, &lay), 0);
+	ck_assert_uint_eq(lay.n, 5);
+	for (i = 0; i < lay.n; i++)
+		ck_assert_uint_eq(lay.unit[i].n_seg, 1);
+	ck_assert_str_eq(pa_plan_stages_name(lay.unit[1].stages), "classify");
+	ck_assert_uint_eq(lay.unit[2].lcore_id, 5);	/* first appearance */
+	ck_assert_uint_eq(lay.n_stage[PA_STAGE_CLASSIFY], 2);
+
+	memset(&plan, 0, sizeof(plan));
+	plan.mode = PA_PIPELINE_RTC;
+	plan.n[PA_CONFIG_STAGE_WORKER] = 2;
+	plan.lcores[PA_CONFIG_STAGE_WORKER][0] = 1;
+	plan.lcores[PA_CONFIG_STAGE_WORKER][1] = 2;
+	ck_assert_int_eq(pa_plan_layout(&plan, &lay), 0);
+	ck_assert_uint_eq(lay.n, 2);
+	for (i = 0; i < 2; i++) {
+		ck_assert_uint_eq(lay.unit[i].stages, 0xf);
+		ck_assert_uint_eq(lay.unit[i].n_seg, 1);
+		ck_seg(&lay.unit[i], 0, PA_STAGE_RX, PA_STAGE_TX);
+	}
+	ck_assert_uint_eq(lay.n_stage[PA_STAGE_LB], 2);
+}
+END_TEST
+
 static Suite *
 planner_suite(void)
 {
@@ -277,7 +448,12 @@ planner_suite(void)
 
 	tcase_add_test(tc, rtc_auto_uses_every_lcore_on_the_port_socket);
 	tcase_add_test(tc, rtc_auto_falls_back_to_other_sockets);
-	tcase_add_test(tc, pipeline_auto_needs_four_lcores);
+	tcase_add_test(tc, pipeline_auto_with_no_lcore_is_refused);
+	tcase_add_test(tc, pipeline_auto_puts_stages_together_below_four_lcores);
+	tcase_add_test(tc, layout_contract_example);
+	tcase_add_test(tc, layout_one_lcore_all_stages);
+	tcase_add_test(tc, layout_partly_together);
+	tcase_add_test(tc, layout_classic_and_rtc);
 	tcase_add_test(tc, pipeline_auto_one_lcore_per_stage_then_classify_lb_rx_tx);
 	tcase_add_test(tc, pipeline_auto_prefers_port_socket);
 	tcase_add_test(tc, explicit_lcores_are_kept);
