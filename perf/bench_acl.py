@@ -443,7 +443,7 @@ def measured(fn, args, retries):
 EAL = ["--no-huge", "--no-shconf", "--no-pci", "--no-telemetry"]
 
 
-def pktaccel_start(tmp, pcap, flows, rules, mem, name="bench"):
+def pktaccel_start(tmp, pcap, flows, rules, mem, name="bench", extra=None):
     conf = os.path.join(tmp, name + ".json")
     sock = os.path.join(tmp, name + ".sock")
     cfg = {"ports": [{"name": "bench0", "devargs":
@@ -454,6 +454,7 @@ def pktaccel_start(tmp, pcap, flows, rules, mem, name="bench"):
     if rules is not None:
         cfg["acl"] = {"default": "permit",
                       "rules": [rule_json(r) for r in rules]}
+    cfg.update(extra or {})     # e.g. "protect" (perf/bench_blocklist.py)
     with open(conf, "w") as f:
         json.dump(cfg, f, separators=(",", ":"))
     log = open(os.path.join(tmp, name + ".log"), "w")
@@ -486,8 +487,9 @@ def acl_algorithm(pipeline):
     return walk(pipeline)
 
 
-def bench_pktaccel(tmp, pcap, flows, rules, seconds, mem):
-    proc, sock, start_s = pktaccel_start(tmp, pcap, flows, rules, mem)
+def bench_pktaccel(tmp, pcap, flows, rules, seconds, mem, extra=None):
+    proc, sock, start_s = pktaccel_start(tmp, pcap, flows, rules, mem,
+                                         extra=extra)
     try:
         c = rpc_connect(sock)
         pl = c.call("pipeline_get")

@@ -200,6 +200,66 @@ start_acl(struct pa_app *app, char *err, size_t err_len)
 	return 0;
 }
 
+/* The source blocklist, and protect.blocklist loaded into it: a bad file
+ * stops the start with its JSON path and line. */
+static int
+start_blocklist(struct pa_app *app, char *err, size_t err_len)
+{
+	struct pa_blocklist_opts bo = {
+		.rcu = pa_pipeline_rcu(app->pl),
+		.n_lcores = pa_pipeline_lcore_count(app->pl),
+	};
+	const char *path = app->cfg->protect.blocklist;
+	char why[512];
+	int ret;
+
+	app->blocklist = pa_blocklist_create(&bo);
+	if (app->blocklist == NULL) {
+		snprintf(err, err_len, "cannot create the blocklist: %s",
+			strerror(errno));
+		return -ENOMEM;
+	}
+	pa_pipeline_set_blocklist(app->pl, app->blocklist);
+	if (path == NULL)
+		return 0;
+	ret = pa_blocklist_replace_file(app->blocklist, path, why,
+		sizeof(why));
+	if (ret != 0) {
+		snprintf(err, err_len, "$.protect.blocklist: %s", why);
+		return ret;
+	}
+	return 0;
+}
+
+/* Probe each port's rte_flow for dropping by source prefix; where it
+ * can, the blocklist's prefixes (up to a bound) go to the NIC too. */
+static int
+start_offload(struct pa_app *app, char *err, size_t err_len)
+{
+	struct pa_offload_opts oo = { .n_ports = app->ports->n };
+	unsigned int i;
+
+	for (i = 0; i < app->ports->n && i < PA_OFFLOAD_MAX_PORTS; i++) {
+		oo.port_id[i] = app->ports->port[i].port_id;
+		oo.name[i] = app->ports->port[i].name;
+	}
+	app->offload = pa_offload_create(&oo);
+	if (app->offload == NULL) {
+		snprintf(err, err_len, "cannot probe the ports' rte_flow: %s",
+			strerror(errno));
+		return -ENOMEM;
+	}
+	pa_pipeline_set_offload(app->pl, app->offload);
+	pa_blocklist_set_offload(app->blocklist, app->offload);
+	if (app->acl != NULL) {
+		struct pa_acl_hook h = { .pre = pa_offload_acl_pre,
+			.post = pa_offload_acl_post, .arg = app->offload };
+
+		pa_acl_set_hook(app->acl, &h);
+	}
+	return 0;
+}
+
 static int
 start_lb(struct pa_app *app, char *err, size_t err_len)
 {
@@ -301,6 +361,7 @@ bind_rpc(struct pa_app *app, bool bind)
 {
 	app->acl_rpc = (struct pa_acl_rpc_ctx){ app->acl, app->cfg };
 	app->lb_rpc = (struct pa_lb_rpc_ctx){ app->lb, app->cfg };
+	app->blocklist_rpc = (struct pa_blocklist_rpc_ctx){ app->blocklist };
 	app->config_rpc = (struct pa_config_rpc_ctx){
 		.running = app->cfg,
 		.path = app->opt.config,
@@ -311,6 +372,7 @@ bind_rpc(struct pa_app *app, bool bind)
 	pa_rpc_bind("pipeline", bind ? app->pl : NULL);
 	pa_rpc_bind("acl", bind ? &app->acl_rpc : NULL);
 	pa_rpc_bind("lb", bind ? &app->lb_rpc : NULL);
+	pa_rpc_bind("blocklist", bind ? &app->blocklist_rpc : NULL);
 	pa_rpc_bind("neigh", bind ? app->neigh : NULL);
 	pa_rpc_bind("capture", bind ? app->capture : NULL);
 	pa_rpc_bind("health", bind ? app->ready : NULL);
@@ -418,7 +480,7 @@ pa_app_start(struct pa_app *app, bool no_mp, char *err, size_t err_len)
 {
 	static int (*const steps[])(struct pa_app *, char *, size_t) = {
 		start_ports, start_capture, start_pipeline, start_acl,
-		start_lb, start_neigh, start_excp, start_checks, start_ready,
+		start_blocklist, start_offload, start_lb, start_neigh, start_excp, start_checks, start_ready,
 	};
 	unsigned int i;
 	int ret;
@@ -646,6 +708,15 @@ pa_app_stop(struct pa_app *app, bool ok)
 	pa_capture_destroy(app->capture);
 	app->capture = NULL;
 	pa_excp_close(app->excp);
+	/* the NIC's rules, while their ports still exist */
+	if (app->blocklist != NULL)
+		pa_blocklist_set_offload(app->blocklist, NULL);
+	if (app->acl != NULL && app->offload != NULL)
+		pa_acl_set_hook(app->acl, NULL);
+	if (app->pl != NULL)
+		pa_pipeline_set_offload(app->pl, NULL);
+	pa_offload_destroy(app->offload);
+	app->offload = NULL;
 	stop_ports(app, ok);
 	/* its pool: after lib/neigh's TX rings and the ports' TX queues,
 	 * which may hold its mbufs, are gone */
@@ -657,6 +728,8 @@ pa_app_stop(struct pa_app *app, bool ok)
 	app->pl = NULL;
 	pa_acl_destroy(app->acl);
 	app->acl = NULL;
+	pa_blocklist_destroy(app->blocklist);
+	app->blocklist = NULL;
 	/* the process ends next (main): its flow tables go with the EAL */
 	pa_lb_destroy_at_exit(app->lb);
 	app->lb = NULL;

@@ -17,6 +17,8 @@
 #include <stdbool.h>
 
 #include "pa_acl.h"
+#include "pa_blocklist.h"
+#include "pa_offload.h"
 #include "pa_announce.h"
 #include "pa_capture.h"
 #include "pa_config.h"
@@ -83,6 +85,8 @@ struct pa_app {
 	struct pa_capture *capture;
 	struct pa_pipeline *pl;
 	struct pa_acl *acl;
+	struct pa_blocklist *blocklist;	/**< the source blocklist */
+	struct pa_offload *offload;	/**< its rte_flow share per port */
 	struct pa_lb *lb;
 	struct pa_neigh *neigh;
 	struct pa_excp *excp;		/**< NULL: no kernel_if (or replay) */
@@ -91,6 +95,7 @@ struct pa_app {
 	/* contexts of the RPC subsystems that need more than one object */
 	struct pa_acl_rpc_ctx acl_rpc;
 	struct pa_lb_rpc_ctx lb_rpc;
+	struct pa_blocklist_rpc_ctx blocklist_rpc;
 	struct pa_config_rpc_ctx config_rpc;
 	bool rpc_bound;
 	struct pa_app_ctrl ctrl;

@@ -157,6 +157,7 @@ struct pa_acl {
 	uint32_t slot_hint;
 
 	struct acl_store *store;
+	struct pa_acl_hook hook;		/* told of rule set changes */
 	/* The folder: a control thread that rebuilds base + delta into a new
 	 * base in the background, so that the delta (and every add) stays
 	 * small. lock serialises every control-plane call with it. */

@@ -840,23 +840,56 @@ changed(struct pa_acl *acl, int ret)
 	return ret;
 }
 
+/* The hook around a change: pre before it, post after (lock held);
+ * sequenced with the comma operator. */
+static int
+hook_pre(struct pa_acl *acl)
+{
+	if (acl->hook.pre != NULL)
+		acl->hook.pre(acl->hook.arg);
+	return 0;
+}
+
+static int
+hook_post(struct pa_acl *acl, int ret)
+{
+	if (acl->hook.post != NULL)
+		acl->hook.post(acl->hook.arg, acl->rules, acl->n_rules);
+	return ret;
+}
+
 int
 pa_acl_rule_add(struct pa_acl *acl, const struct pa_config_acl_rule *r,
 		char *err, size_t err_len)
 {
-	return ACL_LOCKED(acl, changed(acl, rule_add_locked(acl, r, err, err_len)));
+	return ACL_LOCKED(acl, (hook_pre(acl), hook_post(acl, changed(acl,
+		rule_add_locked(acl, r, err, err_len)))));
 }
 
 int
 pa_acl_rule_delete(struct pa_acl *acl, uint32_t id, char *err, size_t err_len)
 {
-	return ACL_LOCKED(acl, changed(acl, rule_delete_locked(acl, id, err,
-		err_len)));
+	return ACL_LOCKED(acl, (hook_pre(acl), hook_post(acl, changed(acl,
+		rule_delete_locked(acl, id, err, err_len)))));
 }
 
 int
 pa_acl_rules_replace(struct pa_acl *acl, const struct pa_config_acl *a,
 		char *err, size_t err_len)
 {
-	return ACL_LOCKED(acl, rules_replace_locked(acl, a, err, err_len));
+	return ACL_LOCKED(acl, (hook_pre(acl), hook_post(acl,
+		rules_replace_locked(acl, a, err, err_len))));
+}
+
+void
+pa_acl_set_hook(struct pa_acl *acl, const struct pa_acl_hook *h)
+{
+	pthread_mutex_lock(&acl->lock);
+	if (acl->hook.pre != NULL)
+		acl->hook.pre(acl->hook.arg);
+	memset(&acl->hook, 0, sizeof(acl->hook));
+	if (h != NULL)
+		acl->hook = *h;
+	hook_post(acl, 0);
+	pthread_mutex_unlock(&acl->lock);
 }

@@ -102,6 +102,25 @@ int pa_acl_rule_delete(struct pa_acl *acl, uint32_t id, char *err,
 int pa_acl_rules_replace(struct pa_acl *acl, const struct pa_config_acl *a,
 		char *err, size_t err_len);
 
+/**
+ * Told of every change of the rule set (pa_acl_rule_add(),
+ * pa_acl_rule_delete(), pa_acl_rules_replace()): @p pre before the new
+ * table is built and published, @p post after it (also when the change
+ * failed) with the rules then live. The SmartNIC offload (lib/protect)
+ * keeps its drop rules in step this way. Called with the ACL's lock
+ * held: they must not call the ACL back.
+ */
+struct pa_acl_hook {
+	void (*pre)(void *arg);
+	void (*post)(void *arg, const struct pa_config_acl_rule *rules,
+		unsigned int n);
+	void *arg;
+};
+
+/** Set (or with NULL clear) the hook; a new one's post is called at once
+ * with the live rules. Control thread. */
+void pa_acl_set_hook(struct pa_acl *acl, const struct pa_acl_hook *h);
+
 /** The rules as JSON objects of the config schema plus "hits" and
  * "bytes" (sorted by priority, then id). */
 json_t *pa_acl_rules_json(const struct pa_acl *acl);

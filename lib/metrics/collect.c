@@ -414,6 +414,38 @@ collect_lcores(struct ctx *c, const struct pa_pipeline_snapshot *snap)
 	}
 }
 
+/* The source blocklist (lib/protect), from the pipeline's snapshot. */
+static void
+collect_blocklist(struct ctx *c, const struct pa_pipeline_snapshot *pl)
+{
+	const struct pa_blocklist_info *b = &pl->blocklist;
+	struct labels l = { 0 };
+
+	if (!pl->has_blocklist)
+		return;
+	l = lbl(1, "family", "ipv4");
+	emit_u(c, G, "pktaccel_blocklist_prefixes",
+		"Source prefixes in the blocklist, by family.", b->prefixes4,
+		&l);
+	l = lbl(1, "family", "ipv6");
+	emit_u(c, G, "pktaccel_blocklist_prefixes",
+		"Source prefixes in the blocklist, by family.", b->prefixes6,
+		&l);
+	l = (struct labels){ 0 };
+	emit_u(c, C, "pktaccel_blocklist_hits_total",
+		"Packets dropped because their source is in the blocklist.",
+		b->hits, &l);
+	emit_u(c, G, "pktaccel_blocklist_memory_bytes",
+		"Memory of the blocklist's live lookup table.",
+		b->memory_bytes, &l);
+	emit_u(c, G, "pktaccel_blocklist_version",
+		"Blocklist table version, bumped by every change.",
+		b->version, &l);
+	emit_f(c, G, "pktaccel_blocklist_update_duration_seconds",
+		"Last blocklist change: build and publish, seconds.",
+		b->update_ms / 1000.0, &l);
+}
+
 #define ACL(m)	offsetof(struct pa_acl_snapshot, m)
 
 static const struct field acl_fields[] = {
@@ -916,6 +948,7 @@ pa_metrics_collect(struct pa_metrics *m, const struct pa_metrics_sources *src)
 		}
 		have_pl = true;
 		collect_data_path(&c, &pl);
+		collect_blocklist(&c, &pl);
 	}
 	if (src->acl != NULL) {
 		if (pa_acl_snapshot(src->acl, PA_ACL_SNAPSHOT_RULES, &acl) != 0) {

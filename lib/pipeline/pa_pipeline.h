@@ -48,6 +48,7 @@
 #include <jansson.h>
 
 #include "pa_acl.h"
+#include "pa_blocklist.h"
 #include "pa_capture.h"
 #include "pa_config.h"
 #include "pa_excp.h"
@@ -203,6 +204,20 @@ struct pa_pipeline *pa_pipeline_create(const struct pa_pipeline_opts *o,
 /** Give the classify stage its ACL (before pa_pipeline_start()). */
 void pa_pipeline_set_acl(struct pa_pipeline *pl, struct pa_acl *acl);
 
+struct pa_blocklist;
+
+/** Give the classify stage its source blocklist, looked up before the
+ * ACL (before pa_pipeline_start()). */
+void pa_pipeline_set_blocklist(struct pa_pipeline *pl,
+		struct pa_blocklist *bl);
+
+struct pa_offload;
+
+/** What pipeline_get reports as "offload" (the NIC's share of the
+ * blocklist; NULL: {}). */
+void pa_pipeline_set_offload(struct pa_pipeline *pl,
+		struct pa_offload *off);
+
 /** Give the lb stage its load balancer (before pa_pipeline_start()). */
 void pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb);
 
@@ -350,6 +365,8 @@ struct pa_pipeline_snapshot {
 					 * tx_sent / tx_dropped */
 	bool has_excp;			/**< a kernel_if exists */
 	struct pa_excp_snapshot excp;	/**< the exception path's counters */
+	bool has_blocklist;		/**< the classify stage has one */
+	struct pa_blocklist_info blocklist; /**< its size and hits */
 };
 
 /**
@@ -365,7 +382,7 @@ void pa_pipeline_snapshot_free(struct pa_pipeline_snapshot *s);
 /**
  * stats_get rendered from a snapshot: {"rx_packets", "tx_packets",
  * "dropped_packets", "drops", "ports", "lcores", "acl", "lb", "neigh",
- * "mbufs_in_use", "latency"}.
+ * "mbufs_in_use", "latency", "blocklist"}.
  * @return new reference, or NULL on allocation failure.
  */
 json_t *pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s);

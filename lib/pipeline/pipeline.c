@@ -493,6 +493,23 @@ pa_pipeline_set_acl(struct pa_pipeline *pl, struct pa_acl *acl)
 }
 
 void
+pa_pipeline_set_blocklist(struct pa_pipeline *pl, struct pa_blocklist *bl)
+{
+	unsigned int i;
+
+	pl->blocklist = bl;
+	for (i = 0; i < pl->n_workers; i++)
+		if (pl->workers[i]->run_classify)
+			pl->workers[i]->blocklist = bl;
+}
+
+void
+pa_pipeline_set_offload(struct pa_pipeline *pl, struct pa_offload *off)
+{
+	pl->offload = off;
+}
+
+void
 pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb)
 {
 	unsigned int i;

@@ -16,6 +16,7 @@
 #include <rte_ring.h>
 
 #include "pa_acl.h"
+#include "pa_blocklist.h"
 #include "pa_lb.h"
 #include "pa_neigh.h"
 #include "pa_pipeline.h"
@@ -82,6 +83,8 @@ struct pa_worker {
 	unsigned int stages_done;	/**< stopping: stages it has finished */
 	unsigned int widx;		/**< index among all data-path lcores */
 	struct pa_acl *acl;		/**< classify: the ACL, or NULL */
+	struct pa_blocklist *blocklist;	/**< classify: the source blocklist,
+					 * or NULL */
 	struct pa_lb *lb;		/**< lb: the load balancer, or NULL */
 	uint16_t burst;
 	bool replay;
@@ -157,6 +160,8 @@ struct pa_pipeline {
 	struct rte_ring *rings[PA_PIPELINE_MAX_STAGE * PA_PIPELINE_MAX_STAGE * 3];
 	struct rte_rcu_qsbr *rcu;
 	struct pa_acl *acl;
+	struct pa_blocklist *blocklist;
+	struct pa_offload *offload;	/* pipeline_get's "offload" */
 	struct pa_lb *lb;
 	struct pa_neigh *neigh;
 	struct pa_excp *excp;

@@ -190,6 +190,16 @@ rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 		memcpy(key.v6.src, p.src.v6.s6_addr, 16);
 		memcpy(key.v6.dst, p.dst.v6.s6_addr, 16);
 	}
+	/* the classify stage drops a blocklisted source before the ACL:
+	 * neither the ACL nor the LB sees it */
+	if (pl->blocklist != NULL && pa_blocklist_trace(pl->blocklist,
+			&p.src)) {
+		*result = json_pack("{s:s, s:s, s:n, s:n, s:n, s:n, s:b, s:n, s:b}",
+			"verdict", "drop", "drop_reason", "blocklist",
+			"acl_rule", "acl_action", "service", "backend",
+			"existing_flow", 0, "lb_note", "blocklist", 1);
+		return 0;
+	}
 	if (acl != NULL && pa_acl_trace(acl, &key, ports, p.in_port, &rule,
 			&action) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
@@ -210,7 +220,7 @@ rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 		verdict = "drop";
 	else if (action == PA_ACL_DROP)
 		verdict = "drop";
-	*result = json_pack("{s:s, s:o, s:s, s:o, s:o, s:b, s:o}",
+	*result = json_pack("{s:s, s:o, s:s, s:o, s:o, s:b, s:o, s:b}",
 		"verdict", verdict,
 		"acl_rule", rule != 0 ? json_integer(rule) : json_null(),
 		"acl_action", action == PA_ACL_DROP ? "drop" :
@@ -223,7 +233,8 @@ rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 			json_null(),
 		"existing_flow", lbr.existing_flow,
 		"lb_note", lbr.reason != NULL ? json_string(lbr.reason) :
-			json_null());
+			json_null(),
+		"blocklist", 0);
 	return 0;
 }
 PA_RPC_METHOD(pipeline, "trace_packet", rpc_trace_packet,

@@ -17,6 +17,7 @@
 #include <rte_ring.h>
 
 #include "pipeline_priv.h"
+#include "pa_offload.h"
 
 static const char *
 role_name(const struct pa_worker *w)
@@ -100,6 +101,10 @@ pa_pipeline_snapshot(const struct pa_pipeline *pl,
 	if (pl->excp != NULL) {
 		pa_excp_snapshot(pl->excp, &s->excp);
 		s->has_excp = true;
+	}
+	if (pl->blocklist != NULL) {
+		pa_blocklist_info(pl->blocklist, &s->blocklist);
+		s->has_blocklist = true;
 	}
 	s->mbufs_in_use = pa_port_mbufs_in_use(pl->ports);
 	if (h != NULL) {
@@ -221,7 +226,7 @@ pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s)
 	if (lcores == NULL)
 		return NULL;
 	return json_pack("{s:I, s:I, s:I, s:o?, s:o?, s:o, s:o?, s:o?, s:o?, s:o?,"
-		" s:o?, s:o?, s:I, s:o?}",
+		" s:o?, s:o?, s:I, s:o?, s:o?}",
 		"rx_packets", (json_int_t)s->sum.rx_packets,
 		"tx_packets", (json_int_t)s->sum.tx_packets,
 		"dropped_packets", (json_int_t)pa_stats_total_drops(&s->sum),
@@ -238,7 +243,16 @@ pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s)
 		"icmp_errors", pa_stats_icmp_errors_json(&s->sum),
 		"handover", pa_stats_handover_json(&s->sum),
 		"mbufs_in_use", (json_int_t)s->mbufs_in_use,
-		"latency", pa_stats_latency_summary_json(&s->latency));
+		"latency", pa_stats_latency_summary_json(&s->latency),
+		"blocklist", s->has_blocklist ? json_pack(
+			"{s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
+			"prefixes", (json_int_t)s->blocklist.prefixes,
+			"prefixes4", (json_int_t)s->blocklist.prefixes4,
+			"prefixes6", (json_int_t)s->blocklist.prefixes6,
+			"hits", (json_int_t)s->blocklist.hits,
+			"memory_bytes", (json_int_t)s->blocklist.memory_bytes,
+			"version", (json_int_t)s->blocklist.version,
+			"update_ms", s->blocklist.update_ms) : json_object());
 }
 
 json_t *
@@ -331,7 +345,7 @@ pa_pipeline_describe_json(const struct pa_pipeline *pl)
 		return NULL;
 	for (i = 0; i < pl->n_workers; i++)
 		json_array_append_new(lcores, worker_json(pl, pl->workers[i]));
-	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:b, s:I, s:s, s:o}",
+	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:b, s:I, s:s, s:o, s:o?}",
 		"mode", pl->plan.mode == PA_PIPELINE_RTC ? "rtc" : "pipeline",
 		"replay", pl->replay,
 		"burst", (int)pl->burst,
@@ -342,5 +356,7 @@ pa_pipeline_describe_json(const struct pa_pipeline *pl)
 		"tsc_hz", (json_int_t)rte_get_tsc_hz(),
 		"acl_algorithm", pl->acl != NULL ? pa_acl_algorithm(pl->acl) :
 			"none",
-		"lcores", lcores);
+		"lcores", lcores,
+		"offload", pl->offload != NULL ? pa_offload_json(pl->offload) :
+			json_object());
 }

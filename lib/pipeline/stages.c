@@ -274,7 +274,28 @@ stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 	return kept;
 }
 
-/* classify: the ACL decides; drops leave here with their reason. */
+/* The source blocklist, before the ACL: hits leave with reason
+ * "blocklist" (the ACL neither sees nor counts them). */
+static __rte_always_inline uint16_t
+blocklist_drop(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint8_t hit[PA_PIPELINE_MAX_BURST];
+	uint16_t i, kept = 0;
+
+	if (likely(pa_blocklist_filter(w->blocklist, w->widx, pkts, n,
+			hit) == 0))
+		return n;
+	for (i = 0; i < n; i++) {
+		if (likely(!hit[i]))
+			pkts[kept++] = pkts[i];
+		else
+			pa_drop(w, pkts[i], PA_DROP_BLOCKLIST);
+	}
+	return kept;
+}
+
+/* classify: the blocklist, then the ACL decides; drops leave here with
+ * their reason. */
 static __rte_always_inline uint16_t
 stage_classify(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -287,6 +308,9 @@ stage_classify(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 	uint16_t i, kept = 0;
 
 	w->stats.stage_packets[PA_STAGE_CLASSIFY] += n;
+	if (w->blocklist != NULL && n != 0 &&
+	    !pa_blocklist_empty(w->blocklist))
+		n = blocklist_drop(w, pkts, n);
 	if (w->acl == NULL || n == 0)
 		return n;
 	pa_acl_classify(w->acl, w->widx, pkts, n, verdict);

@@ -69,6 +69,8 @@ enum pa_drop_reason {
 				 * token bucket (protect.src_new_flows) */
 	PA_DROP_MAX_FLOWS,	/**< a new flow of a service at its
 				 * max_flows live flows */
+	PA_DROP_BLOCKLIST,	/**< source in the blocklist (classify,
+				 * before the ACL) */
 	PA_DROP_MAX
 };
 

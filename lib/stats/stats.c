@@ -32,6 +32,7 @@ static const char *const drop_names[PA_DROP_MAX] = {
 	[PA_DROP_NAT_AMBIGUOUS] = "nat_ambiguous",
 	[PA_DROP_SRC_LIMIT] = "src_limit",
 	[PA_DROP_MAX_FLOWS] = "max_flows",
+	[PA_DROP_BLOCKLIST] = "blocklist",
 };
 
 static const char *const stage_names[PA_STAGE_MAX] = {

@@ -35,7 +35,7 @@ DROP_REASONS = ("malformed", "acl", "police", "non_ip", "no_backend", "mtu",
                 "ring_full", "tx_full", "rx_error", "shutdown", "local",
                 "neigh_ring_full", "excp_full", "excp_rate", "not_ours", "to_self", "ttl", "no_route",
                 "icmp_bad_quote", "icmp_no_service", "no_service", "handover_full",
-                "nat_ambiguous", "src_limit", "max_flows")
+                "nat_ambiguous", "src_limit", "max_flows", "blocklist")
 
 RPC_METHODS_NOW = ("rpc_get_methods", "stats_get", "pipeline_get",
                    "config_get", "shutdown",
@@ -45,7 +45,8 @@ RPC_METHODS_NOW = ("rpc_get_methods", "stats_get", "pipeline_get",
                    "lb_backend_add", "lb_backend_delete", "lb_backend_set",
                    "neigh_list", "capture_start", "capture_stop",
                    "capture_get", "health_get", "health_set",
-                   "lb_health_get")
+                   "lb_health_get", "blocklist_replace", "blocklist_add",
+                   "blocklist_delete", "blocklist_get")
 
 # Pipeline configurations exercised by the replay tests.
 PIPE4 = {"mode": "pipeline",
