@@ -510,28 +510,6 @@ rule_add_locked(struct pa_acl *acl, const struct pa_config_acl_rule *r,
 	return ret;
 }
 
-static bool
-prefix_overlap(const struct pa_ip_prefix *a, const struct pa_ip_prefix *b)
-{
-	const uint8_t *x, *y;
-	unsigned int len, bytes, rem;
-
-	if (a->addr.family == 0 || b->addr.family == 0)
-		return true;
-	if (a->addr.family != b->addr.family)
-		return false;
-	len = RTE_MIN(a->len, b->len);
-	x = a->addr.family == AF_INET ? (const uint8_t *)&a->addr.v4 :
-		a->addr.v6.s6_addr;
-	y = b->addr.family == AF_INET ? (const uint8_t *)&b->addr.v4 :
-		b->addr.v6.s6_addr;
-	bytes = len / 8;
-	rem = len % 8;
-	if (memcmp(x, y, bytes) != 0)
-		return false;
-	return rem == 0 || ((x[bytes] ^ y[bytes]) & (uint8_t)(0xff << (8 - rem))) == 0;
-}
-
 /* Could a packet match both rules? Ports are left out: packets without
  * ports ignore them, so the answer may be yes when it is no. */
 static bool
@@ -541,8 +519,8 @@ rules_overlap(const struct pa_config_acl_rule *a,
 	int fa = acl_rule_family(a), fb = acl_rule_family(b);
 
 	return (fa == 0 || fb == 0 || fa == fb) &&
-		prefix_overlap(&a->src, &b->src) &&
-		prefix_overlap(&a->dst, &b->dst) &&
+		pa_ip_prefix_overlap(&a->src, &b->src) &&
+		pa_ip_prefix_overlap(&a->dst, &b->dst) &&
 		(a->proto == PA_PROTO_ANY || b->proto == PA_PROTO_ANY ||
 		 a->proto == b->proto) &&
 		(a->in_port < 0 || b->in_port < 0 || a->in_port == b->in_port);

@@ -108,6 +108,27 @@ pa_ip_prefix_mask(struct pa_ip_prefix *p)
 		b[i] &= byte_mask(&len);
 }
 
+bool
+pa_ip_prefix_overlap(const struct pa_ip_prefix *a, const struct pa_ip_prefix *b)
+{
+	const uint8_t *x, *y;
+	unsigned int len, bytes, rem;
+
+	if (a->addr.family == 0 || b->addr.family == 0)
+		return true;
+	if (a->addr.family != b->addr.family)
+		return false;
+	len = a->len < b->len ? a->len : b->len;
+	x = pa_ip_bytes(&a->addr);
+	y = pa_ip_bytes(&b->addr);
+	bytes = len / 8;
+	rem = len % 8;
+	if (memcmp(x, y, bytes) != 0)
+		return false;
+	return rem == 0 ||
+		((x[bytes] ^ y[bytes]) & (uint8_t)(0xff << (8 - rem))) == 0;
+}
+
 int
 pa_net_parse_prefix_flags(const char *s, struct pa_ip_prefix *p,
 		unsigned int flags, char *why, size_t why_len)

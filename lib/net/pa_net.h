@@ -137,6 +137,14 @@ bool pa_ip_prefix_host_bits(const struct pa_ip_prefix *p);
 void pa_ip_prefix_mask(struct pa_ip_prefix *p);
 
 /**
+ * Whether some address is in both @p a and @p b (one holds the other).
+ * A prefix of family 0 ("any") overlaps everything; IPv4 and IPv6
+ * prefixes never overlap each other.
+ */
+bool pa_ip_prefix_overlap(const struct pa_ip_prefix *a,
+		const struct pa_ip_prefix *b);
+
+/**
  * Why @p a cannot be a unicast destination (a VIP, a backend): "the
  * unspecified address", "a multicast address", "the broadcast address"
  * (IPv4) or "a loopback address"; NULL when it can.

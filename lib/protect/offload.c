@@ -199,29 +199,6 @@ pa_offload_rule_acl(const struct pa_config_acl_rule *r, int family,
 	return 0;
 }
 
-static bool
-prefix_overlap(const struct pa_ip_prefix *a, const struct pa_ip_prefix *b)
-{
-	const uint8_t *x, *y;
-	unsigned int len, bytes, rem;
-
-	if (a->addr.family == 0 || b->addr.family == 0)
-		return true;
-	if (a->addr.family != b->addr.family)
-		return false;
-	len = RTE_MIN(a->len, b->len);
-	x = a->addr.family == AF_INET ? (const uint8_t *)&a->addr.v4 :
-		a->addr.v6.s6_addr;
-	y = b->addr.family == AF_INET ? (const uint8_t *)&b->addr.v4 :
-		b->addr.v6.s6_addr;
-	bytes = len / 8;
-	rem = len % 8;
-	if (memcmp(x, y, bytes) != 0)
-		return false;
-	return rem == 0 ||
-		((x[bytes] ^ y[bytes]) & (uint8_t)(0xff << (8 - rem))) == 0;
-}
-
 static int
 rule_family(const struct pa_config_acl_rule *r)
 {
@@ -248,8 +225,8 @@ pa_offload_acl_safe(const struct pa_config_acl_rule *rules, unsigned int n,
 		    (x->priority == r->priority && x->id > r->id))
 			continue;	/* ranked below */
 		if ((fx == 0 || fr == 0 || fx == fr) &&
-		    prefix_overlap(&x->src, &r->src) &&
-		    prefix_overlap(&x->dst, &r->dst) &&
+		    pa_ip_prefix_overlap(&x->src, &r->src) &&
+		    pa_ip_prefix_overlap(&x->dst, &r->dst) &&
 		    (x->proto == PA_PROTO_ANY || r->proto == PA_PROTO_ANY ||
 		     x->proto == r->proto) &&
 		    (x->in_port < 0 || r->in_port < 0 ||
@@ -339,8 +316,9 @@ pa_offload_create(const struct pa_offload_opts *o)
 	return off;
 }
 
+/* Destroy @p n rules of @p flows, their hits kept in hits_gone. */
 static void
-flows_destroy(struct off_port *op)
+rules_destroy(struct off_port *op, struct rte_flow **flows, uint32_t n)
 {
 	struct rte_flow_query_count q;
 	struct rte_flow_action act[2] = {
@@ -350,40 +328,29 @@ flows_destroy(struct off_port *op)
 	struct rte_flow_error fe;
 	uint32_t i;
 
-	for (i = 0; i < op->n_flows; i++) {
+	for (i = 0; i < n; i++) {
 		if (op->count) {
 			memset(&q, 0, sizeof(q));
-			if (rte_flow_query(op->port_id, op->flows[i], act, &q,
+			if (rte_flow_query(op->port_id, flows[i], act, &q,
 					&fe) == 0 && q.hits_set)
 				op->hits_gone += q.hits;
 		}
-		rte_flow_destroy(op->port_id, op->flows[i], &fe);
-		op->flows[i] = NULL;
+		rte_flow_destroy(op->port_id, flows[i], &fe);
+		flows[i] = NULL;
 	}
+}
+
+static void
+flows_destroy(struct off_port *op)
+{
+	rules_destroy(op, op->flows, op->n_flows);
 	op->n_flows = 0;
 }
 
 static void
 acl_flows_destroy(struct off_port *op)
 {
-	struct rte_flow_query_count q;
-	struct rte_flow_action act[2] = {
-		{ .type = RTE_FLOW_ACTION_TYPE_COUNT },
-		{ .type = RTE_FLOW_ACTION_TYPE_END },
-	};
-	struct rte_flow_error fe;
-	uint32_t i;
-
-	for (i = 0; i < op->n_acl_flows; i++) {
-		if (op->count) {
-			memset(&q, 0, sizeof(q));
-			if (rte_flow_query(op->port_id, op->acl_flows[i], act,
-					&q, &fe) == 0 && q.hits_set)
-				op->hits_gone += q.hits;
-		}
-		rte_flow_destroy(op->port_id, op->acl_flows[i], &fe);
-		op->acl_flows[i] = NULL;
-	}
+	rules_destroy(op, op->acl_flows, op->n_acl_flows);
 	op->n_acl_flows = 0;
 	op->n_acl_rules = 0;
 }

@@ -173,6 +173,38 @@ START_TEST(test_numbers_are_digits_only)
 }
 END_TEST
 
+static struct pa_ip_prefix
+pfx(const char *s)
+{
+	struct pa_ip_prefix p;
+
+	ck_assert_msg(pa_net_parse_prefix(s, &p, why, sizeof(why)) == 0,
+		"%s: %s", s, why);
+	return p;
+}
+
+START_TEST(test_prefixes_overlap_when_one_holds_the_other)
+{
+	struct pa_ip_prefix any = pfx("any"), a = pfx("10.1.0.0/16"),
+		b = pfx("10.1.128.0/17"), c = pfx("10.2.0.0/16"),
+		d = pfx("10.1.0.0/23"), e = pfx("10.1.2.0/23"),
+		v6 = pfx("2001:db8::/32"), v6b = pfx("2001:db8:0:1::/64"),
+		v6c = pfx("2001:db9::/32");
+
+	ck_assert(pa_ip_prefix_overlap(&a, &b));
+	ck_assert(pa_ip_prefix_overlap(&b, &a));
+	ck_assert(!pa_ip_prefix_overlap(&a, &c));
+	/* a length that ends inside a byte: /23 against its neighbour */
+	ck_assert(!pa_ip_prefix_overlap(&d, &e));
+	ck_assert(pa_ip_prefix_overlap(&a, &e));
+	ck_assert(pa_ip_prefix_overlap(&any, &c));
+	ck_assert(pa_ip_prefix_overlap(&v6, &any));
+	ck_assert(pa_ip_prefix_overlap(&v6, &v6b));
+	ck_assert(!pa_ip_prefix_overlap(&v6b, &v6c));
+	ck_assert(!pa_ip_prefix_overlap(&a, &v6));
+}
+END_TEST
+
 static Suite *
 net_suite(void)
 {
@@ -187,6 +219,7 @@ net_suite(void)
 	tcase_add_test(tc, test_protocols_by_name_and_number);
 	tcase_add_test(tc, test_reasons_are_optional);
 	tcase_add_test(tc, test_numbers_are_digits_only);
+	tcase_add_test(tc, test_prefixes_overlap_when_one_holds_the_other);
 	suite_add_tcase(s, tc);
 	return s;
 }
