@@ -475,7 +475,6 @@ lb_flow_forget(struct pa_lb *lb, struct lb_worker *w, int32_t pos)
 	const void *key;
 	int32_t p;
 
-
 	if (c->uid == f->be_uid && c->flows > 0)
 		c->flows--;
 	if (sc->uid == f->svc_uid && sc->flows > 0)
