@@ -356,28 +356,28 @@ def _peer_cp(ctx, run):
     return v * ctx.tsc_hz if v and ctx.tsc_hz else None
 
 
+def _beside(f, ctx, pa, name, peer):
+    """Into f: pktaccel's run beside its peer's (called name), Mpps and
+    CPU cycles per packet each, and both ratios (>1: pktaccel ahead)."""
+    f["pktaccel_mpps"] = _get(pa, "mpps")
+    f["pktaccel_cycles_per_packet"] = _get(pa, "cpu_cycles_per_packet")
+    f[name + "_mpps"] = _get(peer, "mpps")
+    f[name + "_cycles_per_packet"] = _peer_cp(ctx, peer)
+    f["ratio"] = _ratio(f["pktaccel_mpps"], f[name + "_mpps"])
+    f["ratio_cpu"] = _ratio(f[name + "_cycles_per_packet"],
+                            f["pktaccel_cycles_per_packet"])
+
+
 def pair_figures(ctx, scen, runs):
     """{figure: value} of one scenario from one pair's runs."""
     f = {}
     if scen == "passthrough":
-        pa, tp = runs.get("pa_pass"), runs.get("testpmd_io")
-        f["pktaccel_mpps"] = _get(pa, "mpps")
-        f["pktaccel_cycles_per_packet"] = _get(pa, "cpu_cycles_per_packet")
-        f["testpmd_mpps"] = _get(tp, "mpps")
-        f["testpmd_cycles_per_packet"] = _peer_cp(ctx, tp)
-        f["ratio"] = _ratio(f["pktaccel_mpps"], f["testpmd_mpps"])
-        f["ratio_cpu"] = _ratio(f["testpmd_cycles_per_packet"],
-                                f["pktaccel_cycles_per_packet"])
+        _beside(f, ctx, runs.get("pa_pass"), "testpmd",
+                runs.get("testpmd_io"))
     elif scen in ("acl1k", "acl_lb"):
         k = "acl1k" if scen == "acl1k" else "lb"
-        pa, l3 = runs.get("pa_" + k), runs.get("l3fwd_" + k)
-        f["pktaccel_mpps"] = _get(pa, "mpps")
-        f["pktaccel_cycles_per_packet"] = _get(pa, "cpu_cycles_per_packet")
-        f["l3fwd_mpps"] = _get(l3, "mpps")
-        f["l3fwd_cycles_per_packet"] = _peer_cp(ctx, l3)
-        f["ratio"] = _ratio(f["pktaccel_mpps"], f["l3fwd_mpps"])
-        f["ratio_cpu"] = _ratio(f["l3fwd_cycles_per_packet"],
-                                f["pktaccel_cycles_per_packet"])
+        _beside(f, ctx, runs.get("pa_" + k), "l3fwd",
+                runs.get("l3fwd_" + k))
     elif scen == "flows1m":
         big, small = runs.get("pa_lb_big"), runs.get("pa_lb")
         l3 = runs.get("l3fwd_lb")
