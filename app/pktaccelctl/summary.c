@@ -126,14 +126,16 @@ state_new(const char *sock, const json_t *r, double now)
 			"rx_packets", json_object_get(p, "rx_packets"),
 			"tx_packets", json_object_get(p, "tx_packets"),
 			"rx_missed", json_object_get(p, "rx_missed")));
-	st = json_pack("{s:i, s:s, s:s, s:s, s:f, s:O?, s:O?, s:O?, s:O?, s:o}",
+	st = json_pack("{s:i, s:s, s:s, s:s, s:f, s:O?, s:O?, s:O?, s:O?, s:o, s:{s:O?}}",
 		"version", STATE_VERSION, "socket", sock, "boot_id", bid,
 		"daemon", did, "t", now,
 		"rx_packets", json_object_get(r, "rx_packets"),
 		"tx_packets", json_object_get(r, "tx_packets"),
 		"dropped_packets", json_object_get(r, "dropped_packets"),
 		"drops", json_object_get(r, "drops"),
-		"ports", sp);
+		"ports", sp,
+		"lb", "flows_created", json_object_get(json_object_get(r, "lb"),
+			"flows_created"));
 	return st;
 }
 
@@ -296,6 +298,33 @@ print_ports(const json_t *r, const json_t *prev, double dt)
 	json_decref(rows);
 }
 
+/* The load balancer's flow table: occupancy, its peak since start (a
+ * flood's high-water mark), new flows per second and what refused them. */
+static void
+print_lb(const json_t *r, const json_t *prev, double dt)
+{
+	const json_t *lb = json_object_get(r, "lb");
+	const json_t *plb = json_object_get(prev, "lb");
+	char a[32], b[32];
+
+	if (!(ctl_num(lb, "services") > 0))
+		return;
+	printf("lb        services %.0f  backends %.0f", ctl_num(lb, "services"),
+		ctl_num(lb, "backends"));
+	if (ctl_num(lb, "health_down") > 0)
+		printf(" (%.0f down by health)", ctl_num(lb, "health_down"));
+	if (ctl_num(lb, "panic_services") > 0)
+		printf("  panic %.0f", ctl_num(lb, "panic_services"));
+	printf("  flows %.0f of %s (peak %.0f)", ctl_num(lb, "flows"),
+		ctl_fmt_si(a, sizeof(a), ctl_num(lb, "flow_table_capacity")),
+		ctl_num(lb, "flows_peak"));
+	if (prev != NULL)
+		printf("  new %s/s", ctl_fmt_si(b, sizeof(b), ctl_rate(
+			ctl_num(lb, "flows_created"),
+			ctl_num(plb, "flows_created"), dt)));
+	printf("\n");
+}
+
 static void
 print_latency(const json_t *r)
 {
@@ -354,6 +383,7 @@ ctl_summary_print(struct ctl *ctl, const char *method, const json_t *resp)
 	else
 		printf("rates     %s\n", why);
 	print_drops(r, prev, dt);
+	print_lb(r, prev, dt);
 	print_latency(r);
 	print_ports(r, prev, dt);
 	fflush(stdout);

@@ -819,6 +819,33 @@ lb_backends(struct ctx *x, struct ttab *t, const json_t *svc,
 	return rc;
 }
 
+/* The flow table above the services: occupancy, its peak since start,
+ * new flows per second, and the new flows refused per second (table
+ * full, per-source limits, max_flows). */
+static int
+lb_flows_line(struct ctx *x, struct top_screen *scr)
+{
+	const json_t *lb = json_object_get(x->cur[TOP_STATS], "lb");
+	const json_t *plb = json_object_get(x->prev[TOP_STATS], "lb");
+	double dt = x->dt[TOP_STATS];
+	char cap[32], nw[32], full[32];
+	double refused = NAN;
+
+	if (!(ctl_num(lb, "flow_table_capacity") > 0))
+		return 0;
+	if (plb != NULL)
+		refused = rate_of(lb, plb, "flow_table_full", dt) +
+			rate_of(lb, plb, "src_limited", dt) +
+			rate_of(lb, plb, "max_flows_dropped", dt);
+	return add_linef(scr, TOP_SEC_LB, TOP_LINE_TEXT,
+		"Flows    %.0f of %s  peak %.0f  new/s %s  refused/s %s",
+		ctl_num(lb, "flows"), ctl_fmt_si(cap, sizeof(cap),
+			ctl_num(lb, "flow_table_capacity")),
+		ctl_num(lb, "flows_peak"), ctl_fmt_si(nw, sizeof(nw),
+			rate_of(lb, plb, "flows_created", dt)),
+		ctl_fmt_si(full, sizeof(full), refused));
+}
+
 static int
 sec_lb(struct ctx *x, struct top_screen *scr, int width)
 {
@@ -838,6 +865,9 @@ sec_lb(struct ctx *x, struct top_screen *scr, int width)
 
 	if (ns == 0)
 		return 0;
+	rc = lb_flows_line(x, scr);
+	if (rc != 0)
+		return rc;
 	it = calloc(ns, sizeof(*it));
 	if (it == NULL)
 		return -ENOMEM;

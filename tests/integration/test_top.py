@@ -480,6 +480,11 @@ def test_top_batch_screens(lived):
         text = "\n".join(s["lines"])
         for word in ("Total", "LCORE", "ACL_RULE", "SERVICE/BACKEND"):
             assert word in text, text
+        # the flow table above the services (64 TCP flows at most)
+        m = re.search(r"^Flows    (\d+) of \S+  peak (\d+)  new/s (\S+)  "
+                      r"refused/s (\S+)$", text, re.M)
+        assert m and int(m.group(1)) <= int(m.group(2)) <= 64, text
+        assert m.group(4) in ("0", "-"), text
     # a rate is the delta of the totals over the measured interval
     for a, b in zip(screens, screens[1:]):
         dt = float(b["interval"][:-1])
@@ -531,6 +536,16 @@ def test_stats_summary_rates_since_last_call(lived, tmp_path):
         r.stdout
     assert re.search(r"^p0\s+up\s+\d+\s+\d+\s+0\s+\S+ \S*pps\s+\S+ \S*pps$",
                      r.stdout, re.M), r.stdout
+    # the flow table: 64 TCP flows at most, their peak, new flows/s
+    m = re.search(r"^lb\s+services 1  backends 2  flows (\d+) of (\S+) "
+                  r"\(peak (\d+)\)  new (\S+)/s$", r.stdout, re.M)
+    assert m, r.stdout
+    lbst = lived.call("stats_get")["lb"]
+    assert int(m.group(1)) <= 64 and int(m.group(1)) <= int(m.group(3)) \
+        <= lbst["flows_peak"], (r.stdout, lbst)
+    assert m.group(2) == {1 << 20: "1.05M", 1 << 16: "65.5k"}.get(
+        lbst["flow_table_capacity"], m.group(2)), (r.stdout, lbst)
+    float(m.group(4).rstrip("kM"))
     # another daemon on the path (the socket made anew): no rates
     with open(path) as f:
         doc = json.load(f)
