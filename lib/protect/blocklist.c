@@ -186,20 +186,36 @@ live_set(const struct pa_bl_set *b, const struct pa_bl_set *a,
 	return ret;
 }
 
-/* The NIC's rules follow the live set (a copy of it, only when there is
- * an offload). Lock held. */
+/* The first @p limit prefixes of the live set (of each family) into
+ * @p out: from the first limit + |del| of the base, and add. Lock held.
+ * -ENOMEM. */
+static int
+live_head(const struct pa_blocklist *bl, uint32_t limit, struct pa_bl_set *out)
+{
+	struct pa_bl_set head = bl->set;
+
+	head.n4 = (uint32_t)RTE_MIN((uint64_t)head.n4,
+		(uint64_t)limit + bl->del.n4);
+	head.n6 = (uint32_t)RTE_MIN((uint64_t)head.n6,
+		(uint64_t)limit + bl->del.n6);
+	return live_set(&head, &bl->add, &bl->del, out);
+}
+
+/* The NIC's rules follow the live set (a copy of as much of it as the
+ * NICs take, only when some port takes any). Lock held. */
 static void
 offload_post(struct pa_blocklist *bl)
 {
+	uint32_t want = pa_offload_blocklist_want(bl->off);
 	struct pa_bl_set s;
 
-	if (bl->off == NULL)
+	if (want == 0)
 		return;
 	if (bl->add.n4 + bl->add.n6 + bl->del.n4 + bl->del.n6 == 0) {
 		pa_offload_blocklist_post(bl->off, &bl->set);
 		return;
 	}
-	if (live_set(&bl->set, &bl->add, &bl->del, &s) != 0) {
+	if (live_head(bl, want, &s) != 0) {
 		/* pre() took the rules out: the software drops still */
 		BL_LOG(WARNING, "out of memory: the blocklist's NIC rules stay off until the next change");
 		return;
@@ -716,7 +732,7 @@ pa_blocklist_json(struct pa_blocklist *bl, uint32_t limit)
 	struct pa_blocklist_info in;
 	struct pa_ip_prefix p;
 	char buf[PA_NET_PREFIX_STRLEN];
-	struct pa_bl_set head, live;
+	struct pa_bl_set live;
 	json_t *o, *sample;
 	uint32_t i, n;
 	int ret;
@@ -725,14 +741,7 @@ pa_blocklist_json(struct pa_blocklist *bl, uint32_t limit)
 	if (sample == NULL)
 		return NULL;
 	pthread_mutex_lock(&bl->lock);
-	/* the first limit of the live set: from the first limit + |del| of
-	 * the base of each family, and the first limit of add */
-	head = bl->set;
-	head.n4 = (uint32_t)RTE_MIN((uint64_t)head.n4,
-		(uint64_t)limit + bl->del.n4);
-	head.n6 = (uint32_t)RTE_MIN((uint64_t)head.n6,
-		(uint64_t)limit + bl->del.n6);
-	ret = live_set(&head, &bl->add, &bl->del, &live);
+	ret = live_head(bl, limit, &live);
 	pthread_mutex_unlock(&bl->lock);
 	if (ret != 0) {
 		json_decref(sample);
@@ -831,7 +840,8 @@ pa_blocklist_empty(const struct pa_blocklist *bl)
  * family 0 for non-IP and unreadable headers. */
 struct bl_key {
 	uint64_t hi, lo;
-	uint8_t family;
+	uint32_t fbit;		/* IPv6: the filter's bit */
+	uint8_t family;		/* 4, 6: to look up; 0: not */
 };
 
 uint16_t
@@ -842,15 +852,31 @@ pa_blocklist_filter(struct pa_blocklist *bl, unsigned int lidx,
 		__ATOMIC_ACQUIRE);
 	const struct pa_bl_table *t;
 	struct bl_key k[PA_BLOCKLIST_BURST_MAX];
-	uint16_t i, hits = 0;
+	const struct bl4_word *w4;
+	const uint64_t *f6;
+	uint8_t look4, look6;
+	uint16_t i, hits = 0, n6 = 0;
 
 	if (unlikely(v == NULL || n > PA_BLOCKLIST_BURST_MAX)) {
 		memset(hit, 0, n);
 		return 0;
 	}
 	t = v->base;
-	/* pass 1: the sources, and a prefetch of the word each looks up
-	 * first, so that a burst's cache misses overlap */
+	/* the table's arrays in locals: the stores to hit[] (bytes) could
+	 * alias them otherwise, and they would be loaded again each time */
+	w4 = t->w4;
+	f6 = t->filter6;
+	/* with a delta, every source is looked up (it may add some) */
+	if (v->delta != NULL) {
+		look4 = 4;
+		look6 = 6;
+	} else {
+		look4 = w4 != NULL ? 4 : 0;
+		look6 = f6 != NULL ? 6 : 0;
+	}
+	/* pass 1: the sources, and a prefetch of the line each looks up
+	 * first (IPv4 word, IPv6 filter), so that a burst's cache misses
+	 * overlap */
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct pa_pkt_meta *meta = pa_pkt_meta(m);
@@ -865,32 +891,37 @@ pa_blocklist_filter(struct pa_blocklist *bl, unsigned int lidx,
 			if (unlikely(p == NULL))
 				continue;
 			memcpy(&a, p, 4);
-			k[i].lo = rte_be_to_cpu_32(a);
-			k[i].family = 4;
-			if (t->w4 != NULL)
-				rte_prefetch0(&t->w4[k[i].lo >> 14]);
+			a = rte_be_to_cpu_32(a);
+			k[i].lo = a;
+			k[i].family = look4;
+			if (w4 != NULL)
+				rte_prefetch0(&w4[a >> 14]);
 		} else if (meta->flags & PA_PKT_F_IPV6) {
 			p = rte_pktmbuf_read(m, meta->l3_off + 8u, 16, buf);
 			if (unlikely(p == NULL))
 				continue;
 			bl6_split(p, &k[i].hi, &k[i].lo);
-			k[i].family = 6;
-			if (t->filter6 != NULL)
-				rte_prefetch0(&t->filter6[k[i].hi >>
-					(64 - BL6_FILTER_BITS + 6)]);
+			k[i].family = look6;
+			n6++;
+			if (f6 != NULL) {
+				k[i].fbit = bl6_filter_bit(t, k[i].hi, k[i].lo);
+				rte_prefetch0(&f6[k[i].fbit >> 6]);
+			}
 		}
 	}
-	/* pass 2 (IPv6 only): where the filter lets a source through, a
-	 * prefetch of its slot in each length's table */
-	for (i = 0; t->s6.n != 0 && i < n; i++) {
-		uint32_t top;
+	/* pass 2 (IPv6 only): the filter; where it lets a source through,
+	 * a prefetch of its slot in each length's table; where not, no
+	 * lookup (family 0), unless a delta may add it */
+	for (i = 0; n6 != 0 && f6 != NULL && i < n; i++) {
 		unsigned int j;
 
 		if (k[i].family != 6)
 			continue;
-		top = (uint32_t)(k[i].hi >> (64 - BL6_FILTER_BITS));
-		if (!((t->filter6[top >> 6] >> (top & 63)) & 1))
+		if (!((f6[k[i].fbit >> 6] >> (k[i].fbit & 63)) & 1)) {
+			if (v->delta == NULL)
+				k[i].family = 0;
 			continue;
+		}
 		for (j = 0; j < t->s6.n; j++) {
 			const struct bl6_hash *h = &t->s6.h[j];
 
@@ -903,10 +934,18 @@ pa_blocklist_filter(struct pa_blocklist *bl, unsigned int lidx,
 		for (i = 0; i < n; i++) {
 			uint8_t h = 0;
 
-			if (k[i].family == 4)
-				h = bl_lookup4(t, (uint32_t)k[i].lo);
-			else if (k[i].family == 6)
-				h = bl_lookup6(t, k[i].hi, k[i].lo);
+			if (k[i].family == 4) {
+				uint32_t a = (uint32_t)k[i].lo;
+				const struct bl4_word *w = &w4[a >> 14];
+				uint64_t bit = UINT64_C(1) << ((a >> 8) & 63);
+
+				/* a miss: one word, one branch */
+				if (unlikely((w->full | w->sub) & bit))
+					h = bl_lookup4(t, a);
+			} else if (k[i].family == 6) {	/* the filter passed */
+				h = bl6_set_match(&t->s6, NULL, k[i].hi,
+					k[i].lo);
+			}
 			hit[i] = h;
 			hits += h;
 		}

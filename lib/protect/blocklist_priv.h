@@ -15,12 +15,11 @@
 #define BL6_FILTER_BITS	24
 #define BL6_FILTER_WORDS ((1u << BL6_FILTER_BITS) / 64)
 
-/* 64 consecutive /24s. */
+/* 64 consecutive /24s: 16 bytes, four a cache line (a miss reads one
+ * line); the rank of their host maps is apart (read only on a hit). */
 struct bl4_word {
 	uint64_t full;		/* bit: the /24 is covered (prefix <= 24) */
 	uint64_t sub;		/* bit: the /24 has a host map */
-	uint32_t rank;		/* host maps before this word */
-	uint32_t pad;
 };
 
 /* 256 hosts of one /24. */
@@ -51,9 +50,11 @@ struct pa_bl_table {
 	uint32_t n4, n6;
 	bool all4;			/* 0.0.0.0/0 */
 	struct bl4_word *w4;		/* NULL when no IPv4 prefix */
+	uint32_t *rank4;		/* [BL4_WORDS]: host maps before */
 	struct bl4_hosts *hosts4;
 	uint32_t n_hosts4;
 	uint64_t *filter6;		/* NULL when no IPv6 prefix */
+	uint64_t f6_mask_hi, f6_mask_lo;	/* the filter's key */
 	struct bl6_set s6;		/* the IPv6 prefixes by length */
 	size_t memory;
 };
@@ -77,12 +78,12 @@ bl_lookup4(const struct pa_bl_table *t, uint32_t a)
 		return false;
 	w = &t->w4[a >> 14];
 	bit = UINT64_C(1) << ((a >> 8) & 63);
+	if (!((w->full | w->sub) & bit))	/* the common case: a miss */
+		return false;
 	if (w->full & bit)
 		return true;
-	if (!(w->sub & bit))
-		return false;
 	below = w->sub & (bit - 1);
-	idx = w->rank + (uint32_t)__builtin_popcountll(below);
+	idx = t->rank4[a >> 14] + (uint32_t)__builtin_popcountll(below);
 	return (t->hosts4[idx].b[(a >> 6) & 3] >> (a & 63)) & 1;
 }
 
@@ -159,14 +160,31 @@ bl6_set_match(const struct bl6_set *x, const struct bl6_set *del,
 	return x->ones && ones && (del == NULL || !del->ones);
 }
 
+/* The IPv6 filter's bit of hi:lo: a hash of its first bits, as many as
+ * the shortest prefix length present has (so that every prefix that may
+ * match agrees with it there): a miss costs one cache line, wherever the
+ * traffic is. */
+static inline uint32_t
+bl6_filter_bit(const struct pa_bl_table *t, uint64_t hi, uint64_t lo)
+{
+	uint64_t h = (hi & t->f6_mask_hi) * 0x9e3779b97f4a7c15ull ^
+		(lo & t->f6_mask_lo) * 0xc2b2ae3d27d4eb4full;
+
+	return (uint32_t)((h ^ h >> 29) >> (64 - BL6_FILTER_BITS));
+}
+
+static inline bool
+bl6_filter_pass(const struct pa_bl_table *t, uint64_t hi, uint64_t lo)
+{
+	uint32_t b = bl6_filter_bit(t, hi, lo);
+
+	return (t->filter6[b >> 6] >> (b & 63)) & 1;
+}
+
 static inline bool
 bl_lookup6(const struct pa_bl_table *t, uint64_t hi, uint64_t lo)
 {
-	uint32_t top = (uint32_t)(hi >> (64 - BL6_FILTER_BITS));
-
-	if (t->filter6 == NULL)
-		return false;
-	if (!((t->filter6[top >> 6] >> (top & 63)) & 1))
+	if (t->filter6 == NULL || !bl6_filter_pass(t, hi, lo))
 		return false;
 	return bl6_set_match(&t->s6, NULL, hi, lo);
 }
@@ -205,14 +223,13 @@ static inline bool
 bl_view_lookup6(const struct bl_view *v, uint64_t hi, uint64_t lo)
 {
 	const struct bl_delta *d = v->delta;
-	uint32_t top = (uint32_t)(hi >> (64 - BL6_FILTER_BITS));
 
 	if (d == NULL)
 		return bl_lookup6(v->base, hi, lo);
 	if (bl6_set_match(&d->add6, NULL, hi, lo))
 		return true;
 	if (v->base->filter6 == NULL ||
-	    !((v->base->filter6[top >> 6] >> (top & 63)) & 1))
+	    !bl6_filter_pass(v->base, hi, lo))
 		return false;
 	return bl6_set_match(&v->base->s6, d->n_del != 0 ? &d->del6 : NULL,
 		hi, lo);

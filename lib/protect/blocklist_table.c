@@ -39,6 +39,7 @@ pa_bl_table_free(struct pa_bl_table *t)
 	if (t == NULL)
 		return;
 	free(t->w4);
+	free(t->rank4);
 	free(t->hosts4);
 	free(t->filter6);
 	bl6_set_free(&t->s6);
@@ -91,7 +92,8 @@ build4(struct pa_bl_table *t, const struct pa_bl_set *s)
 	uint32_t i, rank = 0;
 
 	t->w4 = big_zalloc(sizeof(*t->w4) * BL4_WORDS, &t->memory);
-	if (t->w4 == NULL)
+	t->rank4 = big_zalloc(sizeof(*t->rank4) * BL4_WORDS, &t->memory);
+	if (t->w4 == NULL || t->rank4 == NULL)
 		return -ENOMEM;
 	for (i = 0; i < s->n4; i++) {
 		uint32_t a = (uint32_t)(s->v4[i] >> 8);
@@ -108,7 +110,7 @@ build4(struct pa_bl_table *t, const struct pa_bl_set *s)
 	/* a covered /24 needs no host map */
 	for (i = 0; i < BL4_WORDS; i++) {
 		t->w4[i].sub &= ~t->w4[i].full;
-		t->w4[i].rank = rank;
+		t->rank4[i] = rank;
 		rank += (uint32_t)__builtin_popcountll(t->w4[i].sub);
 	}
 	t->n_hosts4 = rank;
@@ -124,7 +126,7 @@ build4(struct pa_bl_table *t, const struct pa_bl_set *s)
 
 		if (len <= 24 || !(w->sub & bit))
 			continue;
-		idx = w->rank + (uint32_t)__builtin_popcountll(w->sub &
+		idx = t->rank4[a >> 14] + (uint32_t)__builtin_popcountll(w->sub &
 			(bit - 1));
 		h = a & 0xff;
 		set_range_bits(t->hosts4[idx].b, h, h + (1u << (32 - len)));
@@ -226,21 +228,31 @@ bl6_set_build(struct bl6_set *x, const struct pa_bl_set *s, size_t *memory)
 static int
 build6(struct pa_bl_table *t, const struct pa_bl_set *s)
 {
+	unsigned int lmin = 128;
+	bool all = false;
 	uint32_t i;
 
 	t->filter6 = big_zalloc(sizeof(uint64_t) * BL6_FILTER_WORDS,
 		&t->memory);
 	if (t->filter6 == NULL)
 		return -ENOMEM;
+	/* the filter keys on the first bits of the shortest length */
 	for (i = 0; i < s->n6; i++) {
-		const struct pa_bl_v6 *e = &s->v6[i];
-		uint32_t top = (uint32_t)(e->hi >> (64 - BL6_FILTER_BITS));
+		if (s->v6[i].len == 0)
+			all = true;
+		else if (s->v6[i].len < lmin)
+			lmin = s->v6[i].len;
+	}
+	mask6(lmin, &t->f6_mask_hi, &t->f6_mask_lo);
+	if (all) {
+		memset(t->filter6, 0xff, sizeof(uint64_t) * BL6_FILTER_WORDS);
+	} else {
+		for (i = 0; i < s->n6; i++) {
+			uint32_t b = bl6_filter_bit(t, s->v6[i].hi,
+				s->v6[i].lo);
 
-		if (e->len < BL6_FILTER_BITS)
-			set_range_bits(t->filter6, top,
-				top + (1u << (BL6_FILTER_BITS - e->len)));
-		else
-			t->filter6[top >> 6] |= UINT64_C(1) << (top & 63);
+			t->filter6[b >> 6] |= UINT64_C(1) << (b & 63);
+		}
 	}
 	return bl6_set_build(&t->s6, s, &t->memory);
 }
