@@ -129,17 +129,24 @@ pa_blocklist_create(const struct pa_blocklist_opts *o)
 }
 
 void
+pa_blocklist_stop_merger(struct pa_blocklist *bl)
+{
+	if (bl == NULL || !bl->merger_running)
+		return;
+	pthread_mutex_lock(&bl->lock);
+	bl->merger_stop = true;
+	pthread_cond_signal(&bl->wake);
+	pthread_mutex_unlock(&bl->lock);
+	pthread_join(bl->merger, NULL);
+	bl->merger_running = false;
+}
+
+void
 pa_blocklist_destroy(struct pa_blocklist *bl)
 {
 	if (bl == NULL)
 		return;
-	if (bl->merger_running) {
-		pthread_mutex_lock(&bl->lock);
-		bl->merger_stop = true;
-		pthread_cond_signal(&bl->wake);
-		pthread_mutex_unlock(&bl->lock);
-		pthread_join(bl->merger, NULL);
-	}
+	pa_blocklist_stop_merger(bl);
 	free(bl->live);
 	pa_bl_table_free(bl->base);
 	bl_delta_free(bl->delta);

@@ -182,7 +182,17 @@ struct pa_blocklist_opts {
 
 /** An empty blocklist. NULL with errno ENOMEM / EINVAL. */
 struct pa_blocklist *pa_blocklist_create(const struct pa_blocklist_opts *o);
+/** Frees all, the background merger stopped first (see below). */
 void pa_blocklist_destroy(struct pa_blocklist *bl);
+
+/**
+ * Stop the background merger (waits for a merge in progress; the delta
+ * stays as it is, still exact). Call it before the RCU variable of
+ * pa_blocklist_opts goes away (the pipeline's, at shutdown): a merge
+ * publishes through it. Changes after it rebuild the whole table past
+ * the delta's bounds only. NULL ignored.
+ */
+void pa_blocklist_stop_merger(struct pa_blocklist *bl);
 
 /* Control plane: 0 or -errno, reason in err; on error nothing changed.
  * Each answers once the new table is live. */
