@@ -846,7 +846,11 @@ pa_blocklist_empty(const struct pa_blocklist *bl)
 /* Where a packet's source is (v4: host order in lo; v6: hi, lo), or
  * family 0 for non-IP and unreadable headers. */
 struct bl_key {
-	uint64_t hi, lo;
+	union {
+		uint64_t hi;			/* IPv6 */
+		const struct bl4_word *w;	/* IPv4: its word */
+	};
+	uint64_t lo;		/* IPv4: the address; IPv6 */
 	uint32_t fbit;		/* IPv6: the filter's bit */
 	uint8_t family;		/* 4, 6: to look up; 0: not */
 };
@@ -861,6 +865,7 @@ pa_blocklist_filter(struct pa_blocklist *bl, unsigned int lidx,
 	struct bl_key k[PA_BLOCKLIST_BURST_MAX];
 	const struct bl4_word *w4;
 	const uint64_t *f6;
+	const int moff = pa_pkt_meta_offset;
 	uint8_t look4, look6;
 	uint16_t i, hits = 0, n6 = 0;
 
@@ -886,35 +891,41 @@ pa_blocklist_filter(struct pa_blocklist *bl, unsigned int lidx,
 	 * overlap */
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		const struct pa_pkt_meta *meta = pa_pkt_meta(m);
-		uint8_t buf[16];
+		const struct pa_pkt_meta *meta = RTE_MBUF_DYNFIELD(m, moff,
+			const struct pa_pkt_meta *);
+		uint16_t fl = meta->flags;
+		uint8_t buf[16], fam = 0;
 		const uint8_t *p;
 
-		k[i].family = 0;
-		if (meta->flags & PA_PKT_F_IPV4) {
+		if (fl & PA_PKT_F_IPV4) {
 			uint32_t a;
 
 			p = rte_pktmbuf_read(m, meta->l3_off + 12u, 4, buf);
-			if (unlikely(p == NULL))
-				continue;
-			memcpy(&a, p, 4);
-			a = rte_be_to_cpu_32(a);
-			k[i].lo = a;
-			k[i].family = look4;
-			if (w4 != NULL)
-				rte_prefetch0(&w4[a >> 14]);
-		} else if (meta->flags & PA_PKT_F_IPV6) {
+			if (likely(p != NULL)) {
+				memcpy(&a, p, 4);
+				a = rte_be_to_cpu_32(a);
+				k[i].lo = a;
+				fam = look4;
+				if (w4 != NULL) {
+					/* kept for pass 3 */
+					k[i].w = &w4[a >> 14];
+					rte_prefetch0(k[i].w);
+				}
+			}
+		} else if (fl & PA_PKT_F_IPV6) {
 			p = rte_pktmbuf_read(m, meta->l3_off + 8u, 16, buf);
-			if (unlikely(p == NULL))
-				continue;
-			bl6_split(p, &k[i].hi, &k[i].lo);
-			k[i].family = look6;
-			n6++;
-			if (f6 != NULL) {
-				k[i].fbit = bl6_filter_bit(t, k[i].hi, k[i].lo);
-				rte_prefetch0(&f6[k[i].fbit >> 6]);
+			if (likely(p != NULL)) {
+				bl6_split(p, &k[i].hi, &k[i].lo);
+				fam = look6;
+				n6++;
+				if (f6 != NULL) {
+					k[i].fbit = bl6_filter_bit(t, k[i].hi,
+						k[i].lo);
+					rte_prefetch0(&f6[k[i].fbit >> 6]);
+				}
 			}
 		}
+		k[i].family = fam;
 	}
 	/* pass 2 (IPv6 only): the filter; where it lets a source through,
 	 * a prefetch of its slot in each length's table; where not, no
@@ -943,7 +954,7 @@ pa_blocklist_filter(struct pa_blocklist *bl, unsigned int lidx,
 
 			if (k[i].family == 4) {
 				uint32_t a = (uint32_t)k[i].lo;
-				const struct bl4_word *w = &w4[a >> 14];
+				const struct bl4_word *w = k[i].w;
 				uint64_t bit = UINT64_C(1) << ((a >> 8) & 63);
 
 				/* a miss: one word, one branch */
