@@ -8,20 +8,28 @@
   in 2001:db8::/32, where the IPv6 flows' sources are, so that those
   packets pass the IPv6 filter and probe every length's hash). Prefixes
   that would match a flow's source are left out: every packet is looked
-  up and none dropped (the common case, a miss). Cycles per packet are
-  TSC Hz / packets per second, as in bench_acl.py.
+  up and none dropped (the common case, a miss). Runs without and with
+  the blocklist are interleaved (--pairs pairs: without, with, without,
+  with, ...; with --old-daemon, the old daemon's "with" run too, in each
+  round) and the figure is the median: the worker thread's own CPU time x
+  TSC Hz / packets (cpu_cycles_per_packet: what the worker spent, whoever
+  else shared its CPU), beside TSC Hz / packets per second
+  (cycles_per_packet, as in bench_acl.py). added_cycles_per_packet is the
+  median of the pairs' differences in CPU cycles per packet.
 - Loading: the daemon's start with and without protect.blocklist (the
   difference is the file's load), blocklist_replace {"path"} over RPC
   (wall time, and the build_ms / update_ms the daemon reports), the
   table's memory_bytes and the daemon's VmRSS.
 - One change on the 1M set: blocklist_add and blocklist_delete of one
-  prefix, median and p99 of --calls calls.
+  prefix, median and p99 of --calls calls (the delta tier: a small table
+  beside the 1M one; the background merge after it is reported from
+  blocklist_get: merges, merge_ms).
 
 Writes perf/results/blocklist-<date>.json.
 
-Usage: /usr/bin/python3 perf/bench_blocklist.py [--seconds 10]
+Usage: /usr/bin/python3 perf/bench_blocklist.py [--seconds 10] [--pairs 3]
            [--variants ipv4,mixed] [--rules 1000] [--calls 20]
-           [--quiet-wait 60]
+           [--quiet-wait 60] [--daemon PATH] [--old-daemon PATH]
 """
 import argparse
 import datetime
@@ -116,12 +124,25 @@ def bench_updates(tmp, pcap, flows, mem, path, calls):
             r = c.call("blocklist_add", {"prefixes": [p]})
             adds.append((time.monotonic() - t0) * 1000)
             assert r["changed"] == 1, r
+        # one delete left in the delta: the merger folds it into a new
+        # base (bounded wait; merge_ms is the daemon's figure)
+        r = c.call("blocklist_delete", {"prefixes": [some[0]]})
+        g2 = c.call("blocklist_get", {"limit": 0})
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            g3 = c.call("blocklist_get", {"limit": 0})
+            if "merges" not in g3 or (
+                    g3["merges"] > 0 and
+                    g3["delta_added"] + g3["delta_deleted"] == 0):
+                break
+            time.sleep(0.1)
         c.close()
     finally:
         ba.stop(proc)
     return {"start_s": round(start_s, 3), "prefixes": r["prefixes"],
             "at_start": g0, "replace_wall_s": round(replace_s, 3),
-            "after_replace": g1, "vm_rss_kib": rss,
+            "after_replace": g1, "after_changes": g2, "after_merge": g3,
+            "vm_rss_kib": rss,
             "add_ms": {"median": round(statistics.median(adds), 2),
                        "p99": round(pct(adds, 99), 2)},
             "delete_ms": {"median": round(statistics.median(dels), 2),
@@ -141,15 +162,24 @@ def main():
     ap.add_argument("--quiet-wait", type=int, default=60,
                     help="seconds to wait for a quiet machine before each "
                     "run (shared machines never are)")
+    ap.add_argument("--pairs", type=int, default=3,
+                    help="interleaved without / with runs per variant")
+    ap.add_argument("--daemon", default=ba.DAEMON)
+    ap.add_argument("--old-daemon", default=None,
+                    help="another build's daemon: its run with the "
+                    "blocklist joins each round (before / after figures)")
     ap.add_argument("--skip-throughput", action="store_true")
     ap.add_argument("--out", default=None)
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args()
+    ba.DAEMON = os.path.abspath(args.daemon)
     if not os.access(ba.DAEMON, os.X_OK):
         sys.exit("build the daemon first: meson setup build && ninja -C build")
     res = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
            "flows": args.flows, "rules": args.rules,
-           "seconds": args.seconds,
+           "seconds": args.seconds, "pairs": args.pairs,
+           "daemon": os.path.abspath(args.daemon),
+           "old_daemon": args.old_daemon,
            "loadavg_start": open("/proc/loadavg").read().split()[:3],
            "throughput": []}
     with tempfile.TemporaryDirectory(prefix="pa-bench-i17b-bl-") as tmp:
@@ -171,25 +201,69 @@ def main():
             if args.skip_throughput:
                 continue
             rules = ba.make_rules(args.rules, flows, v == "mixed")
-            row = {"variant": v, "rules": args.rules}
-            for name, extra in (("without", None),
-                                ("with", {"protect": {"blocklist": path}}),
-                                ("without_again", None)):
-                r = ba.measured(lambda: ba.bench_pktaccel(
-                    tmp, pcap, len(flows), rules, args.seconds, args.mem,
-                    extra=extra), args, args.retries)
-                r.pop("acl", None)
-                row[name] = r
-                print("  %s %s: %.2f Mpps, %.1f cycles/packet, drops %.3f, "
-                      "start %.2f s%s" % (
-                          v, name, r["mpps"], r["cycles_per_packet"],
-                          r["drop_share"] or 0, r["start_s"],
-                          " (disturbed)" if r["disturbed"] else ""),
-                      file=sys.stderr)
-            base = min(row["without"]["cycles_per_packet"],
-                       row["without_again"]["cycles_per_packet"])
-            row["added_cycles_per_packet"] = round(
-                row["with"]["cycles_per_packet"] - base, 1)
+            row = {"variant": v, "rules": args.rules, "runs": []}
+            kinds = [("without", None, args.daemon),
+                     ("with", {"protect": {"blocklist": path}}, args.daemon)]
+            if args.old_daemon:
+                kinds.append(("with_old", {"protect": {"blocklist": path}},
+                              args.old_daemon))
+            for rnd in range(args.pairs):
+                for name, extra, daemon in kinds:
+                    ba.DAEMON = os.path.abspath(daemon)
+                    r = ba.measured(lambda: ba.bench_pktaccel(
+                        tmp, pcap, len(flows), rules, args.seconds,
+                        args.mem, extra=extra), args, args.retries)
+                    r.pop("acl", None)
+                    r.pop("latency", None)
+                    r.update(kind=name, round=rnd,
+                             loadavg=open("/proc/loadavg").read().split()[:3])
+                    row["runs"].append(r)
+                    print("  %s %s #%d: %.2f Mpps, %.1f cycles/packet, "
+                          "%.1f CPU cycles/packet, drops %.3f, start %.2f s, "
+                          "load %s%s" % (
+                              v, name, rnd, r["mpps"], r["cycles_per_packet"],
+                              r["cpu_cycles_per_packet"],
+                              r["drop_share"] or 0, r["start_s"],
+                              r["loadavg"][0],
+                              " (disturbed)" if r["disturbed"] else ""),
+                          file=sys.stderr)
+            ba.DAEMON = os.path.abspath(args.daemon)
+
+            def med(kind, key):
+                xs = [r[key] for r in row["runs"]
+                      if r["kind"] == kind and r[key] is not None]
+                return round(statistics.median(xs), 1) if xs else None
+
+            def diffs(kind):
+                by = {}
+                for r in row["runs"]:
+                    by.setdefault(r["round"], {})[r["kind"]] = \
+                        r["cpu_cycles_per_packet"]
+                return [d[kind] - d["without"] for d in by.values()
+                        if d.get(kind) is not None and
+                        d.get("without") is not None]
+            for name, _, _ in kinds:
+                row[name] = {"cpu_cycles_per_packet": med(
+                    name, "cpu_cycles_per_packet"),
+                    "cycles_per_packet": med(name, "cycles_per_packet"),
+                    "mpps": med(name, "mpps")}
+            d = diffs("with")
+            row["added_cycles_per_packet"] = round(statistics.median(d), 1) \
+                if d else None
+            row["added_cycles_per_packet_pairs"] = [round(x, 1) for x in d]
+            if args.old_daemon:
+                d = diffs("with_old")
+                row["added_cycles_per_packet_old"] = round(
+                    statistics.median(d), 1) if d else None
+                row["added_cycles_per_packet_old_pairs"] = [
+                    round(x, 1) for x in d]
+            print("  %s: added %s CPU cycles/packet (pairs %s)%s" % (
+                v, row["added_cycles_per_packet"],
+                row["added_cycles_per_packet_pairs"],
+                "; old daemon %s (pairs %s)" % (
+                    row["added_cycles_per_packet_old"],
+                    row["added_cycles_per_packet_old_pairs"])
+                if args.old_daemon else ""), file=sys.stderr)
             res["throughput"].append(row)
     res["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
     print(json.dumps(res, indent=1))

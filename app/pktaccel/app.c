@@ -709,8 +709,11 @@ pa_app_stop(struct pa_app *app, bool ok)
 	app->capture = NULL;
 	pa_excp_close(app->excp);
 	/* the NIC's rules, while their ports still exist */
-	if (app->blocklist != NULL)
+	if (app->blocklist != NULL) {
+		/* its merges publish through the pipeline's RCU, freed below */
+		pa_blocklist_stop_merger(app->blocklist);
 		pa_blocklist_set_offload(app->blocklist, NULL);
+	}
 	if (app->acl != NULL && app->offload != NULL)
 		pa_acl_set_hook(app->acl, NULL);
 	if (app->pl != NULL)

@@ -339,3 +339,70 @@ pa_bl_set_minus(const struct pa_bl_set *a, const struct pa_bl_set *b,
 {
 	return merge(a, b, true, out);
 }
+
+uint32_t
+pa_bl_set_lower4(const struct pa_bl_set *s, uint64_t key)
+{
+	uint32_t lo = 0, hi = s->n4;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (s->v4[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool
+pa_bl_set_has4(const struct pa_bl_set *s, uint64_t key)
+{
+	uint32_t i = pa_bl_set_lower4(s, key);
+
+	return i < s->n4 && s->v4[i] == key;
+}
+
+bool
+pa_bl_set_has6(const struct pa_bl_set *s, const struct pa_bl_v6 *e)
+{
+	uint32_t lo = 0, hi = s->n6;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = cmp_v6(&s->v6[mid], e);
+
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+int
+pa_bl_set_filter(const struct pa_bl_set *s, const struct pa_bl_set *by,
+		bool keep_in, struct pa_bl_set *out)
+{
+	uint32_t i;
+
+	memset(out, 0, sizeof(*out));
+	out->cap4 = s->n4 + 1;
+	out->cap6 = s->n6 + 1;
+	out->v4 = malloc((size_t)out->cap4 * sizeof(*out->v4));
+	out->v6 = malloc((size_t)out->cap6 * sizeof(*out->v6));
+	if (out->v4 == NULL || out->v6 == NULL) {
+		pa_bl_set_free(out);
+		return -ENOMEM;
+	}
+	for (i = 0; i < s->n4; i++)
+		if (pa_bl_set_has4(by, s->v4[i]) == keep_in)
+			out->v4[out->n4++] = s->v4[i];
+	for (i = 0; i < s->n6; i++)
+		if (pa_bl_set_has6(by, &s->v6[i]) == keep_in)
+			out->v6[out->n6++] = s->v6[i];
+	return 0;
+}

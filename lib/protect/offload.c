@@ -521,6 +521,17 @@ port_post(struct pa_offload *off, struct off_port *op,
 			"ipv4 source prefixes only");
 }
 
+uint32_t
+pa_offload_blocklist_want(const struct pa_offload *off)
+{
+	unsigned int i;
+
+	for (i = 0; off != NULL && i < off->n_ports; i++)
+		if (off->port[i].capable4)
+			return off->max;
+	return 0;
+}
+
 void
 pa_offload_blocklist_post(struct pa_offload *off, const struct pa_bl_set *s)
 {

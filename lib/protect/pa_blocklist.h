@@ -25,15 +25,28 @@
  * silently). Adding a prefix already present, or deleting one that is
  * not, changes nothing (idempotent, like a route table sync).
  *
- * Updates: the control side keeps the set sorted; every change (replace,
- * add, delete) builds a new table from the new set off the data path,
- * publishes it with one pointer store, waits for RCU quiescence and frees
- * the old table. A change that fails (bad prefix, over the limit, no
+ * Updates: the control side keeps the set sorted as a base (what the
+ * base table was built from) and a delta: the prefixes added since (not
+ * in the base) and those deleted (in the base). A replace builds a new
+ * base table off the data path. An add or delete only builds a new small
+ * delta table (blocklist_priv.h: the exact host map of every /24 the
+ * changed IPv4 prefixes touch; the added and deleted IPv6 prefixes by
+ * length), consulted with the base: milliseconds on a 1M set. Either way
+ * the new view (base table, delta table) is published with one pointer
+ * store; the call waits for RCU quiescence, frees what the old view alone
+ * held and answers. A background merger ("pa-bl-merge") folds the delta
+ * into a new base once no change came for merge_delay_ms (or at the
+ * latest ten times that): the live set copied under the lock, its table
+ * built without it, then published with the delta of the changes made
+ * meanwhile. A change past the delta's bounds (BL_DELTA_MAX prefixes, or
+ * more /24s than BL_DELTA_OVR4_MAX: a short IPv4 prefix) rebuilds the
+ * base at once. A change that fails (bad prefix, over the limit, no
  * memory) leaves the live set untouched.
  *
  * Threads: the pa_blocklist_* control functions serialise on a lock (the
- * RPC thread, start-up, telemetry readers); pa_blocklist_filter() runs on
- * the data-path lcores, lock-free.
+ * RPC thread, start-up, telemetry readers, the merger, which holds it only
+ * to copy the set and to publish); pa_blocklist_filter() runs on the
+ * data-path lcores, lock-free.
  */
 
 #include <stdbool.h>
@@ -110,6 +123,18 @@ int pa_bl_set_union(const struct pa_bl_set *a, const struct pa_bl_set *b,
 int pa_bl_set_minus(const struct pa_bl_set *a, const struct pa_bl_set *b,
 		struct pa_bl_set *out);
 
+/** Index of the first IPv4 key (address << 8 | length) >= @p key. */
+uint32_t pa_bl_set_lower4(const struct pa_bl_set *s, uint64_t key);
+/** Is IPv4 key (address << 8 | length) @p key in @p s (normalised)? */
+bool pa_bl_set_has4(const struct pa_bl_set *s, uint64_t key);
+/** Is @p e (same address and length) in @p s (normalised)? */
+bool pa_bl_set_has6(const struct pa_bl_set *s, const struct pa_bl_v6 *e);
+/** The prefixes of @p s that are in @p by (@p keep_in) or not, into
+ * @p out (normalised when @p s is). Binary searches in @p by: for a
+ * small @p s and a large @p by. -ENOMEM. */
+int pa_bl_set_filter(const struct pa_bl_set *s, const struct pa_bl_set *by,
+		bool keep_in, struct pa_bl_set *out);
+
 /** Prefix @p i of @p s (v4 first, then v6) as a struct pa_ip_prefix. */
 void pa_bl_set_get(const struct pa_bl_set *s, uint32_t i,
 		struct pa_ip_prefix *p);
@@ -144,11 +169,30 @@ struct pa_blocklist_opts {
 					 * tests) */
 	unsigned int n_lcores;		/**< data-path lcores (hit counters) */
 	uint32_t max_prefixes;		/**< 0: PA_BLOCKLIST_MAX */
+	/** No background merge: the delta is merged only past its bounds
+	 * or by pa_blocklist_merge() (tests). */
+	bool no_merger;
+	/** The merger's wait after the last change (0: the default,
+	 * PA_BLOCKLIST_MERGE_DELAY_MS). */
+	uint32_t merge_delay_ms;
 };
+
+/** How long the delta waits for more changes before it is merged. */
+#define PA_BLOCKLIST_MERGE_DELAY_MS	200u
 
 /** An empty blocklist. NULL with errno ENOMEM / EINVAL. */
 struct pa_blocklist *pa_blocklist_create(const struct pa_blocklist_opts *o);
+/** Frees all, the background merger stopped first (see below). */
 void pa_blocklist_destroy(struct pa_blocklist *bl);
+
+/**
+ * Stop the background merger (waits for a merge in progress; the delta
+ * stays as it is, still exact). Call it before the RCU variable of
+ * pa_blocklist_opts goes away (the pipeline's, at shutdown): a merge
+ * publishes through it. Changes after it rebuild the whole table past
+ * the delta's bounds only. NULL ignored.
+ */
+void pa_blocklist_stop_merger(struct pa_blocklist *bl);
 
 /* Control plane: 0 or -errno, reason in err; on error nothing changed.
  * Each answers once the new table is live. */
@@ -179,6 +223,12 @@ struct pa_blocklist_info {
 	uint64_t version;		/**< bumped by every change */
 	double build_ms;		/**< last change: table build */
 	double update_ms;		/**< last change: until live */
+	uint32_t delta_added;		/**< live, not in the base table */
+	uint32_t delta_deleted;		/**< in the base table, not live */
+	uint64_t delta_bytes;		/**< the delta's tables (in
+					 * memory_bytes) */
+	uint64_t merges;		/**< delta merged into a new base */
+	double merge_ms;		/**< the last merge, copy to publish */
 };
 
 void pa_blocklist_info(struct pa_blocklist *bl, struct pa_blocklist_info *i);
@@ -189,6 +239,12 @@ json_t *pa_blocklist_json(struct pa_blocklist *bl, uint32_t limit);
 
 /** Is @p a in the live set? (trace_packet; control thread.) */
 bool pa_blocklist_trace(struct pa_blocklist *bl, const struct pa_ip_addr *a);
+
+/**
+ * Merge the delta into a new base now (what the background merger does
+ * after a change; tests). Returns once it is live. 0 or -ENOMEM.
+ */
+int pa_blocklist_merge(struct pa_blocklist *bl);
 
 /** A copy of the live set (for offload), normalised. -ENOMEM. */
 int pa_blocklist_export(struct pa_blocklist *bl, struct pa_bl_set *out);

@@ -121,6 +121,11 @@ struct pa_offload *pa_offload_create(const struct pa_offload_opts *o);
 /** Destroy the rules created and free. NULL ignored. */
 void pa_offload_destroy(struct pa_offload *off);
 
+/** How many of the blocklist's first prefixes pa_offload_blocklist_post()
+ * can use (0: no port takes any, NULL included): the blocklist copies no
+ * more of its set than that. */
+uint32_t pa_offload_blocklist_want(const struct pa_offload *off);
+
 /** Before a new blocklist is published: destroy the NIC rules. */
 void pa_offload_blocklist_pre(struct pa_offload *off);
 

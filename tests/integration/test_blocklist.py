@@ -152,6 +152,56 @@ def test_rpc_replace_add_delete_get_and_trace(c):
     assert c.call("blocklist_replace", {"prefixes": []})["prefixes"] == 0
 
 
+def trace_src(c, src):
+    dst = DST6 if ":" in src else DST
+    return c.call("trace_packet", {"src": src, "dst": dst, "sport": 1,
+                                   "dport": 80, "proto": "tcp"})["blocklist"]
+
+
+def test_add_and_delete_go_to_the_delta_then_the_merger_folds_it(c):
+    """An add or delete on a set is answered from a delta table beside the
+    whole one (delta_added / delta_deleted), judged exactly (a deleted
+    base prefix under a wider one, a delete of a prefix only in the
+    delta), and the background merger folds it into a new whole table
+    (merges) without changing the set. Events only: no timing."""
+    base = ["10.2.0.0/16", "10.2.1.0/24", "10.2.2.7", "2001:db8:2::/48",
+            "2001:db8:2:1::/64"]
+    c.call("blocklist_replace", {"prefixes": base})
+    m0 = c.call("blocklist_get", {"limit": 0}).get("merges")
+    assert isinstance(m0, int), m0
+    r = c.call("blocklist_add", {"prefixes": ["10.3.0.0/24", "10.2.3.128/25",
+                                              "2001:db8:3::/48"]})
+    assert r == {"prefixes": 8, "changed": 3}, r
+    r = c.call("blocklist_delete", {"prefixes": ["10.2.0.0/16",
+                                                 "2001:db8:2::/48",
+                                                 "10.3.0.0/24"]})
+    assert r == {"prefixes": 5, "changed": 3}, r
+    g = c.call("blocklist_get", {"limit": 10})
+    assert g["prefixes"] == 5, g
+    assert sorted(g["sample"]) == sorted(
+        ["10.2.1.0/24", "10.2.2.7/32", "10.2.3.128/25", "2001:db8:2:1::/64",
+         "2001:db8:3::/48"]), g
+    expect = {"10.2.1.9": True, "10.2.2.7": True, "10.2.2.8": False,
+              "10.2.3.200": True, "10.2.3.1": False, "10.3.0.1": False,
+              "2001:db8:2:1::9": True, "2001:db8:2:2::9": False,
+              "2001:db8:3:5::1": True}
+    for src, blocked in expect.items():
+        assert trace_src(c, src) is blocked, src
+    # the merger folds the delta (200 ms after the last change; a
+    # generous deadline, no timing asserted)
+    deadline = time.monotonic() + 120
+    while True:
+        g = c.call("blocklist_get", {"limit": 10})
+        if g["merges"] > m0 and g["delta_added"] + g["delta_deleted"] == 0:
+            break
+        assert time.monotonic() < deadline, g
+        time.sleep(0.1)
+    assert g["prefixes"] == 5 and g["delta_bytes"] == 0, g
+    for src, blocked in expect.items():
+        assert trace_src(c, src) is blocked, src
+    c.call("blocklist_replace", {"prefixes": []})
+
+
 def test_rpc_bad_prefixes_are_named_and_nothing_applied(c):
     c.call("blocklist_replace", {"prefixes": BLOCK})
     e = err(c, "blocklist_replace", {"prefixes": ["10.0.0.0/8",
@@ -271,7 +321,20 @@ def hitless_flows():
     return flows
 
 
-def test_replace_during_a_replay_is_hitless(daemon_factory, tmp_path):
+ONLY_A = ["10.40.1.0/24", "2001:db8:41::/48"]
+ONLY_B = ["10.40.2.0/24", "2001:db8:42::/48"]
+# how: "replace" swaps the sets A and B whole; "delta" goes A -> A+B ->
+# B -> A+B -> A with blocklist_add / blocklist_delete (the delta tier,
+# merged in the background meanwhile): a packet of group a or b may meet
+# A+B, none of groups none / both is ever misjudged
+DELTA_STEPS = [("blocklist_add", ONLY_B, len(SET_A) + 2),
+               ("blocklist_delete", ONLY_A, len(SET_A)),
+               ("blocklist_add", ONLY_A, len(SET_A) + 2),
+               ("blocklist_delete", ONLY_B, len(SET_A))]
+
+
+@pytest.mark.parametrize("how", ["replace", "delta"])
+def test_replace_during_a_replay_is_hitless(daemon_factory, tmp_path, how):
     flows = hitless_flows()
     pcap = uniq(tmp_path, "hitless.pcap")
     parts = [PCAP_HDR]
@@ -285,7 +348,7 @@ def test_replace_during_a_replay_is_hitless(daemon_factory, tmp_path):
     drops = uniq(tmp_path, "hitless-drops.pcap")
     conf = {"pipeline": dict(RTC1, burst=1), "protect": {"blocklist": path_a}}
     d = daemon_factory(conf, pcap, extra=("--replay-drops", drops),
-                       wait=False, name="i17b-hitless")
+                       wait=False, name="i17b-hitless-" + how)
     deadline = time.monotonic() + 30
     while not os.path.exists(d.sock):
         assert d.alive() and time.monotonic() < deadline, d.describe()
@@ -302,11 +365,15 @@ def test_replace_during_a_replay_is_hitless(daemon_factory, tmp_path):
         st1 = c.call("stats_get")
         while True:
             st0 = st1
-            if swaps % 2 == 0:
+            if how == "delta":
+                method, ps, total = DELTA_STEPS[swaps % 4]
+                r = c.call(method, {"prefixes": ps})
+                assert r == {"prefixes": total, "changed": 2}, r
+            elif swaps % 2 == 0:
                 r = c.call("blocklist_replace", {"prefixes": SET_B})
             else:
                 r = c.call("blocklist_replace", {"path": path_a})
-            assert r["prefixes"] == len(SET_A), r
+            assert how == "delta" or r["prefixes"] == len(SET_A), r
             swaps += 1
             st1 = c.call("stats_get")
             done = st1["tx_packets"] + st1["dropped_packets"]

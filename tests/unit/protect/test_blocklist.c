@@ -585,6 +585,392 @@ START_TEST(test_a_million_prefixes_load_and_answer)
 END_TEST
 
 
+/* ---- the delta tier against a model ---- */
+
+/* A universe of overlapping prefixes: IPv4 in 10.0.0.0/14, IPv6 in
+ * 2001:db8::/32, lengths chosen so that many cover each other. */
+struct mp {
+	bool v6;
+	uint64_t hi, lo;	/* v4: address in lo */
+	unsigned int len;
+	bool in;		/* in the model's set */
+};
+
+#define MP_N	400
+
+static void
+mp_make(struct mp *u)
+{
+	static const unsigned int l4[] = { 14, 16, 20, 23, 24, 25, 28, 30, 32 };
+	static const unsigned int l6[] = { 32, 40, 48, 56, 64, 96, 127, 128 };
+	unsigned int i;
+
+	for (i = 0; i < MP_N; i++) {
+		memset(&u[i], 0, sizeof(u[i]));
+		if (i % 3 != 2) {
+			uint32_t a = 0x0a000000u | ((uint32_t)rnd() & 0x0003ff0fu);
+
+			u[i].len = l4[rnd() % RTE_DIM_(l4)];
+			u[i].lo = a & (~0u << (32 - u[i].len));
+		} else {
+			uint64_t mh, ml;
+
+			u[i].v6 = true;
+			u[i].len = l6[rnd() % RTE_DIM_(l6)];
+			u[i].hi = 0x20010db800000000ull |
+				(rnd() & 0x00000000ff0000ffull);
+			u[i].lo = rnd() & 0x3ull;
+			mask6(u[i].len, &mh, &ml);
+			u[i].hi &= mh;
+			u[i].lo &= ml;
+		}
+	}
+}
+
+static struct pa_ip_prefix
+mp_prefix(const struct mp *m)
+{
+	struct pa_ip_prefix p;
+
+	memset(&p, 0, sizeof(p));
+	p.len = (uint8_t)m->len;
+	if (m->v6) {
+		p.addr.family = AF_INET6;
+		addr6(m->hi, m->lo, p.addr.v6.s6_addr);
+	} else {
+		p.addr.family = AF_INET;
+		p.addr.v4.s_addr = htonl((uint32_t)m->lo);
+	}
+	return p;
+}
+
+static bool
+mp_match(const struct mp *u, bool v6, uint64_t hi, uint64_t lo)
+{
+	unsigned int i;
+
+	for (i = 0; i < MP_N; i++) {
+		uint64_t mh, ml;
+
+		if (!u[i].in || u[i].v6 != v6)
+			continue;
+		if (!v6) {
+			uint32_t m = ~0u << (32 - u[i].len);
+
+			if (((uint32_t)lo & m) == u[i].lo)
+				return true;
+			continue;
+		}
+		mask6(u[i].len, &mh, &ml);
+		if ((hi & mh) == u[i].hi && (lo & ml) == u[i].lo)
+			return true;
+	}
+	return false;
+}
+
+static uint32_t
+mp_count(const struct mp *u)
+{
+	uint32_t i, n = 0, j;
+
+	for (i = 0; i < MP_N; i++) {
+		if (!u[i].in)
+			continue;
+		/* the universe may hold a prefix twice */
+		for (j = 0; j < i; j++)
+			if (u[j].in && u[j].v6 == u[i].v6 &&
+			    u[j].len == u[i].len && u[j].hi == u[i].hi &&
+			    u[j].lo == u[i].lo)
+				break;
+		n += j == i;
+	}
+	return n;
+}
+
+/* An address near one of the universe's prefixes (inside it, or just
+ * past it). */
+static void
+mp_probe(const struct mp *u, bool *v6, uint64_t *hi, uint64_t *lo)
+{
+	const struct mp *m;
+
+	do
+		m = &u[rnd() % MP_N];
+	while (m->v6 != (rnd() % 3 == 0));
+	*v6 = m->v6;
+	*hi = m->hi;
+	*lo = m->lo;
+	if (!m->v6) {
+		uint32_t span = m->len == 32 ? 1 : 1u << (32 - m->len);
+
+		*lo = (uint32_t)(*lo + (rnd() % 4 == 0 ? span : rnd() % span));
+	} else {
+		*lo ^= rnd() & 0x7;
+		if (rnd() % 4 == 0)
+			*hi ^= rnd() & 0x00000000ff0000ffull;
+	}
+}
+
+/* The blocklist answers as the model does: trace of probes, count, and
+ * the exported set. */
+static void
+check_model(struct pa_blocklist *bl, const struct mp *u, unsigned int step)
+{
+	struct pa_bl_set ex;
+	unsigned int i;
+
+	ck_assert_msg(count(bl) == mp_count(u), "step %u: %u prefixes, model %u",
+		step, count(bl), mp_count(u));
+	ck_assert_int_eq(pa_blocklist_export(bl, &ex), 0);
+	ck_assert_uint_eq(pa_bl_set_count(&ex), mp_count(u));
+	for (i = 0; i < pa_bl_set_count(&ex); i++) {
+		struct pa_ip_prefix p;
+		unsigned int j;
+
+		pa_bl_set_get(&ex, i, &p);
+		for (j = 0; j < MP_N; j++) {
+			struct pa_ip_prefix q = mp_prefix(&u[j]);
+
+			if (u[j].in && q.len == p.len &&
+			    q.addr.family == p.addr.family &&
+			    memcmp(&q.addr, &p.addr, sizeof(q.addr)) == 0)
+				break;
+		}
+		ck_assert_msg(j < MP_N, "step %u: exported prefix %u not in the model",
+			step, i);
+	}
+	pa_bl_set_free(&ex);
+	for (i = 0; i < 300; i++) {
+		struct pa_ip_addr a;
+		uint64_t hi, lo;
+		bool v6, want;
+
+		mp_probe(u, &v6, &hi, &lo);
+		memset(&a, 0, sizeof(a));
+		if (v6) {
+			a.family = AF_INET6;
+			addr6(hi, lo, a.v6.s6_addr);
+		} else {
+			a.family = AF_INET;
+			a.v4.s_addr = htonl((uint32_t)lo);
+		}
+		want = mp_match(u, v6, hi, lo);
+		ck_assert_msg(pa_blocklist_trace(bl, &a) == want,
+			"step %u: %s %016llx:%016llx: blocklist says %d, model %d",
+			step, v6 ? "v6" : "v4", (unsigned long long)hi,
+			(unsigned long long)lo, !want, want);
+	}
+}
+
+/* Apply @p n random prefixes of the universe as an add or a delete. */
+static void
+mp_change(struct pa_blocklist *bl, struct mp *u, bool add, unsigned int n)
+{
+	struct pa_bl_set s = { 0 };
+	unsigned int i, k, pick[16];
+
+	for (i = 0; i < n; i++) {
+		struct pa_ip_prefix p;
+
+		k = (unsigned int)(rnd() % MP_N);
+		/* deletes mostly of present prefixes */
+		if (!add && rnd() % 4 != 0)
+			for (unsigned int t = 0; t < MP_N && !u[k].in; t++)
+				k = (k + 1) % MP_N;
+		pick[i] = k;
+		p = mp_prefix(&u[k]);
+		ck_assert_int_eq(pa_bl_set_push(&s, &p), 0);
+	}
+	pa_bl_set_normalise(&s);
+	ck_assert_int_eq(add ? pa_blocklist_add(bl, &s, why, sizeof(why)) :
+		pa_blocklist_delete(bl, &s, why, sizeof(why)), 0);
+	pa_bl_set_free(&s);
+	for (i = 0; i < n; i++)
+		for (k = 0; k < MP_N; k++)	/* duplicates in the universe */
+			if (u[k].v6 == u[pick[i]].v6 &&
+			    u[k].len == u[pick[i]].len &&
+			    u[k].hi == u[pick[i]].hi && u[k].lo == u[pick[i]].lo)
+				u[k].in = add;
+}
+
+START_TEST(test_delta_add_delete_replace_merge_equal_a_brute_force_model)
+{
+	struct pa_blocklist_opts o = { .n_lcores = 1, .no_merger = true };
+	struct pa_blocklist *bl = pa_blocklist_create(&o);
+	struct pa_blocklist_info in;
+	static struct mp u[MP_N];
+	unsigned int step, merges = 0, deltas = 0;
+
+	ck_assert_ptr_nonnull(bl);
+	mp_make(u);
+	for (step = 0; step < 400; step++) {
+		unsigned int r = (unsigned int)(rnd() % 40);
+
+		if (r == 0) {
+			/* replace with a random third of the universe */
+			struct pa_bl_set s = { 0 };
+			unsigned int i;
+
+			for (i = 0; i < MP_N; i++)
+				u[i].in = false;
+			for (i = 0; i < MP_N; i++) {
+				if (rnd() % 3 == 0) {
+					struct pa_ip_prefix p = mp_prefix(&u[i]);
+
+					ck_assert_int_eq(pa_bl_set_push(&s, &p), 0);
+				}
+			}
+			pa_bl_set_normalise(&s);
+			for (i = 0; i < pa_bl_set_count(&s); i++) {
+				struct pa_ip_prefix p;
+				unsigned int j;
+
+				pa_bl_set_get(&s, i, &p);
+				for (j = 0; j < MP_N; j++) {
+					struct pa_ip_prefix q = mp_prefix(&u[j]);
+
+					if (q.len == p.len && memcmp(&q.addr,
+					    &p.addr, sizeof(q.addr)) == 0)
+						u[j].in = true;
+				}
+			}
+			ck_assert_int_eq(pa_blocklist_replace(bl, &s, why,
+				sizeof(why)), 0);
+		} else if (r < 5) {
+			ck_assert_int_eq(pa_blocklist_merge(bl), 0);
+			pa_blocklist_info(bl, &in);
+			ck_assert_uint_eq(in.delta_added + in.delta_deleted, 0);
+			ck_assert_uint_eq(in.delta_bytes, 0);
+			merges++;
+		} else {
+			mp_change(bl, u, r < 23,
+				1 + (unsigned int)(rnd() % 6));
+		}
+		pa_blocklist_info(bl, &in);
+		deltas += in.delta_added + in.delta_deleted != 0;
+		ck_assert_uint_le(in.delta_bytes, in.memory_bytes);
+		check_model(bl, u, step);
+	}
+	/* the delta was exercised, with deletes of base prefixes too */
+	ck_assert_uint_gt(deltas, 100);
+	ck_assert_uint_gt(merges, 10);
+	pa_blocklist_destroy(bl);
+}
+END_TEST
+
+START_TEST(test_a_delete_of_a_base_prefix_or_of_one_only_in_the_delta)
+{
+	static const char *const base[] = { "10.0.0.0/16", "10.0.1.0/24",
+		"10.0.2.7", "2001:db8::/32", "2001:db8:1::/48",
+		"2001:db8:2::7/128" };
+	static const char *const add[] = { "10.0.3.0/25", "10.1.0.0/16",
+		"2001:db8:3::/64", "2001:db9::/32" };
+	static const char *const del1[] = { "10.0.0.0/16", "2001:db8::/32" };
+	static const char *const del2[] = { "10.0.3.0/25", "10.1.0.0/16",
+		"2001:db9::/32", "10.0.1.0/24" };
+	struct pa_blocklist_opts o = { .n_lcores = 1, .no_merger = true };
+	struct pa_blocklist *bl = pa_blocklist_create(&o);
+	struct pa_blocklist_info in;
+	struct pa_bl_set s;
+
+	set_of(&s, base, RTE_DIM_(base));
+	ck_assert_int_eq(pa_blocklist_replace(bl, &s, why, sizeof(why)), 0);
+	set_of(&s, add, RTE_DIM_(add));
+	ck_assert_int_eq(pa_blocklist_add(bl, &s, why, sizeof(why)), 0);
+	pa_bl_set_free(&s);
+	pa_blocklist_info(bl, &in);
+	ck_assert_uint_eq(in.delta_added, 4);
+	ck_assert_uint_eq(in.prefixes, 10);
+	ck_assert(trace(bl, "10.1.200.1") && trace(bl, "2001:db9:5::1"));
+	/* deleting base prefixes: what narrower ones cover stays */
+	set_of(&s, del1, RTE_DIM_(del1));
+	ck_assert_int_eq(pa_blocklist_delete(bl, &s, why, sizeof(why)), 0);
+	pa_bl_set_free(&s);
+	pa_blocklist_info(bl, &in);
+	ck_assert_uint_eq(in.delta_deleted, 2);
+	ck_assert_uint_eq(in.prefixes, 8);
+	ck_assert(!trace(bl, "10.0.5.1"));
+	ck_assert(trace(bl, "10.0.1.9") && trace(bl, "10.0.2.7"));
+	ck_assert(!trace(bl, "10.0.2.8") && trace(bl, "10.0.3.127"));
+	ck_assert(!trace(bl, "10.0.3.128"));
+	ck_assert(!trace(bl, "2001:db8:5::1") && trace(bl, "2001:db8:1::9"));
+	ck_assert(trace(bl, "2001:db8:2::7") && !trace(bl, "2001:db8:2::8"));
+	ck_assert(trace(bl, "2001:db8:3::1"));
+	/* deleting prefixes only in the delta, and one more of the base */
+	set_of(&s, del2, RTE_DIM_(del2));
+	ck_assert_int_eq(pa_blocklist_delete(bl, &s, why, sizeof(why)), 0);
+	pa_bl_set_free(&s);
+	pa_blocklist_info(bl, &in);
+	ck_assert_uint_eq(in.prefixes, 4);
+	ck_assert_uint_eq(in.delta_added, 1);	/* 2001:db8:3::/64 */
+	ck_assert_uint_eq(in.delta_deleted, 3);
+	ck_assert(!trace(bl, "10.1.200.1") && !trace(bl, "2001:db9:5::1"));
+	ck_assert(!trace(bl, "10.0.3.1") && !trace(bl, "10.0.1.9"));
+	ck_assert(trace(bl, "10.0.2.7") && trace(bl, "2001:db8:3::1"));
+	/* the merge keeps the set */
+	ck_assert_int_eq(pa_blocklist_merge(bl), 0);
+	pa_blocklist_info(bl, &in);
+	ck_assert_uint_eq(in.prefixes, 4);
+	ck_assert_uint_eq(in.merges, 1);
+	ck_assert_uint_eq(in.delta_added + in.delta_deleted, 0);
+	ck_assert(trace(bl, "10.0.2.7") && trace(bl, "2001:db8:3::1"));
+	ck_assert(!trace(bl, "10.0.1.9") && trace(bl, "2001:db8:1::9"));
+	pa_blocklist_destroy(bl);
+}
+END_TEST
+
+static double now_s(void);
+
+START_TEST(test_the_background_merger_empties_the_delta)
+{
+	struct pa_blocklist_opts o = { .n_lcores = 1, .merge_delay_ms = 20 };
+	struct pa_blocklist *bl = pa_blocklist_create(&o);
+	struct pa_blocklist_info in;
+	static const char *const one[] = { "192.0.2.0/24", "2001:db8::/48" };
+	struct pa_bl_set s;
+	double deadline;
+	unsigned int i;
+
+	ck_assert_ptr_nonnull(bl);
+	/* a base of 20k /32s, then changes while the merger runs */
+	memset(&s, 0, sizeof(s));
+	for (i = 0; i < 20000; i++) {
+		struct pa_ip_prefix p = { .addr.family = AF_INET, .len = 32 };
+
+		p.addr.v4.s_addr = htonl(0x0a000000u + i);
+		ck_assert_int_eq(pa_bl_set_push(&s, &p), 0);
+	}
+	pa_bl_set_normalise(&s);
+	ck_assert_int_eq(pa_blocklist_replace(bl, &s, why, sizeof(why)), 0);
+	for (i = 0; i < 50; i++) {
+		set_of(&s, one, RTE_DIM_(one));
+		ck_assert_int_eq(i % 2 ? pa_blocklist_delete(bl, &s, why,
+			sizeof(why)) : pa_blocklist_add(bl, &s, why,
+			sizeof(why)), 0);
+		pa_bl_set_free(&s);
+		ck_assert(trace(bl, "10.0.0.7"));
+		ck_assert(trace(bl, "192.0.2.1") == (i % 2 == 0));
+	}
+	set_of(&s, one, RTE_DIM_(one));
+	ck_assert_int_eq(pa_blocklist_add(bl, &s, why, sizeof(why)), 0);
+	pa_bl_set_free(&s);
+	/* bound by an event, with a generous deadline */
+	deadline = now_s() + 60;
+	do {
+		usleep(10000);
+		pa_blocklist_info(bl, &in);
+	} while ((in.merges == 0 || in.delta_added + in.delta_deleted != 0) &&
+		now_s() < deadline);
+	ck_assert_uint_ge(in.merges, 1);
+	ck_assert_uint_eq(in.delta_added + in.delta_deleted, 0);
+	ck_assert_uint_eq(in.prefixes, 20002);
+	ck_assert(trace(bl, "192.0.2.1") && trace(bl, "2001:db8::1"));
+	ck_assert(trace(bl, "10.0.78.31") && !trace(bl, "10.0.78.32"));
+	pa_blocklist_destroy(bl);
+}
+END_TEST
+
+
 START_TEST(test_a_prefix_becomes_an_ingress_drop_rule_on_its_source)
 {
 	struct pa_flow_rule r;
@@ -765,6 +1151,9 @@ blocklist_suite(void)
 	tcase_add_test(tc, test_over_the_limit_nothing_changes);
 	tcase_add_test(tc, test_a_bad_file_replaces_nothing);
 	tcase_add_test(tc, test_a_million_prefixes_load_and_answer);
+	tcase_add_test(tc, test_delta_add_delete_replace_merge_equal_a_brute_force_model);
+	tcase_add_test(tc, test_a_delete_of_a_base_prefix_or_of_one_only_in_the_delta);
+	tcase_add_test(tc, test_the_background_merger_empties_the_delta);
 	tcase_add_test(tc, test_a_prefix_becomes_an_ingress_drop_rule_on_its_source);
 	tcase_add_test(tc, test_an_acl_drop_rule_becomes_a_nic_rule_with_its_fields);
 	tcase_add_test(tc, test_only_drops_no_better_permit_overlaps_are_offloaded);
