@@ -714,6 +714,8 @@ pa_app_stop(struct pa_app *app, bool ok)
 		pa_blocklist_stop_merger(app->blocklist);
 		pa_blocklist_set_offload(app->blocklist, NULL);
 	}
+	/* the ACL's folds publish through the pipeline's RCU too */
+	pa_acl_stop_folder(app->acl);
 	if (app->acl != NULL && app->offload != NULL)
 		pa_acl_set_hook(app->acl, NULL);
 	if (app->pl != NULL)

@@ -73,6 +73,13 @@ fail:
 }
 
 void
+pa_acl_stop_folder(struct pa_acl *acl)
+{
+	if (acl != NULL)
+		acl_folder_stop(acl);
+}
+
+void
 pa_acl_destroy(struct pa_acl *acl)
 {
 	if (acl == NULL)

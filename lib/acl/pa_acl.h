@@ -88,6 +88,14 @@ struct pa_acl *pa_acl_create(const struct pa_acl_opts *o, char *err,
 
 void pa_acl_destroy(struct pa_acl *acl);
 
+/**
+ * Stop the background folder (a fold in progress finishes or is dropped;
+ * later changes rebuild in the caller). Its folds publish through the
+ * RCU variable given at create: stop it before that is freed. NULL-safe,
+ * idempotent; pa_acl_destroy() stops it too.
+ */
+void pa_acl_stop_folder(struct pa_acl *acl);
+
 /* ---- Control plane: control thread only. 0 or -errno, reason in err. */
 
 /** Add one rule. -EEXIST: duplicate id; -EINVAL: family mix etc. */
