@@ -215,6 +215,14 @@ def srv_tcpext():
     return {}
 
 
+def kif_tx_dropped():
+    """Frames the kernel dropped on the kernel_if's TX queue (its
+    txqueuelen overflowed while the exception path was late)."""
+    r = nsx(NS_APP, "cat", "/sys/class/net/%s/statistics/tx_dropped" % KIF,
+            check=False)
+    return int(r.stdout or 0)
+
+
 def pct(v):
     """p50, p99, max of a list of figures (ms)."""
     v = sorted(v)
@@ -233,12 +241,15 @@ class Pinger(threading.Thread):
         self.d, self.lat, self.halt = d, [], threading.Event()
 
     def run(self):
-        with self.d.client(timeout=30) as c:
-            while not self.halt.is_set():
-                s = time.monotonic()
-                c.call("stats_get")
-                self.lat.append((time.monotonic() - s) * 1000)
-                time.sleep(0.05)
+        try:
+            with self.d.client(timeout=30) as c:
+                while not self.halt.is_set():
+                    s = time.monotonic()
+                    c.call("stats_get")
+                    self.lat.append((time.monotonic() - s) * 1000)
+                    time.sleep(0.05)
+        except Exception:   # the daemon stopped (a failed run)
+            pass
 
     def stop(self):
         self.halt.set()
@@ -322,7 +333,7 @@ def main():
             a.no_flap = True
 
         # steady state: CPU of the control thread, stats_get latency
-        h0, x0 = health(d), srv_tcpext()
+        h0, x0, k0 = health(d), srv_tcpext(), kif_tx_dropped()
         p0, c0, t0 = h0["probes"], cpu_s(pid, tid), time.monotonic()
         lat = []
         with d.client(timeout=30) as c:
@@ -353,6 +364,7 @@ def main():
         out["steady"]["deferred"] = h1["deferred"] - h0["deferred"]
         x1 = srv_tcpext()
         out["steady"]["helper_tcpext"] = {k: x1[k] - x0[k] for k in x1}
+        out["steady"]["kernel_if_tx_dropped"] = kif_tx_dropped() - k0
         out["steady"]["excp"] = st["excp"]["interfaces"]["p0"]
         out["steady"]["drops"] = {k: v for k, v in st["drops"].items() if v}
         print("steady: %s" % out["steady"], flush=True)
