@@ -36,9 +36,9 @@
 #define ICMP_PAYLOAD	"pktaccel"
 /* The automatic in-flight limit (max_inflight 0): the probes that may be
  * in flight at once if each lasted its whole timeout, an eighth more and
- * INFLIGHT_SLACK, at least INFLIGHT_MIN, at most the file descriptors
- * the process may open less FD_RESERVE (its other sockets, files,
- * devices). */
+ * INFLIGHT_SLACK, at least INFLIGHT_MIN, at most PA_HEALTH_AUTO_MAX_INFLIGHT
+ * and the file descriptors the process may open less FD_RESERVE (its
+ * other sockets, files, devices). */
 #define INFLIGHT_MIN	64
 #define INFLIGHT_SLACK	16
 #define FD_RESERVE	256
@@ -335,6 +335,8 @@ limit(const struct pa_health *h)
 	need += need / 8 + INFLIGHT_SLACK;
 	if (need < INFLIGHT_MIN)
 		need = INFLIGHT_MIN;
+	if (need > PA_HEALTH_AUTO_MAX_INFLIGHT)
+		need = PA_HEALTH_AUTO_MAX_INFLIGHT;
 	return need < h->fd_cap ? (unsigned int)need : h->fd_cap;
 }
 

@@ -42,9 +42,10 @@
  *   max_inflight 0 (the default) sizes the limit from the targets: the
  *   sum over them of timeout_ms / interval_ms (the probes in flight at
  *   once if every probe lasted its whole timeout), an eighth more and
- *   16, at least 64, at most RLIMIT_NOFILE (as at pa_health_create())
- *   less 256 file descriptors left to the rest of the process. 10,000
- *   targets every 1000 ms with a 500 ms timeout: 5,652.
+ *   16, at least 64, at most PA_HEALTH_AUTO_MAX_INFLIGHT and RLIMIT_NOFILE
+ *   (as at pa_health_create()) less 256 file descriptors left to the
+ *   rest of the process. 1,000 targets every 1000 ms with a 500 ms
+ *   timeout: 579; 10,000: 2,048 (5,652 without the ceiling).
  * - PA_HEALTH_AGENT (not a configuration "type": "agent_port"): the
  *   HAProxy agent-check protocol. A connect to the agent's port; the
  *   agent writes one line and closes; tokens (space or comma separated)
@@ -147,6 +148,20 @@ typedef void (*pa_health_change_fn)(void *arg, unsigned int idx,
 
 /** The limit when RLIMIT_NOFILE cannot be read (max_inflight 0). */
 #define PA_HEALTH_DEF_MAX_INFLIGHT	1024
+/**
+ * The automatic limit's ceiling, about the frames the exception path
+ * holds (the kernel_if's txqueuelen of 1,000, lib/neigh's TX ring, the
+ * punt ring). Every probe in flight may have a frame queued on its way
+ * out: far more probes in flight than that turn a stall of the data path
+ * into dropped SYNs, timeouts and sockets held for their whole timeout
+ * (perf/bench_health.py, 10,000 backends at 1 s on a loaded 2-CPU
+ * machine: with 5,652 in flight one run of five collapsed to 4,986
+ * probes/s, 41,590 of the kernel's frames dropped in 20 s); far fewer
+ * hold the rate back (1,024: 7,137 probes/s; 2,048: 9,598). A path
+ * slower than the probes' rate then holds them back (due probes wait,
+ * keeping their grid) rather than dropping them.
+ */
+#define PA_HEALTH_AUTO_MAX_INFLIGHT	2048
 
 struct pa_health_opts {
 	unsigned int max_targets;	/**< slots */

@@ -805,12 +805,18 @@ START_TEST(inflight_limit_sized_from_the_targets)
 	ck_assert_ptr_nonnull(b);
 	pa_health_stats(b, &st);
 	ck_assert_uint_eq(st.max_inflight, 64);	/* the floor */
-	/* 4000 targets, timeout 500 of 1000: 4000 x 0.501 = 2004, an
-	 * eighth more and 16 (unless RLIMIT_NOFILE is lower) */
-	for (i = 0; i < 4000; i++)
+	/* 1000 targets, timeout 500 of 1000: 1000 x 0.501 = 501, an eighth
+	 * more and 16 (unless RLIMIT_NOFILE is lower) */
+	for (i = 0; i < 1000; i++)
 		ck_assert_int_eq(pa_health_set(b, i, &s, now), 0);
 	pa_health_stats(b, &st);
-	ck_assert_uint_le(st.max_inflight, 2004 + 250 + 16);
+	ck_assert_uint_le(st.max_inflight, 501 + 62 + 16);
+	ck_assert_uint_ge(st.max_inflight, 64);
+	/* 4000: 2004 + 250 + 16, at most the ceiling */
+	for (i = 1000; i < 4000; i++)
+		ck_assert_int_eq(pa_health_set(b, i, &s, now), 0);
+	pa_health_stats(b, &st);
+	ck_assert_uint_le(st.max_inflight, PA_HEALTH_AUTO_MAX_INFLIGHT);
 	ck_assert_uint_ge(st.max_inflight, 64);
 	for (i = 0; i < 4000; i++)
 		pa_health_clear(b, i);
