@@ -19,16 +19,18 @@ Measured once every backend is up:
   max (the goal: p99 < 20 ms);
 - probes per second (lb_health_get);
 - the load average at the start and the end (the machine is shared);
+- lb_service_list: how long it takes, and the probes' latencies it
+  shows (health_latency_ms: p50, p99, max over the backends);
 then the helper stops (every backend fails: the services go into panic)
-and starts again: seconds until every backend is down, then up, and the
-threads' CPU meanwhile.
+and starts again: seconds until every backend is down, then up, the
+threads' CPU and stats_get latency (one call every 50 ms) meanwhile.
 
 Not a test: figures for docs/performance.md. Root needed.
-Writes perf/results/health-<date>-<backends>-<interval>ms.json.
+Writes perf/results/health-<date>-<backends>-<interval>ms[-SUFFIX].json.
 
 Usage: /usr/bin/python3 perf/bench_health.py [--backends 10000]
            [--seconds 20] [--interval 1000] [--no-flap] [--tag i15h]
-           [--build build]
+           [--build build] [--suffix after]
 """
 import argparse
 import datetime
@@ -37,6 +39,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -150,7 +153,7 @@ def config(n, interval):
 # the exception path), the checks' own thread (absent before it had
 # one: its probes were the control thread's), the main thread, the
 # worker lcore
-THREADS = ("pa-ctrl", "pa-health", "main", "rte-worker-1")
+THREADS = ("pa-ctrl", "pa-health", "pa-excp", "main", "rte-worker-1")
 
 
 def thread_ids(pid):
@@ -198,6 +201,62 @@ def wait(d, what, cond, timeout):
         what, timeout, health(d), st["drops"], st["excp"]))
 
 
+def srv_tcpext():
+    """The helper's namespace's TcpExt counters (ListenOverflows,
+    ListenDrops: SYNs dropped because its accept queue was full)."""
+    lines = nsx(NS_SRV, "cat", "/proc/net/netstat").stdout.decode().split(
+        "\n")
+    for i in range(0, len(lines) - 1, 2):
+        if lines[i].startswith("TcpExt:"):
+            k, v = lines[i].split()[1:], lines[i + 1].split()[1:]
+            d = dict(zip(k, map(int, v)))
+            return {x: d.get(x, 0) for x in ("ListenOverflows", "ListenDrops",
+                                             "TCPReqQFullDrop")}
+    return {}
+
+
+def kif_tx_dropped():
+    """Frames the kernel dropped on the kernel_if's TX queue (its
+    txqueuelen overflowed while the exception path was late)."""
+    r = nsx(NS_APP, "cat", "/sys/class/net/%s/statistics/tx_dropped" % KIF,
+            check=False)
+    return int(r.stdout or 0)
+
+
+def pct(v):
+    """p50, p99, max of a list of figures (ms)."""
+    v = sorted(v)
+    if not v:
+        return None
+    return {"n": len(v), "p50": round(statistics.median(v), 2),
+            "p99": round(v[max(int(len(v) * 0.99) - 1, 0)], 2),
+            "max": round(v[-1], 2)}
+
+
+class Pinger(threading.Thread):
+    """stats_get every 50 ms on a connection of its own until stop()."""
+
+    def __init__(self, d):
+        super().__init__(daemon=True)
+        self.d, self.lat, self.halt = d, [], threading.Event()
+
+    def run(self):
+        try:
+            with self.d.client(timeout=30) as c:
+                while not self.halt.is_set():
+                    s = time.monotonic()
+                    c.call("stats_get")
+                    self.lat.append((time.monotonic() - s) * 1000)
+                    time.sleep(0.05)
+        except Exception:   # the daemon stopped (a failed run)
+            pass
+
+    def stop(self):
+        self.halt.set()
+        self.join()
+        return pct(self.lat)
+
+
 def names(tag):
     global NS_APP, NS_SRV, IF_APP, IF_SRV, KIF
     NS_APP, NS_SRV = tag + "p-app", tag + "p-srv"
@@ -212,6 +271,8 @@ def main():
     ap.add_argument("--no-flap", action="store_true",
                     help="skip the all-down / all-up part")
     ap.add_argument("--build", default=os.path.join(REPO, "build"))
+    ap.add_argument("--suffix", default="",
+                    help="added to the result file's name (before/after)")
     ap.add_argument("--tag", default="i15h",
                     help="prefix of the namespaces and interfaces (<= 8 "
                     "characters), so that runs side by side do not collide")
@@ -272,7 +333,8 @@ def main():
             a.no_flap = True
 
         # steady state: CPU of the control thread, stats_get latency
-        p0, c0, t0 = health(d)["probes"], cpu_s(pid, tid), time.monotonic()
+        h0, x0, k0 = health(d), srv_tcpext(), kif_tx_dropped()
+        p0, c0, t0 = h0["probes"], cpu_s(pid, tid), time.monotonic()
         lat = []
         with d.client(timeout=30) as c:
             while time.monotonic() - t0 < a.seconds:
@@ -294,19 +356,38 @@ def main():
         # what held the rate back, if anything: probes waiting or timing
         # out, frames the exception path dropped
         st = d.call("stats_get")
-        out["steady"]["health"] = health(d)
+        out["steady"]["health"] = h1 = health(d)
+        # over the run only (the counters are since the daemon started)
+        out["steady"]["results"] = {k: h1["results"][k] - h0["results"][k]
+                                    for k in h1["results"]
+                                    if h1["results"][k] - h0["results"][k]}
+        out["steady"]["deferred"] = h1["deferred"] - h0["deferred"]
+        x1 = srv_tcpext()
+        out["steady"]["helper_tcpext"] = {k: x1[k] - x0[k] for k in x1}
+        out["steady"]["kernel_if_tx_dropped"] = kif_tx_dropped() - k0
         out["steady"]["excp"] = st["excp"]["interfaces"]["p0"]
         out["steady"]["drops"] = {k: v for k, v in st["drops"].items() if v}
         print("steady: %s" % out["steady"], flush=True)
-        s = time.monotonic()
-        lst = d.call("lb_service_list")
-        out["lb_service_list_ms"] = round((time.monotonic() - s) * 1000, 1)
+        took = []
+        for _ in range(3):
+            s = time.monotonic()
+            lst = d.call("lb_service_list")
+            took.append(round((time.monotonic() - s) * 1000, 1))
+        out["lb_service_list_ms"] = statistics.median(took)
+        out["lb_service_list_ms_each"] = took
         out["table_hashes"] = [x["table_hash"] for x in lst]
+        out["probe_latency_ms"] = pct(
+            [b["health_latency_ms"] for x in lst for b in x["backends"]
+             if "health_latency_ms" in b])
+        print("lb_service_list %.0f ms, probe latency %s" % (
+            out["lb_service_list_ms"], out["probe_latency_ms"]), flush=True)
 
         # every backend fails, then comes back
         if a.no_flap:
             raise StopIteration
         c0, t0 = cpu_s(pid, tid), time.monotonic()
+        pinger = Pinger(d)
+        pinger.start()
         srv.kill()
         srv.wait()
         took, h = wait(d, "all down", lambda h: h["down"] == n, 120)
@@ -322,7 +403,8 @@ def main():
         took, h = wait(d, "all up again", lambda h: h["up"] == n, 120)
         out["all_up_again_s"] = round(took, 2)
         cpu = cpu_share(cpu_s(pid, tid), c0, time.monotonic() - t0)
-        out["flap"] = {"ctrl_cpu": cpu["pa-ctrl"],
+        out["flap"] = {"stats_get_ms": pinger.stop(),
+                       "ctrl_cpu": cpu["pa-ctrl"],
                        "checks_cpu": cpu.get("pa-health"), "cpu": cpu,
                        "panic_services": panic,
                        "builds": d.call("stats_get")["lb"]["builds"]}
@@ -341,8 +423,8 @@ def main():
         srv.kill()
         down()
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-    path = os.path.join(HERE, "results", "health-%s-%d-%dms.json" % (
-        out["date"], n, a.interval))
+    path = os.path.join(HERE, "results", "health-%s-%d-%dms%s.json" % (
+        out["date"], n, a.interval, "-" + a.suffix if a.suffix else ""))
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
     print(json.dumps(out))

@@ -417,7 +417,6 @@ start_servers(struct pa_app *app, char *err, size_t err_len)
 			return -EINVAL;
 	}
 	ctrl->neigh = app->neigh;
-	ctrl->excp = app->excp;
 	ctrl->ready = app->ready;
 	ctrl->src = (struct pa_metrics_sources){ .pl = app->pl,
 		.acl = app->acl, .lb = app->lb, .rpc = ctrl->server,
@@ -457,6 +456,9 @@ start_threads(struct pa_app *app, char *err, size_t err_len)
 		return -EINVAL;
 	}
 	pa_ready_set_started(app->ready);
+	ret = pa_excp_start(app->excp, err, err_len);
+	if (ret != 0)
+		return ret;
 	ret = pa_health_lb_start(app->checks, err, err_len);
 	if (ret != 0)
 		return ret;
@@ -696,6 +698,8 @@ pa_app_stop(struct pa_app *app, bool ok)
 	/* after the lcores: a table it publishes meanwhile waits for their
 	 * quiescence, which a stalled lcore gives only once stopped */
 	pa_health_lb_stop(app->checks);
+	/* the TAPs' traffic: nothing leaves once the lcores have stopped */
+	pa_excp_stop(app->excp);
 	stop_ctrl(&app->ctrl);
 	if (app->rpc_bound)
 		bind_rpc(app, false);

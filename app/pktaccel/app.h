@@ -61,7 +61,6 @@ struct pa_app_ctrl {
 	bool telemetry;
 	struct pa_metrics_sources src;
 	struct pa_neigh *neigh;
-	struct pa_excp *excp;		/**< NULL: no kernel_if */
 	struct pa_ready *ready;		/**< readiness and routes */
 	pthread_t tid;
 	volatile bool stop;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control thread: the JSON-RPC server, the metrics HTTP server, the
- * telemetry mailbox, the neighbour timers, the exception path
- * (kernel_if), readiness and the announced routes (lib/announce) in one
- * poll loop. The backends' health checks (lib/health) have a thread of
- * their own (pa_health_lb_start()).
+ * telemetry mailbox, the neighbour timers, readiness and the announced
+ * routes (lib/announce) in one poll loop. The backends' health checks
+ * (lib/health, pa_health_lb_start()) and the exception path's TAP I/O
+ * (lib/excp, pa_excp_start()) have threads of their own: neither a round
+ * of probes nor a stream of the kernel's frames delays an RPC.
  */
 #include <poll.h>
 
@@ -13,16 +14,13 @@
 
 #define CTRL_POLL_MS		50	/* RPC polled at least this often */
 #define NEIGH_POLL_MS		10	/* control wait between neighbour polls */
-#define MAX_FDS			(3 + PA_CONFIG_MAX_PORTS)
+#define MAX_FDS			3
 
 void *
 pa_app_ctrl_main(void *arg)
 {
 	struct pa_app_ctrl *t = arg;
 	struct pollfd pfd[MAX_FDS];
-	int fds[PA_CONFIG_MAX_PORTS];
-	unsigned int i, n_fds;
-	bool excp_busy = false;
 	int n, timeout, ht;
 
 	while (!t->stop) {
@@ -36,15 +34,7 @@ pa_app_ctrl_main(void *arg)
 		if (t->telemetry)
 			pfd[n++] = (struct pollfd){
 				.fd = pa_metrics_telemetry_fd(), .events = POLLIN };
-		/* the kernel's frames wake the thread (the TAPs' queue fds);
-		 * the frames for the kernel wait at most PA_EXCP_POLL_MS, or
-		 * nothing while they keep coming */
-		n_fds = pa_excp_fds(t->excp, fds, RTE_DIM(fds));
-		for (i = 0; i < n_fds; i++)
-			pfd[n++] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
 		timeout = t->neigh != NULL ? NEIGH_POLL_MS : CTRL_POLL_MS;
-		if (t->excp != NULL)
-			timeout = excp_busy ? 0 : PA_EXCP_POLL_MS;
 		if (t->http != NULL) {
 			ht = pa_metrics_http_timeout_ms(t->http);
 			if (ht >= 0 && ht < timeout)
@@ -56,9 +46,6 @@ pa_app_ctrl_main(void *arg)
 		(void)poll(pfd, (nfds_t)n, timeout);	/* EINTR: go round */
 		if (t->neigh != NULL)
 			pa_neigh_poll(t->neigh, pa_neigh_now_ms());
-		/* after lib/neigh: it may queue on the same TX rings (both
-		 * on this thread: the rings' single producer) */
-		excp_busy = pa_excp_poll(t->excp) != 0;
 		/* the RPC server is polled at least every CTRL_POLL_MS, as
 		 * when it had the thread to itself */
 		if (t->server != NULL && pa_rpc_server_poll(t->server, 0) < 0)

@@ -6,11 +6,14 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
@@ -20,6 +23,7 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
@@ -61,6 +65,11 @@ struct pa_excp {
 	struct excp_if ifs[PA_CONFIG_MAX_PORTS];
 	struct rte_mempool *pool;	/* what the TAPs receive into */
 	unsigned int n_lcores;
+	/* the thread (pa_excp_start()) */
+	bool started;
+	bool stop;			/* atomic: the thread ends */
+	int wake_fd;			/* eventfd: wakes it to stop */
+	pthread_t tid;
 };
 
 unsigned int
@@ -365,6 +374,13 @@ pa_excp_create(const struct pa_excp_opts *o, char *err, size_t err_len)
 		return NULL;
 	}
 	x->n_lcores = o->n_lcores;
+	x->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (x->wake_fd < 0) {
+		snprintf(err, err_len, "kernel_if: eventfd: %s",
+			strerror(errno));
+		rte_free(x);
+		return NULL;
+	}
 	n_rx = RTE_MAX(o->n_rx_lcores, 1u);
 	hz = rte_get_tsc_hz();
 	x->fast.neigh = pa_neigh_fast(o->neigh);
@@ -448,8 +464,9 @@ from_kernel(struct excp_if *e)
 	unsigned int n, i, k, q, total = 0, r, room;
 
 	for (r = 0; r < EXCP_POLL_ROUNDS; r++) {
-		/* the ring's only producer is this thread (lib/neigh's
-		 * frames too): the room can only grow meanwhile */
+		/* lib/neigh (the control thread) also queues on it: the
+		 * room may shrink meanwhile, what then does not fit counts
+		 * as from_kernel_dropped */
 		room = rte_ring_free_count(e->tx);
 		if (room == 0) {
 			e->from_kernel_held++;
@@ -473,7 +490,7 @@ from_kernel(struct excp_if *e)
 			rte_pktmbuf_free(pkts[i]);
 			e->from_kernel_foreign++;
 		}
-		q = rte_ring_sp_enqueue_burst(e->tx, (void **)pkts, k, NULL);
+		q = rte_ring_mp_enqueue_burst(e->tx, (void **)pkts, k, NULL);
 		if (q < k) {
 			rte_pktmbuf_free_bulk(pkts + q, k - q);
 			e->from_kernel_dropped += k - q;
@@ -497,20 +514,79 @@ pa_excp_poll(struct pa_excp *x)
 	return moved;
 }
 
-unsigned int
-pa_excp_fds(const struct pa_excp *x, int *fds, unsigned int max)
+/* The TAPs' fds to wait on: not one whose frames wait for room on the TX
+ * ring (its fd stays readable, the thread would spin; it polls again
+ * within PA_EXCP_POLL_MS). */
+static unsigned int
+excp_fds(const struct pa_excp *x, struct pollfd *pfd, unsigned int max)
 {
 	unsigned int i, n = 0;
 
-	if (x == NULL)
-		return 0;
-	/* not a TAP whose frames wait for room on the TX ring: its fd stays
-	 * readable, the caller would spin; it polls again within
-	 * PA_EXCP_POLL_MS */
 	for (i = 0; i < x->n && n < max; i++)
 		if (x->ifs[i].fd >= 0 && rte_ring_free_count(x->ifs[i].tx) != 0)
-			fds[n++] = x->ifs[i].fd;
+			pfd[n++] = (struct pollfd){ .fd = x->ifs[i].fd,
+				.events = POLLIN };
 	return n;
+}
+
+/* The exception path's thread: the TAPs' fds and the stop eventfd in one
+ * poll(), at most PA_EXCP_POLL_MS for the punt rings (the data path makes
+ * no system call to wake it), not at all while frames keep coming. */
+static void *
+excp_main(void *arg)
+{
+	struct pa_excp *x = arg;
+	struct pollfd pfd[1 + PA_CONFIG_MAX_PORTS];
+	bool busy = false;
+	unsigned int n;
+	uint64_t v;
+
+	pfd[0] = (struct pollfd){ .fd = x->wake_fd, .events = POLLIN };
+	while (!__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE)) {
+		n = 1 + excp_fds(x, pfd + 1, RTE_DIM(pfd) - 1);
+		pfd[0].revents = 0;
+		(void)poll(pfd, n, busy ? 0 : PA_EXCP_POLL_MS); /* EINTR: round */
+		if (pfd[0].revents != 0 &&
+		    read(x->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			EXCP_LOG(WARNING, "thread: eventfd: %s",
+				strerror(errno));
+		busy = pa_excp_poll(x) != 0;
+	}
+	return NULL;
+}
+
+int
+pa_excp_start(struct pa_excp *x, char *err, size_t err_len)
+{
+	int ret;
+
+	if (x == NULL || x->started)
+		return 0;
+	__atomic_store_n(&x->stop, false, __ATOMIC_RELEASE);
+	ret = rte_ctrl_thread_create(&x->tid, "pa-excp", NULL, excp_main, x);
+	if (ret != 0) {
+		snprintf(err, err_len,
+			"kernel_if: cannot start the exception path's thread: %s",
+			strerror(ret < 0 ? -ret : ret));
+		return ret < 0 ? ret : -ret;
+	}
+	x->started = true;
+	return 0;
+}
+
+void
+pa_excp_stop(struct pa_excp *x)
+{
+	uint64_t one = 1;
+
+	if (x == NULL || !x->started)
+		return;
+	__atomic_store_n(&x->stop, true, __ATOMIC_RELEASE);
+	if (write(x->wake_fd, &one, sizeof(one)) != sizeof(one))
+		EXCP_LOG(WARNING, "cannot wake the exception path's thread: %s (it sees the stop within %u ms)",
+			strerror(errno), PA_EXCP_POLL_MS);
+	pthread_join(x->tid, NULL);
+	x->started = false;
 }
 
 /* ---- teardown ---- */
@@ -523,6 +599,7 @@ pa_excp_close(struct pa_excp *x)
 
 	if (x == NULL)
 		return;
+	pa_excp_stop(x);
 	for (i = 0; i < x->n; i++) {
 		struct excp_if *e = &x->ifs[i];
 
@@ -555,8 +632,11 @@ pa_excp_destroy(struct pa_excp *x)
 
 	if (x == NULL)
 		return;
+	pa_excp_stop(x);
 	for (i = 0; i < x->n; i++)
 		rte_ring_free(x->ifs[i].ring);
+	if (x->wake_fd >= 0)
+		close(x->wake_fd);
 	rte_mempool_free(x->pool);
 	rte_free(x->fast.rows);
 	rte_free(x);

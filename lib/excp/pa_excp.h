@@ -25,18 +25,26 @@
  * reference): the kernel resolves its own neighbours, the appliance's
  * cache keeps working.
  *
- * Kernel -> wire and the ring's consumer: pa_excp_poll() on the control
- * thread writes the rings' frames to the TAPs and sends what the kernel
- * wrote to a TAP on lib/neigh's TX ring of the port (pa_neigh_tx_ring():
- * single producer, the control thread, which also runs pa_neigh_poll()),
- * which a data-path lcore drains onto its TX queue of the port. It reads
- * from a TAP only what that ring has room for: the rest waits in the
- * TAP's queue (the kernel's txqueuelen; the kernel counts what overflows
- * it as the interface's TX drops), "from_kernel_held" counts such polls.
+ * Kernel -> wire and the ring's consumer: pa_excp_poll() on the exception
+ * path's own thread ("pa-excp", pa_excp_start()) writes the rings' frames
+ * to the TAPs and sends what the kernel wrote to a TAP on lib/neigh's TX
+ * ring of the port (pa_neigh_tx_ring(): multi-producer, this thread and
+ * the control thread's pa_neigh_poll()), which a data-path lcore drains
+ * onto its TX queue of the port. It reads from a TAP only what that ring
+ * has room for: the rest waits in the TAP's queue (the kernel's
+ * txqueuelen; the kernel counts what overflows it as the interface's TX
+ * drops), "from_kernel_held" counts such polls. The thread waits in
+ * poll() on the TAPs' queue fds (the kernel's frames leave at once) and
+ * at most PA_EXCP_POLL_MS for the punt rings (the data path makes no
+ * system call to wake it), not at all while frames keep coming: the
+ * control thread (RPC, metrics) neither carries the frames nor wakes for
+ * them.
  *
- * Thread safety: everything but pa_excp_punt() and pa_excp_fast() is for
- * the control thread (create, poll, snapshot) or the main thread once
- * the data path and the control thread have stopped (close, destroy).
+ * Thread safety: pa_excp_punt() and pa_excp_fast(): the data path;
+ * pa_excp_poll(): the exception path's thread (or, without it, one
+ * caller); pa_excp_snapshot(): any one thread (the counters are read as
+ * they are); create, start: the main thread; stop, close, destroy: the
+ * main thread once the data path has stopped.
  */
 
 #include <stdbool.h>
@@ -50,8 +58,8 @@
 #define PA_EXCP_RING		512	/**< frames waiting for a kernel_if, per port */
 #define PA_EXCP_DEF_RATE_PPS	20000	/**< per port, all rx lcores together */
 #define PA_EXCP_DEF_BURST	256	/**< token bucket depth, per rx lcore */
-#define PA_EXCP_POLL_MS		1	/**< control thread's longest wait while
-					 * a kernel_if exists */
+#define PA_EXCP_POLL_MS		1	/**< the exception path's thread's
+					 * longest wait (the punt rings) */
 #define PA_EXCP_TAP_DESC	512	/**< TAP ethdev descriptors */
 
 /** Mbufs of the ports' pools the exception rings can hold at once. */
@@ -92,17 +100,24 @@ struct pa_excp *pa_excp_create(const struct pa_excp_opts *o, char *err,
 const struct pa_excp_fast *pa_excp_fast(const struct pa_excp *x);
 
 /**
- * Move frames both ways (a bounded amount per call). Control thread.
+ * Move frames both ways (a bounded amount per call): the exception path's
+ * thread; without it (pa_excp_start() not called) one caller.
  * @return frames moved (0: nothing was waiting).
  */
 unsigned int pa_excp_poll(struct pa_excp *x);
 
 /**
- * The file descriptors that become readable when a kernel_if has a frame
- * for the wire (the TAP queues' interrupt fds), for the control thread's
- * poll(). @return how many were written to @p fds (at most @p max).
+ * Start the exception path's thread ("pa-excp", rte_ctrl_thread_create():
+ * the control threads' CPU affinity, never a data-path lcore), which
+ * runs pa_excp_poll() until pa_excp_stop(). Main thread, once the data
+ * path runs. NULL is fine (nothing).
+ * @return 0, or -errno with the reason in @p err.
  */
-unsigned int pa_excp_fds(const struct pa_excp *x, int *fds, unsigned int max);
+int pa_excp_start(struct pa_excp *x, char *err, size_t err_len);
+
+/** Stop the thread and join it (woken by an eventfd). Nothing if it was
+ * not started; pa_excp_close() and pa_excp_destroy() call it. */
+void pa_excp_stop(struct pa_excp *x);
 
 /**
  * Remove the kernel interfaces (close the TAP ethdevs) and free the
@@ -147,7 +162,7 @@ struct pa_excp_snapshot {
 	uint64_t clones_skipped;	/**< ... not given: ring full or rate */
 };
 
-/** Fill @p s. Control thread. */
+/** Fill @p s. Any one thread at a time (the control thread). */
 void pa_excp_snapshot(const struct pa_excp *x, struct pa_excp_snapshot *s);
 
 /**

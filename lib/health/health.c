@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,14 @@
 #define HTTP_BUF	256	/* enough for any status line we accept */
 #define UDP_PAYLOAD	"pktaccel health check\n"
 #define ICMP_PAYLOAD	"pktaccel"
+/* The automatic in-flight limit (max_inflight 0): the probes that may be
+ * in flight at once if each lasted its whole timeout, an eighth more and
+ * INFLIGHT_SLACK, at least INFLIGHT_MIN, at most PA_HEALTH_AUTO_MAX_INFLIGHT
+ * and the file descriptors the process may open less FD_RESERVE (its
+ * other sockets, files, devices). */
+#define INFLIGHT_MIN	64
+#define INFLIGHT_SLACK	16
+#define FD_RESERVE	256
 
 struct target {
 	bool set;
@@ -43,7 +52,10 @@ struct target {
 	struct pa_health_spec spec;
 	struct pa_health_info info;
 	uint64_t when;			/* next probe, or this one's deadline */
-	uint64_t started;		/* ms, this probe */
+	uint64_t due;			/* ms: this probe's (or the next one's)
+					 * place on the target's grid: its
+					 * first probe's time + k intervals */
+	uint64_t started;		/* ms, this probe (due, or later) */
 	uint64_t started_us;		/* for the latency (monotonic) */
 	uint32_t gen;			/* probe number: stale events */
 	uint32_t heap_pos;		/* index in heap[] */
@@ -65,6 +77,9 @@ struct pa_health {
 	uint32_t *heap;			/* target slots, by when */
 	unsigned int n_heap;
 	unsigned int inflight;
+	unsigned int fd_cap;		/* the automatic limit's ceiling */
+	uint64_t need_milli;		/* sum of the targets' timeout /
+					 * interval, in thousandths */
 	/* due probes waiting for a socket (max_inflight), oldest first: they
 	 * start as probes end, not by polling a timer */
 	uint32_t whead, wtail;
@@ -293,6 +308,45 @@ wait_unlink(struct pa_health *h, unsigned int idx)
 /* Life cycle                                                          */
 /* ------------------------------------------------------------------ */
 
+/* The automatic limit's ceiling: what RLIMIT_NOFILE leaves. */
+static unsigned int
+fd_cap(void)
+{
+	struct rlimit rl;
+	rlim_t n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return PA_HEALTH_DEF_MAX_INFLIGHT;
+	n = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > UINT32_MAX / 2 ?
+		UINT32_MAX / 2 : rl.rlim_cur;
+	n = n > 2 * FD_RESERVE ? n - FD_RESERVE : n / 2;
+	return n < 1 ? 1 : (unsigned int)n;
+}
+
+/* Probes that may be in flight at once (pa_health.h, max_inflight). */
+static unsigned int
+limit(const struct pa_health *h)
+{
+	uint64_t need;
+
+	if (h->o.max_inflight != 0)
+		return h->o.max_inflight;
+	need = (h->need_milli + 999) / 1000;
+	need += need / 8 + INFLIGHT_SLACK;
+	if (need < INFLIGHT_MIN)
+		need = INFLIGHT_MIN;
+	if (need > PA_HEALTH_AUTO_MAX_INFLIGHT)
+		need = PA_HEALTH_AUTO_MAX_INFLIGHT;
+	return need < h->fd_cap ? (unsigned int)need : h->fd_cap;
+}
+
+/* A target's share of the automatic limit: timeout / interval. */
+static uint64_t
+need_of(const struct pa_health_spec *s)
+{
+	return (uint64_t)s->timeout_ms * 1000 / s->interval_ms + 1;
+}
+
 struct pa_health *
 pa_health_create(const struct pa_health_opts *o, char *err, size_t err_len)
 {
@@ -307,8 +361,7 @@ pa_health_create(const struct pa_health_opts *o, char *err, size_t err_len)
 	if (h == NULL)
 		goto nomem;
 	h->o = *o;
-	if (h->o.max_inflight == 0)
-		h->o.max_inflight = PA_HEALTH_DEF_MAX_INFLIGHT;
+	h->fd_cap = fd_cap();
 	h->t = calloc(o->max_targets, sizeof(*h->t));
 	h->heap = calloc(o->max_targets, sizeof(*h->heap));
 	if (h->t == NULL || h->heap == NULL)
@@ -423,8 +476,10 @@ pa_health_set(struct pa_health *h, unsigned int idx,
 	t->info.changed_ms = now_ms;
 	t->info.agent_pct = -1;
 	t->info.agent_reported = -1;
-	t->when = now_ms + phase(idx, spec->interval_ms);
+	t->due = now_ms + phase(idx, spec->interval_ms);
+	t->when = t->due;
 	heap_push(h, idx);
+	h->need_milli += need_of(&t->spec);
 	h->st.targets++;
 	h->st.unknown++;
 	return 0;
@@ -451,6 +506,7 @@ pa_health_clear(struct pa_health *h, unsigned int idx)
 	else
 		heap_remove(h, idx);
 	(*status_count(h, t->info.status))--;
+	h->need_milli -= need_of(&t->spec);
 	h->st.targets--;
 	t->set = false;
 }
@@ -494,6 +550,7 @@ void
 pa_health_stats(const struct pa_health *h, struct pa_health_stats *s)
 {
 	*s = h->st;
+	s->max_inflight = limit(h);
 	s->inflight = h->inflight;
 	s->waiting = h->waiting;
 }
@@ -779,9 +836,17 @@ finish(struct pa_health *h, unsigned int idx, enum pa_health_result r,
 		if (in->fail_run >= t->spec.fall)
 			st = PA_HEALTH_STATUS_DOWN;
 	}
-	/* the next probe: one interval after this one started */
-	rearm(h, idx, t->started + t->spec.interval_ms > now_ms ?
-		t->started + t->spec.interval_ms : now_ms);
+	/* the next probe: the next place on the target's grid after this
+	 * one's start, however late it started (it waited for a socket, the
+	 * caller ran late) or long it took: no drift. A probe that started
+	 * a whole interval (or more) late skips the places it missed rather
+	 * than following at once. Late (the place has passed: this probe
+	 * ended after it): due now. */
+	t->due += t->spec.interval_ms;
+	if (t->due <= t->started)
+		t->due += ((t->started - t->due) / t->spec.interval_ms + 1) *
+			t->spec.interval_ms;
+	rearm(h, idx, t->due);
 	if (st != old) {
 		(*status_count(h, old))--;
 		(*status_count(h, st))++;
@@ -989,9 +1054,9 @@ event(struct pa_health *h, unsigned int idx, uint32_t events,
 static void
 start_waiting(struct pa_health *h, uint64_t now_ms)
 {
-	unsigned int idx;
+	unsigned int idx, max = limit(h);
 
-	while (h->whead != NO_IDX && h->inflight < h->o.max_inflight) {
+	while (h->whead != NO_IDX && h->inflight < max) {
 		idx = h->whead;
 		wait_unlink(h, idx);
 		h->t[idx].when = now_ms;
@@ -1006,7 +1071,7 @@ pa_health_run(struct pa_health *h, uint64_t now_ms)
 	struct epoll_event ev[EVENTS_MAX];
 	uint64_t before = h->st.probes;
 	struct target *t;
-	unsigned int idx;
+	unsigned int idx, max = limit(h);
 	int i, n;
 
 	do {
@@ -1039,7 +1104,7 @@ pa_health_run(struct pa_health *h, uint64_t now_ms)
 			continue;
 		}
 		/* no free socket, or older probes waiting for one: in turn */
-		if (h->inflight >= h->o.max_inflight || h->whead != NO_IDX) {
+		if (h->inflight >= max || h->whead != NO_IDX) {
 			wait_push(h, idx);
 			continue;
 		}

@@ -454,12 +454,13 @@ pa_health_lb_snapshot_json(const struct pa_health_lb_snapshot *s)
 	for (i = 1; i < PA_HEALTH_R_MAX; i++)
 		json_object_set_new(r, pa_health_result_name(i),
 			json_integer((json_int_t)s->probe.results[i]));
-	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I}",
+	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I}",
 		"targets", (json_int_t)s->probe.targets,
 		"up", (json_int_t)s->probe.up,
 		"down", (json_int_t)s->probe.down,
 		"unknown", (json_int_t)s->probe.unknown,
 		"inflight", (json_int_t)s->probe.inflight,
+		"max_inflight", (json_int_t)s->probe.max_inflight,
 		"waiting", (json_int_t)s->probe.waiting,
 		"probes", (json_int_t)s->probe.probes,
 		"results", r,

@@ -54,7 +54,8 @@ struct pa_health_lb_opts {
 	struct pa_lb *lb;		/**< borrowed */
 	/** The ports' kernel_if names and addresses. Borrowed. */
 	const struct pa_config *cfg;
-	unsigned int max_inflight;	/**< 0: PA_HEALTH_DEF_MAX_INFLIGHT */
+	unsigned int max_inflight;	/**< 0: sized from the targets
+					 * (pa_health.h) */
 };
 
 /** @return it, or NULL with the reason in @p err. */

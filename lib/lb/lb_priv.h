@@ -528,6 +528,8 @@ uint32_t lb_effective_weight(const struct lb_svc_ctl *c, unsigned int i);
 
 /* lb.c: names of the probe results (index: lb_be_health.last) */
 const char *lb_health_result_name(uint8_t i);
+/* A real as jansson's json_dumps() writes it (lb_stats.c). */
+void lb_real_text(double v, char *buf, size_t len);
 
 /* lb_sched.c */
 struct lb_sched_ops {

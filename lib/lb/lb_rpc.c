@@ -141,9 +141,15 @@ rpc_lb_service_list(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
 	struct pa_lb_rpc_ctx *x = ctx;
+	size_t len;
+	char *txt;
+
 	if (pa_rpc_no_params(params, err) != 0)
 		return -1;
-	*result = pa_lb_services_json(x->lb);
+	/* rendered as text, not as a jansson tree: 10,000 backends */
+	txt = pa_lb_services_text(x->lb, &len);
+	*result = txt != NULL ? pa_rpc_raw_result(txt, len) : NULL;
+	free(txt);
 	if (*result == NULL)
 		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
 			"out of memory");

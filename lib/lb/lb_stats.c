@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,4 +426,228 @@ pa_lb_stats_json(struct pa_lb *lb)
 	if (pa_lb_snapshot(lb, 0, &s) != 0)
 		return NULL;
 	return pa_lb_snapshot_json(&s);
+}
+
+/* ------------------------------------------------------------------ */
+/* lb_service_list as text                                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The same text as json_dumps(pa_lb_snapshot_services_json(), JSON_COMPACT)
+ * without a jansson tree per backend: each service's own keys are still
+ * rendered by jansson (pa_lb_service_snapshot_json() with no backends),
+ * its "backends" array is written here, key by key in the order of
+ * pa_lb_config_backend_to_json() and pa_lb_service_snapshot_json()
+ * (tests/unit/lb compares the two renderings byte for byte). A backend's
+ * strings (addresses, names of states and results) need no escaping.
+ */
+
+struct tbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void
+tb_reserve(struct tbuf *b, size_t more)
+{
+	char *n;
+	size_t cap;
+
+	if (b->oom || b->len + more + 1 <= b->cap)
+		return;
+	cap = b->cap != 0 ? b->cap : 4096;
+	while (cap < b->len + more + 1)
+		cap *= 2;
+	n = realloc(b->p, cap);
+	if (n == NULL) {
+		b->oom = true;
+		return;
+	}
+	b->p = n;
+	b->cap = cap;
+}
+
+static void
+tb_put(struct tbuf *b, const char *s, size_t n)
+{
+	tb_reserve(b, n);
+	if (b->oom)
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void
+tb_str(struct tbuf *b, const char *s)
+{
+	tb_put(b, s, strlen(s));
+}
+
+static void __attribute__((format(printf, 2, 3)))
+tb_printf(struct tbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	tb_reserve(b, 64);
+	if (b->oom)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = true;
+		return;
+	}
+	if ((size_t)n >= b->cap - b->len) {
+		tb_reserve(b, (size_t)n);
+		if (b->oom)
+			return;
+		va_start(ap, fmt);
+		vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+	}
+	b->len += (size_t)n;
+}
+
+/* A real as jansson writes it (jsonp_dtostr(): "%.17g", ".0" when it
+ * would read back as an integer, no '+' nor leading zeros in the
+ * exponent). */
+void
+lb_real_text(double v, char *buf, size_t len)
+{
+	char *e, *d, *s;
+
+	snprintf(buf, len, "%.17g", v);
+	if (strchr(buf, '.') == NULL && strchr(buf, 'e') == NULL &&
+	    strlen(buf) + 3 <= len)
+		strcat(buf, ".0");
+	e = strchr(buf, 'e');
+	if (e == NULL)
+		return;
+	s = e + 1;
+	if (*s == '-')
+		s++;
+	else if (*s == '+')
+		memmove(s, s + 1, strlen(s + 1) + 1);
+	d = s;
+	while (*d == '0' && d[1] != '\0')
+		d++;
+	if (d != s)
+		memmove(s, d, strlen(d) + 1);
+}
+
+static void
+backend_text(struct tbuf *b, const struct pa_config_backend *be,
+		const struct pa_lb_backend_snapshot *v)
+{
+	static const char *const agent[] = { "up", "drain", "down" };
+	char ip[INET6_ADDRSTRLEN], mac[PA_NET_MAC_STRLEN], real[40];
+
+	tb_printf(b, "{\"addr\":\"%s\",\"port\":%u,\"weight\":%u",
+		pa_net_format_ip(&be->addr, ip, sizeof(ip)), be->port,
+		be->weight);
+	if (be->has_mac)
+		tb_printf(b, ",\"mac\":\"%s\"",
+			pa_net_format_mac(be->mac, mac, sizeof(mac)));
+	tb_printf(b, ",\"state\":\"%s\",\"flows\":%" PRIu64 ",\"packets\":%"
+		PRIu64 ",\"bytes\":%" PRIu64 ",\"health\":\"%s\"",
+		pa_lb_config_state_names[be->state], v->flows, v->packets,
+		v->bytes, pa_lb_health_name(v->health));
+	if (v->health_agent_pct >= 0 ||
+	    v->health_agent_state != PA_LB_AGENT_NONE) {
+		tb_printf(b, ",\"health_agent\":\"%s\"",
+			agent[v->health_agent_state]);
+		if (v->health_agent_pct >= 0)
+			tb_printf(b, ",\"health_agent_pct\":%d",
+				(int)v->health_agent_pct);
+		tb_printf(b, ",\"health_weight\":%u",
+			(unsigned int)v->health_weight);
+	}
+	if (v->health_grace_ms_left >= 0)
+		tb_printf(b, ",\"health_grace_ms_left\":%" PRId64,
+			(int64_t)v->health_grace_ms_left);
+	if (v->health_probes != 0) {
+		lb_real_text(v->health_latency_us / 1000.0, real,
+			sizeof(real));
+		tb_printf(b, ",\"health_last\":\"%s\",\"health_latency_ms\":%s",
+			v->health_last, real);
+		if (v->health_code != 0)
+			tb_printf(b, ",\"health_code\":%u",
+				(unsigned int)v->health_code);
+		tb_printf(b, ",\"health_probes\":%" PRIu64
+			",\"health_failures\":%" PRIu64,
+			(uint64_t)v->health_probes,
+			(uint64_t)v->health_failures);
+	}
+	tb_put(b, "}", 1);
+}
+
+/* One service: jansson's rendering of its own keys with its backends
+ * written here in place of the empty array. */
+static void
+service_text(struct tbuf *b, const struct pa_lb_service_snapshot *v)
+{
+	static const char key[] = "\"backends\":[]";
+	struct pa_lb_service_snapshot head = *v;
+	json_t *o;
+	char *txt, *at;
+	unsigned int j;
+
+	head.cfg.n_backends = 0;
+	o = pa_lb_service_snapshot_json(&head);
+	txt = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	/* the key's quotes are unescaped: no string value holds it */
+	at = txt != NULL ? strstr(txt, key) : NULL;
+	if (at == NULL) {
+		free(txt);
+		b->oom = true;
+		return;
+	}
+	tb_put(b, txt, (size_t)(at - txt) + sizeof(key) - 2);
+	for (j = 0; j < v->cfg.n_backends; j++) {
+		if (j > 0)
+			tb_put(b, ",", 1);
+		backend_text(b, &v->cfg.backends[j], &v->backends[j]);
+	}
+	tb_str(b, at + sizeof(key) - 2);
+	free(txt);
+}
+
+char *
+pa_lb_snapshot_services_text(const struct pa_lb_snapshot *s, size_t *len)
+{
+	struct tbuf b = { 0 };
+	unsigned int i;
+
+	tb_put(&b, "[", 1);
+	for (i = 0; i < s->n_services; i++) {
+		if (i > 0)
+			tb_put(&b, ",", 1);
+		service_text(&b, &s->svc[i]);
+	}
+	tb_put(&b, "]", 1);
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	if (len != NULL)
+		*len = b.len;
+	return b.p;
+}
+
+char *
+pa_lb_services_text(struct pa_lb *lb, size_t *len)
+{
+	struct pa_lb_snapshot s;
+	char *t;
+
+	if (pa_lb_snapshot(lb, PA_LB_SNAPSHOT_SERVICES, &s) != 0)
+		return NULL;
+	t = pa_lb_snapshot_services_text(&s, len);
+	pa_lb_snapshot_free(&s);
+	return t;
 }

@@ -426,6 +426,20 @@ json_t *pa_lb_snapshot_services_json(const struct pa_lb_snapshot *s);
  */
 json_t *pa_lb_services_json(struct pa_lb *lb);
 
+/**
+ * lb_service_list as JSON text: the same text as json_dumps(
+ * pa_lb_services_json(), JSON_COMPACT), without a jansson tree per
+ * backend (10,000 backends: a tenth of the time).
+ * @return a string to free(), its length in @p len (may be NULL); NULL on
+ *         allocation failure.
+ */
+char *pa_lb_services_text(struct pa_lb *lb, size_t *len);
+
+/** pa_lb_services_text() from a snapshot taken with
+ * PA_LB_SNAPSHOT_SERVICES. */
+char *pa_lb_snapshot_services_text(const struct pa_lb_snapshot *s,
+		size_t *len);
+
 /** The "lb" object of stats_get. */
 json_t *pa_lb_stats_json(struct pa_lb *lb);
 

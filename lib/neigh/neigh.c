@@ -302,7 +302,7 @@ send_frame(struct pa_neigh *n, unsigned int pi, const uint8_t *buf,
 	}
 	memcpy(d, buf, len);
 	m->port = p->port_id;
-	if (rte_ring_sp_enqueue(p->tx, m) != 0) {
+	if (rte_ring_mp_enqueue(p->tx, m) != 0) {
 		rte_pktmbuf_free(m);
 		n->c.tx_ring_full++;
 		return -ENOBUFS;
@@ -1091,7 +1091,7 @@ pa_neigh_create(const struct pa_neigh_opts *o, uint64_t now_ms, char *err,
 			&o->cfg->ports[i] : NULL;
 		snprintf(name, sizeof(name), "pa_neigh_tx%u_%u", id, i);
 		p->tx = rte_ring_create(name, PA_NEIGH_TX_RING, pp->socket < 0 ?
-			0 : pp->socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+			0 : pp->socket, RING_F_SC_DEQ);
 		if (p->tx == NULL) {
 			snprintf(err, err_len, "neighbours: ring %s: %s", name,
 				rte_strerror(rte_errno));

@@ -137,8 +137,9 @@ bool pa_neigh_idle(struct pa_neigh *n);
 /** The ring the rx stage hands frames to (multi-producer). */
 struct rte_ring *pa_neigh_rx_ring(const struct pa_neigh *n);
 
-/** The ring of frames to send on port @p port_index (single consumer),
- * or NULL. */
+/** The ring of frames to send on port @p port_index (single consumer:
+ * the port's TX lcore; multi-producer: the control thread's
+ * pa_neigh_poll() and lib/excp's thread), or NULL. */
 struct rte_ring *pa_neigh_tx_ring(const struct pa_neigh *n,
 		unsigned int port_index);
 

@@ -139,6 +139,24 @@ json_t *pa_rpc_method_names(void);
 int pa_rpc_error_set(struct pa_rpc_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/** The key of a raw result's marker object (pa_rpc_raw_result()). */
+#define PA_RPC_RAW_KEY	"\x01pa_rpc_raw"
+
+/**
+ * A result the handler already rendered as JSON text (compact and valid:
+ * nobody checks it), for a result whose jansson tree would cost more
+ * than the rest of the call (lb_service_list of 10,000 backends). The
+ * server writes the text as the response's "result"; pa_rpc_handle()
+ * returns the marker object {PA_RPC_RAW_KEY: text} (pa_rpc_raw_text()
+ * reads it). @p text is copied.
+ * @return new reference, or NULL on allocation failure.
+ */
+json_t *pa_rpc_raw_result(const char *text, size_t len);
+
+/** The text of a raw result (pa_rpc_raw_result()), its length in
+ * @p len; NULL for any other value. */
+const char *pa_rpc_raw_text(const json_t *v, size_t *len);
+
 /**
  * Check that a method got no parameters (absent, null, [] or {}).
  * @return 0, or -1 with err filled (-32602).

@@ -143,6 +143,34 @@ pa_rpc_error_set(struct pa_rpc_error *err, int code, const char *fmt, ...)
 	return -1;
 }
 
+json_t *
+pa_rpc_raw_result(const char *text, size_t len)
+{
+	json_t *o = json_object();
+
+	if (o == NULL || json_object_set_new_nocheck(o, PA_RPC_RAW_KEY,
+			json_stringn_nocheck(text, len)) != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+const char *
+pa_rpc_raw_text(const json_t *v, size_t *len)
+{
+	const json_t *t;
+
+	if (!json_is_object(v) || json_object_size(v) != 1)
+		return NULL;
+	t = json_object_get(v, PA_RPC_RAW_KEY);
+	if (!json_is_string(t))
+		return NULL;
+	if (len != NULL)
+		*len = json_string_length(t);
+	return json_string_value(t);
+}
+
 int
 pa_rpc_no_params(const json_t *params, struct pa_rpc_error *err)
 {

@@ -814,6 +814,33 @@ out_put(struct conn *c, char lead, const char *text, size_t len, char tail)
 		c->out[c->out_len++] = tail;
 }
 
+/* A response whose result the handler rendered itself
+ * (pa_rpc_raw_result()): the envelope by jansson, then the text.
+ * @return a string to free(), or NULL. */
+static char *
+raw_response(const json_t *resp, const char *raw, size_t raw_len)
+{
+	static const char key[] = ",\"result\":";
+	json_t *env = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id",
+		json_object_get(resp, "id"));
+	char *head = env != NULL ? json_dumps(env, JSON_COMPACT) : NULL, *txt;
+	size_t n;
+
+	json_decref(env);
+	if (head == NULL)
+		return NULL;
+	n = strlen(head) - 1;		/* without its '}' */
+	txt = malloc(n + sizeof(key) - 1 + raw_len + 2);
+	if (txt != NULL) {
+		memcpy(txt, head, n);
+		memcpy(txt + n, key, sizeof(key) - 1);
+		memcpy(txt + n + sizeof(key) - 1, raw, raw_len);
+		memcpy(txt + n + sizeof(key) - 1 + raw_len, "}", 2);
+	}
+	free(head);
+	return txt;
+}
+
 /* Queue one response, with @p lead before it and @p tail after it. */
 static void
 queue_part(struct conn *c, const json_t *resp, char lead, char tail)
@@ -821,11 +848,15 @@ queue_part(struct conn *c, const json_t *resp, char lead, char tail)
 	static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,"
 		"\"error\":{\"code\":-32603,\"message\":\"internal error: "
 		"cannot encode the response\"}}";
+	const char *raw;
+	size_t raw_len;
 	char *txt;
 
 	if (c->dead)
 		return;
-	txt = json_dumps(resp, JSON_COMPACT);
+	raw = pa_rpc_raw_text(json_object_get(resp, "result"), &raw_len);
+	txt = raw != NULL ? raw_response(resp, raw, raw_len) :
+		json_dumps(resp, JSON_COMPACT);
 	if (txt != NULL)
 		out_put(c, lead, txt, strlen(txt), tail);
 	else

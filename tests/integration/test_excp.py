@@ -71,6 +71,20 @@ def start(ns, cfg, tmp_path, name="excp"):
     return d
 
 
+def thread_names(d):
+    """Names of the daemon's threads (its process may be a child of
+    "ip netns exec")."""
+    pid = d.proc.pid
+    r = sh("pgrep", "-P", str(pid))
+    if r.stdout.strip():
+        pid = int(r.stdout.split()[0])
+    names = []
+    for t in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/comm" % (pid, t)) as f:
+            names.append(f.read().strip())
+    return names
+
+
 def link(ns, dev):
     r = sh("ip", "-n", ns, "-j", "addr", "show", "dev", dev)
     assert r.returncode == 0, r.stderr.decode()
@@ -137,6 +151,11 @@ def test_excp_ping_tcp_both_ways_and_removed_on_stop(lab, tmp_path):
         assert st["drops"]["excp_full"] == 0, st["drops"]
         assert st["drops"]["excp_rate"] == 0, st["drops"]
         assert st["drops"]["local"] >= x["to_kernel"], st["drops"]
+        # the TAPs' frames have a thread of their own, not the control
+        # thread's (lib/excp, pa_excp_start())
+        names = thread_names(d)
+        assert names.count("pa-excp") == 1, names
+        assert "pa-ctrl" in names, names
     finally:
         rc = d.stop()
     assert rc == 0, d.describe()

@@ -422,7 +422,7 @@ START_TEST(http_silent_server_times_out)
 	http_start(&sv, NULL, &port);
 	s = spec_of(PA_HEALTH_HTTP, "127.0.0.1", port);
 	ck_assert_int_eq(pa_health_set(h, 5, &s, now), 0);
-	now += 1000;
+	now += (uint64_t)pa_health_timeout_ms(h, now);	/* its first */
 	ck_assert(!settle());			/* connected, no answer */
 	ck_assert_uint_eq(inflight(), 1);
 	now += 499;
@@ -679,10 +679,150 @@ START_TEST(first_probes_spread_over_the_interval)
 	now += 60;
 	pa_health_run(h, now);
 	pa_health_stats(h, &st);
-	ck_assert_uint_eq(st.probes, 200);		/* each once */
-	ck_assert_uint_eq(st.inflight, 0);
+	/* each once (slot 0, phase 0, started 100 ms late, again at
+	 * 1000 ms: its grid's next place) */
+	for (i = 0; i < 200; i++) {
+		struct pa_health_info in;
+
+		ck_assert_int_eq(pa_health_get(h, i, &in), 0);
+		ck_assert_uint_eq(in.probes, i == 0 ? 2 : 1);
+	}
+	ck_assert_uint_eq(st.probes, 201);
 	ck_assert_msg(min >= 10 && max <= 30, "per 100 ms: %u..%u", min, max);
 	close(fd);
+}
+END_TEST
+
+/* The probes keep to their grid (first probe + k intervals): a caller
+ * that runs late does not push the next probe back. */
+START_TEST(probes_keep_their_grid_when_runs_come_late)
+{
+	uint16_t port = 0;
+	int fd = listener(AF_INET, SOCK_STREAM, &port);
+	struct pa_health_spec s = spec_of(PA_HEALTH_TCP, "127.0.0.1", port);
+	struct pa_health_stats st;
+	uint64_t first;
+	unsigned int k;
+
+	ck_assert_int_eq(pa_health_set(h, 3, &s, now), 0);
+	first = now + (uint64_t)pa_health_timeout_ms(h, now);
+	for (k = 0; k < 10; k++) {
+		now = first + k * 1000 + 37;	/* 37 ms late */
+		ck_assert(settle());
+		pa_health_stats(h, &st);
+		ck_assert_uint_eq(st.probes, k + 1);
+		/* the next at first + (k + 1) s, not 1 s after this start */
+		ck_assert_int_eq(pa_health_timeout_ms(h, now), 1000 - 37);
+	}
+	ck_assert_int_eq(last_of(3), PA_HEALTH_R_OK);
+	close(fd);
+}
+END_TEST
+
+/* A probe that started a whole interval late (or more) skips the places
+ * it missed: the next is the grid's next after its start, not at once. */
+START_TEST(a_probe_late_by_intervals_skips_them)
+{
+	uint16_t port = 0;
+	int fd = listener(AF_INET, SOCK_STREAM, &port);
+	struct pa_health_spec s = spec_of(PA_HEALTH_TCP, "127.0.0.1", port);
+	uint64_t first;
+
+	ck_assert_int_eq(pa_health_set(h, 0, &s, now), 0);
+	first = now + (uint64_t)pa_health_timeout_ms(h, now);
+	now = first + 2500;
+	ck_assert(settle());
+	ck_assert_uint_eq(n_probes, 1);
+	ck_assert_int_eq(pa_health_timeout_ms(h, now), 500);
+	now = first + 3000;
+	ck_assert(settle());
+	ck_assert_uint_eq(n_probes, 2);
+	ck_assert_int_eq(pa_health_timeout_ms(h, now), 1000);
+	close(fd);
+}
+END_TEST
+
+/* A probe that waited for a socket keeps its target's grid. */
+START_TEST(a_deferred_probe_keeps_its_grid)
+{
+	struct pa_health_opts o = { .max_targets = 4, .max_inflight = 1 };
+	struct pa_health *b;
+	struct pa_health_stats st;
+	uint16_t port = 0;
+	int fd = listener(AF_INET, SOCK_DGRAM, &port);
+	struct pa_health_spec s = spec_of(PA_HEALTH_UDP, "127.0.0.1", port);
+	uint64_t t0 = now;
+	char err[64];
+
+	s.timeout_ms = 800;			/* silence: a pass at 800 ms */
+	b = pa_health_create(&o, err, sizeof(err));
+	ck_assert_ptr_nonnull(b);
+	/* slot 0's phase is 0, slot 1's 618 ms (the slot's hash) */
+	ck_assert_int_eq(pa_health_set(b, 0, &s, t0), 0);
+	ck_assert_int_eq(pa_health_set(b, 1, &s, t0), 0);
+	ck_assert_int_eq(pa_health_timeout_ms(b, t0), 0);
+	pa_health_run(b, t0);			/* slot 0 starts */
+	ck_assert_int_eq(pa_health_timeout_ms(b, t0), 618);
+	pa_health_run(b, t0 + 618);		/* slot 1 due: waits */
+	pa_health_stats(b, &st);
+	ck_assert_uint_eq(st.inflight, 1);
+	ck_assert_uint_eq(st.waiting, 1);
+	/* slot 0 ends (its next at t0 + 1000), slot 1 starts, 182 ms
+	 * late */
+	pa_health_run(b, t0 + 800);
+	pa_health_stats(b, &st);
+	ck_assert_uint_eq(st.probes, 1);
+	ck_assert_uint_eq(st.waiting, 0);
+	ck_assert_uint_eq(st.inflight, 1);
+	ck_assert_int_eq(pa_health_timeout_ms(b, t0 + 800), 200);
+	pa_health_run(b, t0 + 1000);		/* slot 0 due: waits */
+	pa_health_stats(b, &st);
+	ck_assert_uint_eq(st.waiting, 1);
+	/* slot 1 ends at t0 + 1600: its next at t0 + 1618 (its grid), not
+	 * t0 + 1800 (1 s after its late start); slot 0 starts */
+	pa_health_run(b, t0 + 1600);
+	pa_health_stats(b, &st);
+	ck_assert_uint_eq(st.probes, 2);
+	ck_assert_uint_eq(st.inflight, 1);
+	ck_assert_uint_eq(st.waiting, 0);
+	ck_assert_int_eq(pa_health_timeout_ms(b, t0 + 1600), 18);
+	pa_health_destroy(b);
+	close(fd);
+}
+END_TEST
+
+/* max_inflight 0: the limit follows the targets (timeout / interval). */
+START_TEST(inflight_limit_sized_from_the_targets)
+{
+	struct pa_health_spec s = spec_of(PA_HEALTH_TCP, "127.0.0.1", 80);
+	struct pa_health_stats st;
+	struct pa_health_opts o = { .max_targets = 4000 };
+	struct pa_health *b;
+	unsigned int i;
+	char err[64];
+
+	b = pa_health_create(&o, err, sizeof(err));
+	ck_assert_ptr_nonnull(b);
+	pa_health_stats(b, &st);
+	ck_assert_uint_eq(st.max_inflight, 64);	/* the floor */
+	/* 1000 targets, timeout 500 of 1000: 1000 x 0.501 = 501, an eighth
+	 * more and 16 (unless RLIMIT_NOFILE is lower) */
+	for (i = 0; i < 1000; i++)
+		ck_assert_int_eq(pa_health_set(b, i, &s, now), 0);
+	pa_health_stats(b, &st);
+	ck_assert_uint_le(st.max_inflight, 501 + 62 + 16);
+	ck_assert_uint_ge(st.max_inflight, 64);
+	/* 4000: 2004 + 250 + 16, at most the ceiling */
+	for (i = 1000; i < 4000; i++)
+		ck_assert_int_eq(pa_health_set(b, i, &s, now), 0);
+	pa_health_stats(b, &st);
+	ck_assert_uint_le(st.max_inflight, PA_HEALTH_AUTO_MAX_INFLIGHT);
+	ck_assert_uint_ge(st.max_inflight, 64);
+	for (i = 0; i < 4000; i++)
+		pa_health_clear(b, i);
+	pa_health_stats(b, &st);
+	ck_assert_uint_eq(st.max_inflight, 64);
+	pa_health_destroy(b);
 }
 END_TEST
 
@@ -710,14 +850,17 @@ START_TEST(inflight_bounded_and_deferred_counted)
 	/* nothing to wait for but the probes in flight: their deadline */
 	ck_assert_int_eq(pa_health_timeout_ms(b, now), 500);
 	/* the 4 end at their timeout (silence: a udp pass), the 4 oldest
-	 * waiting start in the same call, and no one is counted twice */
+	 * waiting start in the same call; those of the 4 whose next place
+	 * on their grid has passed (they started late) queue behind the
+	 * others, each counted once */
 	now += 500;
 	pa_health_run(b, now);
 	pa_health_stats(b, &st);
 	ck_assert_uint_eq(st.probes, 4);
 	ck_assert_uint_eq(st.inflight, 4);
-	ck_assert_uint_eq(st.waiting, 12);
-	ck_assert_uint_eq(st.deferred, 16);
+	ck_assert_uint_ge(st.waiting, 12);
+	ck_assert_uint_le(st.waiting, 16);
+	ck_assert_uint_eq(st.deferred - 16, st.waiting - 12);
 	/* they all get their turn, never more than 4 at once */
 	for (i = 0; i < 20; i++) {
 		now += 500;
@@ -798,6 +941,10 @@ health_suite(void)
 	tcase_add_test(tc, agent_line_parsing_and_quantizing);
 	tcase_add_test(tc, agent_weight_taken_after_rise_reports_state_at_once);
 	tcase_add_test(tc, first_probes_spread_over_the_interval);
+	tcase_add_test(tc, probes_keep_their_grid_when_runs_come_late);
+	tcase_add_test(tc, a_probe_late_by_intervals_skips_them);
+	tcase_add_test(tc, a_deferred_probe_keeps_its_grid);
+	tcase_add_test(tc, inflight_limit_sized_from_the_targets);
 	tcase_add_test(tc, inflight_bounded_and_deferred_counted);
 	tcase_add_test(tc, set_clear_and_bad_specs);
 	suite_add_tcase(s, tc);

@@ -4428,6 +4428,78 @@ START_TEST(test_health_down_with_grace_keeps_its_flows_until_the_grace_ends)
 }
 END_TEST
 
+/* lb_service_list's text (pa_lb_snapshot_services_text()) is the tree's
+ * dump byte for byte (one snapshot: the grace's time left is the same). */
+static void
+assert_text_is_the_tree(void)
+{
+	struct pa_lb_snapshot snap;
+	json_t *tree;
+	char *want, *got;
+	size_t len = 0;
+
+	ck_assert_int_eq(pa_lb_snapshot(lb, PA_LB_SNAPSHOT_SERVICES, &snap), 0);
+	tree = pa_lb_snapshot_services_json(&snap);
+	ck_assert_ptr_nonnull(tree);
+	want = json_dumps(tree, JSON_COMPACT);
+	got = pa_lb_snapshot_services_text(&snap, &len);
+	ck_assert_ptr_nonnull(want);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_str_eq(got, want);
+	ck_assert_uint_eq(len, strlen(want));
+	free(want);
+	free(got);
+	json_decref(tree);
+	pa_lb_snapshot_free(&snap);
+	/* and through the RPC's path */
+	got = pa_lb_services_text(lb, &len);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_uint_gt(len, 2);
+	free(got);
+}
+
+START_TEST(test_service_list_text_is_the_trees_dump)
+{
+	static const uint32_t lat[] = { 0, 1, 250, 999, 1000, 1234567, 3,
+		100001, UINT32_MAX };
+	struct pa_lb_health_target t;
+	struct pa_lb_health_report r = { .health = PA_LB_HEALTH_UP,
+		.last = "ok", .probes = 1 };
+	unsigned int i;
+
+	setup_lb("{'name': 'm4', 'vip': '10.0.0.11', 'port': 80, 'proto': 'tcp',"
+		" 'forward': 'dsr', 'backends': [{'addr': '10.3.0.1',"
+		" 'mac': '02:00:00:00:be:01', 'weight': 7}, {'addr': '10.3.0.2',"
+		" 'mac': '02:00:00:00:be:02', 'state': 'drain'}]}");
+	assert_text_is_the_tree();		/* no checks: "unknown" */
+	add_graced_web4();
+	add_checked_service("{'name': 'v6.a_b-c', 'vip':"
+		" '2001:db8::10', 'port': 443, 'proto': 'tcp', 'forward': 'nat',"
+		" 'backends': [{'addr': '2001:db8:1::1', 'port': 8443},"
+		" {'addr': '2001:db8:1::2', 'weight': 0}]}");
+	assert_text_is_the_tree();
+	/* probes of every latency, an http code, failures */
+	t = hc_target("web4", "10.1.0.1");
+	for (i = 0; i < RTE_DIM(lat); i++) {
+		r.latency_us = lat[i];
+		r.code = (uint16_t)(i * 100);
+		r.probes = i + 1;
+		r.failures = i;
+		(void)pa_lb_backend_health(lb, t.cslot, t.uid, &r);
+		assert_text_is_the_tree();
+	}
+	/* down in its grace, an agent's percentage and drain */
+	ck_assert_int_eq(report_only("10.1.0.2", PA_LB_HEALTH_DOWN), 1);
+	(void)pa_lb_health_publish(lb, GRACE_T);
+	assert_text_is_the_tree();
+	t = hc_target("web4", "10.1.0.3");
+	(void)pa_lb_backend_agent(lb, t.cslot, t.uid, 50, PA_LB_AGENT_DRAIN);
+	assert_text_is_the_tree();
+	(void)pa_lb_backend_agent(lb, t.cslot, t.uid, -1, PA_LB_AGENT_DOWN);
+	assert_text_is_the_tree();
+}
+END_TEST
+
 START_TEST(test_health_back_up_within_the_grace_moves_nothing)
 {
 	uint32_t be[N_FLOWS];
@@ -4752,6 +4824,7 @@ lb_suite(void)
 	tcase_add_test(tc, test_health_report_for_a_gone_backend_is_stale);
 	tcase_add_test(tc, test_table_hash_depends_on_the_usable_set_only);
 	tcase_add_test(tc, test_agent_percentage_scales_the_weight_drain_and_down);
+	tcase_add_test(tc, test_service_list_text_is_the_trees_dump);
 	tcase_add_test(tc, test_health_changes_of_a_round_publish_one_table_at_most_every_gap);
 	tcase_add_test(tc, test_health_down_with_grace_keeps_its_flows_until_the_grace_ends);
 	tcase_add_test(tc, test_health_back_up_within_the_grace_moves_nothing);

@@ -117,6 +117,19 @@ test_big(void *ctx, const json_t *params, json_t **result,
 }
 PA_RPC_REGISTER("test_big", test_big, "a string of n bytes")
 
+/* A result rendered by the handler (pa_rpc_raw_result()). */
+static int
+test_raw(void *ctx, const json_t *params, json_t **result,
+		struct pa_rpc_error *err)
+{
+	static const char txt[] = "[{\"a\":1,\"b\":[true,null,\"x\"]},2.5]";
+
+	*result = pa_rpc_raw_result(txt, sizeof(txt) - 1);
+	return *result != NULL ? 0 : pa_rpc_error_set(err,
+		PA_RPC_INTERNAL_ERROR, "oom");
+}
+PA_RPC_REGISTER("test_raw", test_raw, "a result rendered as text")
+
 static int sleep_count;	/* bumped by test_sleep */
 
 static int
@@ -2027,6 +2040,40 @@ START_TEST(big_request_is_parsed_aside_while_others_are_served)
 }
 END_TEST
 
+START_TEST(raw_result_is_written_as_the_result)
+{
+	struct client c;
+	struct srv t;
+	json_t *r, *want;
+
+	want = json_loads("[{\"a\":1,\"b\":[true,null,\"x\"]},2.5]", 0,
+		NULL);
+	ck_assert_ptr_nonnull(want);
+	srv_start(&t, NULL, true);
+	ck_assert_int_eq(client_connect(&c, t.path), 0);
+	r = roundtrip(&c, &t, "{\"jsonrpc\":\"2.0\",\"method\":\"test_raw\","
+		"\"id\":\"x1\"}");
+	ck_assert_str_eq(json_string_value(json_object_get(r, "id")), "x1");
+	ck_assert_str_eq(json_string_value(json_object_get(r, "jsonrpc")),
+		"2.0");
+	ck_assert(json_equal(json_object_get(r, "result"), want));
+	ck_assert_uint_eq(json_object_size(r), 3);
+	json_decref(r);
+	/* in a batch, beside a plain result */
+	r = roundtrip(&c, &t, "[{\"jsonrpc\":\"2.0\",\"method\":\"test_raw\","
+		"\"id\":1}," ECHO_REQ(2) "]");
+	ck_assert(json_is_array(r));
+	ck_assert_uint_eq(json_array_size(r), 2);
+	ck_assert(json_equal(json_object_get(json_array_get(r, 0), "result"),
+		want));
+	ck_assert_int_eq(id_int(json_array_get(r, 1)), 2);
+	json_decref(r);
+	json_decref(want);
+	client_close(&c);
+	srv_stop(&t, NULL);
+}
+END_TEST
+
 START_TEST(big_batch_and_big_invalid_value_go_through_the_parser)
 {
 	struct client c;
@@ -2349,6 +2396,7 @@ rpc_suite(void)
 	tcase_add_test(tc, batch_of_notifications_mixed_with_calls_streams_valid_json);
 	tcase_add_test(tc, big_request_is_parsed_aside_while_others_are_served);
 	tcase_add_test(tc, big_batch_and_big_invalid_value_go_through_the_parser);
+	tcase_add_test(tc, raw_result_is_written_as_the_result);
 	tcase_add_test(tc, client_leaving_during_a_parse_or_destroy_during_one_is_harmless);
 	tcase_add_test(tc, server_closes_on_too_many_containers_or_values);
 	tcase_add_test(tc, third_long_batch_waits_while_two_are_held_by_non_readers);

@@ -72,23 +72,33 @@ class RpcClient:
         Raises TimeoutError, or RpcClosed (an EOFError) when the server
         closed."""
         deadline = time.monotonic() + (timeout or self.timeout)
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("no response within %.1fs (have %r)"
-                                   % (timeout or self.timeout, self.buf[:200]))
-            self.sock.settimeout(left)
-            try:
-                chunk = self.sock.recv(65536)
-            except socket.timeout:
-                continue
-            except ConnectionResetError:
-                chunk = b""     # closed with our data unread: still EOF
-            if not chunk:
-                self.eof = True
-                raise RpcClosed("server closed the connection (have %r)"
-                                % self.buf[:200])
-            self.buf += chunk
+        # each chunk scanned and copied once (a response of megabytes:
+        # lb_service_list of 10,000 backends)
+        if b"\n" not in self.buf:
+            parts = [self.buf]
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.buf = b"".join(parts)
+                    raise TimeoutError("no response within %.1fs (have %r)"
+                                       % (timeout or self.timeout,
+                                          self.buf[:200]))
+                self.sock.settimeout(left)
+                try:
+                    chunk = self.sock.recv(65536)
+                except socket.timeout:
+                    continue
+                except ConnectionResetError:
+                    chunk = b""     # closed with our data unread: still EOF
+                if not chunk:
+                    self.eof = True
+                    self.buf = b"".join(parts)
+                    raise RpcClosed("server closed the connection (have %r)"
+                                    % self.buf[:200])
+                parts.append(chunk)
+                if b"\n" in chunk:
+                    break
+            self.buf = b"".join(parts)
         line, self.buf = self.buf.split(b"\n", 1)
         return line
 
