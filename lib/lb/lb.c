@@ -1678,7 +1678,8 @@ tables_make(struct pa_lb *lb, char *err, size_t err_len)
 			return -ENOMEM;
 		__atomic_store_n(&lb->w[i], w, __ATOMIC_RELEASE);
 	}
-	lb->ft_bytes = heap_bytes(lb->socket) - heap_before;
+	__atomic_store_n(&lb->ft_bytes, heap_bytes(lb->socket) - heap_before,
+		__ATOMIC_RELAXED);
 	lb->tables_made = true;
 	return 0;
 }
@@ -1702,6 +1703,7 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 		return NULL;
 	}
 	pthread_mutex_init(&lb->lock, NULL);
+	pthread_mutex_init(&lb->shape_lock, NULL);
 	lb->rcu = o->rcu;
 	lb->socket = o->socket;
 	lb->n_lcores = o->n_lcores;
@@ -1821,6 +1823,7 @@ lb_destroy(struct pa_lb *lb, bool exiting)
 	free(lb->cs_be);
 	rte_free(lb->be_nh);
 	pthread_mutex_destroy(&lb->lock);
+	pthread_mutex_destroy(&lb->shape_lock);
 	free(lb);
 }
 

@@ -466,8 +466,24 @@ struct lb_svc_ctl {
 	uint64_t panics;		/* times it went into panic */
 };
 
+/* How long stats_get waits for the LB lock before it reads the counters
+ * without it (pa_lb_snapshot()). */
+#define LB_STATS_WAIT_MS	5
+
+/* The control state's counts in stats_get: as the last snapshot under the
+ * lock saw them (for a stats_get that finds a build holding the lock). */
+struct lb_shape {
+	uint64_t services, backends, health_down, health_grace;
+	uint64_t panic_services, panics, version, builds;
+	double build_ms, build_ms_max;
+};
+
 struct pa_lb {
 	pthread_mutex_t lock;
+	/* the last shape and the reads that used it (stats_lock_busy) */
+	pthread_mutex_t shape_lock;
+	struct lb_shape shape;
+	uint64_t stats_lock_busy;
 	struct rte_rcu_qsbr *rcu;
 	int socket;
 	unsigned int n_lcores;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -119,9 +120,9 @@ service_fill(const struct pa_lb *lb, const struct lb_svc_ctl *c,
 	return 0;
 }
 
-static int
-snapshot_locked(const struct pa_lb *lb, unsigned int flags,
-		struct pa_lb_snapshot *s)
+/* The lcores' counters: no lock (each is its lcore's, read as it is). */
+static void
+snapshot_counters(const struct pa_lb *lb, struct pa_lb_snapshot *s)
 {
 	struct lb_lcore_stats sum;
 	unsigned int l, i;
@@ -130,7 +131,9 @@ snapshot_locked(const struct pa_lb *lb, unsigned int flags,
 
 	memset(&sum, 0, sizeof(sum));
 	for (l = 0; l < lb->n_lcores; l++) {
-		const struct lb_worker *w = lb->w[l];
+		/* made with the first service, perhaps just now */
+		const struct lb_worker *w = __atomic_load_n(&lb->w[l],
+			__ATOMIC_ACQUIRE);
 
 		if (w == NULL)
 			continue;
@@ -140,29 +143,9 @@ snapshot_locked(const struct pa_lb *lb, unsigned int flags,
 			d[i] += src[i];
 		s->flow_table_capacity += w->n_pos;
 	}
-	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
-		const struct lb_svc_ctl *c = &lb->ctl[i];
-		unsigned int j;
-
-		if (!c->used)
-			continue;
-		for (j = 0; j < c->n_slots; j++) {
-			if (c->be_uid[j] == 0)
-				continue;
-			s->backends++;
-			if (c->be_hc[j].health == PA_LB_HEALTH_DOWN)
-				s->health_down++;
-			if (c->be_hc[j].grace != LB_GRACE_NONE)
-				s->health_grace++;
-		}
-		if (c->panic)
-			s->panic_services++;
-	}
-	s->panics = lb->panics;
-	s->services = lb->n_services;
 	s->flows = sum.flows_created - sum.flows_expired -
 		sum.flows_backend_gone - sum.flows_rescheduled;
-	s->flow_table_bytes = lb->ft_bytes;
+	s->flow_table_bytes = __atomic_load_n(&lb->ft_bytes, __ATOMIC_RELAXED);
 	s->balanced = sum.balanced;
 	s->flows_created = sum.flows_created;
 	s->flows_expired = sum.flows_expired;
@@ -190,10 +173,70 @@ snapshot_locked(const struct pa_lb *lb, unsigned int flags,
 	s->syn_stateless = sum.syn_stateless;
 	s->src_limited = sum.src_limited;
 	s->max_flows_dropped = sum.max_flows_dropped;
-	s->version = lb->version;
-	s->builds = lb->builds;
-	s->build_ms = lb->last_build_ms;
-	s->build_ms_max = lb->max_build_ms;
+}
+
+/* The control state's counts (services, backends, health, panic, the
+ * builds): under the lock. */
+static void
+snapshot_shape(const struct pa_lb *lb, struct lb_shape *h)
+{
+	unsigned int i, j;
+
+	memset(h, 0, sizeof(*h));
+	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
+		const struct lb_svc_ctl *c = &lb->ctl[i];
+
+		if (!c->used)
+			continue;
+		for (j = 0; j < c->n_slots; j++) {
+			if (c->be_uid[j] == 0)
+				continue;
+			h->backends++;
+			if (c->be_hc[j].health == PA_LB_HEALTH_DOWN)
+				h->health_down++;
+			if (c->be_hc[j].grace != LB_GRACE_NONE)
+				h->health_grace++;
+		}
+		if (c->panic)
+			h->panic_services++;
+	}
+	h->panics = lb->panics;
+	h->services = lb->n_services;
+	h->version = lb->version;
+	h->builds = lb->builds;
+	h->build_ms = lb->last_build_ms;
+	h->build_ms_max = lb->max_build_ms;
+}
+
+static void
+shape_apply(const struct lb_shape *h, struct pa_lb_snapshot *s)
+{
+	s->backends = h->backends;
+	s->health_down = h->health_down;
+	s->health_grace = h->health_grace;
+	s->panic_services = h->panic_services;
+	s->panics = h->panics;
+	s->services = h->services;
+	s->version = h->version;
+	s->builds = h->builds;
+	s->build_ms = h->build_ms;
+	s->build_ms_max = h->build_ms_max;
+}
+
+static int
+snapshot_locked(struct pa_lb *lb, unsigned int flags,
+		struct pa_lb_snapshot *s)
+{
+	struct lb_shape h;
+	unsigned int i;
+
+	snapshot_counters(lb, s);
+	snapshot_shape(lb, &h);
+	shape_apply(&h, s);
+	/* what a stats_get that finds the lock busy reports */
+	pthread_mutex_lock(&lb->shape_lock);
+	lb->shape = h;
+	pthread_mutex_unlock(&lb->shape_lock);
 	if (!(flags & PA_LB_SNAPSHOT_SERVICES) || lb->n_services == 0)
 		return 0;
 	s->svc = calloc(lb->n_services, sizeof(*s->svc));
@@ -216,8 +259,39 @@ pa_lb_snapshot(struct pa_lb *lb, unsigned int flags, struct pa_lb_snapshot *s)
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	pthread_mutex_lock(&lb->lock);
+	if (!(flags & PA_LB_SNAPSHOT_SERVICES)) {
+		struct timespec dl;
+
+		/* stats_get: a table build (its RCU wait included) may hold
+		 * the lock for long; after LB_STATS_WAIT_MS the counters
+		 * are read without it, the counts of services, backends and
+		 * health as the last snapshot under the lock saw them */
+		clock_gettime(CLOCK_MONOTONIC, &dl);
+		dl.tv_nsec += LB_STATS_WAIT_MS * 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		if (pthread_mutex_clocklock(&lb->lock, CLOCK_MONOTONIC,
+				&dl) != 0) {
+			struct lb_shape h;
+
+			snapshot_counters(lb, s);
+			pthread_mutex_lock(&lb->shape_lock);
+			h = lb->shape;
+			lb->stats_lock_busy++;
+			s->stats_lock_busy = lb->stats_lock_busy;
+			pthread_mutex_unlock(&lb->shape_lock);
+			shape_apply(&h, s);
+			return 0;
+		}
+	} else {
+		pthread_mutex_lock(&lb->lock);
+	}
 	rc = snapshot_locked(lb, flags, s);
+	pthread_mutex_lock(&lb->shape_lock);
+	s->stats_lock_busy = lb->stats_lock_busy;
+	pthread_mutex_unlock(&lb->shape_lock);
 	pthread_mutex_unlock(&lb->lock);
 	if (rc != 0)
 		pa_lb_snapshot_free(s);
@@ -260,7 +334,9 @@ pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
 	    json_object_set_new(o, "src_limited",
 			json_integer((json_int_t)s->src_limited)) != 0 ||
 	    json_object_set_new(o, "max_flows_dropped",
-			json_integer((json_int_t)s->max_flows_dropped)) != 0)) {
+			json_integer((json_int_t)s->max_flows_dropped)) != 0 ||
+	    json_object_set_new(o, "stats_lock_busy",
+			json_integer((json_int_t)s->stats_lock_busy)) != 0)) {
 		json_decref(o);
 		return NULL;
 	}

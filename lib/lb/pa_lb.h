@@ -329,6 +329,11 @@ struct pa_lb_service_snapshot {
  * telemetry report. Counters count since start (the lcores' sums).
  */
 struct pa_lb_snapshot {
+	/** stats reads (no services) that found a table build holding the
+	 * LB lock past LB_STATS_WAIT_MS: their counters are live, their
+	 * counts of services, backends, health and builds those of the
+	 * snapshot before */
+	uint64_t stats_lock_busy;
 	uint64_t services;		/**< services */
 	uint64_t backends;		/**< backends of all services */
 	uint64_t flows;			/**< active flows: created - expired -

@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -4698,6 +4699,65 @@ START_TEST(test_config_version_follows_services_and_backends_not_health)
 }
 END_TEST
 
+/* A thread holding the LB lock, as a table build and its RCU wait do. */
+struct lock_holder {
+	pthread_t tid;
+	volatile int held, release;
+};
+
+static void *
+hold_lock(void *arg)
+{
+	struct lock_holder *h = arg;
+
+	pthread_mutex_lock(&lb->lock);
+	__atomic_store_n(&h->held, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&h->release, __ATOMIC_ACQUIRE))
+		rte_delay_us_sleep(1000);
+	pthread_mutex_unlock(&lb->lock);
+	return NULL;
+}
+
+/* stats_get while a change holds the LB lock: no wait past
+ * LB_STATS_WAIT_MS; the counters live, the counts of the read before,
+ * counted in stats_lock_busy; fresh again once the lock is free. */
+START_TEST(test_stats_do_not_wait_for_a_change_holding_the_lock)
+{
+	struct lock_holder h = { 0 };
+	struct pa_lb_snapshot snap;
+	json_int_t be, bal;
+	uint64_t t0;
+
+	setup_lb("");
+	add_checked_service(SVC_WEB4);
+	ck_assert_int_eq(lb_stat("stats_lock_busy"), 0);
+	be = lb_stat("backends");
+	bal = lb_stat("balanced");
+	ck_assert_int_eq(add_backend("web4", "{'addr': '10.1.0.4'}"), 0);
+	ck_assert_int_eq(pthread_create(&h.tid, NULL, hold_lock, &h), 0);
+	while (!__atomic_load_n(&h.held, __ATOMIC_ACQUIRE))
+		rte_delay_us_sleep(1000);
+	/* an lcore counts meanwhile */
+	lb->w[0]->st.balanced += 7;
+	t0 = rte_get_timer_cycles();
+	ck_assert_int_eq(pa_lb_snapshot(lb, 0, &snap), 0);
+	/* generous: only a read that waited for the holder takes seconds */
+	ck_assert_msg(rte_get_timer_cycles() - t0 < 5 * rte_get_timer_hz(),
+		"the stats read waited for the lock");
+	ck_assert_uint_eq(snap.stats_lock_busy, 1);
+	ck_assert_uint_eq(snap.backends, (uint64_t)be);
+	ck_assert_uint_eq(snap.balanced, (uint64_t)bal + 7);
+	ck_assert_uint_eq(snap.services, 1);
+	pa_lb_snapshot_free(&snap);
+	__atomic_store_n(&h.release, 1, __ATOMIC_RELEASE);
+	pthread_join(h.tid, NULL);
+	ck_assert_int_eq(lb_stat("backends"), be + 1);
+	ck_assert_int_eq(lb_stat("balanced"), bal + 7);
+	ck_assert_int_eq(lb_stat("stats_lock_busy"), 1);
+	lb->w[0]->st.balanced -= 7;
+}
+END_TEST
+
 static Suite *
 lb_suite(void)
 {
@@ -4831,6 +4891,7 @@ lb_suite(void)
 	tcase_add_test(tc, test_health_grace_zero_moves_flows_at_once_and_agent_down_drains_too);
 	tcase_add_test(tc, test_health_grace_ms_parsed_bounded_and_written_back);
 	tcase_add_test(tc, test_config_version_follows_services_and_backends_not_health);
+	tcase_add_test(tc, test_stats_do_not_wait_for_a_change_holding_the_lock);
 	suite_add_tcase(s, tc);
 	return s;
 }
