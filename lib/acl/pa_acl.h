@@ -211,8 +211,10 @@ int pa_acl_trace(struct pa_acl *acl, const struct pa_flow_key *key,
  * Packets need parsed metadata (pa_pkt_meta()). In-port is m->port mapped
  * to the port index given at creation. At most 256 packets per call (the
  * pipeline's largest burst).
+ * @return how many verdicts are not PA_ACL_V_FORWARD (0: the caller
+ *         keeps the whole burst as it is)
  */
-void pa_acl_classify(struct pa_acl *acl, unsigned int lcore_idx,
+uint16_t pa_acl_classify(struct pa_acl *acl, unsigned int lcore_idx,
 		struct rte_mbuf **pkts, uint16_t n, uint8_t *verdicts);
 
 /**

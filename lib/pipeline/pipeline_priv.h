@@ -132,6 +132,9 @@ struct pa_worker {
 	 * look where each quoted ICMP error's flow arrives */
 	bool steer;
 	bool rx_stopped;		/**< stopping: polls no port any more */
+	/** a port of the pipeline is routed: the route pass looks for
+	 * PA_PKT_F_ROUTE (no packet has it otherwise) */
+	bool route;
 	/** lb: the ICMP errors this lcore may still send (routed ports) */
 	struct pa_port_bucket icmp_bucket;
 	uint64_t drain_tsc;

@@ -203,28 +203,27 @@ for_port(const struct pa_rxq *q, const struct rte_mbuf *m,
 		q->port->n_addr6, d);
 }
 
-/* rx: parse each frame once; malformed frames leave here, and ARP/ND
- * for the appliance (to the control side). A routed port (pa_port.h)
- * takes only what its MAC filter lets in ("not_ours" for the rest);
- * what it takes for itself and nothing consumes leaves through to_self();
- * its transit traffic is marked PA_PKT_F_ROUTE for the route pass.
- * @p stamp: the burst's rx TSC (latency on). */
-static __rte_always_inline uint16_t
-stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
-		uint16_t n, uint64_t stamp)
+/* rx, the general pass over a parsed burst (@p res: each packet's parse
+ * result): malformed frames leave here, and ARP/ND for the appliance (to
+ * the control side). A routed port (pa_port.h) takes only what its MAC
+ * filter lets in ("not_ours" for the rest); what it takes for itself and
+ * nothing consumes leaves through to_self(); its transit traffic is
+ * marked PA_PKT_F_ROUTE for the route pass. out_port and the rx stamp
+ * are already written (rx_parse()). */
+static uint16_t
+rx_sort(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
+		uint16_t n, const int8_t *res)
 {
 	struct rte_mbuf *local[PA_PIPELINE_MAX_BURST];
 	uint16_t i, kept = 0, n_local = 0;
 	enum pa_port_l2 l2 = PA_PORT_L2_OURS;
 	int nv;
 
-	w->stats.rx_packets += n;
-	w->stats.stage_packets[PA_STAGE_RX] += n;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct pa_pkt_meta *meta;
 
-		if (unlikely(pa_pkt_parse_mbuf(m) < 0)) {
+		if (unlikely(res[i] < 0)) {
 			pa_drop(w, m, PA_DROP_MALFORMED);
 			continue;
 		}
@@ -264,14 +263,56 @@ stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 			}
 			meta->flags |= PA_PKT_F_ROUTE;
 		}
-		meta->out_port = q->peer_port_id;
-		if (w->latency)
-			pa_pkt_rx_tsc_set(meta, stamp);
 		pkts[kept++] = m;
 	}
 	if (unlikely(n_local != 0))
 		neigh_put(w, local, n_local);
 	return kept;
+}
+
+/*
+ * rx: parse each frame once, in two passes. The first parses the whole
+ * burst and writes every packet's out port (and rx stamp); it is a
+ * tight loop that keeps no state across packets but the OR of their
+ * flags, so that the CPU overlaps the packets' work. The common burst
+ * ends there: every frame parsed, none of them non-IP or IPv6 (the ones
+ * lib/neigh may take), the port not routed, no exception path.
+ * Otherwise rx_sort() makes the second pass, packet by packet. What
+ * leaves here leaves in packet order either way (the capture sees the
+ * same sequence). @p stamp: the burst's rx TSC (latency on).
+ */
+static __rte_always_inline uint16_t
+stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
+		uint16_t n, uint64_t stamp)
+{
+	int8_t res[PA_PIPELINE_MAX_BURST];
+	const uint16_t out = q->peer_port_id;
+	const bool lat = w->latency;
+	unsigned int flags = 0;
+	int bad = 0;
+	uint16_t i;
+
+	w->stats.rx_packets += n;
+	w->stats.stage_packets[PA_STAGE_RX] += n;
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct pa_pkt_meta *meta = pa_pkt_meta(m);
+		int r = pa_pkt_parse_mbuf(m);
+
+		res[i] = (int8_t)r;
+		bad |= r;
+		flags |= meta->flags;
+		meta->out_port = out;
+		if (lat)
+			pa_pkt_rx_tsc_set(meta, stamp);
+	}
+	/* (a negative result makes bad negative; a failed parse's flags
+	 * are whatever it left, and count for nothing here) */
+	if (likely(bad >= 0 && !q->routed && w->excp == NULL &&
+	    (w->neigh == NULL ||
+	     !(flags & (PA_PKT_F_NON_IP | PA_PKT_F_IPV6)))))
+		return n;
+	return rx_sort(w, q, pkts, n, res);
 }
 
 /* The source blocklist, before the ACL: hits leave with reason
@@ -313,7 +354,8 @@ stage_classify(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 		n = blocklist_drop(w, pkts, n);
 	if (w->acl == NULL || n == 0)
 		return n;
-	pa_acl_classify(w->acl, w->widx, pkts, n, verdict);
+	if (likely(pa_acl_classify(w->acl, w->widx, pkts, n, verdict) == 0))
+		return n;
 	for (i = 0; i < n; i++) {
 		if (likely(verdict[i] == PA_ACL_V_FORWARD))
 			pkts[kept++] = pkts[i];
@@ -505,13 +547,17 @@ route_one(struct pa_worker *w, struct rte_mbuf *m, struct pa_pkt_meta *meta)
 }
 
 /* route: what a routed port took for transit and the LB did not address
- * (still PA_PKT_F_ROUTE). One flag test for every other packet. */
+ * (still PA_PKT_F_ROUTE). One flag test for every other packet, none
+ * when the pipeline has no routed port. */
 static __rte_always_inline uint16_t
 stage_route(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t i, kept = 0;
 	int r;
 
+	/* no routed port: no packet has the flag */
+	if (!w->route)
+		return n;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct pa_pkt_meta *meta = pa_pkt_meta(m);
