@@ -411,6 +411,9 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 		for (s = 0; s < u->n_seg; s++) {
 			if (u->seg[s].first == PA_STAGE_RX) {
 				seg_init(w, &w->rx_seg, &u->seg[s]);
+				w->hash_later = w->rx_seg.run_tx;
+				w->stamp_later = w->latency &&
+					w->rx_seg.run_tx;
 			} else {
 				seg_init(w, &w->seg[w->n_seg++], &u->seg[s]);
 			}
