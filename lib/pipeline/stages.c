@@ -204,12 +204,12 @@ for_port(const struct pa_rxq *q, const struct rte_mbuf *m,
 }
 
 /* rx, the general pass over a parsed burst (@p bad: a bit per packet
- * whose parse failed): malformed frames leave here, and ARP/ND for the appliance (to
- * the control side). A routed port (pa_port.h) takes only what its MAC
- * filter lets in ("not_ours" for the rest); what it takes for itself and
- * nothing consumes leaves through to_self(); its transit traffic is
- * marked PA_PKT_F_ROUTE for the route pass. out_port and the rx stamp
- * are already written (rx_parse()). */
+ * whose parse failed): malformed frames leave here, and ARP/ND for the
+ * appliance (to the control side). A routed port (pa_port.h) takes only
+ * what its MAC filter lets in ("not_ours" for the rest); what it takes
+ * for itself and nothing consumes leaves through to_self(); its transit
+ * traffic is marked PA_PKT_F_ROUTE for the route pass. rx_parse() has
+ * written the out ports (and the rx stamps, unless stamp_later). */
 static uint16_t
 rx_sort(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 		uint16_t n, const uint64_t *bad)
