@@ -79,17 +79,19 @@ mark_packet(struct rte_mbuf *m, const struct pa_pkt_meta *meta, uint8_t tos)
 	}
 }
 
-/* Apply the verdict of slot @p res (0: default) to packet @p m. */
+/* Apply the verdict of slot @p res (0: default) to packet @p m. The
+ * default's hits are counted in @p *defaults, a local of the caller's
+ * (one add per burst, not a chain of increments of one counter). */
 static __rte_always_inline uint8_t
-act(struct pa_acl *acl, const struct acl_table *t, unsigned int lidx,
-		struct rte_mbuf *m, const struct pa_pkt_meta *meta, uint32_t res,
-		uint64_t now)
+act(const struct acl_table *t, unsigned int lidx, struct rte_mbuf *m,
+		const struct pa_pkt_meta *meta, uint32_t res, uint64_t now,
+		unsigned int *defaults)
 {
 	const struct acl_slot *s;
 	struct acl_counter *c;
 
 	if (res == 0) {
-		acl->extra[lidx].default_hits++;
+		(*defaults)++;
 		return t->def == PA_ACL_DROP ? PA_ACL_V_DROP_ACL :
 			PA_ACL_V_FORWARD;
 	}
@@ -192,7 +194,7 @@ lookup(const struct acl_table *t, const struct acl_set *sets, bool np,
 		memset(res, 0, sizeof(*res) * n);
 }
 
-void
+uint16_t
 pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		uint16_t n, uint8_t *verdicts)
 {
@@ -206,8 +208,15 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 	uint16_t i4[ACL_MAX_BURST], i6[ACL_MAX_BURST];
 	uint16_t i4n[ACL_MAX_BURST], i6n[ACL_MAX_BURST];
 	uint8_t buf[40];
-	unsigned int i, n4 = 0, n6 = 0, n4n = 0, n6n = 0;
+	unsigned int i, n4 = 0, n6 = 0, n4n = 0, n6n = 0, stopped = 0;
+	unsigned int defaults = 0, non_ip = 0;
+	/* the metadata's offset in hand: the key's byte stores would make
+	 * the compiler reload it packet by packet */
+	const int off = pa_pkt_meta_offset;
+	uint16_t last_port = UINT16_MAX;
+	uint8_t last_in = ACL_PORT_ANY;
 	uint64_t now = 0;
+	uint8_t v;
 
 	n = RTE_MIN(n, (uint16_t)ACL_MAX_BURST);
 	if (t->v4[0].n + t->v4[1].n + t->v6[0].n + t->v6[1].n == 0) {
@@ -217,31 +226,46 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			PA_ACL_V_FORWARD;
 		uint8_t other = t->non_ip_drop ? PA_ACL_V_DROP_NON_IP :
 			PA_ACL_V_FORWARD;
-		unsigned int non_ip = 0;
 
-		for (i = 0; i < n; i++) {
-			bool ip = (pa_pkt_meta(pkts[i])->flags &
-				(PA_PKT_F_IPV4 | PA_PKT_F_IPV6)) != 0;
+		if (def == other) {
+			memset(verdicts, def, n);
+			for (i = 0; i < n; i++)
+				non_ip += !(RTE_MBUF_DYNFIELD(pkts[i], off,
+					const struct pa_pkt_meta *)->flags &
+					(PA_PKT_F_IPV4 | PA_PKT_F_IPV6));
+		} else {
+			for (i = 0; i < n; i++) {
+				bool ip = (RTE_MBUF_DYNFIELD(pkts[i], off,
+					const struct pa_pkt_meta *)->flags &
+					(PA_PKT_F_IPV4 | PA_PKT_F_IPV6)) != 0;
 
-			verdicts[i] = ip ? def : other;
-			non_ip += !ip;
+				verdicts[i] = ip ? def : other;
+				non_ip += !ip;
+			}
 		}
 		acl->extra[lidx].default_hits += n - non_ip;
 		acl->extra[lidx].non_ip += non_ip;
-		return;
+		return (uint16_t)((def != PA_ACL_V_FORWARD ? n - non_ip : 0) +
+			(other != PA_ACL_V_FORWARD ? non_ip : 0));
 	}
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		const struct pa_pkt_meta *meta = pa_pkt_meta(m);
+		const struct pa_pkt_meta *meta = RTE_MBUF_DYNFIELD(m, off,
+			const struct pa_pkt_meta *);
 		bool ports = has_ports(meta);
 		const uint8_t *l3;
 
+		/* a burst comes from one port, as a rule */
+		if (unlikely(m->port != last_port)) {
+			last_port = m->port;
+			last_in = in_port_of(acl, last_port);
+		}
 		if (meta->flags & PA_PKT_F_IPV4) {
 			struct acl_key4 *k = &k4[i];
 
 			l3 = l3_bytes(m, meta, 20, buf);
 			k->proto = meta->l4_proto;
-			k->in_port = in_port_of(acl, m->port);
+			k->in_port = last_in;
 			k->ports_known = ports;
 			k->pad1 = 0;	/* read by rte_acl with in_port */
 			memcpy(&k->src, l3 + 12, 4);
@@ -260,7 +284,7 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 
 			l3 = l3_bytes(m, meta, 40, buf);
 			k->proto = meta->l4_proto;
-			k->in_port = in_port_of(acl, m->port);
+			k->in_port = last_in;
 			k->ports_known = ports;
 			k->pad1 = 0;
 			memcpy(k->src, l3 + 8, 16);
@@ -275,10 +299,11 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 				i6n[n6n++] = (uint16_t)i;
 			}
 		} else if (t->non_ip_drop) {
-			acl->extra[lidx].non_ip++;
+			non_ip++;
 			verdicts[i] = PA_ACL_V_DROP_NON_IP;
+			stopped++;
 		} else {
-			acl->extra[lidx].non_ip++;
+			non_ip++;
 			verdicts[i] = PA_ACL_V_FORWARD;
 		}
 	}
@@ -292,18 +317,49 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		lookup(t, t->v6, true, d6n, r6n, n6n);
 	if (n4 + n6 + n4n + n6n != 0)
 		now = rte_rdtsc();
-	for (i = 0; i < n4; i++)
-		verdicts[i4[i]] = act(acl, t, lidx, pkts[i4[i]],
-			pa_pkt_meta(pkts[i4[i]]), r4[i], now);
-	for (i = 0; i < n4n; i++)
-		verdicts[i4n[i]] = act(acl, t, lidx, pkts[i4n[i]],
-			pa_pkt_meta(pkts[i4n[i]]), r4n[i], now);
-	for (i = 0; i < n6; i++)
-		verdicts[i6[i]] = act(acl, t, lidx, pkts[i6[i]],
-			pa_pkt_meta(pkts[i6[i]]), r6[i], now);
-	for (i = 0; i < n6n; i++)
-		verdicts[i6n[i]] = act(acl, t, lidx, pkts[i6n[i]],
-			pa_pkt_meta(pkts[i6n[i]]), r6n[i], now);
+	for (i = 0; i < n4; i++) {
+		v = act(t, lidx, pkts[i4[i]], pa_pkt_meta(pkts[i4[i]]),
+			r4[i], now, &defaults);
+		verdicts[i4[i]] = v;
+		stopped += v != PA_ACL_V_FORWARD;
+	}
+	for (i = 0; i < n4n; i++) {
+		v = act(t, lidx, pkts[i4n[i]], pa_pkt_meta(pkts[i4n[i]]),
+			r4n[i], now, &defaults);
+		verdicts[i4n[i]] = v;
+		stopped += v != PA_ACL_V_FORWARD;
+	}
+	for (i = 0; i < n6; i++) {
+		v = act(t, lidx, pkts[i6[i]], pa_pkt_meta(pkts[i6[i]]),
+			r6[i], now, &defaults);
+		verdicts[i6[i]] = v;
+		stopped += v != PA_ACL_V_FORWARD;
+	}
+	for (i = 0; i < n6n; i++) {
+		v = act(t, lidx, pkts[i6n[i]], pa_pkt_meta(pkts[i6n[i]]),
+			r6n[i], now, &defaults);
+		verdicts[i6n[i]] = v;
+		stopped += v != PA_ACL_V_FORWARD;
+	}
+	acl->extra[lidx].default_hits += defaults;
+	acl->extra[lidx].non_ip += non_ip;
+	return (uint16_t)stopped;
+}
+
+uint16_t
+pa_acl_classify_ip(struct pa_acl *acl, unsigned int lidx,
+		struct rte_mbuf **pkts, uint16_t n, uint8_t *verdicts)
+{
+	const struct acl_table *t = __atomic_load_n(&acl->live, __ATOMIC_ACQUIRE);
+	uint8_t def;
+
+	if (t->v4[0].n + t->v4[1].n + t->v6[0].n + t->v6[1].n != 0)
+		return pa_acl_classify(acl, lidx, pkts, n, verdicts);
+	n = RTE_MIN(n, (uint16_t)ACL_MAX_BURST);
+	def = t->def == PA_ACL_DROP ? PA_ACL_V_DROP_ACL : PA_ACL_V_FORWARD;
+	memset(verdicts, def, n);
+	acl->extra[lidx].default_hits += n;
+	return def != PA_ACL_V_FORWARD ? n : 0;
 }
 
 static int

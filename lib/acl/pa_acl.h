@@ -219,8 +219,19 @@ int pa_acl_trace(struct pa_acl *acl, const struct pa_flow_key *key,
  * Packets need parsed metadata (pa_pkt_meta()). In-port is m->port mapped
  * to the port index given at creation. At most 256 packets per call (the
  * pipeline's largest burst).
+ * @return how many verdicts are not PA_ACL_V_FORWARD (0: the caller
+ *         keeps the whole burst as it is)
  */
-void pa_acl_classify(struct pa_acl *acl, unsigned int lcore_idx,
+uint16_t pa_acl_classify(struct pa_acl *acl, unsigned int lcore_idx,
+		struct rte_mbuf **pkts, uint16_t n, uint8_t *verdicts);
+
+/**
+ * pa_acl_classify() of a burst the caller knows to be all IPv4 or IPv6
+ * (the parser's flags: no PA_PKT_F_NON_IP): with no rule, every packet
+ * takes the default and is counted in default_hits, with no look at
+ * each packet. Same verdicts, counters and result.
+ */
+uint16_t pa_acl_classify_ip(struct pa_acl *acl, unsigned int lcore_idx,
 		struct rte_mbuf **pkts, uint16_t n, uint8_t *verdicts);
 
 /**

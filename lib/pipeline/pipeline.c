@@ -317,6 +317,12 @@ assign_queues(struct pa_pipeline *pl, char *err, size_t err_len)
 			};
 		}
 	}
+	/* only rx on a routed port sets PA_PKT_F_ROUTE, and any lcore's
+	 * route pass may see its packets (rings, hand-over) */
+	for (p = 0; p < ps->n; p++)
+		if (ps->port[p].routed)
+			for (i = 0; i < pl->n_workers; i++)
+				pl->workers[i]->route = true;
 	for (i = 0; i < n_tx; i++) {
 		struct pa_worker *w = worker_at(pl, tx_rank, i);
 
@@ -403,10 +409,14 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 			goto fail;
 		w->shared_cpu = cpu_shared(&pl->layout, i);
 		for (s = 0; s < u->n_seg; s++) {
-			if (u->seg[s].first == PA_STAGE_RX)
+			if (u->seg[s].first == PA_STAGE_RX) {
 				seg_init(w, &w->rx_seg, &u->seg[s]);
-			else
+				w->hash_later = w->rx_seg.run_tx;
+				w->stamp_later = w->latency &&
+					w->rx_seg.run_tx;
+			} else {
 				seg_init(w, &w->seg[w->n_seg++], &u->seg[s]);
+			}
 		}
 	}
 	for (s = 0; s < PA_STAGE_MAX; s++) {

@@ -132,6 +132,18 @@ struct pa_worker {
 	 * look where each quoted ICMP error's flow arrives */
 	bool steer;
 	bool rx_stopped;		/**< stopping: polls no port any more */
+	/** its rx segment runs to TX (rtc): no ring after rx, so the rx
+	 * stage leaves the common packet's flow hash to the lb stage
+	 * (pa_pkt_parse_mbuf_nohash(), pa_pkt_hash_later()). Hand-overs
+	 * are quoted ICMP errors, always hashed at rx. */
+	bool hash_later;
+	/** latency on and the rx segment runs to TX (rtc): the rx stamp is
+	 * the burst's until TX, written into a packet's metadata only when
+	 * it leaves the burst (a TX buffer, a hand-over ring), not at rx */
+	bool stamp_later;
+	/** a port of the pipeline is routed: the route pass looks for
+	 * PA_PKT_F_ROUTE (no packet has it otherwise) */
+	bool route;
 	/** lb: the ICMP errors this lcore may still send (routed ports) */
 	struct pa_port_bucket icmp_bucket;
 	uint64_t drain_tsc;

@@ -203,28 +203,27 @@ for_port(const struct pa_rxq *q, const struct rte_mbuf *m,
 		q->port->n_addr6, d);
 }
 
-/* rx: parse each frame once; malformed frames leave here, and ARP/ND
- * for the appliance (to the control side). A routed port (pa_port.h)
- * takes only what its MAC filter lets in ("not_ours" for the rest);
- * what it takes for itself and nothing consumes leaves through to_self();
- * its transit traffic is marked PA_PKT_F_ROUTE for the route pass.
- * @p stamp: the burst's rx TSC (latency on). */
-static __rte_always_inline uint16_t
-stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
-		uint16_t n, uint64_t stamp)
+/* rx, the general pass over a parsed burst (@p bad: a bit per packet
+ * whose parse failed): malformed frames leave here, and ARP/ND for the
+ * appliance (to the control side). A routed port (pa_port.h) takes only
+ * what its MAC filter lets in ("not_ours" for the rest); what it takes
+ * for itself and nothing consumes leaves through to_self(); its transit
+ * traffic is marked PA_PKT_F_ROUTE for the route pass. rx_parse() has
+ * written the out ports (and the rx stamps, unless stamp_later). */
+static uint16_t
+rx_sort(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
+		uint16_t n, const uint64_t *bad)
 {
 	struct rte_mbuf *local[PA_PIPELINE_MAX_BURST];
 	uint16_t i, kept = 0, n_local = 0;
 	enum pa_port_l2 l2 = PA_PORT_L2_OURS;
 	int nv;
 
-	w->stats.rx_packets += n;
-	w->stats.stage_packets[PA_STAGE_RX] += n;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct pa_pkt_meta *meta;
 
-		if (unlikely(pa_pkt_parse_mbuf(m) < 0)) {
+		if (unlikely(bad[i / 64] & UINT64_C(1) << (i % 64))) {
 			pa_drop(w, m, PA_DROP_MALFORMED);
 			continue;
 		}
@@ -264,14 +263,100 @@ stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 			}
 			meta->flags |= PA_PKT_F_ROUTE;
 		}
-		meta->out_port = q->peer_port_id;
-		if (w->latency)
-			pa_pkt_rx_tsc_set(meta, stamp);
 		pkts[kept++] = m;
 	}
 	if (unlikely(n_local != 0))
 		neigh_put(w, local, n_local);
 	return kept;
+}
+
+#define PA_RX_BAD_WORDS		(PA_PIPELINE_MAX_BURST / 64)
+
+/* rx's first pass (below): parse @p n packets, set their out port (and
+ * rx stamp: @p lat), mark the ones that failed in @p bad. @return the OR
+ * of their flags. @p hash and @p lat are constants at each call. */
+static __rte_always_inline unsigned int
+rx_parse(struct rte_mbuf **pkts, uint16_t n, uint16_t out, uint64_t stamp,
+		uint64_t *bad, bool *any_bad, const bool hash, const bool lat)
+{
+	const int off = pa_pkt_meta_offset;
+	unsigned int flags = 0;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct pa_pkt_meta *meta = RTE_MBUF_DYNFIELD(m, off,
+			struct pa_pkt_meta *);
+		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+		int r;
+
+		/* pa_pkt_parse_mbuf(_nohash)() with the offset in hand */
+		r = hash ? pa_pkt_parse(d, rte_pktmbuf_data_len(m),
+				rte_pktmbuf_pkt_len(m), meta) :
+			pa_pkt_parse_nohash(d, rte_pktmbuf_data_len(m),
+				rte_pktmbuf_pkt_len(m), meta);
+		if (unlikely(r == PA_PKT_ERR_SEGMENT))
+			r = pa_pkt_parse_gather(m, meta);
+		if (unlikely(r < 0)) {
+			bad[i / 64] |= UINT64_C(1) << (i % 64);
+			*any_bad = true;
+		}
+		flags |= meta->flags;
+		meta->out_port = out;
+		if (lat)
+			pa_pkt_rx_tsc_set(meta, stamp);
+	}
+	return flags;
+}
+
+/*
+ * rx: parse each frame once, in two passes. The first parses the whole
+ * burst and writes every packet's out port; it is a tight loop that
+ * keeps no state across packets but the OR of their results and flags,
+ * so that the CPU overlaps the packets' work. The common burst ends
+ * there: every frame parsed, none of them non-IP or IPv6 (the ones
+ * lib/neigh may take), the port not routed, no exception path.
+ * Otherwise rx_sort() makes the second pass, packet by packet. What
+ * leaves here leaves in packet order either way (the capture sees the
+ * same sequence).
+ *
+ * Where this lcore runs the whole path (rtc), the first pass leaves out
+ * what only some bursts need: the common packet's flow hash goes to the
+ * lb stage, the one that reads it, and is computed only when a service
+ * exists (hash_later); the rx stamp (@p stamp, latency on) stays the
+ * burst's, written into a packet only when it leaves the burst
+ * (stamp_later). Otherwise (rings follow) both are written here.
+ */
+static __rte_always_inline uint16_t
+stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
+		uint16_t n, uint64_t stamp, bool *all_ip)
+{
+	uint64_t bad[PA_RX_BAD_WORDS] = { 0 };
+	const uint16_t out = q->peer_port_id;
+	const bool lat = w->latency && !w->stamp_later;
+	unsigned int flags;
+	bool any_bad = false;
+
+	w->stats.rx_packets += n;
+	w->stats.stage_packets[PA_STAGE_RX] += n;
+	/* rtc's: no hash, no stamps (a loop of its own, no tests in it) */
+	if (likely(w->hash_later && !lat))
+		flags = rx_parse(pkts, n, out, stamp, bad, &any_bad, false,
+			false);
+	else
+		flags = rx_parse(pkts, n, out, stamp, bad, &any_bad,
+			!w->hash_later, lat);
+	/* (a failed parse's flags are whatever it left, and count for
+	 * nothing here) */
+	if (likely(!any_bad && !q->routed && w->excp == NULL &&
+	    (w->neigh == NULL ||
+	     !(flags & (PA_PKT_F_NON_IP | PA_PKT_F_IPV6))))) {
+		/* every packet parsed: each is IPv4, IPv6 or non-IP */
+		*all_ip = !(flags & PA_PKT_F_NON_IP);
+		return n;
+	}
+	*all_ip = false;
+	return rx_sort(w, q, pkts, n, bad);
 }
 
 /* The source blocklist, before the ACL: hits leave with reason
@@ -295,9 +380,10 @@ blocklist_drop(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 }
 
 /* classify: the blocklist, then the ACL decides; drops leave here with
- * their reason. */
+ * their reason. @p all_ip: rx knows every packet is IPv4 or IPv6. */
 static __rte_always_inline uint16_t
-stage_classify(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
+stage_classify(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
+		bool all_ip)
 {
 	static const uint8_t reason[] = {
 		[PA_ACL_V_DROP_ACL] = PA_DROP_ACL,
@@ -313,7 +399,10 @@ stage_classify(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 		n = blocklist_drop(w, pkts, n);
 	if (w->acl == NULL || n == 0)
 		return n;
-	pa_acl_classify(w->acl, w->widx, pkts, n, verdict);
+	if (likely((all_ip ? pa_acl_classify_ip(w->acl, w->widx, pkts, n,
+			verdict) : pa_acl_classify(w->acl, w->widx, pkts, n,
+			verdict)) == 0))
+		return n;
 	for (i = 0; i < n; i++) {
 		if (likely(verdict[i] == PA_ACL_V_FORWARD))
 			pkts[kept++] = pkts[i];
@@ -346,6 +435,11 @@ stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 	w->stats.stage_packets[PA_STAGE_LB] += n;
 	if (w->lb == NULL || n == 0 || !pa_lb_active(w->lb))
 		return n;
+	/* the flow hash the rx stage left for later (pa_worker.hash_later) */
+	if (w->hash_later)
+		for (i = 0; i < n; i++)
+			pa_pkt_hash_later(rte_pktmbuf_mtod(pkts[i],
+				const uint8_t *), pa_pkt_meta(pkts[i]));
 	pa_lb_process(w->lb, w->widx, pkts, n, now, verdict);
 	for (i = 0; i < n; i++) {
 		if (likely(verdict[i] == PA_LB_V_FORWARD)) {
@@ -505,13 +599,17 @@ route_one(struct pa_worker *w, struct rte_mbuf *m, struct pa_pkt_meta *meta)
 }
 
 /* route: what a routed port took for transit and the LB did not address
- * (still PA_PKT_F_ROUTE). One flag test for every other packet. */
+ * (still PA_PKT_F_ROUTE). One flag test for every other packet, none
+ * when the pipeline has no routed port. */
 static __rte_always_inline uint16_t
 stage_route(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t i, kept = 0;
 	int r;
 
+	/* no routed port: no packet has the flag */
+	if (!w->route)
+		return n;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct pa_pkt_meta *meta = pa_pkt_meta(m);
@@ -671,13 +769,18 @@ stage_tx(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
+		struct pa_pkt_meta *meta = pa_pkt_meta(m);
 
-		out = pa_pkt_meta(m)->out_port;
+		out = meta->out_port;
 		if (unlikely(out >= RTE_MAX_ETHPORTS ||
 		    index_of[out] >= w->n_txb)) {
 			pa_drop(w, m, PA_DROP_MALFORMED);
 			continue;
 		}
+		/* a buffered packet leaves the burst: it carries its stamp
+		 * (pa_worker.stamp_later) */
+		if (stamp != PA_STAMP_MIXED && w->latency)
+			pa_pkt_rx_tsc_set(meta, stamp);
 		b = &w->txb[index_of[out]];
 		b->pkts[b->count++] = m;
 		if (b->count == w->burst)
@@ -842,20 +945,23 @@ handover_put(struct pa_worker *w, struct pa_worker *o, struct rte_mbuf *m,
  * flow). One flag test per packet. */
 static __rte_always_inline uint16_t
 steer_quotes(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
-		uint64_t now)
+		uint64_t now, uint64_t stamp)
 {
 	struct pa_worker *o;
 	uint16_t i, kept = 0;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		const struct pa_pkt_meta *meta = pa_pkt_meta(m);
+		struct pa_pkt_meta *meta = pa_pkt_meta(m);
 
 		if (likely(!(meta->flags & PA_PKT_F_QUOTE)) ||
 		    (o = quote_owner(w, m, meta)) == NULL) {
 			pkts[kept++] = m;
 			continue;
 		}
+		/* it leaves the burst: it carries its stamp (stamp_later) */
+		if (w->stamp_later && stamp != PA_STAMP_MIXED)
+			pa_pkt_rx_tsc_set(meta, stamp);
 		handover_put(w, o, m, now);
 	}
 	return kept;
@@ -866,13 +972,13 @@ steer_quotes(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 static __rte_always_inline void
 process_rest(struct pa_worker *w, const struct pa_seg *g,
 		struct rte_mbuf **pkts, uint16_t n, uint32_t uniform_out,
-		uint64_t now, uint64_t stamp)
+		uint64_t now, uint64_t stamp, bool all_ip)
 {
 	if (g->run_classify)
-		n = stage_classify(w, pkts, n);
+		n = stage_classify(w, pkts, n, all_ip);
 	/* what stays keeps the burst's stamp and out port */
 	if (unlikely(w->steer))
-		n = steer_quotes(w, pkts, n, now);
+		n = steer_quotes(w, pkts, n, now, stamp);
 	if (g->run_lb) {
 		n = stage_lb(w, pkts, n, now);
 		n = stage_route(w, pkts, n);
@@ -897,6 +1003,7 @@ poll_ports(struct pa_worker *w, struct rte_mbuf **pkts, uint64_t now)
 {
 	unsigned int i, total = 0;
 	uint64_t stamp = 0;
+	bool all_ip;
 	uint16_t n;
 
 	for (i = 0; i < w->n_rxq; i++) {
@@ -912,9 +1019,9 @@ poll_ports(struct pa_worker *w, struct rte_mbuf **pkts, uint64_t now)
 		 * starts here */
 		if (w->latency)
 			stamp = rte_rdtsc();
-		n = stage_rx(w, q, pkts, n, stamp);
+		n = stage_rx(w, q, pkts, n, stamp, &all_ip);
 		process_rest(w, &w->rx_seg, pkts, n, q->peer_port_id, now,
-			stamp);
+			stamp, all_ip);
 	}
 	return total;
 }
@@ -953,7 +1060,7 @@ poll_seg(struct pa_worker *w, const struct pa_seg *g, struct rte_mbuf **pkts,
 			continue;
 		total += n;
 		process_rest(w, g, pkts, (uint16_t)n, PA_OUT_UNKNOWN, now,
-			PA_STAMP_MIXED);
+			PA_STAMP_MIXED, false);
 	}
 	return total;
 }

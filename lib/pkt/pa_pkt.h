@@ -38,6 +38,10 @@
  * quoted IP header is at l4_off + 8, within the first PA_PKT_HDR_MAX
  * bytes, and holds a TCP, UDP or SCTP header's ports. */
 #define PA_PKT_F_QUOTE		(1u << 10)
+/** The hash is not computed yet: pa_pkt_parse_nohash() leaves it to
+ * pa_pkt_hash_later(), which computes it and clears the flag. Only the
+ * fast path's packets (IPv4 without options, TCP or UDP) have it. */
+#define PA_PKT_F_HASH_LATER	(1u << 11)
 
 /** Most VLAN tags parsed (802.1Q inside 802.1ad). More is malformed. */
 #define PA_PKT_MAX_VLAN		2
@@ -185,6 +189,31 @@ int pa_pkt_hash_quote(const uint8_t *ip, uint32_t len, int v6,
  * @return as pa_pkt_parse(), never PA_PKT_ERR_SEGMENT.
  */
 static inline int pa_pkt_parse_mbuf(struct rte_mbuf *m);
+
+/**
+ * pa_pkt_parse() without the flow hash of the common packet (the fast
+ * path's: IPv4 without options, TCP or UDP): it sets PA_PKT_F_HASH_LATER
+ * instead, and meta->hash is undefined until pa_pkt_hash_later(). For a
+ * stage that may need no hash at all (the rx stage of an lcore that also
+ * runs the lb stage and TX: the hash is for the LB and for dispatching
+ * to rings). Every other packet is parsed and hashed as by
+ * pa_pkt_parse(). Same results; after pa_pkt_hash_later(), the same
+ * metadata.
+ */
+static inline int pa_pkt_parse_nohash(const uint8_t *data, uint32_t seg_len,
+		uint32_t pkt_len, struct pa_pkt_meta *meta);
+
+/** pa_pkt_parse_mbuf() with pa_pkt_parse_nohash(). */
+static inline int pa_pkt_parse_mbuf_nohash(struct rte_mbuf *m);
+
+/**
+ * The flow hash of a packet pa_pkt_parse_nohash() parsed, if it left it
+ * for later (PA_PKT_F_HASH_LATER): computed from the frame at @p data
+ * (its first segment), which must not have changed its addresses or
+ * ports since; the flag cleared. The hash pa_pkt_parse() gives.
+ */
+static inline void pa_pkt_hash_later(const uint8_t *data,
+		struct pa_pkt_meta *meta);
 
 /**
  * Build the 5-tuple of a parsed packet.

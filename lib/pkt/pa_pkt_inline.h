@@ -104,6 +104,7 @@
  * (the software CRC32-C fallback of rte_hash_crc.h gives the same bits).
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -231,9 +232,11 @@ pa_pkt_hash_mac(const uint8_t *eth)
 #define PA_PKT_FAST_MIN		(PA_PKT_FAST_L4 + 8)
 #define PA_PKT_FAST_TCP_MIN	(PA_PKT_FAST_L4 + 20)
 
+/* The fast path; @p hash: compute the flow hash, else leave it for
+ * pa_pkt_hash_later() (PA_PKT_F_HASH_LATER). A constant at every call. */
 static __rte_always_inline int
-pa_pkt_parse(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
-		struct pa_pkt_meta *meta)
+pa_pkt_parse_fast(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
+		struct pa_pkt_meta *meta, const bool hash)
 {
 	const struct rte_ipv4_hdr *ip;
 	const uint8_t *l4;
@@ -278,8 +281,13 @@ pa_pkt_parse(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
 
 	memcpy(&ports, l4, sizeof(ports));
 	ports = rte_be_to_cpu_32(ports);
-	meta->hash = pa_pkt_hash_v4(ip->src_addr, ip->dst_addr, ports, proto);
-	meta->flags = PA_PKT_F_IPV4 | PA_PKT_F_L4;
+	if (hash) {
+		meta->hash = pa_pkt_hash_v4(ip->src_addr, ip->dst_addr, ports,
+			proto);
+		meta->flags = PA_PKT_F_IPV4 | PA_PKT_F_L4;
+	} else {
+		meta->flags = PA_PKT_F_IPV4 | PA_PKT_F_L4 | PA_PKT_F_HASH_LATER;
+	}
 	meta->l3_off = PA_PKT_FAST_L3;
 	meta->l4_off = PA_PKT_FAST_L4;
 	meta->sport = ports >> 16;
@@ -293,6 +301,13 @@ full:
 }
 
 static __rte_always_inline int
+pa_pkt_parse(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
+		struct pa_pkt_meta *meta)
+{
+	return pa_pkt_parse_fast(data, seg_len, pkt_len, meta, true);
+}
+
+static __rte_always_inline int
 pa_pkt_parse_mbuf(struct rte_mbuf *m)
 {
 	struct pa_pkt_meta *meta = pa_pkt_meta(m);
@@ -303,6 +318,41 @@ pa_pkt_parse_mbuf(struct rte_mbuf *m)
 	if (unlikely(ret == PA_PKT_ERR_SEGMENT))
 		ret = pa_pkt_parse_gather(m, meta);
 	return ret;
+}
+
+static __rte_always_inline int
+pa_pkt_parse_mbuf_nohash(struct rte_mbuf *m)
+{
+	struct pa_pkt_meta *meta = pa_pkt_meta(m);
+	int ret;
+
+	ret = pa_pkt_parse_nohash(rte_pktmbuf_mtod(m, const uint8_t *),
+			rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), meta);
+	if (unlikely(ret == PA_PKT_ERR_SEGMENT))
+		ret = pa_pkt_parse_gather(m, meta);
+	return ret;
+}
+
+static __rte_always_inline int
+pa_pkt_parse_nohash(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
+		struct pa_pkt_meta *meta)
+{
+	return pa_pkt_parse_fast(data, seg_len, pkt_len, meta, false);
+}
+
+static __rte_always_inline void
+pa_pkt_hash_later(const uint8_t *data, struct pa_pkt_meta *meta)
+{
+	const struct rte_ipv4_hdr *ip;
+
+	if (likely(!(meta->flags & PA_PKT_F_HASH_LATER)))
+		return;
+	/* the fast path's packet: IPv4 at PA_PKT_FAST_L3, in the first
+	 * segment */
+	ip = (const struct rte_ipv4_hdr *)(data + PA_PKT_FAST_L3);
+	meta->hash = pa_pkt_hash_v4(ip->src_addr, ip->dst_addr,
+		(uint32_t)meta->sport << 16 | meta->dport, meta->l4_proto);
+	meta->flags &= (uint16_t)~PA_PKT_F_HASH_LATER;
 }
 
 #endif /* PA_PKT_INLINE_H */

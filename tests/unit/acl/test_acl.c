@@ -1342,6 +1342,44 @@ START_TEST(test_police_in_one_burst_passes_burst_packets)
 }
 END_TEST
 
+/* A burst the caller knows to be all IP, on a table without rules: the
+ * default for every packet, counted once each, as pa_acl_classify(). */
+START_TEST(test_classify_ip_without_rules_takes_the_default)
+{
+	static const char *const def[] = { "permit", "drop" };
+	struct rte_mbuf *m[32];
+	uint8_t v[32], v2[32];
+	char doc[64];
+	struct tuple t;
+	struct pa_test_frame f;
+	unsigned int i, d;
+	uint16_t r;
+
+	for (d = 0; d < 2; d++) {
+		snprintf(doc, sizeof(doc), "{\"default\": \"%s\"}", def[d]);
+		setup_acl(doc, NULL);
+		for (i = 0; i < 32; i++) {
+			t = tup(i % 2 ? "10.0.0.1" : "2001:db8::1",
+				i % 2 ? "10.0.0.2" : "2001:db8::2",
+				IPPROTO_UDP, 1, 2);
+			frame_of(&t, &f);
+			m[i] = mbuf_of(&f, 0);
+		}
+		r = pa_acl_classify_ip(acl, 0, m, 32, v);
+		ck_assert_int_eq(stat_int("default_hits"), 32);
+		ck_assert_uint_eq(r, pa_acl_classify(acl, 0, m, 32, v2));
+		ck_assert_int_eq(stat_int("default_hits"), 64);
+		ck_assert_mem_eq(v, v2, sizeof(v));
+		ck_assert_uint_eq(r, d == 0 ? 0 : 32);
+		for (i = 0; i < 32; i++) {
+			ck_assert_uint_eq(v[i], d == 0 ? PA_ACL_V_FORWARD :
+				PA_ACL_V_DROP_ACL);
+			rte_pktmbuf_free(m[i]);
+		}
+	}
+}
+END_TEST
+
 START_TEST(test_police_meter_keeps_its_tokens_across_rebuilds)
 {
 	struct tuple t;
@@ -2482,6 +2520,7 @@ acl_suite(void)
 	tcase_add_test(tc, test_mark_rewrites_ipv6_traffic_class_keeping_ecn_and_flow_label);
 	tcase_add_test(tc, test_police_passes_burst_then_drops);
 	tcase_add_test(tc, test_police_in_one_burst_passes_burst_packets);
+	tcase_add_test(tc, test_classify_ip_without_rules_takes_the_default);
 	tcase_add_test(tc, test_police_meter_keeps_its_tokens_across_rebuilds);
 	suite_add_tcase(s, tc);
 

@@ -131,22 +131,30 @@ frame_set_ports(struct pa_test_frame *f, uint16_t sport, uint16_t dport)
 }
 /*
  * Parse with the inline parser and with the general one; they must agree
- * (result, and the whole metadata on success).
+ * (result, and the whole metadata on success). So must the inline parser
+ * that leaves the hash for later, once pa_pkt_hash_later() has run.
  */
 static int
 parse_both(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
 		struct pa_pkt_meta *meta)
 {
-	struct pa_pkt_meta m2;
-	int r1, r2;
+	struct pa_pkt_meta m2, m3;
+	int r1, r2, r3;
 
 	memset(meta, 0xa5, sizeof(*meta));
 	memset(&m2, 0xa5, sizeof(m2));
+	memset(&m3, 0xa5, sizeof(m3));
 	r1 = pa_pkt_parse(data, seg_len, pkt_len, meta);
 	r2 = pa_pkt_parse_full(data, seg_len, pkt_len, &m2);
+	r3 = pa_pkt_parse_nohash(data, seg_len, pkt_len, &m3);
 	ck_assert_int_eq(r1, r2);
-	if (r1 == PA_PKT_OK)
+	ck_assert_int_eq(r3, r2);
+	if (r1 == PA_PKT_OK) {
 		ck_assert_mem_eq(meta, &m2, sizeof(m2));
+		ck_assert(!(meta->flags & PA_PKT_F_HASH_LATER));
+		pa_pkt_hash_later(data, &m3);
+		ck_assert_mem_eq(&m3, &m2, sizeof(m2));
+	}
 	return r1;
 }
 
@@ -1914,6 +1922,16 @@ START_TEST(test_parse_mbuf_single_segment_fills_dynfield)
 	ck_assert_uint_eq(pa_pkt_meta(m)->hash, whole.hash);
 	ck_assert_uint_eq(pa_pkt_meta(m)->sport, 777);
 	ck_assert_uint_eq(pa_pkt_meta(m)->out_port, 3);
+	/* the hash left for later: the flag, then the same hash */
+	pa_pkt_meta(m)->hash = ~whole.hash;
+	ck_assert_int_eq(pa_pkt_parse_mbuf_nohash(m), PA_PKT_OK);
+	ck_assert(pa_pkt_meta(m)->flags & PA_PKT_F_HASH_LATER);
+	ck_assert_uint_eq(pa_pkt_meta(m)->out_port, 3);
+	pa_pkt_hash_later(rte_pktmbuf_mtod(m, const uint8_t *), pa_pkt_meta(m));
+	ck_assert_uint_eq(pa_pkt_meta(m)->hash, whole.hash);
+	ck_assert_uint_eq(pa_pkt_meta(m)->flags, whole.flags);
+	pa_pkt_hash_later(rte_pktmbuf_mtod(m, const uint8_t *), pa_pkt_meta(m));
+	ck_assert_uint_eq(pa_pkt_meta(m)->hash, whole.hash);
 	rte_pktmbuf_free(m);
 }
 END_TEST
