@@ -48,19 +48,6 @@ lb_flow_key_from(struct lb_flow_key *k, const struct pa_flow_key *fk)
 	}
 }
 
-int
-lb_flow_backend(const struct lb_svc *s, const struct lb_flow *f)
-{
-	const struct lb_backend *b;
-
-	if (f->svc_uid != s->uid || f->be_idx >= s->n_be)
-		return -1;
-	b = &s->be[f->be_idx];
-	if (b->uid != f->be_uid || b->state == PA_LB_DOWN)
-		return -1;
-	return f->be_idx;
-}
-
 /* ------------------------------------------------------------------ */
 /* Building published objects                                          */
 /* ------------------------------------------------------------------ */

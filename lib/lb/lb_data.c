@@ -263,8 +263,22 @@ fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		w->st.no_room++;
 		return PA_LB_V_NO_ROOM;
 	}
-	/* the L2 header (VLAN tags included) moves to the new front */
-	memmove(frame, frame + hlen, l3);
+	/* the L2 header (VLAN tags included) moves to the new front; the
+	 * untagged one in fixed-size moves (no call) */
+	if (likely(l3 == RTE_ETHER_HDR_LEN)) {
+		uint64_t e0;
+		uint32_t e1;
+		uint16_t e2;
+
+		memcpy(&e0, frame + hlen, 8);
+		memcpy(&e1, frame + hlen + 8, 4);
+		memcpy(&e2, frame + hlen + 12, 2);
+		memcpy(frame, &e0, 8);
+		memcpy(frame + 8, &e1, 4);
+		memcpy(frame + 12, &e2, 2);
+	} else {
+		memmove(frame, frame + hlen, l3);
+	}
 	if (s->family == 4) {
 		const struct rte_ipv4_hdr *in = (const void *)(frame + l3 + hlen);
 		struct rte_ipv4_hdr *out = (void *)(frame + l3);
@@ -405,19 +419,33 @@ pkt_dst(const uint8_t *l3, uint8_t family)
 		l3 + offsetof(struct rte_ipv6_hdr, dst_addr);
 }
 
+/* The flow key of a packet: whole 8-byte words (no memset and byte
+ * copies; the bytes are those lb_flow_key_from() gives, padding zero). */
 static __rte_always_inline void
 flow_key_of(struct lb_flow_key *k, const uint8_t *l3,
 		const struct pa_pkt_meta *meta, uint8_t family)
 {
-	const unsigned int alen = family == 4 ? 4 : 16;
+	const uint64_t z = 0;
 
-	memset(k, 0, sizeof(*k));
 	k->family = family;
 	k->proto = meta->l4_proto;
 	k->sport = rte_cpu_to_be_16(meta->sport);
 	k->dport = rte_cpu_to_be_16(meta->dport);
-	memcpy(k->src, pkt_src(l3, family), alen);
-	memcpy(k->dst, pkt_dst(l3, family), alen);
+	k->pad = 0;
+	if (family == 4) {
+		uint64_t a = 0, b = 0;
+
+		memcpy(&a, l3 + offsetof(struct rte_ipv4_hdr, src_addr), 4);
+		memcpy(&b, l3 + offsetof(struct rte_ipv4_hdr, dst_addr), 4);
+		memcpy(k->src, &a, 8);
+		memcpy(k->src + 8, &z, 8);
+		memcpy(k->dst, &b, 8);
+		memcpy(k->dst + 8, &z, 8);
+	} else {
+		memcpy(k->src, l3 + offsetof(struct rte_ipv6_hdr, src_addr), 16);
+		memcpy(k->dst, l3 + offsetof(struct rte_ipv6_hdr, dst_addr), 16);
+	}
+	memcpy(k->pad2, &z, 8);
 }
 
 /* The NAT reply key of a flow: backend to client. */
@@ -853,7 +881,10 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	return PA_LB_V_FORWARD;
 }
 
-/* One chunk of at most BULK packets. */
+/* One chunk of at most BULK packets, in two passes: find the packets
+ * that are a service's and build their flow keys (the service lookup of
+ * the previous packet reused when the next goes to the same VIP, port
+ * and protocol), look their flows up in bulk; then decide and rewrite. */
 static void
 process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		struct rte_mbuf **pkts, uint16_t n, uint64_t now,
@@ -863,16 +894,25 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	const void *fkp[BULK];
 	int32_t fpos[BULK];
 	hash_sig_t fsig[BULK];
-	uint16_t cand[BULK], slot[BULK], fl[BULK], reply[BULK], icmp[BULK];
+	uint16_t cand[BULK], slot[BULK], kidx[BULK], reply[BULK], icmp[BULK];
 	unsigned int nc = 0, nf = 0, nr = 0, ni = 0, i, j;
+	/* the last service lookup: its (family, proto, port) tag (0: none),
+	 * address and answer */
+	uint32_t c_tag = 0;
+	uint64_t c_a0 = 0, c_a1 = 0;
+	int c_sl = -1;
 	bool dirty = false;
 
-	/* pass 1: which packets are a service's */
+	/* pass 1: which packets are a service's, and their flow keys (not
+	 * fragments': they are stateless) with the packets' own flow hash
+	 * as signature */
 	for (i = 0; i < n; i++) {
 		struct pa_pkt_meta *meta = pa_pkt_meta(pkts[i]);
-		const uint8_t *l3;
+		const uint8_t *l3, *dst;
 		uint8_t family;
 		uint16_t port;
+		uint32_t tag;
+		uint64_t a0, a1 = 0;
 		int sl;
 
 		if (!(meta->flags & (PA_PKT_F_IPV4 | PA_PKT_F_IPV6)))
@@ -898,8 +938,28 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		family = (meta->flags & PA_PKT_F_IPV4) ? 4 : 6;
 		l3 = rte_pktmbuf_mtod_offset(pkts[i], const uint8_t *,
 			meta->l3_off);
-		sl = lb_svc_find(t->svc_map, family, meta->l4_proto, port,
-			pkt_dst(l3, family));
+		dst = pkt_dst(l3, family);
+		if (family == 4) {
+			uint32_t d;
+
+			memcpy(&d, dst, 4);
+			a0 = d;
+		} else {
+			memcpy(&a0, dst, 8);
+			memcpy(&a1, dst + 8, 8);
+		}
+		tag = (uint32_t)family << 24 | (uint32_t)meta->l4_proto << 16 |
+			port;
+		if (tag == c_tag && a0 == c_a0 && a1 == c_a1) {
+			sl = c_sl;
+		} else {
+			sl = lb_svc_find(t->svc_map, family, meta->l4_proto,
+				port, dst);
+			c_tag = tag;
+			c_a0 = a0;
+			c_a1 = a1;
+			c_sl = sl;
+		}
 		if (sl < 0)
 			goto maybe_reply;
 		/* ipip writes its outer header into the headroom: a line the
@@ -907,6 +967,12 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		rte_prefetch0_write(rte_pktmbuf_mtod(pkts[i], uint8_t *) -
 			RTE_CACHE_LINE_SIZE);
 		slot[nc] = (uint16_t)sl;
+		if (likely(!(meta->flags & PA_PKT_F_FRAG))) {
+			flow_key_of(&fkey[nf], l3, meta, family);
+			fkp[nf] = &fkey[nf];
+			fsig[nf] = meta->hash;
+			kidx[nc] = (uint16_t)nf++;
+		}
 		cand[nc++] = (uint16_t)i;
 		continue;
 maybe_reply:
@@ -916,21 +982,7 @@ maybe_reply:
 			reply[nr++] = (uint16_t)i;
 	}
 
-	/* pass 2: their flows (not fragments': they are stateless), in bulk,
-	 * with the packets' own flow hash as signature */
-	for (j = 0; j < nc; j++) {
-		struct rte_mbuf *m = pkts[cand[j]];
-		struct pa_pkt_meta *meta = pa_pkt_meta(m);
-
-		if (meta->flags & PA_PKT_F_FRAG)
-			continue;
-		flow_key_of(&fkey[nf], rte_pktmbuf_mtod_offset(m,
-			const uint8_t *, meta->l3_off), meta,
-			(meta->flags & PA_PKT_F_IPV4) ? 4 : 6);
-		fkp[nf] = &fkey[nf];
-		fsig[nf] = meta->hash;
-		fl[nf++] = (uint16_t)j;
-	}
+	/* their flows, in bulk */
 	if (nf > 0) {
 		rte_hash_lookup_with_hash_bulk(w->flows, fkp, fsig, nf, fpos);
 		for (i = 0; i < nf; i++)
@@ -938,8 +990,8 @@ maybe_reply:
 				rte_prefetch0(&w->ent[fpos[i]]);
 	}
 
-	/* pass 3: decide and rewrite, in packet order */
-	for (j = 0, i = 0; j < nc; j++) {
+	/* pass 2: decide and rewrite, in packet order */
+	for (j = 0; j < nc; j++) {
 		struct rte_mbuf *m = pkts[cand[j]];
 		struct pa_pkt_meta *meta = pa_pkt_meta(m);
 		const struct lb_svc *s = t->svc[slot[j]];
@@ -952,9 +1004,7 @@ maybe_reply:
 			bi = lb_maglev_pick(s, meta->hash);
 			goto send;
 		}
-		/* fl[] lists the non-fragment candidates in order */
-		while (fl[i] != j)
-			i++;
+		i = kidx[j];
 		/* once this chunk has changed the table, positions from the
 		 * bulk lookup may be stale: look again */
 		pos = dirty ? rte_hash_lookup_with_hash(w->flows, &fkey[i],

@@ -657,8 +657,20 @@ bool lb_mss_clamp(uint8_t *tcp, uint32_t len, uint16_t clamp);
 
 /* lb.c helpers for the data path and trace */
 void lb_flow_key_from(struct lb_flow_key *k, const struct pa_flow_key *fk);
-/** Is the flow's backend still its backend? @return its index or -1. */
-int lb_flow_backend(const struct lb_svc *s, const struct lb_flow *f);
+/** Is the flow's backend still its backend? @return its index or -1.
+ * (Inline: the data path asks it of every packet of a known flow.) */
+static __rte_always_inline int
+lb_flow_backend(const struct lb_svc *s, const struct lb_flow *f)
+{
+	const struct lb_backend *b;
+
+	if (f->svc_uid != s->uid || f->be_idx >= s->n_be)
+		return -1;
+	b = &s->be[f->be_idx];
+	if (b->uid != f->be_uid || b->state == PA_LB_DOWN)
+		return -1;
+	return f->be_idx;
+}
 /** Forget a flow (counters, NAT reply entry, the table entry). */
 void lb_flow_forget(struct pa_lb *lb, struct lb_worker *w, int32_t pos);
 void lb_worker_reclaim(struct pa_lb *lb, struct lb_worker *w);
