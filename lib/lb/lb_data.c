@@ -2,8 +2,11 @@
 /*
  * The lb stage's data path: service lookup, flow table, schedulers'
  * choices, and the rewrites of the three forwarding modes. A burst goes
- * through in passes: find the service candidates, look their keys up in
- * bulk, look their flows up in bulk, then decide and rewrite.
+ * through in passes, each prefetching what the next reads (the flow
+ * table's misses hidden behind the other packets' work): find the
+ * service candidates and build their flow keys (prefetching their home
+ * slots), read the slots (prefetching the candidate key and entry), then
+ * decide and rewrite.
  */
 #include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
@@ -516,12 +519,7 @@ lb_flow_forget(struct pa_lb *lb, struct lb_worker *w, int32_t pos)
 		if (p >= 0)
 			defer_free(lb, w, p);
 	}
-	if (rte_hash_get_key_with_position(w->flows, pos,
-			(void **)(uintptr_t)&key) == 0) {
-		struct lb_flow_key k = *(const struct lb_flow_key *)key;
-
-		rte_hash_del_key_with_hash(w->flows, &k, f->hash);
-	}
+	lb_ftab_del(&w->ftab, (uint32_t)pos, f->hash);
 	f->in_use = 0;
 	w->n_flows--;
 }
@@ -608,7 +606,7 @@ flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	bi = s->ops->pick(s, w, meta->hash);
 	if (unlikely(bi < 0))
 		return LB_NEW_NO_BACKEND;
-	pos = rte_hash_add_key_with_hash(w->flows, k, meta->hash);
+	pos = lb_ftab_add(&w->ftab, k, meta->hash);
 	if (unlikely(pos < 0)) {
 		/* full: the stateless choice, so the flow still sticks */
 		w->st.flow_table_full++;
@@ -859,7 +857,7 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	/* the flow's hash, the one the parser gave this error (so it is
 	 * on the lcore of the flow when the dispatch was by flow hash) */
 	hash = q.hash;
-	pos = rte_hash_lookup_with_hash(w->flows, &k, hash);
+	pos = lb_ftab_lookup(&w->ftab, &k, hash);
 	if (pos >= 0 && now - w->ent[pos].last <= lb->tmo_tsc[w->ent[pos].tmo])
 		bi = lb_flow_backend(s, &w->ent[pos]);
 	if (bi < 0)
@@ -891,9 +889,8 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		uint8_t *verdicts)
 {
 	struct lb_flow_key fkey[BULK];
-	const void *fkp[BULK];
 	int32_t fpos[BULK];
-	hash_sig_t fsig[BULK];
+	uint32_t fsig[BULK];
 	uint16_t cand[BULK], slot[BULK], kidx[BULK], reply[BULK], icmp[BULK];
 	unsigned int nc = 0, nf = 0, nr = 0, ni = 0, i, j;
 	/* the last service lookup: its (family, proto, port) tag (0: none),
@@ -969,8 +966,8 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		slot[nc] = (uint16_t)sl;
 		if (likely(!(meta->flags & PA_PKT_F_FRAG))) {
 			flow_key_of(&fkey[nf], l3, meta, family);
-			fkp[nf] = &fkey[nf];
 			fsig[nf] = meta->hash;
+			lb_ftab_prefetch(&w->ftab, meta->hash);
 			kidx[nc] = (uint16_t)nf++;
 		}
 		cand[nc++] = (uint16_t)i;
@@ -982,12 +979,20 @@ maybe_reply:
 			reply[nr++] = (uint16_t)i;
 	}
 
-	/* their flows, in bulk */
-	if (nf > 0) {
-		rte_hash_lookup_with_hash_bulk(w->flows, fkp, fsig, nf, fpos);
-		for (i = 0; i < nf; i++)
-			if (fpos[i] >= 0)
-				rte_prefetch0(&w->ent[fpos[i]]);
+	/* their flows' slots (prefetched in pass 1): the candidate position
+	 * of each, whose key and entry are prefetched for pass 2 to compare
+	 * and use */
+	for (i = 0; i < nf; i++) {
+		fpos[i] = lb_ftab_candidate(&w->ftab, fsig[i]);
+		if (fpos[i] >= 0) {
+			const uint8_t *kp = (const uint8_t *)
+				&w->ftab.keys[fpos[i]];
+
+			/* a 48-byte key may cross a line */
+			rte_prefetch0(kp);
+			rte_prefetch0(kp + sizeof(struct lb_flow_key) - 1);
+			rte_prefetch0(&w->ent[fpos[i]]);
+		}
 	}
 
 	/* pass 2: decide and rewrite, in packet order */
@@ -1005,10 +1010,13 @@ maybe_reply:
 			goto send;
 		}
 		i = kidx[j];
-		/* once this chunk has changed the table, positions from the
-		 * bulk lookup may be stale: look again */
-		pos = dirty ? rte_hash_lookup_with_hash(w->flows, &fkey[i],
-			fsig[i]) : fpos[i];
+		/* the candidate is the flow when its key is this one (else a
+		 * hash collision: look the whole way); once this chunk has
+		 * changed the table, candidates may be stale: look again */
+		pos = fpos[i];
+		if (dirty || (pos >= 0 &&
+		    !lb_flow_key_eq(&w->ftab.keys[pos], &fkey[i])))
+			pos = lb_ftab_lookup(&w->ftab, &fkey[i], fsig[i]);
 		if (pos >= 0) {
 			f = &w->ent[pos];
 			bi = lb_flow_backend(s, f);
@@ -1024,6 +1032,7 @@ maybe_reply:
 			else
 				w->st.flows_rescheduled++;
 			lb_flow_forget(lb, w, pos);
+			dirty = true;
 		}
 		if (unlikely(s->syn_defer) && pure_syn(m, meta)) {
 			/* protect.syn_defer: the Maglev choice, no entry
@@ -1106,7 +1115,7 @@ pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 		__atomic_store_n(&w->running, true, __ATOMIC_RELEASE);
 	if (unlikely(w->trace_req != w->trace_done)) {
 		uint32_t req = __atomic_load_n(&w->trace_req, __ATOMIC_ACQUIRE);
-		int32_t p = rte_hash_lookup_with_hash(w->flows, &w->trace_key,
+		int32_t p = lb_ftab_lookup(&w->ftab, &w->trace_key,
 			w->trace_sig);
 
 		w->trace_hit = p >= 0 && now - w->ent[p].last <=
