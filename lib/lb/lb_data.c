@@ -879,10 +879,12 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	return PA_LB_V_FORWARD;
 }
 
-/* One chunk of at most BULK packets, in two passes: find the packets
- * that are a service's and build their flow keys (the service lookup of
- * the previous packet reused when the next goes to the same VIP, port
- * and protocol), look their flows up in bulk; then decide and rewrite. */
+/* One chunk of at most BULK packets, in two passes and a short one
+ * between: find the packets that are a service's and build their flow
+ * keys (the service lookup of the previous packet reused when the next
+ * goes to the same VIP, port and protocol), prefetching their flow-table
+ * slots; read the slots, prefetching the candidate keys and entries;
+ * then decide and rewrite. */
 static void
 process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		struct rte_mbuf **pkts, uint16_t n, uint64_t now,

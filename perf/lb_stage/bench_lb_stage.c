@@ -12,7 +12,9 @@
  * shared machine).
  *
  * Usage: bench_lb_stage [--flows N] [--packets N] [--rounds N]
- *        [--mode ipip|nat|dsr|ipip6] [--burst N]
+ *        [--mode ipip|nat|dsr|ipip6] [--burst N] [--order random|seq]
+ * (random: each packet from a random flow; seq: the flows in turn, as
+ * perf/bench_lb.py's pcap replays them)
  * Each burst's frames are copied back and parsed before the stage runs
  * (outside the measured call).
  */
@@ -128,6 +130,7 @@ main(int argc, char **argv)
 		"--log-level=lib.eal:error", NULL };
 	uint32_t flows = 10000, packets = 2000000, rounds = 9, burst = 32;
 	const char *mode = "ipip";
+	bool seq_order = false;		/* flows in turn, as a pcap replays */
 	char doc[2048], err[PA_CONFIG_ERR_MAX], backends[1024];
 	struct rte_mempool *pool;
 	struct rte_mbuf *m[MAX_BURST];
@@ -152,13 +155,16 @@ main(int argc, char **argv)
 			burst = (uint32_t)atoi(argv[k + 1]);
 		else if (strcmp(argv[k], "--mode") == 0)
 			mode = argv[k + 1];
+		else if (strcmp(argv[k], "--order") == 0)
+			seq_order = strcmp(argv[k + 1], "seq") == 0;
 		else
 			break;
 	}
 	if (k != argc || flows == 0 || rounds == 0 || burst == 0 ||
 	    burst > MAX_BURST) {
 		fprintf(stderr, "usage: %s [--flows N] [--packets N] [--rounds N]"
-			" [--mode ipip|nat|dsr|ipip6] [--burst N<=64]\n", argv[0]);
+			" [--mode ipip|nat|dsr|ipip6] [--burst N<=64]"
+			" [--order random|seq]\n", argv[0]);
 		return 2;
 	}
 	v6 = strcmp(mode, "ipip6") == 0;
@@ -219,7 +225,7 @@ main(int argc, char **argv)
 	for (i = 0; i < flows; i++)
 		flen[i] = (uint16_t)frame_of(frames + (size_t)i * 64, i, v6);
 	for (i = 0; i < n_seq; i++)
-		seq[i] = rng() % flows;
+		seq[i] = seq_order ? i % flows : rng() % flows;
 	if (rte_pktmbuf_alloc_bulk(pool, m, burst) != 0)
 		return 1;
 
