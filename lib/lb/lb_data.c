@@ -987,12 +987,7 @@ maybe_reply:
 	for (i = 0; i < nf; i++) {
 		fpos[i] = lb_ftab_candidate(&w->ftab, fsig[i]);
 		if (fpos[i] >= 0) {
-			const uint8_t *kp = (const uint8_t *)
-				&w->ftab.keys[fpos[i]];
-
-			/* a 48-byte key may cross a line */
-			rte_prefetch0(kp);
-			rte_prefetch0(kp + sizeof(struct lb_flow_key) - 1);
+			rte_prefetch0(&w->ftab.keys[fpos[i]]);
 			rte_prefetch0(&w->ent[fpos[i]]);
 		}
 	}
@@ -1017,7 +1012,7 @@ maybe_reply:
 		 * changed the table, candidates may be stale: look again */
 		pos = fpos[i];
 		if (dirty || (pos >= 0 &&
-		    !lb_flow_key_eq(&w->ftab.keys[pos], &fkey[i])))
+		    !lb_flow_key_eq(&w->ftab.keys[pos].k, &fkey[i])))
 			pos = lb_ftab_lookup(&w->ftab, &fkey[i], fsig[i]);
 		if (pos >= 0) {
 			f = &w->ent[pos];

@@ -35,13 +35,20 @@
 #include <rte_common.h>
 #include <rte_prefetch.h>
 
+/* A key in a line of its own (a 48-byte key at a 48-byte stride would
+ * cross a line every other position). */
+struct lb_ftab_key {
+	struct lb_flow_key k;
+	uint8_t pad[64 - sizeof(struct lb_flow_key)];
+} __rte_aligned(64);
+
 struct lb_ftab {
 	uint64_t *idx;			/* slots */
 	uint32_t mask;			/* slots - 1 (a power of two) */
 	uint32_t n_pos;			/* positions */
 	uint32_t n_free;		/* positions on the free stack */
 	uint32_t *free;			/* the stack */
-	struct lb_flow_key *keys;	/* by position; family 0 when free */
+	struct lb_ftab_key *keys;	/* by position; family 0 when free */
 };
 
 static __rte_always_inline uint64_t
@@ -90,7 +97,7 @@ lb_ftab_lookup(const struct lb_ftab *t, const struct lb_flow_key *k,
 		if ((uint32_t)(v >> 32) != hash)
 			continue;
 		pos = (uint32_t)v - 1;
-		if (lb_flow_key_eq(&t->keys[pos], k))
+		if (lb_flow_key_eq(&t->keys[pos].k, k))
 			return (int32_t)pos;
 	}
 }
@@ -108,7 +115,7 @@ lb_ftab_add(struct lb_ftab *t, const struct lb_flow_key *k, uint32_t hash)
 	if (t->n_free == 0)
 		return -ENOSPC;
 	pos = t->free[--t->n_free];
-	t->keys[pos] = *k;
+	t->keys[pos].k = *k;
 	for (i = hash & t->mask; t->idx[i] != 0; i = (i + 1) & t->mask)
 		;
 	t->idx[i] = lb_ftab_slot(hash, pos);
@@ -145,7 +152,7 @@ lb_ftab_del(struct lb_ftab *t, uint32_t pos, uint32_t hash)
 		}
 	}
 	t->idx[i] = 0;
-	lb_flow_key_clear(&t->keys[pos]);
+	lb_flow_key_clear(&t->keys[pos].k);
 	t->free[t->n_free++] = pos;
 	return 0;
 }

@@ -2285,8 +2285,9 @@ START_TEST(test_flow_table_structure_against_a_reference)
 	memset(&t, 0, sizeof(t));
 	t.idx = calloc(SLOTS, sizeof(*t.idx));
 	t.free = calloc(SIZE + 1, sizeof(*t.free));
-	t.keys = calloc(SIZE + 1, sizeof(*t.keys));
+	t.keys = aligned_alloc(64, (SIZE + 1) * sizeof(*t.keys));
 	ck_assert(t.idx != NULL && t.free != NULL && t.keys != NULL);
+	memset(t.keys, 0, (SIZE + 1) * sizeof(*t.keys));
 	t.mask = SLOTS - 1;
 	t.n_pos = SIZE + 1;
 	for (i = 0; i < SIZE; i++)
