@@ -48,19 +48,6 @@ lb_flow_key_from(struct lb_flow_key *k, const struct pa_flow_key *fk)
 	}
 }
 
-int
-lb_flow_backend(const struct lb_svc *s, const struct lb_flow *f)
-{
-	const struct lb_backend *b;
-
-	if (f->svc_uid != s->uid || f->be_idx >= s->n_be)
-		return -1;
-	b = &s->be[f->be_idx];
-	if (b->uid != f->be_uid || b->state == PA_LB_DOWN)
-		return -1;
-	return f->be_idx;
-}
-
 /* ------------------------------------------------------------------ */
 /* Building published objects                                          */
 /* ------------------------------------------------------------------ */
@@ -1473,7 +1460,7 @@ direct:
 	 * its flows age by its clock, which stopped with it */
 	if (__atomic_load_n(&w->running, __ATOMIC_ACQUIRE))
 		return -EBUSY;
-	pos = rte_hash_lookup_with_hash(w->flows, k, sig);
+	pos = lb_ftab_lookup(&w->ftab, k, sig);
 	if (pos < 0 || !w->ent[pos].in_use ||
 	    w->now - w->ent[pos].last > lb->tmo_tsc[w->ent[pos].tmo])
 		return 0;
@@ -1547,58 +1534,63 @@ out:
 /* Life cycle                                                          */
 /* ------------------------------------------------------------------ */
 
-/*
- * The flow table's hash function: the rx parser's flow hash of the
- * 5-tuple, so that the data path can pass the packets' own hash as the
- * signature and every other call (deletes by position, trace) agrees.
- */
-static uint32_t
-flow_key_hash(const void *key, uint32_t len, uint32_t init)
-{
-	const struct lb_flow_key *k = key;
-	uint32_t ports = (uint32_t)rte_be_to_cpu_16(k->sport) << 16 |
-		rte_be_to_cpu_16(k->dport);
-	uint32_t s, d;
+static void worker_free(struct lb_worker *w);
 
-	RTE_SET_USED(len);
-	RTE_SET_USED(init);
-	if (k->family == 4) {
-		memcpy(&s, k->src, 4);
-		memcpy(&d, k->dst, 4);
-		return pa_pkt_hash_v4(s, d, ports, k->proto);
+/* A flow table of @p size flows on @p socket. Its positions are one
+ * more than it holds (the last never used), as they were with rte_hash
+ * (max key id + 1): flow_table_capacity reads the same. */
+static int
+ftab_create(struct lb_ftab *t, uint32_t size, int socket)
+{
+	uint32_t n = size + 1, slots = rte_align32pow2(n + n / 3 + 1), i;
+
+	memset(t, 0, sizeof(*t));
+	t->idx = rte_zmalloc_socket("pa_lb_ftab_idx", (size_t)slots *
+		sizeof(*t->idx), RTE_CACHE_LINE_SIZE, socket);
+	t->free = rte_malloc_socket("pa_lb_ftab_free", (size_t)n *
+		sizeof(*t->free), RTE_CACHE_LINE_SIZE, socket);
+	t->keys = rte_zmalloc_socket("pa_lb_ftab_keys", (size_t)n *
+		sizeof(*t->keys), RTE_CACHE_LINE_SIZE, socket);
+	if (t->idx == NULL || t->free == NULL || t->keys == NULL) {
+		rte_free(t->idx);
+		rte_free(t->free);
+		rte_free(t->keys);
+		memset(t, 0, sizeof(*t));
+		return -ENOMEM;
 	}
-	return pa_pkt_hash_v6(k->src, k->dst, ports, k->proto);
+	t->mask = slots - 1;
+	t->n_pos = n;
+	/* positions 0 .. size - 1, 0 first */
+	for (i = 0; i < size; i++)
+		t->free[i] = size - 1 - i;
+	t->n_free = size;
+	return 0;
 }
 
-static void worker_free(struct lb_worker *w);
+static void
+ftab_free(struct lb_ftab *t)
+{
+	rte_free(t->idx);
+	rte_free(t->free);
+	rte_free(t->keys);
+	memset(t, 0, sizeof(*t));
+}
 
 static struct lb_worker *
 worker_create(struct pa_lb *lb, unsigned int idx, unsigned int ord,
 		uint32_t size, char *err, size_t err_len)
 {
-	struct rte_hash_parameters hp = { 0 };
-	char name[RTE_HASH_NAMESIZE];
 	struct lb_worker *w;
 
 	w = rte_zmalloc_socket("pa_lb_worker", sizeof(*w), RTE_CACHE_LINE_SIZE,
 		lb->socket);
 	if (w == NULL)
 		goto nomem;
-	snprintf(name, sizeof(name), "pa_lbflow_%u_%u", idx,
-		__atomic_fetch_add(&hash_seq, 1, __ATOMIC_RELAXED));
-	hp.name = name;
-	hp.entries = size;
-	hp.key_len = sizeof(struct lb_flow_key);
-	hp.hash_func = flow_key_hash;
-	hp.socket_id = lb->socket;
-	w->flows = rte_hash_create(&hp);
-	if (w->flows == NULL) {
-		pa_seterr(err, err_len, "cannot create a flow table of %u entries: %s",
-			size, rte_strerror(rte_errno));
+	if (ftab_create(&w->ftab, size, lb->socket) != 0) {
 		rte_free(w);
-		return NULL;
+		goto nomem;
 	}
-	w->n_pos = (uint32_t)rte_hash_max_key_id(w->flows) + 1;
+	w->n_pos = w->ftab.n_pos;
 	w->ent = rte_zmalloc_socket("pa_lb_flows", (size_t)w->n_pos *
 		sizeof(*w->ent), RTE_CACHE_LINE_SIZE, lb->socket);
 	w->cursor = rte_zmalloc_socket("pa_lb_cursor", PA_LB_MAX_SERVICES *
@@ -1630,7 +1622,7 @@ worker_free(struct lb_worker *w)
 {
 	if (w == NULL)
 		return;
-	rte_hash_free(w->flows);
+	ftab_free(&w->ftab);
 	rte_free(w->ent);
 	rte_free(w->cursor);
 	rte_free(w->ctr);
@@ -1652,7 +1644,7 @@ heap_bytes(int socket)
 
 /*
  * The flow tables, made with the first service (an appliance that only
- * filters does not carry 118 MB of empty tables for the default 1M
+ * filters does not carry 122 MB of empty tables for the default 1M
  * flows). Published with release stores: the data path reads them once
  * it sees a table with services, which is published after.
  */

@@ -2,8 +2,11 @@
 /*
  * The lb stage's data path: service lookup, flow table, schedulers'
  * choices, and the rewrites of the three forwarding modes. A burst goes
- * through in passes: find the service candidates, look their keys up in
- * bulk, look their flows up in bulk, then decide and rewrite.
+ * through in passes, each prefetching what the next reads (the flow
+ * table's misses hidden behind the other packets' work): find the
+ * service candidates and build their flow keys (prefetching their home
+ * slots), read the slots (prefetching the candidate key and entry), then
+ * decide and rewrite.
  */
 #include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
@@ -263,8 +266,22 @@ fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		w->st.no_room++;
 		return PA_LB_V_NO_ROOM;
 	}
-	/* the L2 header (VLAN tags included) moves to the new front */
-	memmove(frame, frame + hlen, l3);
+	/* the L2 header (VLAN tags included) moves to the new front; the
+	 * untagged one in fixed-size moves (no call) */
+	if (likely(l3 == RTE_ETHER_HDR_LEN)) {
+		uint64_t e0;
+		uint32_t e1;
+		uint16_t e2;
+
+		memcpy(&e0, frame + hlen, 8);
+		memcpy(&e1, frame + hlen + 8, 4);
+		memcpy(&e2, frame + hlen + 12, 2);
+		memcpy(frame, &e0, 8);
+		memcpy(frame + 8, &e1, 4);
+		memcpy(frame + 12, &e2, 2);
+	} else {
+		memmove(frame, frame + hlen, l3);
+	}
 	if (s->family == 4) {
 		const struct rte_ipv4_hdr *in = (const void *)(frame + l3 + hlen);
 		struct rte_ipv4_hdr *out = (void *)(frame + l3);
@@ -405,19 +422,33 @@ pkt_dst(const uint8_t *l3, uint8_t family)
 		l3 + offsetof(struct rte_ipv6_hdr, dst_addr);
 }
 
+/* The flow key of a packet: whole 8-byte words (no memset and byte
+ * copies; the bytes are those lb_flow_key_from() gives, padding zero). */
 static __rte_always_inline void
 flow_key_of(struct lb_flow_key *k, const uint8_t *l3,
 		const struct pa_pkt_meta *meta, uint8_t family)
 {
-	const unsigned int alen = family == 4 ? 4 : 16;
+	const uint64_t z = 0;
 
-	memset(k, 0, sizeof(*k));
 	k->family = family;
 	k->proto = meta->l4_proto;
 	k->sport = rte_cpu_to_be_16(meta->sport);
 	k->dport = rte_cpu_to_be_16(meta->dport);
-	memcpy(k->src, pkt_src(l3, family), alen);
-	memcpy(k->dst, pkt_dst(l3, family), alen);
+	k->pad = 0;
+	if (family == 4) {
+		uint64_t a = 0, b = 0;
+
+		memcpy(&a, l3 + offsetof(struct rte_ipv4_hdr, src_addr), 4);
+		memcpy(&b, l3 + offsetof(struct rte_ipv4_hdr, dst_addr), 4);
+		memcpy(k->src, &a, 8);
+		memcpy(k->src + 8, &z, 8);
+		memcpy(k->dst, &b, 8);
+		memcpy(k->dst + 8, &z, 8);
+	} else {
+		memcpy(k->src, l3 + offsetof(struct rte_ipv6_hdr, src_addr), 16);
+		memcpy(k->dst, l3 + offsetof(struct rte_ipv6_hdr, dst_addr), 16);
+	}
+	memcpy(k->pad2, &z, 8);
 }
 
 /* The NAT reply key of a flow: backend to client. */
@@ -488,12 +519,7 @@ lb_flow_forget(struct pa_lb *lb, struct lb_worker *w, int32_t pos)
 		if (p >= 0)
 			defer_free(lb, w, p);
 	}
-	if (rte_hash_get_key_with_position(w->flows, pos,
-			(void **)(uintptr_t)&key) == 0) {
-		struct lb_flow_key k = *(const struct lb_flow_key *)key;
-
-		rte_hash_del_key_with_hash(w->flows, &k, f->hash);
-	}
+	lb_ftab_del(&w->ftab, (uint32_t)pos, f->hash);
 	f->in_use = 0;
 	w->n_flows--;
 }
@@ -580,7 +606,7 @@ flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	bi = s->ops->pick(s, w, meta->hash);
 	if (unlikely(bi < 0))
 		return LB_NEW_NO_BACKEND;
-	pos = rte_hash_add_key_with_hash(w->flows, k, meta->hash);
+	pos = lb_ftab_add(&w->ftab, k, meta->hash);
 	if (unlikely(pos < 0)) {
 		/* full: the stateless choice, so the flow still sticks */
 		w->st.flow_table_full++;
@@ -831,7 +857,7 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	/* the flow's hash, the one the parser gave this error (so it is
 	 * on the lcore of the flow when the dispatch was by flow hash) */
 	hash = q.hash;
-	pos = rte_hash_lookup_with_hash(w->flows, &k, hash);
+	pos = lb_ftab_lookup(&w->ftab, &k, hash);
 	if (pos >= 0 && now - w->ent[pos].last <= lb->tmo_tsc[w->ent[pos].tmo])
 		bi = lb_flow_backend(s, &w->ent[pos]);
 	if (bi < 0)
@@ -853,26 +879,39 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	return PA_LB_V_FORWARD;
 }
 
-/* One chunk of at most BULK packets. */
+/* One chunk of at most BULK packets, in two passes and a short one
+ * between: find the packets that are a service's and build their flow
+ * keys (the service lookup of the previous packet reused when the next
+ * goes to the same VIP, port and protocol), prefetching their flow-table
+ * slots; read the slots, prefetching the candidate keys and entries;
+ * then decide and rewrite. */
 static void
 process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 		uint8_t *verdicts)
 {
 	struct lb_flow_key fkey[BULK];
-	const void *fkp[BULK];
 	int32_t fpos[BULK];
-	hash_sig_t fsig[BULK];
-	uint16_t cand[BULK], slot[BULK], fl[BULK], reply[BULK], icmp[BULK];
+	uint32_t fsig[BULK];
+	uint16_t cand[BULK], slot[BULK], kidx[BULK], reply[BULK], icmp[BULK];
 	unsigned int nc = 0, nf = 0, nr = 0, ni = 0, i, j;
+	/* the last service lookup: its (family, proto, port) tag (0: none),
+	 * address and answer */
+	uint32_t c_tag = 0;
+	uint64_t c_a0 = 0, c_a1 = 0;
+	int c_sl = -1;
 	bool dirty = false;
 
-	/* pass 1: which packets are a service's */
+	/* pass 1: which packets are a service's, and their flow keys (not
+	 * fragments': they are stateless) with the packets' own flow hash
+	 * as signature */
 	for (i = 0; i < n; i++) {
 		struct pa_pkt_meta *meta = pa_pkt_meta(pkts[i]);
-		const uint8_t *l3;
+		const uint8_t *l3, *dst;
 		uint8_t family;
 		uint16_t port;
+		uint32_t tag;
+		uint64_t a0, a1 = 0;
 		int sl;
 
 		if (!(meta->flags & (PA_PKT_F_IPV4 | PA_PKT_F_IPV6)))
@@ -898,8 +937,28 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		family = (meta->flags & PA_PKT_F_IPV4) ? 4 : 6;
 		l3 = rte_pktmbuf_mtod_offset(pkts[i], const uint8_t *,
 			meta->l3_off);
-		sl = lb_svc_find(t->svc_map, family, meta->l4_proto, port,
-			pkt_dst(l3, family));
+		dst = pkt_dst(l3, family);
+		if (family == 4) {
+			uint32_t d;
+
+			memcpy(&d, dst, 4);
+			a0 = d;
+		} else {
+			memcpy(&a0, dst, 8);
+			memcpy(&a1, dst + 8, 8);
+		}
+		tag = (uint32_t)family << 24 | (uint32_t)meta->l4_proto << 16 |
+			port;
+		if (tag == c_tag && a0 == c_a0 && a1 == c_a1) {
+			sl = c_sl;
+		} else {
+			sl = lb_svc_find(t->svc_map, family, meta->l4_proto,
+				port, dst);
+			c_tag = tag;
+			c_a0 = a0;
+			c_a1 = a1;
+			c_sl = sl;
+		}
 		if (sl < 0)
 			goto maybe_reply;
 		/* ipip writes its outer header into the headroom: a line the
@@ -907,6 +966,12 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		rte_prefetch0_write(rte_pktmbuf_mtod(pkts[i], uint8_t *) -
 			RTE_CACHE_LINE_SIZE);
 		slot[nc] = (uint16_t)sl;
+		if (likely(!(meta->flags & PA_PKT_F_FRAG))) {
+			flow_key_of(&fkey[nf], l3, meta, family);
+			fsig[nf] = meta->hash;
+			lb_ftab_prefetch(&w->ftab, meta->hash);
+			kidx[nc] = (uint16_t)nf++;
+		}
 		cand[nc++] = (uint16_t)i;
 		continue;
 maybe_reply:
@@ -916,30 +981,19 @@ maybe_reply:
 			reply[nr++] = (uint16_t)i;
 	}
 
-	/* pass 2: their flows (not fragments': they are stateless), in bulk,
-	 * with the packets' own flow hash as signature */
+	/* their flows' slots (prefetched in pass 1): the candidate position
+	 * of each, whose key and entry are prefetched for pass 2 to compare
+	 * and use */
+	for (i = 0; i < nf; i++) {
+		fpos[i] = lb_ftab_candidate(&w->ftab, fsig[i]);
+		if (fpos[i] >= 0) {
+			rte_prefetch0(&w->ftab.keys[fpos[i]]);
+			rte_prefetch0(&w->ent[fpos[i]]);
+		}
+	}
+
+	/* pass 2: decide and rewrite, in packet order */
 	for (j = 0; j < nc; j++) {
-		struct rte_mbuf *m = pkts[cand[j]];
-		struct pa_pkt_meta *meta = pa_pkt_meta(m);
-
-		if (meta->flags & PA_PKT_F_FRAG)
-			continue;
-		flow_key_of(&fkey[nf], rte_pktmbuf_mtod_offset(m,
-			const uint8_t *, meta->l3_off), meta,
-			(meta->flags & PA_PKT_F_IPV4) ? 4 : 6);
-		fkp[nf] = &fkey[nf];
-		fsig[nf] = meta->hash;
-		fl[nf++] = (uint16_t)j;
-	}
-	if (nf > 0) {
-		rte_hash_lookup_with_hash_bulk(w->flows, fkp, fsig, nf, fpos);
-		for (i = 0; i < nf; i++)
-			if (fpos[i] >= 0)
-				rte_prefetch0(&w->ent[fpos[i]]);
-	}
-
-	/* pass 3: decide and rewrite, in packet order */
-	for (j = 0, i = 0; j < nc; j++) {
 		struct rte_mbuf *m = pkts[cand[j]];
 		struct pa_pkt_meta *meta = pa_pkt_meta(m);
 		const struct lb_svc *s = t->svc[slot[j]];
@@ -952,13 +1006,14 @@ maybe_reply:
 			bi = lb_maglev_pick(s, meta->hash);
 			goto send;
 		}
-		/* fl[] lists the non-fragment candidates in order */
-		while (fl[i] != j)
-			i++;
-		/* once this chunk has changed the table, positions from the
-		 * bulk lookup may be stale: look again */
-		pos = dirty ? rte_hash_lookup_with_hash(w->flows, &fkey[i],
-			fsig[i]) : fpos[i];
+		i = kidx[j];
+		/* the candidate is the flow when its key is this one (else a
+		 * hash collision: look the whole way); once this chunk has
+		 * changed the table, candidates may be stale: look again */
+		pos = fpos[i];
+		if (dirty || (pos >= 0 &&
+		    !lb_flow_key_eq(&w->ftab.keys[pos].k, &fkey[i])))
+			pos = lb_ftab_lookup(&w->ftab, &fkey[i], fsig[i]);
 		if (pos >= 0) {
 			f = &w->ent[pos];
 			bi = lb_flow_backend(s, f);
@@ -974,6 +1029,7 @@ maybe_reply:
 			else
 				w->st.flows_rescheduled++;
 			lb_flow_forget(lb, w, pos);
+			dirty = true;
 		}
 		if (unlikely(s->syn_defer) && pure_syn(m, meta)) {
 			/* protect.syn_defer: the Maglev choice, no entry
@@ -1056,7 +1112,7 @@ pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 		__atomic_store_n(&w->running, true, __ATOMIC_RELEASE);
 	if (unlikely(w->trace_req != w->trace_done)) {
 		uint32_t req = __atomic_load_n(&w->trace_req, __ATOMIC_ACQUIRE);
-		int32_t p = rte_hash_lookup_with_hash(w->flows, &w->trace_key,
+		int32_t p = lb_ftab_lookup(&w->ftab, &w->trace_key,
 			w->trace_sig);
 
 		w->trace_hit = p >= 0 && now - w->ent[p].last <=

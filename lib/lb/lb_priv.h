@@ -17,9 +17,10 @@
 #include "pa_protect_src.h"
 
 /** A flow: the 5-tuple as it arrives (client to VIP), padded to 48
- * bytes (rte_hash compares 16/32/48/64-byte keys with SIMD, other sizes
- * with memcmp), padding zero. Also the key of the NAT reply table
- * (backend to client). */
+ * bytes (whole words to compare; rte_hash, which keys the NAT reply
+ * table, compares 16/32/48/64-byte keys with SIMD, other sizes with
+ * memcmp), padding zero. Also the key of the NAT reply table (backend to
+ * client). */
 struct lb_flow_key {
 	uint8_t family;			/* 4 or 6 */
 	uint8_t proto;
@@ -30,6 +31,27 @@ struct lb_flow_key {
 	uint8_t dst[16];
 	uint8_t pad2[8];
 };
+
+/* Same flow? (Whole words: padding is zero in every key.) */
+static __rte_always_inline bool
+lb_flow_key_eq(const struct lb_flow_key *a, const struct lb_flow_key *b)
+{
+	uint64_t x[6], y[6];
+
+	memcpy(x, a, sizeof(x));
+	memcpy(y, b, sizeof(y));
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) |
+		(x[3] ^ y[3]) | (x[4] ^ y[4]) | (x[5] ^ y[5])) == 0;
+}
+
+/* A key no packet has (family 0): a free position's. */
+static __rte_always_inline void
+lb_flow_key_clear(struct lb_flow_key *k)
+{
+	k->family = 0;
+}
+
+#include "lb_ftab.h"
 
 /*
  * The service table: (VIP, port, protocol) -> slot, open addressing with
@@ -259,9 +281,9 @@ lb_bit(const uint8_t *map, uint16_t bit)
 	return (map[bit >> 3] >> (bit & 7)) & 1;
 }
 
-/** One flow table entry, indexed by the rte_hash position of its key.
- * The table is keyed with the packets' own flow hash (pa_pkt_meta.hash)
- * as signature, kept here for deletes. */
+/** One flow table entry, indexed by the position of its key in the flow
+ * table (lb_ftab). The table is keyed with the packets' own flow hash
+ * (pa_pkt_meta.hash), kept here for deletes. */
 struct lb_flow {
 	uint64_t last;			/* TSC of its last packet */
 	uint32_t svc_uid;
@@ -351,7 +373,7 @@ struct lb_deferred {
 /** The lb context of one data-path lcore (owned and written by it). */
 struct lb_worker {
 	struct lb_lcore_stats st;
-	struct rte_hash *flows;		/* lb_flow_key -> position */
+	struct lb_ftab ftab;		/* lb_flow_key -> position */
 	struct lb_flow *ent;		/* by position */
 	uint32_t n_pos;			/* positions */
 	uint32_t sweep;			/* aging cursor */
@@ -675,8 +697,20 @@ bool lb_mss_clamp(uint8_t *tcp, uint32_t len, uint16_t clamp);
 
 /* lb.c helpers for the data path and trace */
 void lb_flow_key_from(struct lb_flow_key *k, const struct pa_flow_key *fk);
-/** Is the flow's backend still its backend? @return its index or -1. */
-int lb_flow_backend(const struct lb_svc *s, const struct lb_flow *f);
+/** Is the flow's backend still its backend? @return its index or -1.
+ * (Inline: the data path asks it of every packet of a known flow.) */
+static __rte_always_inline int
+lb_flow_backend(const struct lb_svc *s, const struct lb_flow *f)
+{
+	const struct lb_backend *b;
+
+	if (f->svc_uid != s->uid || f->be_idx >= s->n_be)
+		return -1;
+	b = &s->be[f->be_idx];
+	if (b->uid != f->be_uid || b->state == PA_LB_DOWN)
+		return -1;
+	return f->be_idx;
+}
 /** Forget a flow (counters, NAT reply entry, the table entry). */
 void lb_flow_forget(struct pa_lb *lb, struct lb_worker *w, int32_t pos);
 void lb_worker_reclaim(struct pa_lb *lb, struct lb_worker *w);

@@ -2269,6 +2269,78 @@ END_TEST
 /* Full table, fragments, no backend, other traffic                    */
 /* ------------------------------------------------------------------ */
 
+/* The flow table (lb_ftab.h) against a reference: random adds and
+ * deletes of keys whose hashes crowd a few home slots (long clusters,
+ * wrapping past the last slot, signature twins), every live key found at
+ * its position after each step, every deleted one gone, full at
+ * capacity. */
+START_TEST(test_flow_table_structure_against_a_reference)
+{
+	enum { SLOTS = 64, SIZE = 47, KEYS = 200 };
+	struct lb_ftab t;
+	struct lb_flow_key keys[KEYS];
+	uint32_t hash[KEYS];
+	int32_t at[KEYS];
+	unsigned int i, step, live = 0;
+
+	memset(&t, 0, sizeof(t));
+	t.idx = calloc(SLOTS, sizeof(*t.idx));
+	t.free = calloc(SIZE + 1, sizeof(*t.free));
+	t.keys = aligned_alloc(64, (SIZE + 1) * sizeof(*t.keys));
+	ck_assert(t.idx != NULL && t.free != NULL && t.keys != NULL);
+	memset(t.keys, 0, (SIZE + 1) * sizeof(*t.keys));
+	t.mask = SLOTS - 1;
+	t.n_pos = SIZE + 1;
+	for (i = 0; i < SIZE; i++)
+		t.free[i] = SIZE - 1 - i;
+	t.n_free = SIZE;
+	for (i = 0; i < KEYS; i++) {
+		memset(&keys[i], 0, sizeof(keys[i]));
+		keys[i].family = 4;
+		keys[i].proto = IPPROTO_TCP;
+		keys[i].sport = (uint16_t)i;
+		/* homes 60-63 and 0-1 only; every 7th key a twin of the
+		 * previous one's whole hash */
+		hash[i] = (i % 7 == 6) ? hash[i - 1] :
+			(rng() & ~63u) | (uint32_t)((60 + i % 6) & 63);
+		at[i] = -1;
+	}
+	for (step = 0; step < 20000; step++) {
+		i = rng() % KEYS;
+		if (at[i] < 0) {
+			int32_t p = lb_ftab_add(&t, &keys[i], hash[i]);
+
+			if (live == SIZE) {
+				ck_assert_int_eq(p, -ENOSPC);
+			} else {
+				ck_assert_int_ge(p, 0);
+				ck_assert_int_lt(p, SIZE);
+				at[i] = p;
+				live++;
+			}
+		} else {
+			ck_assert_int_eq(lb_ftab_add(&t, &keys[i], hash[i]),
+				at[i]);
+			ck_assert_int_eq(lb_ftab_del(&t, (uint32_t)at[i],
+				hash[i]), 0);
+			ck_assert_int_eq(lb_ftab_del(&t, (uint32_t)at[i],
+				hash[i]), -ENOENT);
+			at[i] = -1;
+			live--;
+		}
+		ck_assert_uint_eq(t.n_free, SIZE - live);
+		for (i = 0; i < KEYS; i++) {
+			int32_t p = lb_ftab_lookup(&t, &keys[i], hash[i]);
+
+			REQUIRE(p == (at[i] >= 0 ? at[i] : -ENOENT));
+		}
+	}
+	free(t.idx);
+	free(t.free);
+	free(t.keys);
+}
+END_TEST
+
 START_TEST(test_full_flow_table_counts_and_sends_new_flows_to_the_maglev_choice)
 {
 	static const char *const addrs[] = { "10.1.0.1", "10.1.0.2", "10.1.0.3" };
@@ -4819,6 +4891,7 @@ lb_suite(void)
 	tcase_add_test(tc, test_idle_udp_flow_is_forgotten_after_udp_timeout);
 	tcase_add_test(tc, test_tcp_flow_that_saw_fin_ages_after_tcp_fin_timeout);
 	tcase_add_test(tc, test_aged_flows_give_their_table_entries_back);
+	tcase_add_test(tc, test_flow_table_structure_against_a_reference);
 	tcase_add_test(tc, test_full_flow_table_counts_and_sends_new_flows_to_the_maglev_choice);
 	tcase_add_test(tc, test_fragments_of_a_datagram_go_to_one_backend_without_a_flow_entry);
 	tcase_add_test(tc, test_fragments_go_to_the_lowest_port_service_of_their_vip_and_protocol);
