@@ -2341,6 +2341,77 @@ START_TEST(test_flow_table_structure_against_a_reference)
 }
 END_TEST
 
+/* Crafted flows cannot make lookups long: at most LB_FTAB_MAX_TWINS
+ * flows of one hash, none LB_FTAB_MAX_PROBE slots or more past its home;
+ * the rest is refused as when the table is full (flow_table_full, the
+ * stateless choice), and room comes back with a delete. */
+START_TEST(test_flow_table_bounds_crafted_hashes)
+{
+	enum { SLOTS = 512, SIZE = 384, KEYS = 200 };
+	struct lb_ftab t;
+	struct lb_flow_key keys[KEYS];
+	int32_t at[KEYS];
+	unsigned int i, added = 0;
+
+	memset(&t, 0, sizeof(t));
+	t.idx = calloc(SLOTS, sizeof(*t.idx));
+	t.free = calloc(SIZE + 1, sizeof(*t.free));
+	t.keys = aligned_alloc(64, (SIZE + 1) * sizeof(*t.keys));
+	ck_assert(t.idx != NULL && t.free != NULL && t.keys != NULL);
+	memset(t.keys, 0, (SIZE + 1) * sizeof(*t.keys));
+	t.mask = SLOTS - 1;
+	t.n_pos = SIZE + 1;
+	for (i = 0; i < SIZE; i++)
+		t.free[i] = SIZE - 1 - i;
+	t.n_free = SIZE;
+	for (i = 0; i < KEYS; i++) {
+		memset(&keys[i], 0, sizeof(keys[i]));
+		keys[i].family = 4;
+		keys[i].proto = IPPROTO_TCP;
+		keys[i].sport = (uint16_t)(i + 1);
+	}
+	/* one whole hash: LB_FTAB_MAX_TWINS flows, then refused */
+	for (i = 0; i < 20; i++) {
+		at[i] = lb_ftab_add(&t, &keys[i], 0xabcd0007u);
+		if (i < LB_FTAB_MAX_TWINS)
+			ck_assert_int_ge(at[i], 0);
+		else
+			ck_assert_int_eq(at[i], -ENOSPC);
+	}
+	for (i = 0; i < 20; i++)
+		ck_assert_int_eq(lb_ftab_lookup(&t, &keys[i], 0xabcd0007u),
+			i < LB_FTAB_MAX_TWINS ? at[i] : -ENOENT);
+	/* a delete makes room for one more twin */
+	ck_assert_int_eq(lb_ftab_del(&t, (uint32_t)at[0], 0xabcd0007u), 0);
+	ck_assert_int_ge(lb_ftab_add(&t, &keys[LB_FTAB_MAX_TWINS],
+		0xabcd0007u), 0);
+	ck_assert_int_eq(lb_ftab_add(&t, &keys[LB_FTAB_MAX_TWINS + 1],
+		0xabcd0007u), -ENOSPC);
+	/* distinct hashes of one home (slot 7): the run stops at
+	 * LB_FTAB_MAX_PROBE slots from it */
+	for (i = 20; i < KEYS; i++) {
+		uint32_t h = (uint32_t)i << 16 | 7;
+		int32_t p = lb_ftab_add(&t, &keys[i], h);
+
+		if (p >= 0) {
+			added++;
+			ck_assert_int_eq(lb_ftab_lookup(&t, &keys[i], h), p);
+		} else {
+			ck_assert_int_eq(p, -ENOSPC);
+		}
+	}
+	ck_assert_uint_eq(added, LB_FTAB_MAX_PROBE - LB_FTAB_MAX_TWINS);
+	ck_assert_uint_gt(t.n_free, 0);
+	for (i = 0; i < SLOTS; i++)
+		if (t.idx[i] != 0)
+			ck_assert_uint_lt((i - ((uint32_t)(t.idx[i] >> 32) &
+				t.mask)) & t.mask, LB_FTAB_MAX_PROBE);
+	free(t.idx);
+	free(t.free);
+	free(t.keys);
+}
+END_TEST
+
 START_TEST(test_full_flow_table_counts_and_sends_new_flows_to_the_maglev_choice)
 {
 	static const char *const addrs[] = { "10.1.0.1", "10.1.0.2", "10.1.0.3" };
@@ -4892,6 +4963,7 @@ lb_suite(void)
 	tcase_add_test(tc, test_tcp_flow_that_saw_fin_ages_after_tcp_fin_timeout);
 	tcase_add_test(tc, test_aged_flows_give_their_table_entries_back);
 	tcase_add_test(tc, test_flow_table_structure_against_a_reference);
+	tcase_add_test(tc, test_flow_table_bounds_crafted_hashes);
 	tcase_add_test(tc, test_full_flow_table_counts_and_sends_new_flows_to_the_maglev_choice);
 	tcase_add_test(tc, test_fragments_of_a_datagram_go_to_one_backend_without_a_flow_entry);
 	tcase_add_test(tc, test_fragments_go_to_the_lowest_port_service_of_their_vip_and_protocol);
