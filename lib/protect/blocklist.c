@@ -429,21 +429,25 @@ split_by_base(const struct pa_bl_set *base, const struct pa_bl_set *s,
 	return ret;
 }
 
-int
-pa_blocklist_add(struct pa_blocklist *bl, const struct pa_bl_set *s,
+/* An add (@p del false) or a delete of @p s: an add's prefixes not in the
+ * base join the added tier and leave the deleted one; a delete's in the
+ * base join the deleted tier, and all leave the added one. */
+static int
+change(struct pa_blocklist *bl, const struct pa_bl_set *s, bool del,
 		char *err, size_t err_len)
 {
-	struct pa_bl_set notin = { 0 }, a = { 0 }, d = { 0 };
+	struct pa_bl_set part = { 0 }, a = { 0 }, d = { 0 };
 	int ret;
 
 	pthread_mutex_lock(&bl->lock);
-	/* new ones join add; deleted ones of the base leave del */
-	ret = split_by_base(&bl->set, s, false, &notin);
+	ret = split_by_base(&bl->set, s, del, &part);
 	if (ret == 0)
-		ret = pa_bl_set_union(&bl->add, &notin, &a);
+		ret = del ? pa_bl_set_union(&bl->del, &part, &d) :
+			pa_bl_set_union(&bl->add, &part, &a);
 	if (ret == 0)
-		ret = pa_bl_set_minus(&bl->del, s, &d);
-	pa_bl_set_free(&notin);
+		ret = del ? pa_bl_set_minus(&bl->add, s, &a) :
+			pa_bl_set_minus(&bl->del, s, &d);
+	pa_bl_set_free(&part);
 	if (ret != 0) {
 		snprintf(err, err_len, "out of memory");
 		pa_bl_set_free(&a);
@@ -456,29 +460,17 @@ pa_blocklist_add(struct pa_blocklist *bl, const struct pa_bl_set *s,
 }
 
 int
+pa_blocklist_add(struct pa_blocklist *bl, const struct pa_bl_set *s,
+		char *err, size_t err_len)
+{
+	return change(bl, s, false, err, err_len);
+}
+
+int
 pa_blocklist_delete(struct pa_blocklist *bl, const struct pa_bl_set *s,
 		char *err, size_t err_len)
 {
-	struct pa_bl_set in = { 0 }, a = { 0 }, d = { 0 };
-	int ret;
-
-	pthread_mutex_lock(&bl->lock);
-	/* added ones leave add; those of the base join del */
-	ret = split_by_base(&bl->set, s, true, &in);
-	if (ret == 0)
-		ret = pa_bl_set_union(&bl->del, &in, &d);
-	if (ret == 0)
-		ret = pa_bl_set_minus(&bl->add, s, &a);
-	pa_bl_set_free(&in);
-	if (ret != 0) {
-		snprintf(err, err_len, "out of memory");
-		pa_bl_set_free(&a);
-		pa_bl_set_free(&d);
-	} else {
-		ret = commit_delta(bl, &a, &d, err, err_len);
-	}
-	pthread_mutex_unlock(&bl->lock);
-	return ret;
+	return change(bl, s, true, err, err_len);
 }
 
 /* ------------------------------------------------------------------ */

@@ -2269,6 +2269,34 @@ END_TEST
 /* Full table, fragments, no backend, other traffic                    */
 /* ------------------------------------------------------------------ */
 
+/* A flow table of @p slots slots (a power of two) for @p size flows, on
+ * the heap (lb.c's is on the DPDK heap). */
+static void
+ftab_make(struct lb_ftab *t, uint32_t slots, uint32_t size)
+{
+	uint32_t i;
+
+	memset(t, 0, sizeof(*t));
+	t->idx = calloc(slots, sizeof(*t->idx));
+	t->free = calloc(size + 1, sizeof(*t->free));
+	t->keys = aligned_alloc(64, (size + 1) * sizeof(*t->keys));
+	ck_assert(t->idx != NULL && t->free != NULL && t->keys != NULL);
+	memset(t->keys, 0, (size + 1) * sizeof(*t->keys));
+	t->mask = slots - 1;
+	t->n_pos = size + 1;
+	for (i = 0; i < size; i++)
+		t->free[i] = size - 1 - i;
+	t->n_free = size;
+}
+
+static void
+ftab_drop(struct lb_ftab *t)
+{
+	free(t->idx);
+	free(t->free);
+	free(t->keys);
+}
+
 /* The flow table (lb_ftab.h) against a reference: random adds and
  * deletes of keys whose hashes crowd a few home slots (long clusters,
  * wrapping past the last slot, signature twins), every live key found at
@@ -2283,17 +2311,7 @@ START_TEST(test_flow_table_structure_against_a_reference)
 	int32_t at[KEYS];
 	unsigned int i, step, live = 0;
 
-	memset(&t, 0, sizeof(t));
-	t.idx = calloc(SLOTS, sizeof(*t.idx));
-	t.free = calloc(SIZE + 1, sizeof(*t.free));
-	t.keys = aligned_alloc(64, (SIZE + 1) * sizeof(*t.keys));
-	ck_assert(t.idx != NULL && t.free != NULL && t.keys != NULL);
-	memset(t.keys, 0, (SIZE + 1) * sizeof(*t.keys));
-	t.mask = SLOTS - 1;
-	t.n_pos = SIZE + 1;
-	for (i = 0; i < SIZE; i++)
-		t.free[i] = SIZE - 1 - i;
-	t.n_free = SIZE;
+	ftab_make(&t, SLOTS, SIZE);
 	for (i = 0; i < KEYS; i++) {
 		memset(&keys[i], 0, sizeof(keys[i]));
 		keys[i].family = 4;
@@ -2335,9 +2353,7 @@ START_TEST(test_flow_table_structure_against_a_reference)
 			REQUIRE(p == (at[i] >= 0 ? at[i] : -ENOENT));
 		}
 	}
-	free(t.idx);
-	free(t.free);
-	free(t.keys);
+	ftab_drop(&t);
 }
 END_TEST
 
@@ -2353,17 +2369,7 @@ START_TEST(test_flow_table_bounds_crafted_hashes)
 	int32_t at[KEYS];
 	unsigned int i, added = 0;
 
-	memset(&t, 0, sizeof(t));
-	t.idx = calloc(SLOTS, sizeof(*t.idx));
-	t.free = calloc(SIZE + 1, sizeof(*t.free));
-	t.keys = aligned_alloc(64, (SIZE + 1) * sizeof(*t.keys));
-	ck_assert(t.idx != NULL && t.free != NULL && t.keys != NULL);
-	memset(t.keys, 0, (SIZE + 1) * sizeof(*t.keys));
-	t.mask = SLOTS - 1;
-	t.n_pos = SIZE + 1;
-	for (i = 0; i < SIZE; i++)
-		t.free[i] = SIZE - 1 - i;
-	t.n_free = SIZE;
+	ftab_make(&t, SLOTS, SIZE);
 	for (i = 0; i < KEYS; i++) {
 		memset(&keys[i], 0, sizeof(keys[i]));
 		keys[i].family = 4;
@@ -2406,9 +2412,7 @@ START_TEST(test_flow_table_bounds_crafted_hashes)
 		if (t.idx[i] != 0)
 			ck_assert_uint_lt((i - ((uint32_t)(t.idx[i] >> 32) &
 				t.mask)) & t.mask, LB_FTAB_MAX_PROBE);
-	free(t.idx);
-	free(t.free);
-	free(t.keys);
+	ftab_drop(&t);
 }
 END_TEST
 
