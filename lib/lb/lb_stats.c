@@ -599,7 +599,7 @@ lb_real_text(double v, char *buf, size_t len)
 	snprintf(buf, len, "%.17g", v);
 	if (strchr(buf, '.') == NULL && strchr(buf, 'e') == NULL &&
 	    strlen(buf) + 3 <= len)
-		strcat(buf, ".0");
+		snprintf(buf + strlen(buf), len - strlen(buf), ".0");
 	e = strchr(buf, 'e');
 	if (e == NULL)
 		return;

@@ -19,6 +19,7 @@
  * (outside the measured call).
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -122,6 +123,22 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A whole decimal number up to UINT32_MAX in @p s. */
+static bool
+num(const char *s, uint32_t *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' ||
+	    v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -141,18 +158,18 @@ main(int argc, char **argv)
 	uint16_t *flen;
 	uint32_t *seq, n_seq, i, j, r, pos = 0;
 	uint64_t *per, now, fwd = 0;
-	bool v6;
+	bool v6, ok = true;
 	int k;
 
 	for (k = 1; k + 1 < argc; k += 2) {
 		if (strcmp(argv[k], "--flows") == 0)
-			flows = (uint32_t)atoi(argv[k + 1]);
+			ok &= num(argv[k + 1], &flows);
 		else if (strcmp(argv[k], "--packets") == 0)
-			packets = (uint32_t)atoi(argv[k + 1]);
+			ok &= num(argv[k + 1], &packets);
 		else if (strcmp(argv[k], "--rounds") == 0)
-			rounds = (uint32_t)atoi(argv[k + 1]);
+			ok &= num(argv[k + 1], &rounds);
 		else if (strcmp(argv[k], "--burst") == 0)
-			burst = (uint32_t)atoi(argv[k + 1]);
+			ok &= num(argv[k + 1], &burst);
 		else if (strcmp(argv[k], "--mode") == 0)
 			mode = argv[k + 1];
 		else if (strcmp(argv[k], "--order") == 0)
@@ -160,7 +177,7 @@ main(int argc, char **argv)
 		else
 			break;
 	}
-	if (k != argc || flows == 0 || rounds == 0 || burst == 0 ||
+	if (!ok || k != argc || flows == 0 || rounds == 0 || burst == 0 ||
 	    burst > MAX_BURST) {
 		fprintf(stderr, "usage: %s [--flows N] [--packets N] [--rounds N]"
 			" [--mode ipip|nat|dsr|ipip6] [--burst N<=64]"
