@@ -126,7 +126,7 @@ state_new(const char *sock, const json_t *r, double now)
 			"rx_packets", json_object_get(p, "rx_packets"),
 			"tx_packets", json_object_get(p, "tx_packets"),
 			"rx_missed", json_object_get(p, "rx_missed")));
-	st = json_pack("{s:i, s:s, s:s, s:s, s:f, s:O?, s:O?, s:O?, s:O?, s:o, s:{s:O?}}",
+	st = json_pack("{s:i, s:s, s:s, s:s, s:f, s:O?, s:O?, s:O?, s:O?, s:o, s:{s:O?}, s:{s:O?}}",
 		"version", STATE_VERSION, "socket", sock, "boot_id", bid,
 		"daemon", did, "t", now,
 		"rx_packets", json_object_get(r, "rx_packets"),
@@ -135,7 +135,9 @@ state_new(const char *sock, const json_t *r, double now)
 		"drops", json_object_get(r, "drops"),
 		"ports", sp,
 		"lb", "flows_created", json_object_get(json_object_get(r, "lb"),
-			"flows_created"));
+			"flows_created"),
+		"blocklist", "hits", json_object_get(json_object_get(r,
+			"blocklist"), "hits"));
 	return st;
 }
 
@@ -325,6 +327,30 @@ print_lb(const json_t *r, const json_t *prev, double dt)
 	printf("\n");
 }
 
+/* The source blocklist, when it holds anything or dropped anything: its
+ * size by family, drops (and their rate), what the delta table holds
+ * until the background merge, the lookup tables' memory. */
+static void
+print_blocklist(const json_t *r, const json_t *prev, double dt)
+{
+	const json_t *bl = json_object_get(r, "blocklist");
+	char a[32], b[32];
+
+	if (!(ctl_num(bl, "prefixes") > 0) && !(ctl_num(bl, "hits") > 0))
+		return;
+	printf("blocklist prefixes %.0f (IPv4 %.0f, IPv6 %.0f)  hits %.0f",
+		ctl_num(bl, "prefixes"), ctl_num(bl, "prefixes4"),
+		ctl_num(bl, "prefixes6"), ctl_num(bl, "hits"));
+	if (prev != NULL)
+		printf(" (%s/s)", ctl_fmt_si(a, sizeof(a), ctl_rate(
+			ctl_num(bl, "hits"), ctl_num(json_object_get(prev,
+				"blocklist"), "hits"), dt)));
+	printf("  delta +%.0f -%.0f (merges %.0f)  memory %sB\n",
+		ctl_num(bl, "delta_added"), ctl_num(bl, "delta_deleted"),
+		ctl_num(bl, "merges"),
+		ctl_fmt_si(b, sizeof(b), ctl_num(bl, "memory_bytes")));
+}
+
 static void
 print_latency(const json_t *r)
 {
@@ -384,6 +410,7 @@ ctl_summary_print(struct ctl *ctl, const char *method, const json_t *resp)
 		printf("rates     %s\n", why);
 	print_drops(r, prev, dt);
 	print_lb(r, prev, dt);
+	print_blocklist(r, prev, dt);
 	print_latency(r);
 	print_ports(r, prev, dt);
 	fflush(stdout);

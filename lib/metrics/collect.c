@@ -444,6 +444,24 @@ collect_blocklist(struct ctx *c, const struct pa_pipeline_snapshot *pl)
 	emit_f(c, G, "pktaccel_blocklist_update_duration_seconds",
 		"Last blocklist change: build and publish, seconds.",
 		b->update_ms / 1000.0, &l);
+	emit_u(c, G, "pktaccel_blocklist_delta_bytes",
+		"Memory of the blocklist's delta table (in memory_bytes).",
+		b->delta_bytes, &l);
+	l = lbl(1, "change", "added");
+	emit_u(c, G, "pktaccel_blocklist_delta_prefixes",
+		"Prefixes added or deleted since the whole table was built.",
+		b->delta_added, &l);
+	l = lbl(1, "change", "deleted");
+	emit_u(c, G, "pktaccel_blocklist_delta_prefixes",
+		"Prefixes added or deleted since the whole table was built.",
+		b->delta_deleted, &l);
+	l = (struct labels){ 0 };
+	emit_f(c, G, "pktaccel_blocklist_merge_duration_seconds",
+		"Last merge of the delta into a new whole table, seconds.",
+		b->merge_ms / 1000.0, &l);
+	emit_u(c, C, "pktaccel_blocklist_merges_total",
+		"Deltas merged into a new whole blocklist table.",
+		b->merges, &l);
 }
 
 #define ACL(m)	offsetof(struct pa_acl_snapshot, m)

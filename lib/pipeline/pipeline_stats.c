@@ -245,14 +245,19 @@ pa_pipeline_snapshot_json(const struct pa_pipeline_snapshot *s)
 		"mbufs_in_use", (json_int_t)s->mbufs_in_use,
 		"latency", pa_stats_latency_summary_json(&s->latency),
 		"blocklist", s->has_blocklist ? json_pack(
-			"{s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
+			"{s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:f}",
 			"prefixes", (json_int_t)s->blocklist.prefixes,
 			"prefixes4", (json_int_t)s->blocklist.prefixes4,
 			"prefixes6", (json_int_t)s->blocklist.prefixes6,
 			"hits", (json_int_t)s->blocklist.hits,
 			"memory_bytes", (json_int_t)s->blocklist.memory_bytes,
 			"version", (json_int_t)s->blocklist.version,
-			"update_ms", s->blocklist.update_ms) : json_object());
+			"update_ms", s->blocklist.update_ms,
+			"delta_added", (json_int_t)s->blocklist.delta_added,
+			"delta_deleted", (json_int_t)s->blocklist.delta_deleted,
+			"delta_bytes", (json_int_t)s->blocklist.delta_bytes,
+			"merges", (json_int_t)s->blocklist.merges,
+			"merge_ms", s->blocklist.merge_ms) : json_object());
 }
 
 json_t *

@@ -11,6 +11,7 @@ misjudges no packet."""
 import ipaddress
 import json
 import os
+import re
 import struct
 import subprocess
 import time
@@ -264,7 +265,7 @@ def test_the_limit_is_a_million_and_over_it_nothing_changes(c, tmp_path):
     assert c.call("blocklist_replace", {"prefixes": []})["prefixes"] == 0
 
 
-def test_console_prints_the_blocklist(d):
+def test_console_prints_the_blocklist(d, tmp_path):
     d.call("blocklist_replace", {"prefixes": BLOCK})
     out = subprocess.run([CTL, "-s", d.sock, "blocklist_get"],
                          capture_output=True, text=True, timeout=30)
@@ -276,6 +277,28 @@ def test_console_prints_the_blocklist(d):
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr + out.stdout
     assert d.call("blocklist_get")["prefixes"] == 5
+    # the stats_get summary: a blocklist line with the same figures
+    out = subprocess.run([CTL, "-s", d.sock, "stats_get"],
+                         capture_output=True, text=True, timeout=30,
+                         env=dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path)))
+    g = d.call("blocklist_get", {"limit": 0})
+    assert out.returncode == 0, out.stderr
+    m = re.search(r"^blocklist prefixes (\d+) \(IPv4 (\d+), IPv6 (\d+)\)  "
+                  r"hits (\d+)  delta \+(\d+) -(\d+) \(merges (\d+)\)  "
+                  r"memory \S+B$", out.stdout, re.M)
+    assert m, out.stdout
+    assert [int(x) for x in m.group(1, 2, 3, 4)] == [
+        g["prefixes"], g["prefixes4"], g["prefixes6"], g["hits"]], \
+        (out.stdout, g)
+    # the delta may have been merged between the two reads
+    assert int(m.group(5)) in (1, g["delta_added"]) and \
+        int(m.group(6)) == 0 and int(m.group(7)) <= g["merges"], \
+        (out.stdout, g)
+    d.call("blocklist_replace", {"prefixes": []})
+    out = subprocess.run([CTL, "-s", d.sock, "stats_get"],
+                         capture_output=True, text=True, timeout=30,
+                         env=dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path)))
+    assert out.returncode == 0 and "blocklist" not in out.stdout, out.stdout
 
 
 # ---------------------------------------------------------------------------

@@ -281,6 +281,55 @@ def test_scrape_equals_rpc_views(replayd):
     assert value(f, "pktaccel_lb_table_version") == st["lb"]["version"]
 
 
+def test_blocklist_families_equal_blocklist_get(replayd):
+    """The blocklist's families, delta and merge included, say what
+    blocklist_get and stats_get say. An add right after a replace sits in
+    the delta table until the background merge (200 ms later): the three
+    views are compared from a moment when blocklist_get read the same
+    before and after them (else again: a merge came between)."""
+    c = replayd
+    c.call("blocklist_replace", {"prefixes": ["198.51.100.0/24",
+                                              "192.0.2.77",
+                                              "2001:db8:bad::/48"]})
+    c.call("blocklist_add", {"prefixes": ["203.0.113.0/25"]})
+    try:
+        for _ in range(50):
+            g = c.call("blocklist_get", {"limit": 0})
+            f = parse_exposition(scrape(c.port))
+            st = c.call("stats_get")["blocklist"]
+            if c.call("blocklist_get", {"limit": 0}) == g:
+                break
+        else:
+            pytest.fail("blocklist_get never read the same twice: %r" % g)
+        assert g["prefixes"] == 4 and g["prefixes4"] == 3, g
+        for k in ("prefixes", "prefixes4", "prefixes6", "hits",
+                  "memory_bytes", "version", "delta_added", "delta_deleted",
+                  "delta_bytes", "merges"):
+            assert st[k] == g[k], (k, st, g)
+        for k in ("update_ms", "merge_ms"):
+            assert st[k] == pytest.approx(g[k]), (k, st, g)
+        assert value(f, "pktaccel_blocklist_prefixes", family="ipv4") == \
+            g["prefixes4"]
+        assert value(f, "pktaccel_blocklist_prefixes", family="ipv6") == \
+            g["prefixes6"]
+        assert value(f, "pktaccel_blocklist_hits_total") == g["hits"]
+        assert value(f, "pktaccel_blocklist_memory_bytes") == \
+            g["memory_bytes"]
+        assert value(f, "pktaccel_blocklist_version") == g["version"]
+        assert value(f, "pktaccel_blocklist_delta_prefixes",
+                     change="added") == g["delta_added"]
+        assert value(f, "pktaccel_blocklist_delta_prefixes",
+                     change="deleted") == g["delta_deleted"]
+        assert value(f, "pktaccel_blocklist_delta_bytes") == g["delta_bytes"]
+        assert value(f, "pktaccel_blocklist_merges_total") == g["merges"]
+        assert value(f, "pktaccel_blocklist_merge_duration_seconds") == \
+            pytest.approx(g["merge_ms"] / 1000.0)
+        assert value(f, "pktaccel_blocklist_update_duration_seconds") == \
+            pytest.approx(g["update_ms"] / 1000.0)
+    finally:
+        c.call("blocklist_replace", {"prefixes": []})
+
+
 def test_latency_and_neighbour_families_equal_stats_get(replayd):
     st = replayd.call("stats_get")
     f = parse_exposition(scrape(replayd.port))
