@@ -1468,6 +1468,53 @@ direct:
 	return 1;
 }
 
+/* A packet of no service: a nat backend's reply? As the data path's
+ * nat_reply() judges it: from a port of some nat backend, its NAT reply
+ * entry, else the one service whose Maglev choice for the client is
+ * this backend. The reply table is lock-free for readers. */
+static void
+trace_nat_reply(struct pa_lb *lb, const struct lb_table *t,
+		const struct pa_flow_key *key, struct pa_lb_trace_result *res)
+{
+	struct rte_hash *nat = __atomic_load_n(&lb->nat, __ATOMIC_ACQUIRE);
+	const struct lb_svc *s = NULL;
+	struct lb_flow_key k;
+	void *data;
+	uint64_t d;
+
+	if (!t->has_nat || nat == NULL ||
+	    !lb_bit(t->reply_map, rte_be_to_cpu_16(key->sport)))
+		return;
+	lb_flow_key_from(&k, key);
+	if (rte_hash_lookup_data(nat, &k, &data) >= 0) {
+		d = (uint64_t)(uintptr_t)data;
+		s = t->svc[d & 0xffff];
+		if (s != NULL && s->uid != (uint32_t)(d >> 16))
+			s = NULL;
+	}
+	if (s != NULL) {
+		res->nat_reply = "flow";
+	} else {
+		switch (lb_nat_stateless(t, k.family, k.proto, k.src, k.sport,
+				k.dst, k.dport, &s)) {
+		case LB_NAT_ONE:
+			res->nat_reply = "maglev";
+			break;
+		case LB_NAT_NO_AGREE:
+			res->nat_reply = "unmatched";
+			return;
+		case LB_NAT_AMBIGUOUS:
+			res->nat_reply = "ambiguous";
+			return;
+		default:
+			return;
+		}
+	}
+	snprintf(res->nat_service, sizeof(res->nat_service), "%s", s->name);
+	res->nat_vip = s->vip;
+	res->nat_vport = rte_be_to_cpu_16(s->port);
+}
+
 int
 pa_lb_trace(struct pa_lb *lb, const struct pa_flow_key *key, bool fragment,
 		struct pa_lb_trace_result *res)
@@ -1490,8 +1537,11 @@ pa_lb_trace(struct pa_lb *lb, const struct pa_flow_key *key, bool fragment,
 	slot = lb_svc_find(t->svc_map, key->family, key->proto,
 		fragment ? 0 : key->dport,
 		key->family == 4 ? (const uint8_t *)&key->v4.dst : key->v6.dst);
-	if (slot < 0)
+	if (slot < 0) {
+		if (!fragment)
+			trace_nat_reply(lb, t, key, res);
 		goto out;
+	}
 	s = t->svc[slot];
 	res->service_found = true;
 	snprintf(res->service, sizeof(res->service), "%s", s->name);

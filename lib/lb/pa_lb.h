@@ -460,6 +460,15 @@ struct pa_lb_trace_result {
 	struct pa_ip_addr backend;
 	bool existing_flow;		/**< from a flow table entry */
 	const char *reason;		/**< why no backend ("no_backend"...) */
+	/** A reply from a nat service's backend (no service of its own):
+	 * "flow" (its NAT reply entry), "maglev" (the one service whose
+	 * choice for the client is this backend), "ambiguous" (several:
+	 * dropped), "unmatched" (none: forwarded unchanged); NULL when the
+	 * packet is no such reply. */
+	const char *nat_reply;
+	char nat_service[PA_CONFIG_NAME_MAX];	/**< "flow", "maglev" */
+	struct pa_ip_addr nat_vip;		/**< its new source */
+	uint16_t nat_vport;			/**< and port (host order) */
 };
 
 /**
@@ -467,7 +476,9 @@ struct pa_lb_trace_result {
  * and the backend of its existing flow (asked of the lcores that own the
  * flow tables, read-only) or else the scheduler's choice for a new flow
  * (the Maglev choice for the stateless cases and for rr/wrr/lc, whose
- * next choice depends on the lcore). @p fragment: as a fragment.
+ * next choice depends on the lcore); for a packet of no service from a
+ * nat backend's port, how its reply translation goes (nat_reply). @p
+ * fragment: as a fragment.
  * @return 0, -EBUSY when an lcore did not answer within 200 ms, or
  *         -EINVAL.
  */

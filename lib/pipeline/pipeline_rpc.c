@@ -150,6 +150,25 @@ static const struct pa_decode_field trace_fields[] = {
 	  TRACE(in_port) },
 };
 
+/* trace_packet's nat_reply: null, or how a nat backend's reply is
+ * translated back (its service, the VIP and port it then comes from). */
+static json_t *
+trace_nat_json(const struct pa_lb_trace_result *r)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	if (r->nat_reply == NULL)
+		return json_null();
+	if (strcmp(r->nat_reply, "flow") != 0 &&
+	    strcmp(r->nat_reply, "maglev") != 0)
+		return json_pack("{s:s, s:n, s:n, s:n}", "match", r->nat_reply,
+			"service", "vip", "vport");
+	return json_pack("{s:s, s:s, s:s, s:i}", "match", r->nat_reply,
+		"service", r->nat_service,
+		"vip", pa_net_format_ip(&r->nat_vip, buf, sizeof(buf)),
+		"vport", (int)r->nat_vport);
+}
+
 static int
 rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
@@ -197,7 +216,8 @@ rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 		*result = json_pack("{s:s, s:s, s:n, s:n, s:n, s:n, s:b, s:n, s:b}",
 			"verdict", "drop", "drop_reason", "blocklist",
 			"acl_rule", "acl_action", "service", "backend",
-			"existing_flow", 0, "lb_note", "blocklist", 1);
+			"existing_flow", 0, "lb_note", "blocklist", 1,
+			"nat_reply");
 		return 0;
 	}
 	if (acl != NULL && pa_acl_trace(acl, &key, ports, p.in_port, &rule,
@@ -220,7 +240,10 @@ rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 		verdict = "drop";
 	else if (action == PA_ACL_DROP)
 		verdict = "drop";
-	*result = json_pack("{s:s, s:o, s:s, s:o, s:o, s:b, s:o, s:b}",
+	else if (lbr.nat_reply != NULL &&
+		 strcmp(lbr.nat_reply, "ambiguous") == 0)
+		verdict = "drop";
+	*result = json_pack("{s:s, s:o, s:s, s:o, s:o, s:b, s:o, s:b, s:o}",
 		"verdict", verdict,
 		"acl_rule", rule != 0 ? json_integer(rule) : json_null(),
 		"acl_action", action == PA_ACL_DROP ? "drop" :
@@ -234,7 +257,12 @@ rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 		"existing_flow", lbr.existing_flow,
 		"lb_note", lbr.reason != NULL ? json_string(lbr.reason) :
 			json_null(),
-		"blocklist", 0);
+		"blocklist", 0,
+		"nat_reply", trace_nat_json(&lbr));
+	if (*result != NULL && strcmp(verdict, "drop") == 0 &&
+	    lbr.nat_reply != NULL)
+		json_object_set_new(*result, "drop_reason",
+			json_string("nat_ambiguous"));
 	return 0;
 }
 PA_RPC_METHOD(pipeline, "trace_packet", rpc_trace_packet,

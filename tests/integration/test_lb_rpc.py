@@ -453,6 +453,66 @@ def test_trace_all_backends_down_drops(c):
         c.call("lb_service_delete", {"name": "empty"})
 
 
+def test_trace_nat_replies(c, d):
+    """A packet of no service from a nat backend's port is a reply:
+    trace_packet says how the data path translates it (nat_reply): by the
+    flow's reply entry ("flow"), by the one service whose Maglev choice
+    for the client is this backend ("maglev"), dropped when several
+    services' choices are ("ambiguous", drop_reason nat_ambiguous), or
+    forwarded unchanged when none is ("unmatched")."""
+    # the replay's dns flows (nat, rr): their reply entries
+    dns = [(f, be) for f, be in d.seen.items() if f[1] == DNS["vip"]]
+    assert dns
+    for f, be in dns[:20]:
+        t = trace(c, (be, f[0], 5353, f[2], "udp"))
+        assert t["verdict"] == "forward" and t["service"] is None, t
+        assert t["nat_reply"] == {"match": "flow", "service": "dns",
+                                  "vip": DNS["vip"], "vport": 53}, t
+    # not a reply: a backend address from another port, a client's packet
+    f, be = dns[0]
+    assert trace(c, (be, f[0], 5354, f[2], "udp"))["nat_reply"] is None
+    assert trace(c, f)["nat_reply"] is None
+    # two maglev nat services sharing a backend
+    sx = {"name": "tnx", "vip": "192.0.2.61", "port": 80, "proto": "tcp",
+          "forward": "nat", "backends": [{"addr": "10.7.1.1", "port": 8080},
+                                         {"addr": "10.7.1.2", "port": 8080}]}
+    sy = {"name": "tny", "vip": "192.0.2.62", "port": 80, "proto": "tcp",
+          "forward": "nat", "backends": [{"addr": "10.7.1.3", "port": 8080},
+                                         {"addr": "10.7.1.1", "port": 8080}]}
+    assert c.call("lb_service_add", sx) == {"name": "tnx"}
+    assert c.call("lb_service_add", sy) == {"name": "tny"}
+    try:
+        seen = set()
+        for cl in new_tuples("0", 80, "tcp", 120, base="100.66"):
+            x = trace(c, (cl[0], sx["vip"], cl[2], 80, "tcp"))["backend"]
+            y = trace(c, (cl[0], sy["vip"], cl[2], 80, "tcp"))["backend"]
+            for be in ("10.7.1.1", "10.7.1.2", "10.7.1.3"):
+                t = trace(c, (be, cl[0], 8080, cl[2], "tcp"))
+                owners = [s for s, ch in ((sx, x), (sy, y)) if ch == be]
+                if len(owners) == 1:
+                    want = {"match": "maglev", "service": owners[0]["name"],
+                            "vip": owners[0]["vip"], "vport": 80}
+                    kind = "one"
+                elif owners:
+                    want = {"match": "ambiguous", "service": None,
+                            "vip": None, "vport": None}
+                    kind = "both"
+                else:
+                    want = {"match": "unmatched", "service": None,
+                            "vip": None, "vport": None}
+                    kind = "none"
+                assert t["nat_reply"] == want, (cl, be, x, y, t)
+                assert t["verdict"] == ("drop" if kind == "both" else
+                                        "forward"), t
+                assert t.get("drop_reason") == (
+                    "nat_ambiguous" if kind == "both" else None), t
+                seen.add(kind)
+        assert seen == {"one", "both", "none"}, seen
+    finally:
+        c.call("lb_service_delete", {"name": "tnx"})
+        c.call("lb_service_delete", {"name": "tny"})
+
+
 # --------------------------------------------------------------------------
 # services
 
