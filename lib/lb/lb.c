@@ -1477,21 +1477,14 @@ trace_nat_reply(struct pa_lb *lb, const struct lb_table *t,
 		const struct pa_flow_key *key, struct pa_lb_trace_result *res)
 {
 	struct rte_hash *nat = __atomic_load_n(&lb->nat, __ATOMIC_ACQUIRE);
-	const struct lb_svc *s = NULL;
+	const struct lb_svc *s;
 	struct lb_flow_key k;
-	void *data;
-	uint64_t d;
 
 	if (!t->has_nat || nat == NULL ||
 	    !lb_bit(t->reply_map, rte_be_to_cpu_16(key->sport)))
 		return;
 	lb_flow_key_from(&k, key);
-	if (rte_hash_lookup_data(nat, &k, &data) >= 0) {
-		d = (uint64_t)(uintptr_t)data;
-		s = t->svc[d & 0xffff];
-		if (s != NULL && s->uid != (uint32_t)(d >> 16))
-			s = NULL;
-	}
+	s = lb_nat_entry_svc(t, nat, &k);
 	if (s != NULL) {
 		res->nat_reply = "flow";
 	} else {

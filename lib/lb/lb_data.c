@@ -740,20 +740,13 @@ nat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	uint8_t *l4 = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l4_off);
 	uint8_t family = (meta->flags & PA_PKT_F_IPV4) ? 4 : 6;
 	struct rte_hash *nat = __atomic_load_n(&lb->nat, __ATOMIC_ACQUIRE);
-	const struct lb_svc *s = NULL;
+	const struct lb_svc *s;
 	struct lb_flow_key k;
-	void *data;
-	uint64_t d;
 
 	if (nat == NULL || !headers_in_first_seg(m, meta))
 		return PA_LB_V_FORWARD;
 	flow_key_of(&k, l3, meta, family);
-	if (rte_hash_lookup_data(nat, &k, &data) >= 0) {
-		d = (uint64_t)(uintptr_t)data;
-		s = t->svc[d & 0xffff];
-		if (s != NULL && s->uid != (uint32_t)(d >> 16))
-			s = NULL;
-	}
+	s = lb_nat_entry_svc(t, nat, &k);
 	if (s != NULL) {
 		w->st.nat_replies++;
 	} else {

@@ -596,6 +596,24 @@ enum lb_nat_guess {
 	LB_NAT_AMBIGUOUS,		/* several may have sent the flow there */
 };
 
+/** The service of NAT reply key @p k by its entry in @p nat (the flow's,
+ * made at its first packet), or NULL: no entry, or its service is gone
+ * (another uid in its slot). Lock-free for readers. */
+static __rte_always_inline const struct lb_svc *
+lb_nat_entry_svc(const struct lb_table *t, struct rte_hash *nat,
+		const struct lb_flow_key *k)
+{
+	const struct lb_svc *s;
+	void *data;
+	uint64_t d;
+
+	if (rte_hash_lookup_data(nat, k, &data) < 0)
+		return NULL;
+	d = (uint64_t)(uintptr_t)data;
+	s = t->svc[d & 0xffff];
+	return s != NULL && s->uid == (uint32_t)(d >> 16) ? s : NULL;
+}
+
 /**
  * The stateless translation of a NAT reply (backend @p be:@p be_port to
  * client @p cl:@p cl_port, protocol @p proto; addresses as in the
