@@ -37,6 +37,10 @@
  *  lines    the touches above, cross-CPU;
  *  prefetch the same, with the dequeued burst's lines prefetched first
  *           (mbuf header, metadata, then the frame's first line);
+ *  ahead    lib/pipeline's poll_seg(): two bursts a dequeue (both
+ *           lcores); on the stage lcore all their headers prefetched at
+ *           once, the second burst's frames prefetched while the first
+ *           is worked on;
  *  local    the touches and the rings on one lcore (CPU A), in turn: the
  *           same work with no line crossing, the baseline the cross-CPU
  *           figures are taken against.
@@ -46,12 +50,15 @@
  * hop = ring + lines. Figures in TSC cycles per packet.
  *
  * Usage: bench_ring_hop [--seconds S] [--burst N] [--ring N]
- *        [--work CYCLES] [--cpus A,B] [--variant all|ring|lines|prefetch|
- *        local] [--json FILE] [--file-prefix P]
- * (--seconds per variant; default 2, the edge lcore on CPU 0 and the
- * stage lcore on CPU 1, as perf/run.py's pipeline layout)
+ *        [--work CYCLES] [--cpus A,B] [--rounds N]
+ *        [--variant all|ring,lines,prefetch,ahead,local] [--json FILE]
+ *        [--file-prefix P]
+ * (--seconds per variant and round; default 2, the edge lcore on CPU 0
+ * and the stage lcore on CPU 1, as perf/run.py's pipeline layout; with
+ * --rounds N the variants run in turn N times, each figure the median)
  */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -73,11 +80,11 @@
 #define FRAME		60
 #define OUTER		20	/* ipip: the outer IPv4 header */
 
-enum variant { V_RING, V_LINES, V_PREFETCH, V_LOCAL, V_MAX };
+enum variant { V_RING, V_LINES, V_PREFETCH, V_AHEAD, V_LOCAL, V_MAX };
 
 static const char *const vname[V_MAX] = {
 	[V_RING] = "ring", [V_LINES] = "lines",
-	[V_PREFETCH] = "prefetch", [V_LOCAL] = "local",
+	[V_PREFETCH] = "prefetch", [V_AHEAD] = "ahead", [V_LOCAL] = "local",
 };
 
 /* A timed part: its bursts' cycles and packets, those of the bursts
@@ -243,7 +250,7 @@ tx_touch(struct rte_mbuf **m, unsigned int n)
  * header and metadata line first, then the frames (whose address the
  * header gives). */
 static __rte_always_inline void
-prefetch_burst(struct rte_mbuf **m, unsigned int n)
+prefetch_hdrs(struct rte_mbuf **m, unsigned int n)
 {
 	unsigned int i;
 
@@ -251,8 +258,22 @@ prefetch_burst(struct rte_mbuf **m, unsigned int n)
 		rte_prefetch0(m[i]);
 		rte_prefetch0(RTE_PTR_ADD(m[i], RTE_CACHE_LINE_SIZE));
 	}
+}
+
+static __rte_always_inline void
+prefetch_data(struct rte_mbuf **m, unsigned int n)
+{
+	unsigned int i;
+
 	for (i = 0; i < n; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(m[i], void *));
+}
+
+static __rte_always_inline void
+prefetch_burst(struct rte_mbuf **m, unsigned int n)
+{
+	prefetch_hdrs(m, n);
+	prefetch_data(m, n);
 }
 
 static __rte_always_inline void
@@ -273,8 +294,10 @@ static void
 edge_loop(bool local)
 {
 	struct side *s = &B.edge, *st = &B.stage;
-	const bool touch = B.v != V_RING, pf = B.v == V_PREFETCH;
-	struct rte_mbuf *out[MAX_BURST], *in[MAX_BURST];
+	const bool touch = B.v != V_RING, pf = B.v == V_PREFETCH,
+		ahead = B.v == V_AHEAD;
+	const unsigned int take = ahead ? 2 * B.burst : B.burst;
+	struct rte_mbuf *out[MAX_BURST], *in[2 * MAX_BURST];
 	unsigned int n_out = 0, sent = 0, n, k, next = 0;
 	uint64_t t0, t1, seq = 0;
 
@@ -345,7 +368,7 @@ edge_loop(bool local)
 		}
 tx:
 		t0 = rte_rdtsc();
-		n = rte_ring_sc_dequeue_burst(B.to_edge, (void **)in, B.burst,
+		n = rte_ring_sc_dequeue_burst(B.to_edge, (void **)in, take,
 			NULL);
 		t1 = rte_rdtsc();
 		if (n == 0) {
@@ -365,20 +388,25 @@ tx:
 	B.stop = true;
 }
 
-/* The stage lcore: dequeue, the stages' touches, --work, enqueue back. */
+/* The stage lcore: dequeue, the stages' touches, --work, enqueue back.
+ * "ahead": two bursts a dequeue, every header prefetched at once, the
+ * second burst's frames prefetched while the first one is worked on
+ * (lib/pipeline's poll_seg()). */
 static int
 stage_main(void *arg)
 {
 	struct side *s = &B.stage;
-	const bool touch = B.v != V_RING, pf = B.v == V_PREFETCH;
-	struct rte_mbuf *in[MAX_BURST];
-	unsigned int n, k;
+	const bool touch = B.v != V_RING, pf = B.v == V_PREFETCH,
+		ahead = B.v == V_AHEAD;
+	const unsigned int take = ahead ? 2 * B.burst : B.burst;
+	struct rte_mbuf *in[2 * MAX_BURST], **c;
+	unsigned int n, k, done, e;
 	uint64_t t0, t1;
 
 	RTE_SET_USED(arg);
 	while (!B.stop) {
 		t0 = rte_rdtsc();
-		n = rte_ring_sc_dequeue_burst(B.to_stage, (void **)in, B.burst,
+		n = rte_ring_sc_dequeue_burst(B.to_stage, (void **)in, take,
 			NULL);
 		t1 = rte_rdtsc();
 		if (n == 0) {
@@ -386,31 +414,45 @@ stage_main(void *arg)
 			continue;
 		}
 		acc(&s->deq, t1 - t0, n);
-		if (touch) {
-			t0 = t1;
-			if (pf)
-				prefetch_burst(in, n);
-			s->sink += stage_touch(in, n);
-			t1 = rte_rdtsc();
-			acc(&s->touch_in, t1 - t0, n);
-		}
-		if (B.work != 0) {
-			spin_work(t1, B.work * n);
-			acc(&s->work, rte_rdtsc() - t1, n);
-		}
-		for (k = 0; k < n;) {
+		if (ahead) {
 			t0 = rte_rdtsc();
-			unsigned int e = rte_ring_sp_enqueue_burst(B.to_edge,
-				(void **)in + k, n - k, NULL);
-			t1 = rte_rdtsc();
-			if (e == 0) {
-				s->full_polls++;
-				if (B.stop)
-					break;
-				continue;
+			prefetch_hdrs(in, n);
+			acc(&s->touch_in, rte_rdtsc() - t0, n);
+		}
+		for (done = 0; done < n; done += k) {
+			k = RTE_MIN(n - done, B.burst);
+			c = in + done;
+			t0 = rte_rdtsc();
+			if (ahead && done + k < n)
+				prefetch_data(c + k, RTE_MIN(n - done - k,
+					B.burst));
+			if (touch) {
+				if (pf)
+					prefetch_burst(c, k);
+				s->sink += stage_touch(c, k);
 			}
-			acc(&s->enq, t1 - t0, e);
-			k += e;
+			t1 = rte_rdtsc();
+			acc(&s->touch_in, t1 - t0, k);
+			if (B.work != 0) {
+				spin_work(t1, B.work * k);
+				acc(&s->work, rte_rdtsc() - t1, k);
+			}
+			for (e = 0; e < k;) {
+				unsigned int q;
+
+				t0 = rte_rdtsc();
+				q = rte_ring_sp_enqueue_burst(B.to_edge,
+					(void **)c + e, k - e, NULL);
+				t1 = rte_rdtsc();
+				if (q == 0) {
+					s->full_polls++;
+					if (B.stop)
+						break;
+					continue;
+				}
+				acc(&s->enq, t1 - t0, q);
+				e += q;
+			}
 		}
 		s->packets += n;
 	}
@@ -441,6 +483,55 @@ num(const char *s, uint64_t *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+#define MAX_ROUNDS	64
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Into @p out: each figure's median over @p n rounds (the counts: their
+ * sums). */
+static void
+median_result(const struct result *rs, unsigned int n, struct result *out)
+{
+	static const size_t field[] = {
+		offsetof(struct result, seconds), offsetof(struct result, mpps),
+		offsetof(struct result, edge_enq),
+		offsetof(struct result, edge_deq),
+		offsetof(struct result, stage_enq),
+		offsetof(struct result, stage_deq),
+		offsetof(struct result, rx_touch),
+		offsetof(struct result, stage_touch),
+		offsetof(struct result, tx_touch),
+		offsetof(struct result, work), offsetof(struct result, ring),
+		offsetof(struct result, touch),
+		offsetof(struct result, ring_med),
+		offsetof(struct result, touch_med),
+	};
+	double v[MAX_ROUNDS];
+	unsigned int i, j;
+
+	*out = rs[0];
+	for (j = 0; j < RTE_DIM(field); j++) {
+		for (i = 0; i < n; i++)
+			v[i] = *(const double *)((const char *)&rs[i] +
+				field[j]);
+		qsort(v, n, sizeof(v[0]), cmp_double);
+		*(double *)((char *)out + field[j]) = n % 2 ? v[n / 2] :
+			(v[n / 2 - 1] + v[n / 2]) / 2;
+	}
+	for (i = 1; i < n; i++) {
+		out->cut += rs[i].cut;
+		out->bursts += rs[i].bursts;
+		out->edge_full += rs[i].edge_full;
+		out->stage_empty += rs[i].stage_empty;
+	}
 }
 
 static int
@@ -527,9 +618,11 @@ main(int argc, char **argv)
 	char *eal[] = { "bench_ring_hop", "--no-huge", "--no-pci", "-m", "512",
 		"--no-telemetry", "--log-level=lib.eal:error", "--lcores",
 		lcores, fp, NULL };
+	static struct result per[V_MAX][MAX_ROUNDS];
 	struct result res[V_MAX];
 	bool want[V_MAX], ok = true;
-	unsigned int stage_lcore, i;
+	uint64_t rounds = 1;
+	unsigned int stage_lcore, i, rd;
 	FILE *f;
 	int k;
 
@@ -552,6 +645,8 @@ main(int argc, char **argv)
 			ok &= *end == ',';
 			if (*end == ',')
 				ok &= num(end + 1, &b);
+		} else if (strcmp(argv[k], "--rounds") == 0) {
+			ok &= num(argv[k + 1], &rounds);
 		} else if (strcmp(argv[k], "--variant") == 0) {
 			variant = argv[k + 1];
 		} else if (strcmp(argv[k], "--json") == 0) {
@@ -562,19 +657,27 @@ main(int argc, char **argv)
 			break;
 		}
 	}
-	for (i = 0; i < V_MAX; i++)
-		want[i] = strcmp(variant, "all") == 0 ||
-			strcmp(variant, vname[i]) == 0;
+	/* "all", or names separated by commas */
+	for (i = 0; i < V_MAX; i++) {
+		const char *p = strstr(variant, vname[i]);
+		size_t l = strlen(vname[i]);
+
+		want[i] = strcmp(variant, "all") == 0 || (p != NULL &&
+			(p == variant || p[-1] == ',') &&
+			(p[l] == '\0' || p[l] == ','));
+	}
 	if (!ok || k != argc || burst == 0 || burst > MAX_BURST ||
 	    ring < 2 * burst || ring > 65536 || work > 100000 ||
+	    rounds == 0 || rounds > MAX_ROUNDS ||
 	    a > 1023 || b > 1023 || a == b ||
 	    !(want[V_RING] || want[V_LINES] || want[V_PREFETCH] ||
 	      want[V_LOCAL])) {
 		fprintf(stderr, "usage: %s [--seconds S] [--burst N<=%d]"
 			" [--ring N] [--work CYCLES] [--cpus A,B]"
-			" [--variant all|ring|lines|prefetch|local]"
+			" [--rounds N<=%d]"
+			" [--variant all|ring,lines,prefetch,ahead,local]"
 			" [--json FILE] [--file-prefix P]\n", argv[0],
-			MAX_BURST);
+			MAX_BURST, MAX_ROUNDS);
 		return 2;
 	}
 	snprintf(lcores, sizeof(lcores), "0@%" PRIu64 ",1@%" PRIu64, a, b);
@@ -617,41 +720,56 @@ main(int argc, char **argv)
 
 	printf("# bench_ring_hop: burst %" PRIu64 ", ring %" PRIu64
 		", work %" PRIu64 " cycles/packet, CPUs %" PRIu64 ",%" PRIu64
-		", %.1f s a variant, TSC %.2f GHz\n", burst, ring, work, a, b,
-		seconds, (double)rte_get_tsc_hz() / 1e9);
+		", %.2f s a variant, %" PRIu64 " round(s) (medians), TSC %.2f"
+		" GHz\n", burst, ring, work, a, b, seconds, rounds,
+		(double)rte_get_tsc_hz() / 1e9);
+	/* the variants in turn, round after round: on a shared machine each
+	 * sees the same load */
+	for (rd = 0; rd < rounds; rd++)
+		for (i = 0; i < V_MAX; i++) {
+			if (!want[i])
+				continue;
+			if (run_variant((enum variant)i, seconds, stage_lcore,
+					&per[i][rd]) != 0) {
+				fprintf(stderr, "%s: no packets\n", vname[i]);
+				return 1;
+			}
+		}
 	printf("%-9s %6s | %6s %6s %6s %6s | %6s %6s %6s %6s | %6s %7s |"
-		" %6s %7s | %s\n", "variant", "Mpps", "e.enq", "e.deq",
+		" %6s %7s | %6s | %s\n", "variant", "Mpps", "e.enq", "e.deq",
 		"s.deq", "s.enq", "rx", "stage", "tx", "work", "ring/h",
-		"touch/h", "median", "median", "bursts cut");
+		"touch/h", "median", "median", "stage", "bursts cut");
 	for (i = 0; i < V_MAX; i++) {
 		struct result *r = &res[i];
 
 		if (!want[i])
 			continue;
-		if (run_variant((enum variant)i, seconds, stage_lcore, r) != 0) {
-			fprintf(stderr, "%s: no packets\n", vname[i]);
-			return 1;
-		}
+		median_result(per[i], (unsigned int)rounds, r);
 		printf("%-9s %6.2f | %6.1f %6.1f %6.1f %6.1f | %6.1f %6.1f %6.1f"
-			" %6.1f | %6.1f %7.1f | %6.1f %7.1f | %.4f%%\n", vname[i],
-			r->mpps, r->edge_enq, r->edge_deq, r->stage_deq,
-			r->stage_enq, r->rx_touch, r->stage_touch, r->tx_touch,
-			r->work, r->ring, r->touch, r->ring_med, r->touch_med,
-			r->bursts ? 100.0 * (double)r->cut / (double)r->bursts :
-			0);
+			" %6.1f | %6.1f %7.1f | %6.1f %7.1f | %6.1f | %.4f%%\n",
+			vname[i], r->mpps, r->edge_enq, r->edge_deq,
+			r->stage_deq, r->stage_enq, r->rx_touch, r->stage_touch,
+			r->tx_touch, r->work, r->ring, r->touch, r->ring_med,
+			r->touch_med, r->stage_deq + r->stage_touch +
+			r->stage_enq, r->bursts ? 100.0 * (double)r->cut /
+			(double)r->bursts : 0);
 	}
 	if (want[V_LINES] && want[V_LOCAL] && want[V_RING]) {
 		const struct result *l = &res[V_LOCAL];
 
 		printf("per hop, cycles/packet: ring operation %.1f (local %.1f);"
-			" line transfers %.1f (prefetched %.1f); the hop %.1f"
-			" (prefetched %.1f)\n", res[V_RING].ring, l->ring,
-			res[V_LINES].touch - l->touch,
-			want[V_PREFETCH] ? res[V_PREFETCH].touch - l->touch : 0,
-			res[V_RING].ring + res[V_LINES].touch - l->touch,
-			want[V_PREFETCH] ? res[V_RING].ring +
-			res[V_PREFETCH].touch - l->touch : 0);
+			" line transfers %.1f; the hop %.1f\n", res[V_RING].ring,
+			l->ring, res[V_LINES].touch - l->touch,
+			res[V_RING].ring + res[V_LINES].touch - l->touch);
 	}
+	for (i = V_PREFETCH; i <= V_AHEAD; i++)
+		if (want[V_LINES] && want[i])
+			printf("%s: the stage lcore's ring calls and touches"
+				" %.1f cycles/packet, against %.1f (lines)\n",
+				vname[i], res[i].stage_deq + res[i].stage_touch +
+				res[i].stage_enq, res[V_LINES].stage_deq +
+				res[V_LINES].stage_touch +
+				res[V_LINES].stage_enq);
 	if (json != NULL) {
 		f = fopen(json, "w");
 		if (f == NULL) {
