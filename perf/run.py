@@ -26,7 +26,8 @@ scenarios need is made once per pair):
                sent, minus rtc's, over the ring hops a packet makes (all
                the split costs); and measured alone by
                build/perf/bench_ring_hop (the ring operation and the
-               packet's lines crossing CPU 0 -> 1, --seconds/4 a variant).
+               packet's lines crossing CPU 0 -> 1: 3 rounds of 3
+               variants of --seconds/6).
   latency      1k rules, pipeline.latency on vs off: the stamping's cost
                and the percentiles at full load (bench_latency.py); with
                root (and not --quick) also the wake-up of an idle adaptive
@@ -302,26 +303,26 @@ def m_ring_hop_bench(ctx):
     """perf/ring_hop/bench_ring_hop (built beside the daemon): the ring hop
     alone, cross-CPU, the edge lcore on CPU 0 and the stage lcore on CPU 1
     as in the pipeline layout; the pipeline's ring flags, size and burst.
-    Its "ring", "lines" and "local" variants, --seconds/4 each."""
+    Its "ring", "lines" and "local" variants in turn, 3 rounds of
+    --seconds/6 each, medians."""
     exe = os.path.join(os.path.dirname(os.path.dirname(ba.DAEMON)), "perf",
                        "bench_ring_hop")
     if not os.access(exe, os.X_OK):
         raise RuntimeError("no %s (ninja -C build)" % exe)
     out = os.path.join(ctx.tmp, "ring_hop.json")
-    res = {}
-    for v in ("ring", "lines", "local"):
-        p = subprocess.run([exe, "--seconds", "%g" % max(ctx.args.seconds / 4,
-                                                         0.5),
-                            "--variant", v, "--json", out,
-                            "--file-prefix", ctx.args.tag + "-ring-hop"],
-                           capture_output=True, text=True, timeout=120)
-        if p.returncode != 0:
-            raise RuntimeError("bench_ring_hop --variant %s: %s" %
-                               (v, (p.stderr or p.stdout).strip()[-300:]))
-        with open(out) as f:
-            j = json.load(f)
-        res[v] = j["variants"][v]
-        res["tsc_hz"] = j["tsc_hz"]
+    p = subprocess.run([exe, "--seconds", "%g" % max(ctx.args.seconds / 6,
+                                                     0.3),
+                        "--rounds", "3", "--variant", "ring,lines,local",
+                        "--json", out,
+                        "--file-prefix", ctx.args.tag + "-ring-hop"],
+                       capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        raise RuntimeError("bench_ring_hop: %s" %
+                           (p.stderr or p.stdout).strip()[-300:])
+    with open(out) as f:
+        j = json.load(f)
+    res = dict(j["variants"])
+    res["tsc_hz"] = j["tsc_hz"]
     ring, lines, local = res["ring"], res["lines"], res["local"]
     res["ring_op_cycles"] = ring["ring_per_hop"]
     res["line_transfer_cycles"] = lines["touch_per_hop"] - \

@@ -40,7 +40,7 @@
  *  ahead    lib/pipeline's poll_seg(): two bursts a dequeue (both
  *           lcores); on the stage lcore all their headers prefetched at
  *           once, the second burst's frames prefetched while the first
- *           is worked on;
+ *           is worked on, both enqueued at once;
  *  local    the touches and the rings on one lcore (CPU A), in turn: the
  *           same work with no line crossing, the baseline the cross-CPU
  *           figures are taken against.
@@ -437,22 +437,23 @@ stage_main(void *arg)
 				spin_work(t1, B.work * k);
 				acc(&s->work, rte_rdtsc() - t1, k);
 			}
-			for (e = 0; e < k;) {
-				unsigned int q;
+		}
+		/* out in one enqueue ("ahead": both bursts) */
+		for (e = 0; e < n;) {
+			unsigned int q;
 
-				t0 = rte_rdtsc();
-				q = rte_ring_sp_enqueue_burst(B.to_edge,
-					(void **)c + e, k - e, NULL);
-				t1 = rte_rdtsc();
-				if (q == 0) {
-					s->full_polls++;
-					if (B.stop)
-						break;
-					continue;
-				}
-				acc(&s->enq, t1 - t0, q);
-				e += q;
+			t0 = rte_rdtsc();
+			q = rte_ring_sp_enqueue_burst(B.to_edge, (void **)in + e,
+				n - e, NULL);
+			t1 = rte_rdtsc();
+			if (q == 0) {
+				s->full_polls++;
+				if (B.stop)
+					break;
+				continue;
 			}
+			acc(&s->enq, t1 - t0, q);
+			e += q;
 		}
 		s->packets += n;
 	}
