@@ -941,7 +941,13 @@ def main():
                     ctx.tsc_hz = ctx.tsc_hz or r["tsc_hz"]
                 runs[m] = r
                 res["runs"].append(r)
-                if "error" not in r:
+                if "error" not in r and "hop_cycles" in r:
+                    print("pair %d %-12s hop %.1f c/p (ring %.1f + lines %.1f)"
+                          "  load %.1f" % (k + 1, m, r["hop_cycles"],
+                                           r["ring_op_cycles"],
+                                           r["line_transfer_cycles"], load),
+                          flush=True)
+                elif "error" not in r:
                     print("pair %d %-12s %7.2f Mpps  %s c/p (CPU)  load %.1f"
                           % (k + 1, m, r.get("mpps") or 0,
                              "%.0f" % r["cpu_cycles_per_packet"]
