@@ -162,7 +162,10 @@ static struct {
 	enum variant v;
 	unsigned int burst;
 	uint64_t work;			/* cycles a packet, stage */
-	uint64_t end_tsc;
+	uint64_t end_tsc;		/* the window's end ... */
+	uint64_t give_up_tsc;		/* ... or later, until a packet is
+					 * back (a starved lcore, loaded
+					 * machine) */
 	volatile bool stop;
 	struct side edge, stage;
 	uint8_t frame[FRAME];
@@ -305,7 +308,8 @@ edge_loop(bool local)
 		/* rx: a new burst once the last one is all on the ring */
 		if (n_out == sent) {
 			t0 = rte_rdtsc();
-			if (t0 >= B.end_tsc)
+			if (t0 >= B.end_tsc && (s->packets != 0 ||
+					t0 >= B.give_up_tsc))
 				break;
 			if (touch) {
 				if (rte_pktmbuf_alloc_bulk(B.pool, out,
@@ -555,6 +559,7 @@ run_variant(enum variant v, double seconds, unsigned int stage_lcore,
 	B.stop = false;
 	t0 = rte_rdtsc();
 	B.end_tsc = t0 + (uint64_t)(seconds * (double)hz);
+	B.give_up_tsc = B.end_tsc + 30 * hz;
 	if (v == V_LOCAL) {
 		edge_loop(true);
 	} else {
