@@ -22,8 +22,12 @@ scenarios need is made once per pair):
                main lcore), classify+lb on CPU 1; if the daemon refuses one
                lcore for several stages, one lcore per stage, rx and tx on
                CPU 0, classify and lb on CPU 1 (the JSON says which). The
-               ring hop: the stage lcores' CPU cycles per packet sent,
-               minus rtc's, over the ring hops a packet makes.
+               ring hop, two ways: the stage lcores' CPU cycles per packet
+               sent, minus rtc's, over the ring hops a packet makes (all
+               the split costs); and measured alone by
+               build/perf/bench_ring_hop (the ring operation and the
+               packet's lines crossing CPU 0 -> 1: 3 rounds of 3
+               variants of --seconds/6).
   latency      1k rules, pipeline.latency on vs off: the stamping's cost
                and the percentiles at full load (bench_latency.py); with
                root (and not --quick) also the wake-up of an idle adaptive
@@ -295,6 +299,38 @@ def m_pa_pipeline(ctx):
     raise last
 
 
+def m_ring_hop_bench(ctx):
+    """perf/ring_hop/bench_ring_hop (built beside the daemon): the ring hop
+    alone, cross-CPU, the edge lcore on CPU 0 and the stage lcore on CPU 1
+    as in the pipeline layout; the pipeline's ring flags, size and burst.
+    Its "ring", "lines" and "local" variants in turn, 3 rounds of
+    --seconds/6 each, medians."""
+    exe = os.path.join(os.path.dirname(os.path.dirname(ba.DAEMON)), "perf",
+                       "bench_ring_hop")
+    if not os.access(exe, os.X_OK):
+        raise RuntimeError("no %s (ninja -C build)" % exe)
+    out = os.path.join(ctx.tmp, "ring_hop.json")
+    p = subprocess.run([exe, "--seconds", "%g" % max(ctx.args.seconds / 6,
+                                                     0.3),
+                        "--rounds", "3", "--variant", "ring,lines,local",
+                        "--json", out,
+                        "--file-prefix", ctx.args.tag + "-ring-hop"],
+                       capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        raise RuntimeError("bench_ring_hop: %s" %
+                           (p.stderr or p.stdout).strip()[-300:])
+    with open(out) as f:
+        j = json.load(f)
+    res = dict(j["variants"])
+    res["tsc_hz"] = j["tsc_hz"]
+    ring, lines, local = res["ring"], res["lines"], res["local"]
+    res["ring_op_cycles"] = ring["ring_per_hop"]
+    res["line_transfer_cycles"] = lines["touch_per_hop"] - \
+        local["touch_per_hop"]
+    res["hop_cycles"] = res["ring_op_cycles"] + res["line_transfer_cycles"]
+    return res
+
+
 def _lat(ctx, on):
     t = ctx.traffic.get("acl")
     r = blat.one_cost_run(ctx.tmp, t["pcap"], t["n"], t["rules"],
@@ -316,7 +352,7 @@ MEMBERS = {
     "pa_lb": m_pa_lb, "l3fwd_lb": m_l3fwd_lb,
     "pa_lb_big": m_pa_lb_big,
     "pa_nat": m_pa_nat, "pa_dsr": m_pa_dsr, "pa_ipip6": m_pa_ipip6,
-    "pa_pipeline": m_pa_pipeline,
+    "pa_pipeline": m_pa_pipeline, "ring_hop_bench": m_ring_hop_bench,
     "pa_lat_on": m_pa_lat_on, "pa_lat_off": m_pa_lat_off,
 }
 
@@ -327,7 +363,7 @@ SCENARIOS = {
     "acl_lb": ["pa_lb", "l3fwd_lb"],
     "flows1m": ["pa_lb_big", "pa_lb", "l3fwd_lb"],
     "modes": ["pa_nat", "pa_dsr", "pa_ipip6", "pa_lb"],
-    "pipeline": ["pa_pipeline", "pa_lb"],
+    "pipeline": ["pa_pipeline", "pa_lb", "ring_hop_bench"],
     "latency": ["pa_lat_on", "pa_lat_off"],
 }
 
@@ -416,6 +452,13 @@ def pair_figures(ctx, scen, runs):
         f["rtc_cycles_per_tx_packet"] = _get(rtc, "cpu_cycles_per_tx_packet")
         f["pipeline_path_cycles"], f["rtc_path_cycles"], \
             f["ring_hop_cycles"] = ring_hop(pl, rtc)
+        # the ring hop measured alone (perf/ring_hop/bench_ring_hop.c):
+        # the ring operation and the packet's lines crossing, per hop
+        rb = runs.get("ring_hop_bench")
+        f["hop_alone_cycles"] = _get(rb, "hop_cycles")
+        f["hop_alone_ring_op_cycles"] = _get(rb, "ring_op_cycles")
+        f["hop_alone_line_transfer_cycles"] = _get(rb,
+                                                   "line_transfer_cycles")
     elif scen == "latency":
         on, off = runs.get("pa_lat_on"), runs.get("pa_lat_off")
         lat = _get(on, "latency_stats") or {}
@@ -490,6 +533,9 @@ FIGURE_INFO = {
     "ratio_cpu": ("x", "higher"),
     "cycles_vs_10k": ("x", "lower"),
     "ring_hop_cycles": ("cycles/packet", "lower"),
+    "hop_alone_cycles": ("cycles/packet", "lower"),
+    "_op_cycles": ("cycles/packet", "lower"),
+    "transfer_cycles": ("cycles/packet", "lower"),
     "path_cycles": ("cycles/packet", "lower"),
     "ring_full_share": ("share", "lower"),
     "_ns": ("ns", "lower"),
@@ -507,6 +553,7 @@ GOALS = {
     "modes.ipip6_vs_ipip": ">= 0.8",
     "pipeline.ratio": ">= 1.5",
     "pipeline.ring_hop_cycles": "<= 25",
+    "pipeline.hop_alone_cycles": "<= 25",
 }
 
 
@@ -637,12 +684,21 @@ def table(res):
                         v("pipeline.rtc_cycles_per_tx_packet"),
                         vr("pipeline.ratio"), vr("pipeline.ratio_cpu"),
                         GOALS["pipeline.ratio"]))
-        rows.append("| ring hop, per hop (the stage lcores' CPU cycles/packet "
-                    "along the path: %s, rtc: %s) | | %s | | | | | | %s |"
+        rows.append("| ring hop, per hop, all the split costs (the stage "
+                    "lcores' CPU cycles/packet along the path: %s, rtc: %s) "
+                    "| | %s | | | | | | %s |"
                     % (v("pipeline.pipeline_path_cycles"),
                        v("pipeline.rtc_path_cycles"),
                        vr("pipeline.ring_hop_cycles"),
                        GOALS["pipeline.ring_hop_cycles"]))
+        if "pipeline.hop_alone_cycles" in F:
+            rows.append("| ring hop, per hop, measured alone (bench_ring_hop, "
+                        "CPU 0 -> CPU 1: ring operation %s + the packet's "
+                        "lines crossing %s) | | %s | | | | | | %s |"
+                        % (vr("pipeline.hop_alone_ring_op_cycles"),
+                           vr("pipeline.hop_alone_line_transfer_cycles"),
+                           vr("pipeline.hop_alone_cycles"),
+                           GOALS["pipeline.hop_alone_cycles"]))
     out = "\n".join(rows) + "\n" if len(rows) > 2 else ""
     if "latency.p50_ns" in F:
         out += ("\n| latency at full load, %d rules | p50 | p90 | p99 | p99.9 "
@@ -885,7 +941,13 @@ def main():
                     ctx.tsc_hz = ctx.tsc_hz or r["tsc_hz"]
                 runs[m] = r
                 res["runs"].append(r)
-                if "error" not in r:
+                if "error" not in r and "hop_cycles" in r:
+                    print("pair %d %-12s hop %.1f c/p (ring %.1f + lines %.1f)"
+                          "  load %.1f" % (k + 1, m, r["hop_cycles"],
+                                           r["ring_op_cycles"],
+                                           r["line_transfer_cycles"], load),
+                          flush=True)
+                elif "error" not in r:
                     print("pair %d %-12s %7.2f Mpps  %s c/p (CPU)  load %.1f"
                           % (k + 1, m, r.get("mpps") or 0,
                              "%.0f" % r["cpu_cycles_per_packet"]

@@ -450,10 +450,11 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 	req.inflight = pl->n_rings * pl->ring_size +
 		PA_NEIGH_INFLIGHT(ps->n) + ps->n * PA_PIPELINE_GEN_RING +
 		PA_EXCP_INFLIGHT(pa_excp_count(o->cfg)) +
-		/* per stage an lcore runs: a burst in hand, one per ring
+		/* per stage an lcore runs: what it has in hand (a burst;
+		 * a ring poll's PA_PIPELINE_RING_BURSTS), one burst per ring
 		 * bucket (an lcore waiting on a ring drains the later
 		 * stages it runs meanwhile) */
-		n_slots * pl->burst * 2 +
+		n_slots * pl->burst * (1 + PA_PIPELINE_RING_BURSTS) +
 		n_tx * ps->n * pl->burst +
 		(wants_handover(pl) ? pl->n_workers * PA_PIPELINE_HANDOVER_RING : 0) +
 		(o->capture != NULL ? rte_ring_get_capacity(o->capture->ring) : 0);

@@ -22,6 +22,11 @@
 #include "pa_pipeline.h"
 
 #define PA_PIPELINE_MAX_BURST	256
+/** Bursts a ring poll takes at once (stages.c, poll_seg()): the stages
+ * still run a burst (pipeline.burst) at a time. */
+#ifndef PA_PIPELINE_RING_BURSTS
+#define PA_PIPELINE_RING_BURSTS	2
+#endif
 
 /** A (port, RX queue) pair polled by an lcore. */
 struct pa_rxq {

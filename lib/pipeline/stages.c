@@ -11,6 +11,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
@@ -967,12 +968,12 @@ steer_quotes(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 	return kept;
 }
 
-/* The stages of segment @p g after rx, then the sink: TX or the next
- * stage's ring. */
-static __rte_always_inline void
-process_rest(struct pa_worker *w, const struct pa_seg *g,
-		struct rte_mbuf **pkts, uint16_t n, uint32_t uniform_out,
-		uint64_t now, uint64_t stamp, bool all_ip)
+/* The stages of segment @p g after rx, up to its sink. @return the
+ * packets still in @p pkts, in order. */
+static __rte_always_inline uint16_t
+run_stages(struct pa_worker *w, const struct pa_seg *g,
+		struct rte_mbuf **pkts, uint16_t n, uint64_t now, uint64_t stamp,
+		bool all_ip)
 {
 	if (g->run_classify)
 		n = stage_classify(w, pkts, n, all_ip);
@@ -983,6 +984,17 @@ process_rest(struct pa_worker *w, const struct pa_seg *g,
 		n = stage_lb(w, pkts, n, now);
 		n = stage_route(w, pkts, n);
 	}
+	return n;
+}
+
+/* The stages of segment @p g after rx, then the sink: TX or the next
+ * stage's ring. */
+static __rte_always_inline void
+process_rest(struct pa_worker *w, const struct pa_seg *g,
+		struct rte_mbuf **pkts, uint16_t n, uint32_t uniform_out,
+		uint64_t now, uint64_t stamp, bool all_ip)
+{
+	n = run_stages(w, g, pkts, n, now, stamp, all_ip);
 	if (g->run_tx)
 		stage_tx(w, pkts, n, uniform_out, stamp);
 	else
@@ -1046,21 +1058,89 @@ handover_drain(struct pa_worker *w, uint64_t now)
 	return n;
 }
 
-/* One poll of the rings of segment @p g. */
+/* A burst taken from a ring was written on another CPU: its mbuf
+ * headers (line 0: data_off, lengths; line 1: the pa_pkt_meta dynfield)
+ * are in that CPU's cache. Ask for them all at once, so that their
+ * transfers overlap, before the stages read them packet by packet. */
+static __rte_always_inline void
+prefetch_hdrs(struct rte_mbuf **pkts, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		rte_prefetch0(pkts[i]);
+		rte_prefetch0(RTE_PTR_ADD(pkts[i], RTE_CACHE_LINE_SIZE));
+	}
+}
+
+/* ... and the frames' first lines (the headers classify and lb read and
+ * lb writes), whose address needs the header (line 0). */
+static __rte_always_inline void
+prefetch_data(struct rte_mbuf **pkts, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+}
+
+/*
+ * One poll of the rings of segment @p g. A ring poll takes up to
+ * PA_PIPELINE_RING_BURSTS bursts at once (one ring operation, the ring's
+ * own lines crossing once for them all) and runs them through the stages
+ * a burst at a time, in ring order; what leaves by ring leaves in one
+ * operation too. Before classify or lb, every header is prefetched at
+ * once and the next burst's frames while the stages run this one
+ * (perf/ring_hop/bench_ring_hop.c, "ahead"); tx reads a header line or
+ * two a packet and gains nothing from it.
+ */
 static __rte_always_inline unsigned int
 poll_seg(struct pa_worker *w, const struct pa_seg *g, struct rte_mbuf **pkts,
 		uint64_t now)
 {
-	unsigned int i, n, total = 0;
+	const unsigned int take = RTE_MIN((unsigned int)w->burst *
+		PA_PIPELINE_RING_BURSTS, (unsigned int)PA_PIPELINE_MAX_BURST);
+	const bool data = g->run_classify || g->run_lb;
+	unsigned int i, n, done, k, kept, total = 0;
+	uint16_t left;
 
 	for (i = 0; i < g->n_in; i++) {
-		n = rte_ring_sc_dequeue_burst(g->in[i], (void **)pkts,
-			w->burst, NULL);
+		n = rte_ring_sc_dequeue_burst(g->in[i], (void **)pkts, take,
+			NULL);
 		if (n == 0)
 			continue;
 		total += n;
-		process_rest(w, g, pkts, (uint16_t)n, PA_OUT_UNKNOWN, now,
-			PA_STAMP_MIXED, false);
+		if (!data) {
+			/* tx alone (its TX buffers gather the bursts) */
+			for (done = 0; done < n; done += k) {
+				k = RTE_MIN(n - done, (unsigned int)w->burst);
+				process_rest(w, g, pkts + done, (uint16_t)k,
+					PA_OUT_UNKNOWN, now, PA_STAMP_MIXED,
+					false);
+			}
+			continue;
+		}
+		prefetch_hdrs(pkts, n);
+		for (done = 0, kept = 0; done < n; done += k) {
+			k = RTE_MIN(n - done, (unsigned int)w->burst);
+			if (done + k < n)
+				prefetch_data(pkts + done + k, RTE_MIN(n -
+					done - k, (unsigned int)w->burst));
+			left = run_stages(w, g, pkts + done, (uint16_t)k, now,
+				PA_STAMP_MIXED, false);
+			if (g->run_tx) {
+				stage_tx(w, pkts + done, left, PA_OUT_UNKNOWN,
+					PA_STAMP_MIXED);
+				continue;
+			}
+			/* what leaves by ring, together and in order */
+			if (kept != done)
+				memmove(pkts + kept, pkts + done,
+					left * sizeof(pkts[0]));
+			kept += left;
+		}
+		if (!g->run_tx)
+			dispatch(w, g, pkts, (uint16_t)kept);
 	}
 	return total;
 }

@@ -192,3 +192,40 @@ def test_run_only_latency_end_to_end_writes_table_and_json(tmp_path):
     assert "| latency at full load" in md and "p99.9" in md, md
     assert "| latency at full load" in r.stdout
     print("took %.1f s" % took)
+
+
+RING_HOP = os.path.join(os.path.dirname(os.path.dirname(DAEMON)), "perf",
+                        "bench_ring_hop")
+
+
+def test_ring_hop_bench_splits_the_hop_and_writes_json(tmp_path):
+    """perf/ring_hop/bench_ring_hop (run.py's "measured alone" ring hop):
+    every variant moves packets between its two lcores and times each
+    part; the JSON carries what run.py reads. No figure is judged."""
+    out = str(tmp_path / "hop.json")
+    r = subprocess.run([RING_HOP, "--seconds", "0.1", "--rounds", "2",
+                        "--variant", "ring,lines,ahead,local", "--json", out,
+                        "--file-prefix", "pa-test-ring-hop-%d" % os.getpid()],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "per hop, cycles/packet: ring operation" in r.stdout, r.stdout
+    with open(out) as f:
+        j = json.load(f)
+    assert j["burst"] == 32 and j["ring"] == 1024 and j["tsc_hz"] > 0, j
+    assert sorted(j["variants"]) == ["ahead", "lines", "local", "ring"], j
+    for name, v in j["variants"].items():
+        assert v["mpps"] > 0, (name, v)
+        assert v["ring_per_hop"] > 0 and v["stage_deq"] > 0, (name, v)
+        # only the pointers cross in "ring": no line is touched
+        if name != "ring":
+            assert v["stage_touch"] > 0 and v["tx_touch"] > 0, (name, v)
+
+
+def test_ring_hop_bench_refuses_bad_arguments():
+    for bad in (["--burst", "0"], ["--burst", "x"], ["--ring", "16"],
+                ["--variant", "none"], ["--cpus", "0,0"],
+                ["--rounds", "0"], ["--seconds", "-1"]):
+        r = subprocess.run([RING_HOP] + bad, capture_output=True, text=True,
+                           timeout=30)
+        assert r.returncode == 2, (bad, r.stdout, r.stderr)
+        assert "usage:" in r.stderr, (bad, r.stderr)
