@@ -5,6 +5,7 @@
  * trace_packet's lookup of one described packet with the same code.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <rte_acl.h>
@@ -33,6 +34,54 @@ l3_bytes(const struct rte_mbuf *m, const struct pa_pkt_meta *meta,
 		uint32_t len, uint8_t *buf)
 {
 	return rte_pktmbuf_read(m, meta->l3_off, len, buf);
+}
+
+/*
+ * The keys' first 8 bytes (struct acl_key4 and acl_key6 alike): proto,
+ * its pad, in_port, ports_known and pad1 (0: rte_acl reads it with
+ * in_port), in one store.
+ */
+static __rte_always_inline void
+key_head(void *k, uint8_t proto, uint8_t in_port, bool ports)
+{
+	uint64_t w = (uint64_t)proto | (uint64_t)in_port << 32 |
+		(uint64_t)ports << 40;
+
+	RTE_BUILD_BUG_ON(offsetof(struct acl_key4, in_port) != 4 ||
+		offsetof(struct acl_key4, ports_known) != 5 ||
+		offsetof(struct acl_key4, pad1) != 6 ||
+		offsetof(struct acl_key4, src) != 8 ||
+		offsetof(struct acl_key4, dst) != 12 ||
+		offsetof(struct acl_key4, dport) !=
+			offsetof(struct acl_key4, sport) + 2);
+	RTE_BUILD_BUG_ON(offsetof(struct acl_key6, in_port) != 4 ||
+		offsetof(struct acl_key6, ports_known) != 5 ||
+		offsetof(struct acl_key6, pad1) != 6 ||
+		offsetof(struct acl_key6, src) != 8 ||
+		offsetof(struct acl_key6, dst) != 24 ||
+		offsetof(struct acl_key6, dport) !=
+			offsetof(struct acl_key6, sport) + 2);
+	w = rte_cpu_to_le_64(w);
+	memcpy(k, &w, sizeof(w));
+}
+
+/* The key's sport and dport (network order, adjacent) from the
+ * metadata's (host order, adjacent): one load, one store. */
+static __rte_always_inline void
+key_ports(uint16_t *sport, const struct pa_pkt_meta *meta)
+{
+	uint32_t p;
+
+	RTE_BUILD_BUG_ON(offsetof(struct pa_pkt_meta, dport) !=
+		offsetof(struct pa_pkt_meta, sport) + 2);
+	memcpy(&p, &meta->sport, sizeof(p));
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+	/* sport | dport << 16 to the bytes of sport, dport in network
+	 * order (big-endian hosts have them so already) */
+	p = rte_bswap32(p);
+	p = p >> 16 | p << 16;
+#endif
+	memcpy(sport, &p, sizeof(p));
 }
 
 /* Rewrite the DSCP bits (ECN kept) in place. Headers in a further
@@ -264,14 +313,11 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			struct acl_key4 *k = &k4[i];
 
 			l3 = l3_bytes(m, meta, 20, buf);
-			k->proto = meta->l4_proto;
-			k->in_port = last_in;
-			k->ports_known = ports;
-			k->pad1 = 0;	/* read by rte_acl with in_port */
-			memcpy(&k->src, l3 + 12, 4);
-			memcpy(&k->dst, l3 + 16, 4);
-			k->sport = rte_cpu_to_be_16(meta->sport);
-			k->dport = rte_cpu_to_be_16(meta->dport);
+			key_head(k, meta->l4_proto, last_in, ports);
+			/* the two addresses, adjacent in both */
+			memcpy((uint8_t *)k + offsetof(struct acl_key4, src),
+				l3 + 12, 8);
+			key_ports(&k->sport, meta);
 			if (likely(ports)) {
 				d4[n4] = (const uint8_t *)k;
 				i4[n4++] = (uint16_t)i;
@@ -283,14 +329,10 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			struct acl_key6 *k = &k6[i];
 
 			l3 = l3_bytes(m, meta, 40, buf);
-			k->proto = meta->l4_proto;
-			k->in_port = last_in;
-			k->ports_known = ports;
-			k->pad1 = 0;
-			memcpy(k->src, l3 + 8, 16);
-			memcpy(k->dst, l3 + 24, 16);
-			k->sport = rte_cpu_to_be_16(meta->sport);
-			k->dport = rte_cpu_to_be_16(meta->dport);
+			key_head(k, meta->l4_proto, last_in, ports);
+			memcpy((uint8_t *)k + offsetof(struct acl_key6, src),
+				l3 + 8, 32);
+			key_ports(&k->sport, meta);
 			if (likely(ports)) {
 				d6[n6] = (const uint8_t *)k;
 				i6[n6++] = (uint16_t)i;

@@ -275,37 +275,61 @@ rx_sort(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 
 /* rx's first pass (below): parse @p n packets, set their out port (and
  * rx stamp: @p lat), mark the ones that failed in @p bad. @return the OR
- * of their flags. @p hash and @p lat are constants at each call. */
+ * of their flags. @p hash and @p lat are constants at each call. The
+ * loop takes the parser's fast path alone (pa_pkt_parse_try(): no call,
+ * so nothing of the loop's leaves its registers); the frames it leaves
+ * (@p slow) get the general parser after it. */
 static __rte_always_inline unsigned int
 rx_parse(struct rte_mbuf **pkts, uint16_t n, uint16_t out, uint64_t stamp,
-		uint64_t *bad, bool *any_bad, const bool hash, const bool lat)
+		uint64_t *bad, bool *any_bad, bool *any_slow, const bool hash,
+		const bool lat)
 {
+	uint64_t slow[PA_RX_BAD_WORDS] = { 0 };
 	const int off = pa_pkt_meta_offset;
-	unsigned int flags = 0;
+	unsigned int flags = 0, f;
 	uint16_t i;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct pa_pkt_meta *meta = RTE_MBUF_DYNFIELD(m, off,
 			struct pa_pkt_meta *);
-		const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+
+		f = pa_pkt_parse_try(rte_pktmbuf_mtod(m, const uint8_t *),
+			rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), meta,
+			hash);
+		if (unlikely(f == 0)) {
+			slow[i / 64] |= UINT64_C(1) << (i % 64);
+			*any_slow = true;
+		}
+		flags |= f;
+		meta->out_port = out;
+		if (lat)
+			pa_pkt_rx_tsc_set(meta, stamp);
+	}
+	if (likely(!*any_slow))
+		return flags;
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m;
+		struct pa_pkt_meta *meta;
 		int r;
 
-		/* pa_pkt_parse_mbuf(_nohash)() with the offset in hand */
-		r = hash ? pa_pkt_parse(d, rte_pktmbuf_data_len(m),
-				rte_pktmbuf_pkt_len(m), meta) :
-			pa_pkt_parse_nohash(d, rte_pktmbuf_data_len(m),
-				rte_pktmbuf_pkt_len(m), meta);
+		if (!(slow[i / 64] & UINT64_C(1) << (i % 64)))
+			continue;
+		m = pkts[i];
+		meta = pa_pkt_meta(m);
+		/* pa_pkt_parse_mbuf()'s rest: what the fast path left */
+		r = pa_pkt_parse_full(rte_pktmbuf_mtod(m, const uint8_t *),
+			rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), meta);
 		if (unlikely(r == PA_PKT_ERR_SEGMENT))
 			r = pa_pkt_parse_gather(m, meta);
 		if (unlikely(r < 0)) {
 			bad[i / 64] |= UINT64_C(1) << (i % 64);
 			*any_bad = true;
+			/* a failed parse's flags are whatever it left, and
+			 * count for nothing */
+			continue;
 		}
 		flags |= meta->flags;
-		meta->out_port = out;
-		if (lat)
-			pa_pkt_rx_tsc_set(meta, stamp);
 	}
 	return flags;
 }
@@ -315,8 +339,9 @@ rx_parse(struct rte_mbuf **pkts, uint16_t n, uint16_t out, uint64_t stamp,
  * burst and writes every packet's out port; it is a tight loop that
  * keeps no state across packets but the OR of their results and flags,
  * so that the CPU overlaps the packets' work. The common burst ends
- * there: every frame parsed, none of them non-IP or IPv6 (the ones
- * lib/neigh may take), the port not routed, no exception path.
+ * there: every frame parsed, none of them one lib/neigh may take (ARP,
+ * ND: none when the parser's fast path took every frame, else none
+ * non-IP or IPv6), the port not routed, no exception path.
  * Otherwise rx_sort() makes the second pass, packet by packet. What
  * leaves here leaves in packet order either way (the capture sees the
  * same sequence).
@@ -336,21 +361,22 @@ stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 	const uint16_t out = q->peer_port_id;
 	const bool lat = w->latency && !w->stamp_later;
 	unsigned int flags;
-	bool any_bad = false;
+	bool any_bad = false, any_slow = false;
 
 	w->stats.rx_packets += n;
 	w->stats.stage_packets[PA_STAGE_RX] += n;
 	/* rtc's: no hash, no stamps (a loop of its own, no tests in it) */
 	if (likely(w->hash_later && !lat))
-		flags = rx_parse(pkts, n, out, stamp, bad, &any_bad, false,
-			false);
+		flags = rx_parse(pkts, n, out, stamp, bad, &any_bad,
+			&any_slow, false, false);
 	else
 		flags = rx_parse(pkts, n, out, stamp, bad, &any_bad,
-			!w->hash_later, lat);
-	/* (a failed parse's flags are whatever it left, and count for
-	 * nothing here) */
+			&any_slow, !w->hash_later, lat);
+	/* lib/neigh takes ARP (non-IP) and ICMPv6 (ND) alone
+	 * (pa_neigh_rx_classify()): a burst the fast path parsed whole
+	 * (IPv4 and IPv6 TCP/UDP) holds none */
 	if (likely(!any_bad && !q->routed && w->excp == NULL &&
-	    (w->neigh == NULL ||
+	    (w->neigh == NULL || !any_slow ||
 	     !(flags & (PA_PKT_F_NON_IP | PA_PKT_F_IPV6))))) {
 		/* every packet parsed: each is IPv4, IPv6 or non-IP */
 		*all_ip = !(flags & PA_PKT_F_NON_IP);

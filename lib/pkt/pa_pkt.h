@@ -40,7 +40,8 @@
 #define PA_PKT_F_QUOTE		(1u << 10)
 /** The hash is not computed yet: pa_pkt_parse_nohash() leaves it to
  * pa_pkt_hash_later(), which computes it and clears the flag. Only the
- * fast path's packets (IPv4 without options, TCP or UDP) have it. */
+ * fast path's packets (untagged IPv4 without options or IPv6 without
+ * extension headers, TCP or UDP, not fragmented) have it. */
 #define PA_PKT_F_HASH_LATER	(1u << 11)
 
 /** Most VLAN tags parsed (802.1Q inside 802.1ad). More is malformed. */
@@ -191,8 +192,9 @@ int pa_pkt_hash_quote(const uint8_t *ip, uint32_t len, int v6,
 static inline int pa_pkt_parse_mbuf(struct rte_mbuf *m);
 
 /**
- * pa_pkt_parse() without the flow hash of the common packet (the fast
- * path's: IPv4 without options, TCP or UDP): it sets PA_PKT_F_HASH_LATER
+ * pa_pkt_parse() without the flow hash of the common packets (the fast
+ * path's: untagged IPv4 without options or IPv6 without extension
+ * headers, TCP or UDP, not fragmented): it sets PA_PKT_F_HASH_LATER
  * instead, and meta->hash is undefined until pa_pkt_hash_later(). For a
  * stage that may need no hash at all (the rx stage of an lcore that also
  * runs the lb stage and TX: the hash is for the LB and for dispatching
@@ -202,6 +204,20 @@ static inline int pa_pkt_parse_mbuf(struct rte_mbuf *m);
  */
 static inline int pa_pkt_parse_nohash(const uint8_t *data, uint32_t seg_len,
 		uint32_t pkt_len, struct pa_pkt_meta *meta);
+
+/**
+ * The fast path alone, for a loop over a burst that leaves the rest for
+ * a second pass: the common packets (untagged IPv4 without options, not
+ * fragmented, or IPv6 without extension headers; TCP or UDP; the headers
+ * in the first segment) are parsed as pa_pkt_parse() (@p hash true) or
+ * pa_pkt_parse_nohash() (false) parses them, and their flags returned;
+ * for every other frame it returns 0 and leaves @p meta untouched: parse
+ * it with pa_pkt_parse_full() (pa_pkt_parse_gather() on SEGMENT). Never
+ * calls out of line. @p hash must be a constant.
+ */
+static inline unsigned int pa_pkt_parse_try(const uint8_t *data,
+		uint32_t seg_len, uint32_t pkt_len, struct pa_pkt_meta *meta,
+		const bool hash);
 
 /** pa_pkt_parse_mbuf() with pa_pkt_parse_nohash(). */
 static inline int pa_pkt_parse_mbuf_nohash(struct rte_mbuf *m);

@@ -8,11 +8,12 @@
  *
  * Two parsers, one contract
  * -------------------------
- * pa_pkt_parse() is a straight-line fast path for the common packet: an
+ * pa_pkt_parse() is a straight-line fast path for the common packets: an
  * untagged Ethernet frame carrying IPv4 without options, not fragmented,
- * with a well-formed TCP or UDP header in the first segment. Everything
- * else (VLAN tags, IPv4 options and fragments, IPv6, ICMP, SCTP, other
- * protocols, non-IP, every error) is handed to pa_pkt_parse_full(), the
+ * or IPv6 without extension headers, with a well-formed TCP or UDP header
+ * in the first segment. Everything else (VLAN tags, IPv4 options and
+ * fragments, IPv6 extension headers, ICMP, SCTP, other protocols, non-IP,
+ * every error) is handed to pa_pkt_parse_full(), the
  * general parser (lib/pkt/pkt.c), which starts over from the Ethernet
  * header. Both produce the same result and the same metadata for any input;
  * the unit tests check this on mutated frames.
@@ -105,6 +106,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -231,72 +233,171 @@ pa_pkt_hash_mac(const uint8_t *eth)
 #define PA_PKT_FAST_L4		(PA_PKT_FAST_L3 + 20)
 #define PA_PKT_FAST_MIN		(PA_PKT_FAST_L4 + 8)
 #define PA_PKT_FAST_TCP_MIN	(PA_PKT_FAST_L4 + 20)
+/* Ethernet + IPv6 without extension headers + UDP: the IPv6 fast path's. */
+#define PA_PKT_FAST6_L4		(PA_PKT_FAST_L3 + 40)
+#define PA_PKT_FAST6_MIN	(PA_PKT_FAST6_L4 + 8)
+#define PA_PKT_FAST6_TCP_MIN	(PA_PKT_FAST6_L4 + 20)
 
-/* The fast path; @p hash: compute the flow hash, else leave it for
- * pa_pkt_hash_later() (PA_PKT_F_HASH_LATER). A constant at every call. */
+/* Big-endian 16 and 32-bit loads. The compiler's byte swaps, not
+ * rte_byteorder.h's inline assembly, so that it can fold them into the
+ * load (movbe) and into what follows. */
+static __rte_always_inline uint16_t
+pa_pkt_rd_be16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+	v = __builtin_bswap16(v);
+#endif
+	return v;
+}
+
+static __rte_always_inline uint32_t
+pa_pkt_rd_be32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+	v = __builtin_bswap32(v);
+#endif
+	return v;
+}
+
+/*
+ * The L4 checks of the fast paths, the general parser's for a TCP or UDP
+ * header that is not in a fragment: @p l4 at the header, @p pl bytes of
+ * IP payload (all within pkt_len; negative for an IPv4 total length
+ * under 20), @p seg_len at least the UDP header's end. @return false for
+ * what the general parser must see; else true, the ports (source << 16 |
+ * destination, host order) in @p ports.
+ */
+static __rte_always_inline bool
+pa_pkt_fast_l4(const uint8_t *l4, int32_t pl, uint32_t seg_len,
+		uint32_t tcp_min, uint8_t proto, uint32_t *ports)
+{
+	int32_t ulen, doff;
+
+	/* (8 <= length <= pl and 20 <= data offset <= pl also say that
+	 * the IP payload holds the header) */
+	if (likely(proto == IPPROTO_UDP)) {
+		/* the caller's seg_len check covers the 8 bytes */
+		ulen = pa_pkt_rd_be16(l4 + 4);
+		if (unlikely(ulen < 8 || ulen > pl))
+			return false;
+	} else if (likely(proto == IPPROTO_TCP)) {
+		if (unlikely(seg_len < tcp_min))
+			return false;
+		doff = (l4[12] >> 2) & 0x3c;
+		if (unlikely(doff < 20 || doff > pl))
+			return false;
+	} else {
+		return false;
+	}
+	*ports = pa_pkt_rd_be32(l4);
+	return true;
+}
+
+/* The metadata of a fast path's packet (no VLAN tag, L4 with ports). */
+static __rte_always_inline void
+pa_pkt_fast_meta(struct pa_pkt_meta *meta, uint16_t flags, uint16_t l4_off,
+		uint32_t ports, uint8_t proto)
+{
+	/* l4_proto, and vlan_count 0, in one store */
+	const uint16_t pv = rte_cpu_to_le_16(proto);
+
+	RTE_BUILD_BUG_ON(offsetof(struct pa_pkt_meta, vlan_count) !=
+		offsetof(struct pa_pkt_meta, l4_proto) + 1);
+	meta->flags = flags;
+	meta->l3_off = PA_PKT_FAST_L3;
+	meta->l4_off = l4_off;
+	meta->sport = ports >> 16;
+	meta->dport = ports & 0xffff;
+	memcpy((uint8_t *)meta + offsetof(struct pa_pkt_meta, l4_proto), &pv,
+		sizeof(pv));
+}
+
+/* The fast path alone: @return the packet's flags when it is one of the
+ * fast path's packets (its metadata written as pa_pkt_parse() or, @p hash
+ * false, pa_pkt_parse_nohash() writes it), else 0 and the metadata
+ * untouched: the general parser's. @p hash: compute the flow hash, else
+ * leave it for pa_pkt_hash_later() (PA_PKT_F_HASH_LATER); a constant at
+ * every call. Two common packets: untagged IPv4 without options, not
+ * fragmented, TCP or UDP; untagged IPv6 without extension headers, TCP or
+ * UDP. */
+static __rte_always_inline unsigned int
+pa_pkt_parse_try(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
+		struct pa_pkt_meta *meta, const bool hash)
+{
+	const uint8_t *l3 = data + PA_PKT_FAST_L3;
+	uint32_t tot, ports;
+	uint16_t etype, frag, f;
+	int32_t pl;
+	uint8_t proto;
+
+	if (unlikely(seg_len < PA_PKT_FAST_MIN))
+		return 0;
+	memcpy(&etype, data + 2 * RTE_ETHER_ADDR_LEN, sizeof(etype));
+	if (likely(etype == RTE_BE16(RTE_ETHER_TYPE_IPV4))) {
+		const struct rte_ipv4_hdr *ip =
+			(const struct rte_ipv4_hdr *)l3;
+
+		tot = pa_pkt_rd_be16(l3 + 2);
+		frag = ip->fragment_offset;
+		if (unlikely(ip->version_ihl != 0x45 ||
+				tot + PA_PKT_FAST_L3 > pkt_len ||
+				(frag & RTE_BE16(RTE_IPV4_HDR_MF_FLAG |
+					RTE_IPV4_HDR_OFFSET_MASK)) != 0))
+			return 0;
+		/* pl: bytes of IP payload, all of them within pkt_len; a
+		 * total length under 20 makes it negative, and the L4
+		 * checks fail */
+		pl = (int32_t)tot - 20;
+		proto = ip->next_proto_id;
+		if (unlikely(!pa_pkt_fast_l4(data + PA_PKT_FAST_L4, pl,
+				seg_len, PA_PKT_FAST_TCP_MIN, proto, &ports)))
+			return 0;
+		f = PA_PKT_F_IPV4 | PA_PKT_F_L4;
+		if (hash)
+			meta->hash = pa_pkt_hash_v4(ip->src_addr, ip->dst_addr,
+				ports, proto);
+		else
+			f |= PA_PKT_F_HASH_LATER;
+		pa_pkt_fast_meta(meta, f, PA_PKT_FAST_L4, ports, proto);
+		return f;
+	}
+	if (etype == RTE_BE16(RTE_ETHER_TYPE_IPV6)) {
+		/* version 6, the payload within the frame; a next header
+		 * of TCP or UDP is no extension header and no jumbogram */
+		if (unlikely(seg_len < PA_PKT_FAST6_MIN || (l3[0] >> 4) != 6))
+			return 0;
+		pl = pa_pkt_rd_be16(l3 + 4);
+		if (unlikely((uint32_t)pl + PA_PKT_FAST6_L4 > pkt_len))
+			return 0;
+		proto = l3[6];
+		if (unlikely(!pa_pkt_fast_l4(data + PA_PKT_FAST6_L4, pl,
+				seg_len, PA_PKT_FAST6_TCP_MIN, proto, &ports)))
+			return 0;
+		f = PA_PKT_F_IPV6 | PA_PKT_F_L4;
+		if (hash)
+			meta->hash = pa_pkt_hash_v6(l3 + 8, l3 + 24, ports,
+				proto);
+		else
+			f |= PA_PKT_F_HASH_LATER;
+		pa_pkt_fast_meta(meta, f, PA_PKT_FAST6_L4, ports, proto);
+		return f;
+	}
+	return 0;
+}
+
+/* The fast path, else the general parser. */
 static __rte_always_inline int
 pa_pkt_parse_fast(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
 		struct pa_pkt_meta *meta, const bool hash)
 {
-	const struct rte_ipv4_hdr *ip;
-	const uint8_t *l4;
-	uint32_t tot, pl, ports;
-	uint16_t etype, frag, ulen;
-	uint8_t proto, doff;
-
-	if (unlikely(seg_len < PA_PKT_FAST_MIN))
-		goto full;
-	memcpy(&etype, data + 2 * RTE_ETHER_ADDR_LEN, sizeof(etype));
-	if (unlikely(etype != RTE_BE16(RTE_ETHER_TYPE_IPV4)))
-		goto full;
-
-	ip = (const struct rte_ipv4_hdr *)(data + PA_PKT_FAST_L3);
-	tot = rte_be_to_cpu_16(ip->total_length);
-	frag = ip->fragment_offset;
-	if (unlikely(ip->version_ihl != 0x45 || tot < 20 ||
-			tot + PA_PKT_FAST_L3 > pkt_len ||
-			(frag & RTE_BE16(RTE_IPV4_HDR_MF_FLAG |
-				RTE_IPV4_HDR_OFFSET_MASK)) != 0))
-		goto full;
-
-	/* pl: bytes of IP payload, all of them within pkt_len */
-	l4 = data + PA_PKT_FAST_L4;
-	pl = tot - 20;
-	proto = ip->next_proto_id;
-	if (likely(proto == IPPROTO_UDP)) {
-		/* seg_len >= PA_PKT_FAST_MIN covers the 8 bytes */
-		memcpy(&ulen, l4 + 4, sizeof(ulen));
-		ulen = rte_be_to_cpu_16(ulen);
-		if (unlikely(pl < 8 || ulen < 8 || ulen > pl))
-			goto full;
-	} else if (likely(proto == IPPROTO_TCP)) {
-		if (unlikely(pl < 20 || seg_len < PA_PKT_FAST_TCP_MIN))
-			goto full;
-		doff = (l4[12] >> 2) & 0x3c;
-		if (unlikely(doff < 20 || doff > pl))
-			goto full;
-	} else {
-		goto full;
-	}
-
-	memcpy(&ports, l4, sizeof(ports));
-	ports = rte_be_to_cpu_32(ports);
-	if (hash) {
-		meta->hash = pa_pkt_hash_v4(ip->src_addr, ip->dst_addr, ports,
-			proto);
-		meta->flags = PA_PKT_F_IPV4 | PA_PKT_F_L4;
-	} else {
-		meta->flags = PA_PKT_F_IPV4 | PA_PKT_F_L4 | PA_PKT_F_HASH_LATER;
-	}
-	meta->l3_off = PA_PKT_FAST_L3;
-	meta->l4_off = PA_PKT_FAST_L4;
-	meta->sport = ports >> 16;
-	meta->dport = ports & 0xffff;
-	meta->l4_proto = proto;
-	meta->vlan_count = 0;
-	return PA_PKT_OK;
-
-full:
+	if (likely(pa_pkt_parse_try(data, seg_len, pkt_len, meta, hash) != 0))
+		return PA_PKT_OK;
 	return pa_pkt_parse_full(data, seg_len, pkt_len, meta);
 }
 
@@ -343,15 +444,23 @@ pa_pkt_parse_nohash(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
 static __rte_always_inline void
 pa_pkt_hash_later(const uint8_t *data, struct pa_pkt_meta *meta)
 {
-	const struct rte_ipv4_hdr *ip;
+	const uint8_t *l3 = data + PA_PKT_FAST_L3;
+	const uint32_t ports = (uint32_t)meta->sport << 16 | meta->dport;
 
 	if (likely(!(meta->flags & PA_PKT_F_HASH_LATER)))
 		return;
-	/* the fast path's packet: IPv4 at PA_PKT_FAST_L3, in the first
-	 * segment */
-	ip = (const struct rte_ipv4_hdr *)(data + PA_PKT_FAST_L3);
-	meta->hash = pa_pkt_hash_v4(ip->src_addr, ip->dst_addr,
-		(uint32_t)meta->sport << 16 | meta->dport, meta->l4_proto);
+	/* a fast path's packet: IPv4 or IPv6 at PA_PKT_FAST_L3, its
+	 * header in the first segment */
+	if (likely(meta->flags & PA_PKT_F_IPV4)) {
+		const struct rte_ipv4_hdr *ip =
+			(const struct rte_ipv4_hdr *)l3;
+
+		meta->hash = pa_pkt_hash_v4(ip->src_addr, ip->dst_addr, ports,
+			meta->l4_proto);
+	} else {
+		meta->hash = pa_pkt_hash_v6(l3 + 8, l3 + 24, ports,
+			meta->l4_proto);
+	}
 	meta->flags &= (uint16_t)~PA_PKT_F_HASH_LATER;
 }
 

@@ -1154,6 +1154,80 @@ START_TEST(test_every_truncation_of_ipv6_ext_udp_is_an_error)
 }
 END_TEST
 
+/* IPv6 without extension headers, TCP or UDP: the fast path's IPv6 */
+static void
+frame_v6_l4(struct pa_test_frame *f, uint8_t proto)
+{
+	frame_eth(f, RTE_ETHER_TYPE_IPV6);
+	frame_ipv6(f, proto);
+	if (proto == IPPROTO_TCP)
+		frame_tcp(f, 5555, 6666, 5);
+	else
+		frame_udp(f, 5555, 6666);
+	frame_fix(f);
+}
+
+START_TEST(test_every_truncation_of_ipv6_tcp_and_udp_is_an_error)
+{
+	struct pa_test_frame f;
+
+	frame_v6_l4(&f, IPPROTO_UDP);
+	ck_assert_uint_eq(f.len, 14 + 40 + 8);
+	check_every_prefix_fails(&f);
+	check_every_split_segments(&f, f.len);
+	frame_v6_l4(&f, IPPROTO_TCP);
+	ck_assert_uint_eq(f.len, 14 + 40 + 20);
+	check_every_prefix_fails(&f);
+	check_every_split_segments(&f, f.len);
+}
+END_TEST
+
+/* The fast path takes IPv6 TCP and UDP without extension headers: the
+ * hash left for later, then the general parser's metadata. */
+START_TEST(test_ipv6_tcp_and_udp_take_the_fast_path)
+{
+	static const uint8_t protos[] = { IPPROTO_TCP, IPPROTO_UDP };
+	struct pa_pkt_meta m, full;
+	struct pa_test_frame f;
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(protos); i++) {
+		frame_v6_l4(&f, protos[i]);
+		frame_payload(&f, 11);
+		frame_fix(&f);
+		ck_assert_int_eq(pa_pkt_parse_full(f.b, f.len, f.len, &full),
+			PA_PKT_OK);
+		memset(&m, 0x5a, sizeof(m));
+		ck_assert_int_eq(pa_pkt_parse_nohash(f.b, f.len, f.len, &m),
+			PA_PKT_OK);
+		ck_assert_uint_eq(m.flags, PA_PKT_F_IPV6 | PA_PKT_F_L4 |
+			PA_PKT_F_HASH_LATER);
+		ck_assert_uint_eq(m.out_port, 0x5a5a);
+		pa_pkt_hash_later(f.b, &m);
+		ck_assert_uint_eq(m.out_port, 0x5a5a);
+		m.out_port = full.out_port;
+		m.rx_tsc_hi = full.rx_tsc_hi;
+		m.rx_tsc_lo = full.rx_tsc_lo;
+		ck_assert_mem_eq(&m, &full, sizeof(m));
+		ck_assert_uint_eq(m.hash, pa_pkt_hash_v6(ip6_a, ip6_b,
+			5555u << 16 | 6666, protos[i]));
+		/* one extension header: the general parser's, no flag */
+		frame_eth(&f, RTE_ETHER_TYPE_IPV6);
+		frame_ipv6(&f, IPPROTO_DSTOPTS);
+		frame_ext(&f, IPPROTO_DSTOPTS, protos[i], 8);
+		if (protos[i] == IPPROTO_TCP)
+			frame_tcp(&f, 5555, 6666, 5);
+		else
+			frame_udp(&f, 5555, 6666);
+		frame_fix(&f);
+		ck_assert_int_eq(pa_pkt_parse_nohash(f.b, f.len, f.len, &m),
+			PA_PKT_OK);
+		ck_assert_uint_eq(m.flags, PA_PKT_F_IPV6 | PA_PKT_F_L4 |
+			PA_PKT_F_IPV6_EXT);
+	}
+}
+END_TEST
+
 START_TEST(test_headers_split_across_segments_give_segment)
 {
 	struct pa_test_frame f;
@@ -1256,7 +1330,7 @@ rng(void)
 START_TEST(test_fast_path_agrees_with_full_parser_on_mutated_frames)
 {
 	struct pa_pkt_meta m;
-	struct pa_test_frame base[4], f;
+	struct pa_test_frame base[6], f;
 	unsigned int i, k, nmut;
 	uint32_t seg, len;
 	int ok = 0;
@@ -1265,12 +1339,16 @@ START_TEST(test_fast_path_agrees_with_full_parser_on_mutated_frames)
 	frame_v4_tcp(&base[1], 3000, 4000, 20);
 	frame_vlan_v4_tcp(&base[2]);
 	frame_v6_ext_udp(&base[3]);
-	for (i = 0; i < 100000; i++) {
-		f = base[rng() % 4];
+	frame_v6_l4(&base[4], IPPROTO_UDP);
+	frame_payload(&base[4], 6);
+	frame_fix(&base[4]);
+	frame_v6_l4(&base[5], IPPROTO_TCP);
+	for (i = 0; i < 150000; i++) {
+		f = base[rng() % RTE_DIM(base)];
 		nmut = rng() % 3;
 		for (k = 0; k < nmut; k++) {
 			/* mutate header bytes, often to boundary values */
-			uint32_t at = rng() % 64;
+			uint32_t at = rng() % 80;
 			uint64_t r = rng();
 
 			f.b[at] = (r & 1) ? (uint8_t)(r >> 8) :
@@ -2114,6 +2192,8 @@ pkt_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_every_truncation_of_vlan_ipv4_tcp_is_an_error);
 	tcase_add_test(tc, test_every_truncation_of_ipv6_ext_udp_is_an_error);
+	tcase_add_test(tc, test_every_truncation_of_ipv6_tcp_and_udp_is_an_error);
+	tcase_add_test(tc, test_ipv6_tcp_and_udp_take_the_fast_path);
 	tcase_add_test(tc, test_headers_split_across_segments_give_segment);
 	tcase_add_test(tc, test_later_fragment_payload_in_next_segment_is_ok);
 	tcase_add_test(tc, test_frame_errors_win_over_segment);
