@@ -1648,7 +1648,7 @@ heap_bytes(int socket)
 
 /*
  * The flow tables, made with the first service (an appliance that only
- * filters does not carry 122 MB of empty tables for the default 1M
+ * filters does not carry 97 MB of empty tables for the default 1M
  * flows). Published with release stores: the data path reads them once
  * it sees a table with services, which is published after.
  */
