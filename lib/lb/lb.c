@@ -8,10 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/mman.h>
 
 #include <rte_cycles.h>
-#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_hash_crc.h>
 #include <rte_log.h>
@@ -1541,59 +1539,11 @@ out:
 
 static void worker_free(struct lb_worker *w);
 
-#define FTAB_THP	(2ul << 20)	/* a transparent huge page */
-
-/*
- * Zeroed memory for a flow table's two large arrays (the slots and the
- * lines). On hugepages (the production set-up) from the DPDK heap, like
- * everything else. Without them (EAL --no-huge: the DPDK heap is a memfd
- * on 4 KiB pages, which the kernel backs with huge pages only where
- * shmem_enabled allows) an array of 2 MiB or more is private anonymous
- * memory advised MADV_HUGEPAGE before it is first touched, so that the
- * kernel backs it with transparent huge pages where it can
- * (/sys/kernel/mm/transparent_hugepage/enabled "madvise" or "always").
- * The advice may be refused or not honoured: the table works the same.
- * @p *mapped says which it was (ftab_zfree()); @p *bytes adds the
- * mapping's size (the heap's growth does not show it).
- */
-static void *
-ftab_zalloc(const char *name, size_t len, int socket, bool *mapped,
-		uint64_t *bytes)
-{
-	void *p;
-
-	*mapped = !rte_eal_has_hugepages() && len >= FTAB_THP;
-	if (!*mapped)
-		return rte_zmalloc_socket(name, len, RTE_CACHE_LINE_SIZE,
-			socket);
-	len = RTE_ALIGN_CEIL(len, FTAB_THP);
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	(void)madvise(p, len, MADV_HUGEPAGE);
-	*bytes += len;
-	return p;
-}
-
-static void
-ftab_zfree(void *p, size_t len, bool mapped)
-{
-	if (p == NULL)
-		return;
-	if (mapped)
-		munmap(p, RTE_ALIGN_CEIL(len, FTAB_THP));
-	else
-		rte_free(p);
-}
-
 static void
 ftab_free(struct lb_ftab *t)
 {
-	ftab_zfree(t->idx, ((size_t)t->mask + 1) * sizeof(*t->idx),
-		t->idx_mapped);
-	ftab_zfree(t->line, (size_t)t->n_pos * sizeof(*t->line),
-		t->line_mapped);
+	rte_free(t->idx);
+	rte_free(t->line);
 	rte_free(t->free);
 	rte_free(t->sig);
 	memset(t, 0, sizeof(*t));
@@ -1610,12 +1560,12 @@ ftab_create(struct lb_ftab *t, uint32_t size, int socket)
 	memset(t, 0, sizeof(*t));
 	t->mask = slots - 1;
 	t->n_pos = n;
-	t->idx = ftab_zalloc("pa_lb_ftab_idx", (size_t)slots *
-		sizeof(*t->idx), socket, &t->idx_mapped, &t->mapped_bytes);
+	t->idx = rte_zmalloc_socket("pa_lb_ftab_idx", (size_t)slots *
+		sizeof(*t->idx), RTE_CACHE_LINE_SIZE, socket);
 	t->free = rte_malloc_socket("pa_lb_ftab_free", (size_t)n *
 		sizeof(*t->free), RTE_CACHE_LINE_SIZE, socket);
-	t->line = ftab_zalloc("pa_lb_ftab_lines", (size_t)n *
-		sizeof(*t->line), socket, &t->line_mapped, &t->mapped_bytes);
+	t->line = rte_zmalloc_socket("pa_lb_ftab_lines", (size_t)n *
+		sizeof(*t->line), RTE_CACHE_LINE_SIZE, socket);
 	t->sig = rte_zmalloc_socket("pa_lb_ftab_sig", (size_t)n *
 		sizeof(*t->sig), RTE_CACHE_LINE_SIZE, socket);
 	if (t->idx == NULL || t->free == NULL || t->line == NULL ||
@@ -1705,7 +1655,7 @@ heap_bytes(int socket)
 static int
 tables_make(struct pa_lb *lb, char *err, size_t err_len)
 {
-	uint64_t heap_before, mapped = 0;
+	uint64_t heap_before;
 	struct lb_worker *w;
 	unsigned int i, ord = 0;
 
@@ -1722,11 +1672,10 @@ tables_make(struct pa_lb *lb, char *err, size_t err_len)
 		w = worker_create(lb, i, ord++, lb->per_lcore, err, err_len);
 		if (w == NULL)
 			return -ENOMEM;
-		mapped += w->ftab.mapped_bytes;
 		__atomic_store_n(&lb->w[i], w, __ATOMIC_RELEASE);
 	}
-	__atomic_store_n(&lb->ft_bytes, heap_bytes(lb->socket) - heap_before +
-		mapped, __ATOMIC_RELAXED);
+	__atomic_store_n(&lb->ft_bytes, heap_bytes(lb->socket) - heap_before,
+		__ATOMIC_RELAXED);
 	lb->tables_made = true;
 	return 0;
 }

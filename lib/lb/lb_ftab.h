@@ -74,10 +74,6 @@ struct lb_ftab {
 	uint32_t *free;			/* the stack */
 	struct lb_ftab_line *line;	/* by position */
 	uint32_t *sig;			/* by position: the flow's hash */
-	/* lb.c: whether idx and line are mappings of their own (not the
-	 * DPDK heap's), and those mappings' bytes */
-	bool idx_mapped, line_mapped;
-	uint64_t mapped_bytes;
 };
 
 /** Is the key of @p l @p k? (Whole words: padding is zero in every key.) */
