@@ -1434,6 +1434,7 @@ static int
 trace_ask(const struct pa_lb *lb, struct lb_worker *w,
 		const struct lb_flow_key *k, hash_sig_t sig, struct lb_flow *out)
 {
+	const struct lb_flow *f;
 	uint64_t deadline;
 	uint32_t req;
 	int32_t pos;
@@ -1461,10 +1462,12 @@ direct:
 	if (__atomic_load_n(&w->running, __ATOMIC_ACQUIRE))
 		return -EBUSY;
 	pos = lb_ftab_lookup(&w->ftab, k, sig);
-	if (pos < 0 || !w->ent[pos].in_use ||
-	    w->now - w->ent[pos].last > lb->tmo_tsc[w->ent[pos].tmo])
+	if (pos < 0)
 		return 0;
-	*out = w->ent[pos];
+	f = lb_ftab_flow(&w->ftab, (uint32_t)pos);
+	if (!f->in_use || w->now - f->last > lb->tmo_tsc[f->tmo])
+		return 0;
+	*out = *f;
 	return 1;
 }
 
@@ -1579,6 +1582,16 @@ out:
 
 static void worker_free(struct lb_worker *w);
 
+static void
+ftab_free(struct lb_ftab *t)
+{
+	rte_free(t->idx);
+	rte_free(t->line);
+	rte_free(t->free);
+	rte_free(t->sig);
+	memset(t, 0, sizeof(*t));
+}
+
 /* A flow table of @p size flows on @p socket. Its positions are one
  * more than it holds (the last never used), as they were with rte_hash
  * (max key id + 1): flow_table_capacity reads the same. */
@@ -1588,35 +1601,26 @@ ftab_create(struct lb_ftab *t, uint32_t size, int socket)
 	uint32_t n = size + 1, slots = rte_align32pow2(n + n / 3 + 1), i;
 
 	memset(t, 0, sizeof(*t));
+	t->mask = slots - 1;
+	t->n_pos = n;
 	t->idx = rte_zmalloc_socket("pa_lb_ftab_idx", (size_t)slots *
 		sizeof(*t->idx), RTE_CACHE_LINE_SIZE, socket);
 	t->free = rte_malloc_socket("pa_lb_ftab_free", (size_t)n *
 		sizeof(*t->free), RTE_CACHE_LINE_SIZE, socket);
-	t->keys = rte_zmalloc_socket("pa_lb_ftab_keys", (size_t)n *
-		sizeof(*t->keys), RTE_CACHE_LINE_SIZE, socket);
-	if (t->idx == NULL || t->free == NULL || t->keys == NULL) {
-		rte_free(t->idx);
-		rte_free(t->free);
-		rte_free(t->keys);
-		memset(t, 0, sizeof(*t));
+	t->line = rte_zmalloc_socket("pa_lb_ftab_lines", (size_t)n *
+		sizeof(*t->line), RTE_CACHE_LINE_SIZE, socket);
+	t->sig = rte_zmalloc_socket("pa_lb_ftab_sig", (size_t)n *
+		sizeof(*t->sig), RTE_CACHE_LINE_SIZE, socket);
+	if (t->idx == NULL || t->free == NULL || t->line == NULL ||
+	    t->sig == NULL) {
+		ftab_free(t);
 		return -ENOMEM;
 	}
-	t->mask = slots - 1;
-	t->n_pos = n;
 	/* positions 0 .. size - 1, 0 first */
 	for (i = 0; i < size; i++)
 		t->free[i] = size - 1 - i;
 	t->n_free = size;
 	return 0;
-}
-
-static void
-ftab_free(struct lb_ftab *t)
-{
-	rte_free(t->idx);
-	rte_free(t->free);
-	rte_free(t->keys);
-	memset(t, 0, sizeof(*t));
 }
 
 static struct lb_worker *
@@ -1634,8 +1638,8 @@ worker_create(struct pa_lb *lb, unsigned int idx, unsigned int ord,
 		goto nomem;
 	}
 	w->n_pos = w->ftab.n_pos;
-	w->ent = rte_zmalloc_socket("pa_lb_flows", (size_t)w->n_pos *
-		sizeof(*w->ent), RTE_CACHE_LINE_SIZE, lb->socket);
+	w->nat_pos = rte_malloc_socket("pa_lb_nat_pos", (size_t)w->n_pos *
+		sizeof(*w->nat_pos), RTE_CACHE_LINE_SIZE, lb->socket);
 	w->cursor = rte_zmalloc_socket("pa_lb_cursor", PA_LB_MAX_SERVICES *
 		sizeof(*w->cursor), RTE_CACHE_LINE_SIZE, lb->socket);
 	w->ctr = rte_zmalloc_socket("pa_lb_ctr", PA_LB_MAX_BACKENDS *
@@ -1647,7 +1651,7 @@ worker_create(struct pa_lb *lb, unsigned int idx, unsigned int ord,
 	if (lb->protect.src_new_flows.enabled)
 		w->src = pa_protect_src_create(&lb->protect, lb->n_lb, 0,
 			lb->tsc_hz, lb->socket);
-	if (w->ent == NULL || w->cursor == NULL || w->ctr == NULL ||
+	if (w->nat_pos == NULL || w->cursor == NULL || w->ctr == NULL ||
 	    w->svc_ctr == NULL ||
 	    (lb->protect.src_new_flows.enabled && w->src == NULL)) {
 		worker_free(w);
@@ -1666,7 +1670,7 @@ worker_free(struct lb_worker *w)
 	if (w == NULL)
 		return;
 	ftab_free(&w->ftab);
-	rte_free(w->ent);
+	rte_free(w->nat_pos);
 	rte_free(w->cursor);
 	rte_free(w->ctr);
 	rte_free(w->svc_ctr);
@@ -1687,7 +1691,7 @@ heap_bytes(int socket)
 
 /*
  * The flow tables, made with the first service (an appliance that only
- * filters does not carry 122 MB of empty tables for the default 1M
+ * filters does not carry 97 MB of empty tables for the default 1M
  * flows). Published with release stores: the data path reads them once
  * it sees a table with services, which is published after.
  */

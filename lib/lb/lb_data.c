@@ -5,8 +5,8 @@
  * through in passes, each prefetching what the next reads (the flow
  * table's misses hidden behind the other packets' work): find the
  * service candidates and build their flow keys (prefetching their home
- * slots), read the slots (prefetching the candidate key and entry), then
- * decide and rewrite.
+ * slots), read the slots (prefetching the candidate's line: its key and
+ * entry), then decide and rewrite.
  */
 #include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
@@ -500,7 +500,7 @@ lb_worker_reclaim(struct pa_lb *lb, struct lb_worker *w)
 void
 lb_flow_forget(struct pa_lb *lb, struct lb_worker *w, int32_t pos)
 {
-	struct lb_flow *f = &w->ent[pos];
+	struct lb_flow *f = lb_ftab_flow(&w->ftab, (uint32_t)pos);
 	struct lb_ctr *c = &w->ctr[f->cslot];
 	struct lb_svc_ctr *sc = &w->svc_ctr[f->svc_slot];
 	const void *key;
@@ -510,8 +510,8 @@ lb_flow_forget(struct pa_lb *lb, struct lb_worker *w, int32_t pos)
 		c->flows--;
 	if (sc->uid == f->svc_uid && sc->flows > 0)
 		sc->flows--;
-	if (f->nat_pos >= 0 && lb->nat != NULL &&
-	    rte_hash_get_key_with_position(lb->nat, f->nat_pos,
+	if ((f->in_use & LB_FLOW_NAT) && lb->nat != NULL &&
+	    rte_hash_get_key_with_position(lb->nat, w->nat_pos[pos],
 		    (void **)(uintptr_t)&key) == 0) {
 		struct lb_flow_key rk = *(const struct lb_flow_key *)key;
 
@@ -519,7 +519,7 @@ lb_flow_forget(struct pa_lb *lb, struct lb_worker *w, int32_t pos)
 		if (p >= 0)
 			defer_free(lb, w, p);
 	}
-	lb_ftab_del(&w->ftab, (uint32_t)pos, f->hash);
+	lb_ftab_del(&w->ftab, (uint32_t)pos);
 	f->in_use = 0;
 	w->n_flows--;
 }
@@ -613,19 +613,17 @@ flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		return lb_maglev_pick(s, meta->hash);
 	}
 	b = &s->be[bi];
-	f = &w->ent[pos];
+	f = lb_ftab_flow(&w->ftab, (uint32_t)pos);
 	f->last = now;
-	f->hash = meta->hash;
 	f->svc_uid = s->uid;
 	f->be_uid = b->uid;
 	f->cslot = (uint16_t)b->cslot;
 	f->svc_slot = s->slot;
 	f->be_idx = (uint16_t)bi;
-	f->in_use = 1;
+	f->in_use = LB_FLOW_IN_USE;
 	if (++w->n_flows > w->st.flows_peak)
 		w->st.flows_peak = w->n_flows;
 	svc_ctr_of(w, s)->flows++;
-	f->nat_pos = -1;
 	f->tmo = tcp_tmo(m, meta, LB_TMO_SYN);
 	c = &w->ctr[b->cslot];
 	if (unlikely(c->uid != b->uid)) {
@@ -641,10 +639,16 @@ flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		uint64_t data = (uint64_t)s->uid << 16 | s->slot;
 
 		reply_key_of(&rk, k, b);
+		int32_t np = -1;
+
 		if (rte_hash_add_key_data(lb->nat, &rk, (void *)(uintptr_t)data) == 0)
-			f->nat_pos = rte_hash_lookup(lb->nat, &rk);
+			np = rte_hash_lookup(lb->nat, &rk);
 		else
 			w->st.nat_table_full++;
+		if (np >= 0) {
+			w->nat_pos[pos] = np;
+			f->in_use |= LB_FLOW_NAT;
+		}
 	}
 	return bi;
 }
@@ -851,8 +855,12 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	 * on the lcore of the flow when the dispatch was by flow hash) */
 	hash = q.hash;
 	pos = lb_ftab_lookup(&w->ftab, &k, hash);
-	if (pos >= 0 && now - w->ent[pos].last <= lb->tmo_tsc[w->ent[pos].tmo])
-		bi = lb_flow_backend(s, &w->ent[pos]);
+	if (pos >= 0) {
+		const struct lb_flow *f = lb_ftab_flow(&w->ftab, (uint32_t)pos);
+
+		if (now - f->last <= lb->tmo_tsc[f->tmo])
+			bi = lb_flow_backend(s, f);
+	}
 	if (bi < 0)
 		bi = lb_maglev_pick(s, hash);
 	if (bi < 0) {
@@ -876,8 +884,8 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
  * between: find the packets that are a service's and build their flow
  * keys (the service lookup of the previous packet reused when the next
  * goes to the same VIP, port and protocol), prefetching their flow-table
- * slots; read the slots, prefetching the candidate keys and entries;
- * then decide and rewrite. */
+ * slots; read the slots, prefetching the candidates' lines (key and
+ * entry); then decide and rewrite. */
 static void
 process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		struct rte_mbuf **pkts, uint16_t n, uint64_t now,
@@ -975,14 +983,12 @@ maybe_reply:
 	}
 
 	/* their flows' slots (prefetched in pass 1): the candidate position
-	 * of each, whose key and entry are prefetched for pass 2 to compare
-	 * and use */
+	 * of each, whose line (key and entry) is prefetched for pass 2 to
+	 * compare and use */
 	for (i = 0; i < nf; i++) {
 		fpos[i] = lb_ftab_candidate(&w->ftab, fsig[i]);
-		if (fpos[i] >= 0) {
-			rte_prefetch0(&w->ftab.keys[fpos[i]]);
-			rte_prefetch0(&w->ent[fpos[i]]);
-		}
+		if (fpos[i] >= 0)
+			rte_prefetch0(&w->ftab.line[fpos[i]]);
 	}
 
 	/* pass 2: decide and rewrite, in packet order */
@@ -1005,10 +1011,10 @@ maybe_reply:
 		 * changed the table, candidates may be stale: look again */
 		pos = fpos[i];
 		if (dirty || (pos >= 0 &&
-		    !lb_flow_key_eq(&w->ftab.keys[pos].k, &fkey[i])))
+		    !lb_ftab_key_eq(&w->ftab.line[pos], &fkey[i])))
 			pos = lb_ftab_lookup(&w->ftab, &fkey[i], fsig[i]);
 		if (pos >= 0) {
-			f = &w->ent[pos];
+			f = lb_ftab_flow(&w->ftab, (uint32_t)pos);
 			bi = lb_flow_backend(s, f);
 			if (likely(bi >= 0 &&
 			    now - f->last <= lb->tmo_tsc[f->tmo])) {
@@ -1107,11 +1113,13 @@ pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 		uint32_t req = __atomic_load_n(&w->trace_req, __ATOMIC_ACQUIRE);
 		int32_t p = lb_ftab_lookup(&w->ftab, &w->trace_key,
 			w->trace_sig);
+		const struct lb_flow *tf = p >= 0 ?
+			lb_ftab_flow(&w->ftab, (uint32_t)p) : NULL;
 
-		w->trace_hit = p >= 0 && now - w->ent[p].last <=
-			lb->tmo_tsc[w->ent[p].tmo];
-		if (p >= 0)
-			w->trace_flow = w->ent[p];
+		w->trace_hit = tf != NULL && now - tf->last <=
+			lb->tmo_tsc[tf->tmo];
+		if (tf != NULL)
+			w->trace_flow = *tf;
 		__atomic_store_n(&w->trace_done, req, __ATOMIC_RELEASE);
 	}
 	if (w->defer_head != w->defer_tail)
@@ -1125,7 +1133,7 @@ pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 	budget = idle ? SWEEP_IDLE : SWEEP_BUSY;
 	pos = w->sweep;
 	for (k = 0; k < budget; k++) {
-		struct lb_flow *f = &w->ent[pos];
+		struct lb_flow *f = lb_ftab_flow(&w->ftab, pos);
 
 		if (f->in_use) {
 			const struct lb_svc *s = t->svc[f->svc_slot];

@@ -4,21 +4,25 @@
 
 /*
  * The flow table of one lb lcore (issue 16): lb_flow_key -> position
- * (the index of the flow's lb_flow and key), keyed with the packet's own
- * flow hash (pa_pkt_meta.hash). Written and read by its lcore only (the
- * control thread reads it when the lcore has left the data path).
+ * (the index of the flow's line: its key and its struct lb_flow), keyed
+ * with the packet's own flow hash (pa_pkt_meta.hash). Written and read by
+ * its lcore only (the control thread reads it when the lcore has left
+ * the data path).
  *
  * An index of 8-byte slots, (hash << 32 | position + 1), 0 empty, open
  * addressing with linear probing from hash & mask, deletions by backward
  * shift (no tombstones), at most 3/4 full (positions <= 3/4 of the
- * slots); the keys in an array by position. A position is stable while
- * its flow lives. Positions come from a stack: the table holds exactly
- * the flows it was made for (n_pos - 1: the last position is never used),
- * then is full.
+ * slots); the lines in an array by position, one 64-byte line a flow:
+ * the key's 40 bytes (both families) and the 24-byte entry, so that a
+ * hit reads two lines, the slot's and the flow's. The flows' hashes (for
+ * deletes) are in an array of their own by position: a hit never reads
+ * it. A position is stable while its flow lives. Positions come from a
+ * stack: the table holds exactly the flows it was made for (n_pos - 1:
+ * the last position is never used), then is full.
  *
  * Rather than rte_hash: a burst's lookups go in passes the caller drives
  * (lb_data.c: prefetch the home slot as soon as the hash is known, then
- * read the slots and prefetch the key and the flow, then compare), and a
+ * read the slots and prefetch the flow's line, then compare), and a
  * hit costs a slot compare and a key compare, against ~146 instructions
  * a key for rte_hash's bulk lookup of a 48-byte key (measured with
  * perf/bench_lb_stage; docs/performance.md).
@@ -35,8 +39,7 @@
  * of 8). With random hashes, at the worst load (3/4) about 1 add in
  * 10,000 probes that far; at 1/2 (the default 1M table) about none.
  *
- * Included by lb_priv.h, after struct lb_flow_key, lb_flow_key_eq() and
- * lb_flow_key_clear().
+ * Included by lb_priv.h, after struct lb_flow_key and struct lb_flow.
  */
 
 #include <errno.h>
@@ -53,12 +56,15 @@
 /** Flows of one hash in the table (key compares a lookup may make). */
 #define LB_FTAB_MAX_TWINS	8
 
-/* A key in a line of its own (a 48-byte key at a 48-byte stride would
- * cross a line every other position). */
-struct lb_ftab_key {
-	struct lb_flow_key k;
-	uint8_t pad[64 - sizeof(struct lb_flow_key)];
+/* A flow's line: its key (the first LB_FLOW_KEY_LEN bytes of its
+ * lb_flow_key; family 0 when the position is free) and its entry. */
+struct lb_ftab_line {
+	uint8_t key[LB_FLOW_KEY_LEN];
+	struct lb_flow f;
 } __rte_aligned(64);
+
+_Static_assert(sizeof(struct lb_ftab_line) == 64,
+	"a flow's key and entry are one cache line");
 
 struct lb_ftab {
 	uint64_t *idx;			/* slots */
@@ -66,8 +72,28 @@ struct lb_ftab {
 	uint32_t n_pos;			/* positions */
 	uint32_t n_free;		/* positions on the free stack */
 	uint32_t *free;			/* the stack */
-	struct lb_ftab_key *keys;	/* by position; family 0 when free */
+	struct lb_ftab_line *line;	/* by position */
+	uint32_t *sig;			/* by position: the flow's hash */
 };
+
+/** Is the key of @p l @p k? (Whole words: padding is zero in every key.) */
+static __rte_always_inline bool
+lb_ftab_key_eq(const struct lb_ftab_line *l, const struct lb_flow_key *k)
+{
+	uint64_t x[LB_FLOW_KEY_LEN / 8], y[LB_FLOW_KEY_LEN / 8];
+
+	memcpy(x, l->key, sizeof(x));
+	memcpy(y, k, sizeof(y));
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) |
+		(x[3] ^ y[3]) | (x[4] ^ y[4])) == 0;
+}
+
+/** The entry of the flow at @p pos. */
+static __rte_always_inline struct lb_flow *
+lb_ftab_flow(const struct lb_ftab *t, uint32_t pos)
+{
+	return &t->line[pos].f;
+}
 
 static __rte_always_inline uint64_t
 lb_ftab_slot(uint32_t hash, uint32_t pos)
@@ -116,7 +142,7 @@ lb_ftab_lookup(const struct lb_ftab *t, const struct lb_flow_key *k,
 		if ((uint32_t)(v >> 32) != hash)
 			continue;
 		pos = (uint32_t)v - 1;
-		if (lb_flow_key_eq(&t->keys[pos].k, k))
+		if (lb_ftab_key_eq(&t->line[pos], k))
 			return (int32_t)pos;
 	}
 	return -ENOENT;
@@ -124,7 +150,8 @@ lb_ftab_lookup(const struct lb_ftab *t, const struct lb_flow_key *k,
 
 /** Add @p k (hash @p hash): its position (the existing one when it is
  * there), or -ENOSPC when the table is full, or when the flow would lie
- * too far from its home or have too many twins (see above). */
+ * too far from its home or have too many twins (see above). A new
+ * flow's entry is the caller's to fill. */
 static inline int32_t
 lb_ftab_add(struct lb_ftab *t, const struct lb_flow_key *k, uint32_t hash)
 {
@@ -145,21 +172,28 @@ lb_ftab_add(struct lb_ftab *t, const struct lb_flow_key *k, uint32_t hash)
 			return -ENOSPC;
 	}
 	pos = t->free[--t->n_free];
-	t->keys[pos].k = *k;
+	memcpy(t->line[pos].key, k, LB_FLOW_KEY_LEN);
+	t->sig[pos] = hash;
 	t->idx[i] = lb_ftab_slot(hash, pos);
 	return (int32_t)pos;
 }
 
-/** Delete the flow at @p pos (added with hash @p hash). @return 0, or
- * -ENOENT when it is not there. */
+/** Delete the flow at @p pos. @return 0, or -ENOENT when it is not
+ * there. */
 static inline int
-lb_ftab_del(struct lb_ftab *t, uint32_t pos, uint32_t hash)
+lb_ftab_del(struct lb_ftab *t, uint32_t pos)
 {
-	const uint64_t want = lb_ftab_slot(hash, pos);
-	uint32_t i = hash & t->mask, j, home;
-	uint64_t v;
+	uint32_t hash, i, j, home, d;
+	uint64_t want, v;
 
-	for (;; i = (i + 1) & t->mask) {
+	if (pos >= t->n_pos || t->line[pos].key[0] == 0)
+		return -ENOENT;
+	hash = t->sig[pos];
+	want = lb_ftab_slot(hash, pos);
+	i = hash & t->mask;
+	for (d = 0;; d++, i = (i + 1) & t->mask) {
+		if (d > t->mask)
+			return -ENOENT;
 		v = t->idx[i];
 		if (v == 0)
 			return -ENOENT;
@@ -180,7 +214,7 @@ lb_ftab_del(struct lb_ftab *t, uint32_t pos, uint32_t hash)
 		}
 	}
 	t->idx[i] = 0;
-	lb_flow_key_clear(&t->keys[pos].k);
+	t->line[pos].key[0] = 0;	/* family 0: no packet's */
 	t->free[t->n_free++] = pos;
 	return 0;
 }

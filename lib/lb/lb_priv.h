@@ -6,6 +6,7 @@
  * (data path) and lb_sched.c. */
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -44,14 +45,12 @@ lb_flow_key_eq(const struct lb_flow_key *a, const struct lb_flow_key *b)
 		(x[3] ^ y[3]) | (x[4] ^ y[4]) | (x[5] ^ y[5])) == 0;
 }
 
-/* A key no packet has (family 0): a free position's. */
-static __rte_always_inline void
-lb_flow_key_clear(struct lb_flow_key *k)
-{
-	k->family = 0;
-}
-
-#include "lb_ftab.h"
+/* The bytes of a key the flow table stores and compares (pad2, zero in
+ * every key, is left out so that a key and its entry share a line). */
+#define LB_FLOW_KEY_LEN	40
+_Static_assert(offsetof(struct lb_flow_key, pad2) == LB_FLOW_KEY_LEN &&
+	sizeof(struct lb_flow_key) == LB_FLOW_KEY_LEN + 8,
+	"lb_flow_key: its last 8 bytes are padding");
 
 /*
  * The service table: (VIP, port, protocol) -> slot, open addressing with
@@ -281,21 +280,25 @@ lb_bit(const uint8_t *map, uint16_t bit)
 	return (map[bit >> 3] >> (bit & 7)) & 1;
 }
 
-/** One flow table entry, indexed by the position of its key in the flow
- * table (lb_ftab). The table is keyed with the packets' own flow hash
- * (pa_pkt_meta.hash), kept here for deletes. */
+/** One flow table entry: the 24 bytes that share a line with the
+ * flow's key in the flow table (lb_ftab_line; the flow's hash, for
+ * deletes, and its NAT reply position are kept apart, by position:
+ * a hit reads neither). */
 struct lb_flow {
 	uint64_t last;			/* TSC of its last packet */
 	uint32_t svc_uid;
 	uint32_t be_uid;
-	uint32_t hash;			/* the key's signature */
-	int32_t nat_pos;		/* its NAT reply entry, or -1 */
 	uint16_t cslot;
 	uint16_t svc_slot;
 	uint16_t be_idx;
-	uint8_t in_use;
+	uint8_t in_use;			/* LB_FLOW_* flags; 0: free */
 	uint8_t tmo;			/* enum lb_timeout */
 };
+
+#define LB_FLOW_IN_USE	0x01
+#define LB_FLOW_NAT	0x02	/* has a NAT reply entry (lb_worker.nat_pos) */
+
+#include "lb_ftab.h"
 
 /* LB_TMO_SYN: a TCP flow that has seen nothing but SYNs from its client
  * (protect.syn_timeout_s; tcp_timeout when not set). */
@@ -373,8 +376,9 @@ struct lb_deferred {
 /** The lb context of one data-path lcore (owned and written by it). */
 struct lb_worker {
 	struct lb_lcore_stats st;
-	struct lb_ftab ftab;		/* lb_flow_key -> position */
-	struct lb_flow *ent;		/* by position */
+	struct lb_ftab ftab;		/* lb_flow_key -> position, entry */
+	int32_t *nat_pos;		/* by position: the NAT reply entry of
+					 * a flow with LB_FLOW_NAT */
 	uint32_t n_pos;			/* positions */
 	uint32_t sweep;			/* aging cursor */
 	uint32_t n_flows;		/* entries in use */

@@ -218,7 +218,7 @@ def test_acl_build_out_of_memory_keeps_the_old_table(tmp_path):
     the old table stays live and whole, nothing leaks (a small update
     still fits afterwards), and the daemon stops cleanly. The memory is
     squeezed for real: EAL -m leaves little beside a 1M-flow LB table
-    (118 MB); the exact -m that lands the failure in the ACL (rather than
+    (97 MB); the exact -m that lands the failure in the ACL (rather than
     at start or not at all) depends on the build, so a few are tried."""
     old_rules = [{"id": 7, "priority": 5, "src": "203.0.113.0/24",
                   "dst": "any", "proto": "tcp", "action": "drop"},
@@ -234,8 +234,8 @@ def test_acl_build_out_of_memory_keeps_the_old_table(tmp_path):
     probe = {"src": "203.0.113.9", "dst": VIP, "sport": 999, "dport": 22,
              "proto": "tcp"}
     tried = []
-    for mem in (132, 128, 136, 124, 140, 120, 144, 148, 152, 156, 160,
-                164):
+    for mem in (112, 108, 116, 104, 120, 100, 124, 96, 128, 132, 136, 140,
+                144, 148, 152, 156, 160, 164):
         sock = unique("sock", ".sock")
         args = replay_daemon_args(pcap, str(tmp_path / "o.pcap"), conf_path,
                                   sock)

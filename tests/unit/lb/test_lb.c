@@ -2279,9 +2279,11 @@ ftab_make(struct lb_ftab *t, uint32_t slots, uint32_t size)
 	memset(t, 0, sizeof(*t));
 	t->idx = calloc(slots, sizeof(*t->idx));
 	t->free = calloc(size + 1, sizeof(*t->free));
-	t->keys = aligned_alloc(64, (size + 1) * sizeof(*t->keys));
-	ck_assert(t->idx != NULL && t->free != NULL && t->keys != NULL);
-	memset(t->keys, 0, (size + 1) * sizeof(*t->keys));
+	t->line = aligned_alloc(64, (size + 1) * sizeof(*t->line));
+	t->sig = calloc(size + 1, sizeof(*t->sig));
+	ck_assert(t->idx != NULL && t->free != NULL && t->line != NULL &&
+		t->sig != NULL);
+	memset(t->line, 0, (size + 1) * sizeof(*t->line));
 	t->mask = slots - 1;
 	t->n_pos = size + 1;
 	for (i = 0; i < size; i++)
@@ -2294,14 +2296,17 @@ ftab_drop(struct lb_ftab *t)
 {
 	free(t->idx);
 	free(t->free);
-	free(t->keys);
+	free(t->line);
+	free(t->sig);
 }
 
 /* The flow table (lb_ftab.h) against a reference: random adds and
- * deletes of keys whose hashes crowd a few home slots (long clusters,
- * wrapping past the last slot, signature twins), every live key found at
- * its position after each step, every deleted one gone, full at
- * capacity. */
+ * deletes of keys of both families whose hashes crowd a few home slots
+ * (long clusters, wrapping past the last slot, signature twins; IPv6
+ * keys that differ only in their last address byte, IPv4 and IPv6 keys
+ * of the same bytes), every live key found at its position, with the
+ * entry written there at its add, after each step, every deleted one
+ * gone, full at capacity. */
 START_TEST(test_flow_table_structure_against_a_reference)
 {
 	enum { SLOTS = 64, SIZE = 47, KEYS = 200 };
@@ -2312,11 +2317,23 @@ START_TEST(test_flow_table_structure_against_a_reference)
 	unsigned int i, step, live = 0;
 
 	ftab_make(&t, SLOTS, SIZE);
+	/* a free position, the never-used last one, one past it */
+	ck_assert_int_eq(lb_ftab_del(&t, 0), -ENOENT);
+	ck_assert_int_eq(lb_ftab_del(&t, SIZE), -ENOENT);
+	ck_assert_int_eq(lb_ftab_del(&t, SIZE + 1), -ENOENT);
 	for (i = 0; i < KEYS; i++) {
 		memset(&keys[i], 0, sizeof(keys[i]));
-		keys[i].family = 4;
 		keys[i].proto = IPPROTO_TCP;
-		keys[i].sport = (uint16_t)i;
+		if (i % 4 < 2) {
+			/* IPv4, and IPv6 of the same bytes */
+			keys[i].family = i % 4 == 0 ? 4 : 6;
+			keys[i].sport = (uint16_t)(i / 4);
+		} else {
+			/* IPv6 differing in the destination's last byte */
+			keys[i].family = 6;
+			keys[i].src[15] = 1;
+			keys[i].dst[15] = (uint8_t)i;
+		}
 		/* homes 60-63 and 0-1 only; every 7th key a twin of the
 		 * previous one's whole hash */
 		hash[i] = (i % 7 == 6) ? hash[i - 1] :
@@ -2335,14 +2352,15 @@ START_TEST(test_flow_table_structure_against_a_reference)
 				ck_assert_int_lt(p, SIZE);
 				at[i] = p;
 				live++;
+				lb_ftab_flow(&t, (uint32_t)p)->svc_uid = i;
+				lb_ftab_flow(&t, (uint32_t)p)->last = ~0ull - i;
 			}
 		} else {
 			ck_assert_int_eq(lb_ftab_add(&t, &keys[i], hash[i]),
 				at[i]);
-			ck_assert_int_eq(lb_ftab_del(&t, (uint32_t)at[i],
-				hash[i]), 0);
-			ck_assert_int_eq(lb_ftab_del(&t, (uint32_t)at[i],
-				hash[i]), -ENOENT);
+			ck_assert_int_eq(lb_ftab_del(&t, (uint32_t)at[i]), 0);
+			ck_assert_int_eq(lb_ftab_del(&t, (uint32_t)at[i]),
+				-ENOENT);
 			at[i] = -1;
 			live--;
 		}
@@ -2351,6 +2369,13 @@ START_TEST(test_flow_table_structure_against_a_reference)
 			int32_t p = lb_ftab_lookup(&t, &keys[i], hash[i]);
 
 			REQUIRE(p == (at[i] >= 0 ? at[i] : -ENOENT));
+			if (p >= 0) {
+				const struct lb_flow *f =
+					lb_ftab_flow(&t, (uint32_t)p);
+
+				REQUIRE(f->svc_uid == i && f->last == ~0ull - i);
+				REQUIRE(t.sig[p] == hash[i]);
+			}
 		}
 	}
 	ftab_drop(&t);
@@ -2388,7 +2413,7 @@ START_TEST(test_flow_table_bounds_crafted_hashes)
 		ck_assert_int_eq(lb_ftab_lookup(&t, &keys[i], 0xabcd0007u),
 			i < LB_FTAB_MAX_TWINS ? at[i] : -ENOENT);
 	/* a delete makes room for one more twin */
-	ck_assert_int_eq(lb_ftab_del(&t, (uint32_t)at[0], 0xabcd0007u), 0);
+	ck_assert_int_eq(lb_ftab_del(&t, (uint32_t)at[0]), 0);
 	ck_assert_int_ge(lb_ftab_add(&t, &keys[LB_FTAB_MAX_TWINS],
 		0xabcd0007u), 0);
 	ck_assert_int_eq(lb_ftab_add(&t, &keys[LB_FTAB_MAX_TWINS + 1],
