@@ -71,6 +71,12 @@ struct lb_ftab {
 	uint32_t mask;			/* slots - 1 (a power of two) */
 	uint32_t n_pos;			/* positions */
 	uint32_t n_free;		/* positions on the free stack */
+	uint32_t hw;			/* 1 + the highest position ever
+					 * handed out: every flow lies below
+					 * (the stack hands out low positions
+					 * first and takes freed ones back on
+					 * top), so the ageing sweep need not
+					 * go further */
 	uint32_t *free;			/* the stack */
 	struct lb_ftab_line *line;	/* by position */
 	uint32_t *sig;			/* by position: the flow's hash */
@@ -172,6 +178,8 @@ lb_ftab_add(struct lb_ftab *t, const struct lb_flow_key *k, uint32_t hash)
 			return -ENOSPC;
 	}
 	pos = t->free[--t->n_free];
+	if (pos >= t->hw)
+		t->hw = pos + 1;
 	memcpy(t->line[pos].key, k, LB_FLOW_KEY_LEN);
 	t->sig[pos] = hash;
 	t->idx[i] = lb_ftab_slot(hash, pos);

@@ -2207,6 +2207,38 @@ START_TEST(test_idle_udp_flow_is_forgotten_after_udp_timeout)
 }
 END_TEST
 
+/* The busy sweep (64 entries every LB_SWEEP_BUSY_US) reads only the
+ * positions flows have used: a few flows in a large table are aged at
+ * the first busy sweep after their timeout, not after the sweep has
+ * gone round the whole table (1025 positions here: 17 sweeps). */
+START_TEST(test_busy_sweep_ages_a_few_flows_at_once_in_a_large_table)
+{
+	struct pa_test_frame f;
+	uint64_t now = T0;
+	unsigned int i;
+
+	setup_lb("{'name': 'dns4', 'vip': '10.0.0.40', 'port': 53, 'proto': 'udp',"
+		" 'forward': 'ipip', 'backends': [{'addr': '10.1.0.1'}]}");
+	for (i = 0; i < 3; i++) {
+		frame_l4(&f, "198.51.100.7", "10.0.0.40", IPPROTO_UDP,
+			(uint16_t)(1000 + i), 53, 0, 8);
+		send_ipip4(&f, T0);
+	}
+	ck_assert_int_eq(lb_stat("flows"), 3);
+	ck_assert_uint_ge(lb_stat("flow_table_capacity"), 1024);
+	/* busy sweeps before the timeout move the sweep along */
+	for (i = 0; i < 5; i++) {
+		now += hz;
+		pa_lb_poll(lb, 0, now, false);
+	}
+	ck_assert_int_eq(lb_stat("flows"), 3);
+	/* the first busy sweep after it ages all three */
+	pa_lb_poll(lb, 0, T0 + UDP_TMO * hz + 1, false);
+	ck_assert_int_eq(lb_stat("flows"), 0);
+	ck_assert_int_eq(lb_stat("flows_expired"), 3);
+}
+END_TEST
+
 START_TEST(test_tcp_flow_that_saw_fin_ages_after_tcp_fin_timeout)
 {
 	struct pa_test_frame fa, fb;
@@ -4989,6 +5021,7 @@ lb_suite(void)
 	tcase_add_test(tc, test_service_list_counts_flows_packets_and_bytes_per_backend);
 	tcase_add_test(tc, test_packets_of_one_new_flow_in_one_burst_share_a_backend);
 	tcase_add_test(tc, test_idle_udp_flow_is_forgotten_after_udp_timeout);
+	tcase_add_test(tc, test_busy_sweep_ages_a_few_flows_at_once_in_a_large_table);
 	tcase_add_test(tc, test_tcp_flow_that_saw_fin_ages_after_tcp_fin_timeout);
 	tcase_add_test(tc, test_aged_flows_give_their_table_entries_back);
 	tcase_add_test(tc, test_flow_table_structure_against_a_reference);
