@@ -171,6 +171,25 @@ static struct {
 	uint8_t frame[FRAME];
 } B;
 
+/* Up to @p take mbufs from @p r, the call timed into @p s's deq (a
+ * poll that finds the ring empty counted apart); @p *t1: the TSC after
+ * the call. @return how many. */
+static __rte_always_inline unsigned int
+deq_timed(struct rte_ring *r, struct rte_mbuf **in, unsigned int take,
+		struct side *s, uint64_t *t1)
+{
+	uint64_t t0 = rte_rdtsc();
+	unsigned int n = rte_ring_sc_dequeue_burst(r, (void **)in, take,
+		NULL);
+
+	*t1 = rte_rdtsc();
+	if (n == 0)
+		s->empty_polls++;
+	else
+		acc(&s->deq, *t1 - t0, n);
+	return n;
+}
+
 static __rte_always_inline struct pa_pkt_meta *
 meta_of(struct rte_mbuf *m)
 {
@@ -371,15 +390,9 @@ edge_loop(bool local)
 			}
 		}
 tx:
-		t0 = rte_rdtsc();
-		n = rte_ring_sc_dequeue_burst(B.to_edge, (void **)in, take,
-			NULL);
-		t1 = rte_rdtsc();
-		if (n == 0) {
-			s->empty_polls++;
+		n = deq_timed(B.to_edge, in, take, s, &t1);
+		if (n == 0)
 			continue;
-		}
-		acc(&s->deq, t1 - t0, n);
 		if (touch) {
 			t0 = t1;
 			if (pf)
@@ -409,15 +422,9 @@ stage_main(void *arg)
 
 	RTE_SET_USED(arg);
 	while (!B.stop) {
-		t0 = rte_rdtsc();
-		n = rte_ring_sc_dequeue_burst(B.to_stage, (void **)in, take,
-			NULL);
-		t1 = rte_rdtsc();
-		if (n == 0) {
-			s->empty_polls++;
+		n = deq_timed(B.to_stage, in, take, s, &t1);
+		if (n == 0)
 			continue;
-		}
-		acc(&s->deq, t1 - t0, n);
 		if (ahead) {
 			t0 = rte_rdtsc();
 			prefetch_hdrs(in, n);
