@@ -90,6 +90,8 @@ ctrl_tx(struct pa_worker *w)
 	for (i = 0; i < w->n_ctrl; i++) {
 		const struct pa_txbuf *b = &w->txb[w->ctrl[i].port_index];
 
+		if (rte_ring_empty(w->ctrl[i].ring))
+			continue;
 		n = rte_ring_sc_dequeue_burst(w->ctrl[i].ring, (void **)pkts,
 			RTE_DIM(pkts), NULL);
 		for (sent = 0; sent < n;) {
@@ -116,6 +118,21 @@ ctrl_tx(struct pa_worker *w)
 		else
 			w->stats.ctrl_tx_packets += RTE_MIN(sent, n);
 	}
+}
+
+/* Whether the control side queued anything for ctrl_tx() to send: two
+ * loads and a compare a ring (its producer's and consumer's tails), so
+ * that the worker loop pays neither the call nor a dequeue on empty
+ * rings. A frame queued just after the test goes out at the next loop. */
+static __rte_always_inline bool
+ctrl_pending(const struct pa_worker *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->n_ctrl; i++)
+		if (!rte_ring_empty(w->ctrl[i].ring))
+			return true;
+	return false;
 }
 
 /* Hand ARP/ND for the appliance to the control side: counted as left
@@ -1331,7 +1348,7 @@ pa_worker_main(void *arg)
 			txbuf_flush_all(w);
 			w->last_drain = now;
 		}
-		if (unlikely(w->n_ctrl != 0))
+		if (unlikely(ctrl_pending(w)))
 			ctrl_tx(w);
 		rte_rcu_qsbr_quiescent(pl->rcu, w->lcore_id);
 		busy = got != 0;
