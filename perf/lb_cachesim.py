@@ -16,6 +16,7 @@ counted in the window are in OUT.json."""
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -74,6 +75,7 @@ def main():
         c.close()
     finally:
         ba.stop(proc)
+        shutil.rmtree(tmp, ignore_errors=True)
     d = {k: s1[k] - s0[k] for k in ("rx_packets", "tx_packets",
                                     "dropped_packets")}
     with open(a.out + ".json", "w") as f:
