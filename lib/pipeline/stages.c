@@ -11,7 +11,6 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
-#include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
@@ -1101,32 +1100,6 @@ handover_drain(struct pa_worker *w, uint64_t now)
 	return n;
 }
 
-/* A burst taken from a ring was written on another CPU: its mbuf
- * headers (line 0: data_off, lengths; line 1: the pa_pkt_meta dynfield)
- * are in that CPU's cache. Ask for them all at once, so that their
- * transfers overlap, before the stages read them packet by packet. */
-static __rte_always_inline void
-prefetch_hdrs(struct rte_mbuf **pkts, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		rte_prefetch0(pkts[i]);
-		rte_prefetch0(RTE_PTR_ADD(pkts[i], RTE_CACHE_LINE_SIZE));
-	}
-}
-
-/* ... and the frames' first lines (the headers classify and lb read and
- * lb writes), whose address needs the header (line 0). */
-static __rte_always_inline void
-prefetch_data(struct rte_mbuf **pkts, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
-}
-
 /*
  * One poll of the rings of segment @p g. A ring poll takes up to
  * PA_PIPELINE_RING_BURSTS bursts at once (one ring operation, the ring's
@@ -1163,12 +1136,14 @@ poll_seg(struct pa_worker *w, const struct pa_seg *g, struct rte_mbuf **pkts,
 			}
 			continue;
 		}
-		prefetch_hdrs(pkts, n);
+		/* written on another CPU: every header at once */
+		pa_pkt_prefetch_hdrs(pkts, n);
 		for (done = 0, kept = 0; done < n; done += k) {
 			k = RTE_MIN(n - done, (unsigned int)w->burst);
 			if (done + k < n)
-				prefetch_data(pkts + done + k, RTE_MIN(n -
-					done - k, (unsigned int)w->burst));
+				pa_pkt_prefetch_data(pkts + done + k,
+					RTE_MIN(n - done - k,
+						(unsigned int)w->burst));
 			left = run_stages(w, g, pkts + done, (uint16_t)k, now,
 				PA_STAMP_MIXED, false);
 			if (g->run_tx) {

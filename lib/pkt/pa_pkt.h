@@ -18,6 +18,7 @@
 
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
+#include <rte_prefetch.h>
 
 /** Packet flags (pa_pkt_meta.flags). */
 #define PA_PKT_F_IPV4		(1u << 0)  /**< L3 is IPv4 */
@@ -141,6 +142,35 @@ static inline struct pa_pkt_meta *
 pa_pkt_meta(struct rte_mbuf *m)
 {
 	return RTE_MBUF_DYNFIELD(m, pa_pkt_meta_offset, struct pa_pkt_meta *);
+}
+
+/**
+ * Prefetch a burst's mbuf headers: each mbuf's first line (data_off,
+ * lengths) and its metadata's line, all at once so that their transfers
+ * overlap (a burst written on another CPU: a ring hop in pipeline mode).
+ */
+static __rte_always_inline void
+pa_pkt_prefetch_hdrs(struct rte_mbuf **pkts, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		rte_prefetch0(pkts[i]);
+		rte_prefetch0(pa_pkt_meta(pkts[i]));
+	}
+}
+
+/**
+ * Prefetch a burst's frames' first lines (the headers the stages read and
+ * write), whose addresses need the mbufs' first lines.
+ */
+static __rte_always_inline void
+pa_pkt_prefetch_data(struct rte_mbuf **pkts, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 }
 
 /**

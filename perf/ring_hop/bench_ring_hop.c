@@ -190,12 +190,6 @@ deq_timed(struct rte_ring *r, struct rte_mbuf **in, unsigned int take,
 	return n;
 }
 
-static __rte_always_inline struct pa_pkt_meta *
-meta_of(struct rte_mbuf *m)
-{
-	return RTE_MBUF_DYNFIELD(m, pa_pkt_meta_offset, struct pa_pkt_meta *);
-}
-
 /* rx: new mbufs (the header reset: both lines written), the frame
  * copied in, the metadata written from what the parser reads. */
 static __rte_always_inline void
@@ -204,7 +198,7 @@ rx_touch(struct rte_mbuf **m, unsigned int n, uint32_t seq)
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		struct pa_pkt_meta *meta = meta_of(m[i]);
+		struct pa_pkt_meta *meta = pa_pkt_meta(m[i]);
 		uint8_t *d = rte_pktmbuf_mtod(m[i], uint8_t *);
 		uint32_t src;
 
@@ -236,7 +230,7 @@ stage_touch(struct rte_mbuf **m, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		const struct pa_pkt_meta *meta = meta_of(m[i]);
+		const struct pa_pkt_meta *meta = pa_pkt_meta(m[i]);
 		uint8_t *d = rte_pktmbuf_mtod(m[i], uint8_t *);
 		const uint8_t *ip = d + meta->l3_off;
 		uint32_t a, b;
@@ -263,39 +257,19 @@ tx_touch(struct rte_mbuf **m, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		sum += meta_of(m[i])->out_port + m[i]->pkt_len;
+		sum += pa_pkt_meta(m[i])->out_port + m[i]->pkt_len;
 	rte_pktmbuf_free_bulk(m, n);
 	return sum;
 }
 
 /* The dequeued burst's lines, before the stages read them: every
  * header and metadata line first, then the frames (whose address the
- * header gives). */
-static __rte_always_inline void
-prefetch_hdrs(struct rte_mbuf **m, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		rte_prefetch0(m[i]);
-		rte_prefetch0(RTE_PTR_ADD(m[i], RTE_CACHE_LINE_SIZE));
-	}
-}
-
-static __rte_always_inline void
-prefetch_data(struct rte_mbuf **m, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		rte_prefetch0(rte_pktmbuf_mtod(m[i], void *));
-}
-
+ * header gives): lib/pkt's, as lib/pipeline's poll_seg() makes them. */
 static __rte_always_inline void
 prefetch_burst(struct rte_mbuf **m, unsigned int n)
 {
-	prefetch_hdrs(m, n);
-	prefetch_data(m, n);
+	pa_pkt_prefetch_hdrs(m, n);
+	pa_pkt_prefetch_data(m, n);
 }
 
 static __rte_always_inline void
@@ -427,7 +401,7 @@ stage_main(void *arg)
 			continue;
 		if (ahead) {
 			t0 = rte_rdtsc();
-			prefetch_hdrs(in, n);
+			pa_pkt_prefetch_hdrs(in, n);
 			acc(&s->touch_in, rte_rdtsc() - t0, n);
 		}
 		for (done = 0; done < n; done += k) {
@@ -435,7 +409,7 @@ stage_main(void *arg)
 			c = in + done;
 			t0 = rte_rdtsc();
 			if (ahead && done + k < n)
-				prefetch_data(c + k, RTE_MIN(n - done - k,
+				pa_pkt_prefetch_data(c + k, RTE_MIN(n - done - k,
 					B.burst));
 			if (touch) {
 				if (pf)
