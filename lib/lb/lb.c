@@ -1637,9 +1637,9 @@ worker_create(struct pa_lb *lb, unsigned int idx, unsigned int ord,
 		rte_free(w);
 		goto nomem;
 	}
-	w->n_pos = w->ftab.n_pos;
-	w->nat_pos = rte_malloc_socket("pa_lb_nat_pos", (size_t)w->n_pos *
-		sizeof(*w->nat_pos), RTE_CACHE_LINE_SIZE, lb->socket);
+	w->nat_pos = rte_malloc_socket("pa_lb_nat_pos",
+		(size_t)w->ftab.n_pos * sizeof(*w->nat_pos),
+		RTE_CACHE_LINE_SIZE, lb->socket);
 	w->cursor = rte_zmalloc_socket("pa_lb_cursor", PA_LB_MAX_SERVICES *
 		sizeof(*w->cursor), RTE_CACHE_LINE_SIZE, lb->socket);
 	w->ctr = rte_zmalloc_socket("pa_lb_ctr", PA_LB_MAX_BACKENDS *

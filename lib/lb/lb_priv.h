@@ -33,18 +33,6 @@ struct lb_flow_key {
 	uint8_t pad2[8];
 };
 
-/* Same flow? (Whole words: padding is zero in every key.) */
-static __rte_always_inline bool
-lb_flow_key_eq(const struct lb_flow_key *a, const struct lb_flow_key *b)
-{
-	uint64_t x[6], y[6];
-
-	memcpy(x, a, sizeof(x));
-	memcpy(y, b, sizeof(y));
-	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) |
-		(x[3] ^ y[3]) | (x[4] ^ y[4]) | (x[5] ^ y[5])) == 0;
-}
-
 /* The bytes of a key the flow table stores and compares (pad2, zero in
  * every key, is left out so that a key and its entry share a line). */
 #define LB_FLOW_KEY_LEN	40
@@ -379,7 +367,6 @@ struct lb_worker {
 	struct lb_ftab ftab;		/* lb_flow_key -> position, entry */
 	int32_t *nat_pos;		/* by position: the NAT reply entry of
 					 * a flow with LB_FLOW_NAT */
-	uint32_t n_pos;			/* positions */
 	uint32_t sweep;			/* aging cursor */
 	uint32_t n_flows;		/* entries in use */
 	uint64_t now;			/* TSC of its last burst */

@@ -141,7 +141,7 @@ snapshot_counters(const struct pa_lb *lb, struct pa_lb_snapshot *s)
 		d = (uint64_t *)&sum;
 		for (i = 0; i < sizeof(sum) / sizeof(uint64_t); i++)
 			d[i] += src[i];
-		s->flow_table_capacity += w->n_pos;
+		s->flow_table_capacity += w->ftab.n_pos;
 	}
 	s->flows = sum.flows_created - sum.flows_expired -
 		sum.flows_backend_gone - sum.flows_rescheduled;
