@@ -28,8 +28,8 @@ from pktaccel.daemon import DAEMON  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_acl  # noqa: E402
 
-EAL = ["--no-huge", "--no-shconf", "--no-pci", "--no-telemetry", "-m", "1024",
-       "-l", "0,1"]
+def eal():
+    return bench_acl.eal() + ["-m", "1024", "-l", "0,1"]
 
 
 def write_flows_pcap(path, flows):
@@ -69,7 +69,7 @@ def bench_pktaccel(pcap, flows, seconds, tmp):
                    "pipeline": {"mode": "rtc", "lcores": {"worker": [1]}},
                    # no listener on the default port beside a real daemon
                    "metrics": None}, f)
-    proc = subprocess.Popen([DAEMON] + EAL + ["--", "-c", conf, "-s", sock],
+    proc = subprocess.Popen([DAEMON] + eal() + ["--", "-c", conf, "-s", sock],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         rpc.wait_socket(sock, proc)
@@ -104,7 +104,7 @@ def bench_pktaccel(pcap, flows, seconds, tmp):
 
 
 def bench_testpmd(pcap, flows, seconds):
-    cmd = ["dpdk-testpmd"] + EAL + [
+    cmd = ["dpdk-testpmd"] + eal() + [
         "--vdev", "net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap, "--",
         "--forward-mode=io", "--total-num-mbufs=%d" % (flows + 8192), "--stats-period", "1"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,

@@ -61,7 +61,7 @@ def run_daemon(tmp, pcap, flows, rules, mem, pipeline_extra, name):
     with open(conf, "w") as f:
         json.dump(cfg, f)
     log = open(os.path.join(tmp, name + ".log"), "w")
-    proc = subprocess.Popen([ba.DAEMON] + ba.EAL + ["-m", str(mem), "-l", "0,1",
+    proc = subprocess.Popen([ba.DAEMON] + ba.eal() + ["-m", str(mem), "-l", "0,1",
                                                     "--", "-c", conf, "-s", sock],
                             stdout=log, stderr=subprocess.STDOUT)
     ba.wait_socket(sock, proc, timeout=600)

@@ -143,7 +143,7 @@ def start(tmp, pcap, n_flows, rules, mem, lb=None, mode="rtc", name="lb",
         json.dump(cfg, f, separators=(",", ":"))
     lcores = "0,1" if mode == "rtc" else eal_lcores or "0@0,(1,2,3,4)@1"
     log = open(os.path.join(tmp, name + ".log"), "w")
-    eal = ba.EAL + ["-m", str(mem)] + (["-l", lcores] if mode == "rtc" else
+    eal = ba.eal() + ["-m", str(mem)] + (["-l", lcores] if mode == "rtc" else
                                         ["--lcores", lcores])
     proc = subprocess.Popen([ba.DAEMON] + eal + ["--", "-c", conf, "-s", sock],
                             stdout=log, stderr=subprocess.STDOUT)

@@ -35,7 +35,10 @@ scenarios need is made once per pair):
 
 Every pktaccel run is rtc with one worker lcore on CPU 1 (pipeline mode
 excepted), 60-byte frames (62 for IPv6) on a net_pcap vdev with
-infinite_rx=1. Each pair runs every member once, the order reversed on
+infinite_rx=1, on --no-huge memory unless --huge (then every process,
+the peers too, on 2 MB huge pages: production's layout; under --no-huge
+each mbuf sits alone on a 4 KB page, which costs every side D1 conflicts).
+Each pair runs every member once, the order reversed on
 odd pairs. Mpps is over --seconds after the warm-up; "CPU cycles/packet"
 is the data-path threads' own CPU time x TSC Hz / packets, which leaves
 out the time other processes had their CPU (the figure to trust on a
@@ -43,7 +46,7 @@ shared machine); ratios are taken within a pair, then the median.
 
 Usage:
   /usr/bin/python3 perf/run.py [--pairs 3] [--seconds 5] [--only NAMES]
-      [--quick] [--compare OLD.json] [--out PREFIX] [--no-save]
+      [--quick] [--huge] [--compare OLD.json] [--out PREFIX] [--no-save]
   /usr/bin/python3 perf/run.py --compare OLD.json --new NEW.json   (no run)
   /usr/bin/python3 perf/run.py --show RESULT.json        (its table, no run)
 
@@ -816,6 +819,54 @@ def wake_once(ctx):
         blat.sh("ip", "netns", "del", ns)
 
 
+class HugePages:
+    """2 MB huge pages for --huge: enough for the biggest run's -m (one
+    process runs at a time) reserved on every NUMA node and mounted in a
+    directory of the run's own, then released and unmounted."""
+
+    SCRIPT = os.path.join(ROOT, "scripts", "setup-hugepages.sh")
+    NR = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
+
+    def __init__(self, tag, mem_mb):
+        self.pages = mem_mb // 2 + 128
+        self.mount = os.path.join(tempfile.gettempdir(), tag + "-huge")
+
+    def reserve(self):
+        if os.geteuid() != 0:
+            sys.exit("run.py: --huge needs root (it reserves huge pages)")
+        try:
+            with open(self.NR) as f:
+                have = int(f.read())
+        except OSError:
+            sys.exit("run.py: --huge: this kernel offers no 2 MB pages")
+        if have:
+            sys.exit("run.py: --huge: %d huge pages are reserved already "
+                     "(someone else's?): release them first "
+                     "(scripts/setup-hugepages.sh --clear)" % have)
+        os.makedirs(self.mount, exist_ok=True)
+        r = subprocess.run([self.SCRIPT, "--pages", str(self.pages),
+                            "--mount", self.mount], capture_output=True,
+                           text=True)
+        with open(self.NR) as f:
+            got = int(f.read())
+        if r.returncode != 0 or got < self.pages:
+            self.release()
+            sys.exit("run.py: --huge: could not reserve %d pages (got %d): %s"
+                     % (self.pages, got, r.stderr.strip()))
+        ba.HUGE_DIR = self.mount
+        print("run.py: %d huge pages of 2 MB at %s" % (self.pages, self.mount),
+              flush=True)
+
+    def release(self):
+        ba.HUGE_DIR = None
+        subprocess.run([self.SCRIPT, "--clear", "--mount", self.mount],
+                       capture_output=True)
+        try:
+            os.rmdir(self.mount)
+        except OSError:
+            pass
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -855,6 +906,13 @@ def main():
     ap.add_argument("--out", default=None,
                     help="path of the results without extension (default "
                     "perf/results/run-<date>-<time>): .json and .md")
+    ap.add_argument("--huge", action="store_true",
+                    help="run every process, the peers too, on 2 MB huge "
+                    "pages (production's memory layout) instead of "
+                    "--no-huge: reserves and mounts them for the run with "
+                    "scripts/setup-hugepages.sh and releases them after "
+                    "(root; none may be reserved already); bench_ring_hop "
+                    "stays on --no-huge")
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--compare", metavar="OLD.json",
                     help="print the change of every figure against OLD.json")
@@ -903,6 +961,19 @@ def main():
             sys.exit("run.py: perf/l3fwd/build.sh failed (l3fwd-acl is the "
                      "peer of acl1k, acl_lb and flows1m)")
 
+    huge = None
+    if args.huge:
+        huge = HugePages(args.tag, max(_mem(n) for n in
+                                       (args.flows, args.big_flows)))
+        huge.reserve()
+    try:
+        return run_all(args, scens, members, old, huge)
+    finally:
+        if huge is not None:
+            huge.release()
+
+
+def run_all(args, scens, members, old, huge):
     head = subprocess.run(["git", "-C", ROOT, "describe", "--always",
                            "--dirty"], capture_output=True, text=True)
     res = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
@@ -912,7 +983,8 @@ def main():
                       "warmup_s": args.warmup, "flows": args.flows,
                       "big_flows": args.big_flows, "rules": args.rules,
                       "l3fwd_alg": args.l3fwd_alg, "scenarios": scens,
-                      "quick": args.quick},
+                      "quick": args.quick,
+                      "memory": "2M huge pages" if huge else "--no-huge"},
            "loadavg_start": os.getloadavg(), "runs": [], "failures": []}
     per_pair = {s: [] for s in scens}
     t_start = time.time()
@@ -985,10 +1057,11 @@ def main():
             json.dump(res, f, indent=1)
             f.write("\n")
         with open(base + ".md", "w") as f:
-            f.write("%s, %s, git %s, %s CPUs (%s), TSC %.2f GHz, load %.1f "
-                    "-> %.1f%s\n\n" % (
+            f.write("%s, %s, %s, git %s, %s CPUs (%s), TSC %.2f GHz, load "
+                    "%.1f -> %.1f%s\n\n" % (
                         res["date"], "quick" if args.quick else
                         "%d pairs of %g s" % (args.pairs, args.seconds),
+                        res["config"]["memory"],
                         res["git"], res["machine"]["cpus"],
                         res["machine"]["cpu_model"],
                         (ctx.tsc_hz or 0) / 1e9, res["loadavg_start"][0],

@@ -6,8 +6,12 @@ and the cheapest scenario runs end to end with a tiny window."""
 
 import json
 import os
+import re
 import subprocess
+import threading
 import time
+
+import pytest
 
 from pautil import DAEMON, REPO
 
@@ -192,6 +196,58 @@ def test_run_only_latency_end_to_end_writes_table_and_json(tmp_path):
     assert "| latency at full load" in md and "p99.9" in md, md
     assert "| latency at full load" in r.stdout
     print("took %.1f s" % took)
+
+
+NR_2M = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
+
+
+def _huge_in_use():
+    with open("/proc/meminfo") as f:
+        m = f.read()
+    total = int(re.search(r"HugePages_Total:\s+(\d+)", m).group(1))
+    free = int(re.search(r"HugePages_Free:\s+(\d+)", m).group(1))
+    return total - free
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists(NR_2M),
+                    reason="needs root and 2 MB huge pages")
+def test_run_huge_runs_on_huge_pages_and_releases_them(tmp_path):
+    """--huge: the scenario's daemons run on 2 MB pages that run.py
+    reserved (seen in use while it runs), the result says so, and no
+    page or mount is left after."""
+    with open(NR_2M) as f:
+        if int(f.read()) != 0:
+            pytest.skip("2 MB pages already reserved here: not touching them")
+    base = str(tmp_path / "res")
+    tag = "pa-test-huge-%d" % os.getpid()
+    used, done = [0], threading.Event()
+
+    def watch():
+        while not done.wait(0.05):
+            used[0] = max(used[0], _huge_in_use())
+    t = threading.Thread(target=watch)
+    t.start()
+    try:
+        r = subprocess.run([PY, RUN, "--huge", "--only", "latency",
+                            "--pairs", "1", "--rules", "0", "--seconds",
+                            "0.3", "--warmup", "0.2", "--no-wake",
+                            "--daemon", DAEMON, "--tag", tag, "--out", base],
+                           capture_output=True, text=True, timeout=180)
+    finally:
+        done.set()
+        t.join()
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    with open(base + ".json") as f:
+        res = json.load(f)
+    assert res["failures"] == [] and \
+        res["config"]["memory"] == "2M huge pages", res["config"]
+    with open(base + ".md") as f:
+        assert ", 2M huge pages, " in f.readline()
+    assert used[0] > 0, "no huge page was in use during the run"
+    with open(NR_2M) as f:
+        assert int(f.read()) == 0, "run.py left huge pages reserved"
+    with open("/proc/mounts") as f:
+        assert tag + "-huge" not in f.read()
 
 
 RING_HOP = os.path.join(os.path.dirname(os.path.dirname(DAEMON)), "perf",
