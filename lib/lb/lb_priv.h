@@ -125,6 +125,15 @@ lb_svc_find(const struct lb_svc_map *m, uint8_t family, uint8_t proto,
 /* Checksums (RFC 1624: HC' = ~(~HC + ~m + m'))                        */
 /* ------------------------------------------------------------------ */
 
+/* A 16-bit byte swap the compiler sees through: DPDK's rte_bswap16() of
+ * a variable is an asm xchg that it can neither fold into a load or a
+ * store nor schedule around (the data path's swaps, issue 16). */
+static __rte_always_inline uint16_t
+lb_bswap16(uint16_t x)
+{
+	return __builtin_bswap16(x);
+}
+
 static __rte_always_inline uint32_t
 lb_csum_add_diff(uint32_t s, const void *oldp, const void *newp, unsigned int len)
 {
