@@ -1160,9 +1160,18 @@ pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 	if (w->defer_head != w->defer_tail)
 		lb_worker_reclaim(lb, w);
 
-	if (w->n_flows == 0 ||
-	    (!idle && now - w->last_sweep < lb->sweep_tsc))
+	if (w->n_flows == 0)
 		return;
+	if (!idle) {
+		uint64_t gap = now - w->last_sweep;
+
+		/* SWEEP_BUSY positions every sweep_tsc at most, and the
+		 * hw positions in use once per sweep_period_tsc at most:
+		 * a sweep when gap >= period x SWEEP_BUSY / hw */
+		if (gap < lb->sweep_tsc || (gap < lb->sweep_period_tsc &&
+		    gap * w->ftab.hw < lb->sweep_period_tsc * SWEEP_BUSY))
+			return;
+	}
 	w->last_sweep = now;
 	t = __atomic_load_n(&lb->live, __ATOMIC_ACQUIRE);
 	/* the positions below the high-water mark: at 10k flows in a
