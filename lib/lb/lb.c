@@ -1765,6 +1765,7 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 		lb->protect.syn_timeout_s * lb->tsc_hz :
 		lb->tmo_tsc[LB_TMO_TCP];
 	lb->sweep_tsc = lb->tsc_hz * LB_SWEEP_BUSY_US / 1000000;
+	lb->sweep_period_tsc = lb->tsc_hz * LB_SWEEP_PERIOD_MS / 1000;
 	lb->nat_size = lb->ft.size;
 	lb->has_local4 = lc->has_local_addr;
 	lb->local4 = lc->local_addr;

@@ -251,9 +251,9 @@ fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		return PA_LB_V_NO_ROOM;
 	}
 	if (s->family == 4)
-		ilen = rte_be_to_cpu_16(((struct rte_ipv4_hdr *)inner)->total_length);
+		ilen = lb_bswap16(((struct rte_ipv4_hdr *)inner)->total_length);
 	else
-		ilen = sizeof(struct rte_ipv6_hdr) + rte_be_to_cpu_16(
+		ilen = sizeof(struct rte_ipv6_hdr) + lb_bswap16(
 			((struct rte_ipv6_hdr *)inner)->payload_len);
 	if (unlikely(mtu != 0 && ilen + hlen > mtu))
 		return too_big(lb, w, m, meta, inner, mtu - hlen);
@@ -294,8 +294,8 @@ fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 
 		out->version_ihl = 0x45;
 		out->type_of_service = in->type_of_service;
-		out->total_length = rte_cpu_to_be_16((uint16_t)(ilen + hlen));
-		out->packet_id = df != 0 ? 0 : rte_cpu_to_be_16(w->ip_id++);
+		out->total_length = lb_bswap16((uint16_t)(ilen + hlen));
+		out->packet_id = df != 0 ? 0 : lb_bswap16(w->ip_id++);
 		out->fragment_offset = df;
 		out->time_to_live = LB_OUTER_TTL;
 		out->next_proto_id = IPPROTO_IPIP;
@@ -317,7 +317,7 @@ fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		/* flow label from the flow hash (RFC 6438) */
 		out->vtc_flow = rte_cpu_to_be_32(6u << 28 | tc << 20 |
 			(meta->hash & 0xfffff));
-		out->payload_len = rte_cpu_to_be_16((uint16_t)ilen);
+		out->payload_len = lb_bswap16((uint16_t)ilen);
 		out->proto = IPPROTO_IPV6;
 		out->hop_limits = LB_OUTER_TTL;
 		memcpy(out->src_addr, lb->local6.v6.s6_addr, 16);
@@ -355,7 +355,7 @@ fwd_nat(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 			l4 != NULL ? (uint16_t *)(l4 + 2) : NULL, b->port);
 	}
 	if (l4 != NULL)
-		meta->dport = rte_be_to_cpu_16(b->port);
+		meta->dport = lb_bswap16(b->port);
 	set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
 		meta, b);
 	return PA_LB_V_FORWARD;
@@ -432,8 +432,8 @@ flow_key_of(struct lb_flow_key *k, const uint8_t *l3,
 
 	k->family = family;
 	k->proto = meta->l4_proto;
-	k->sport = rte_cpu_to_be_16(meta->sport);
-	k->dport = rte_cpu_to_be_16(meta->dport);
+	k->sport = lb_bswap16(meta->sport);
+	k->dport = lb_bswap16(meta->dport);
 	k->pad = 0;
 	if (family == 4) {
 		uint64_t a = 0, b = 0;
@@ -449,6 +449,41 @@ flow_key_of(struct lb_flow_key *k, const uint8_t *l3,
 		memcpy(k->dst, l3 + offsetof(struct rte_ipv6_hdr, dst_addr), 16);
 	}
 	memcpy(k->pad2, &z, 8);
+}
+
+/* flow_key_of() and, when the parser left it for later
+ * (PA_PKT_F_HASH_LATER: rtc's rx stage, pa_pkt_parse_nohash()), the
+ * packet's flow hash: pa_pkt_hash_later()'s, from the addresses and ports
+ * the key has just read (such a packet is a fast path's: its L3 header at
+ * PA_PKT_FAST_L3, in the first segment). Only the packets a service
+ * balances need the hash; this is the pass that reads their headers
+ * first. */
+static __rte_always_inline void
+flow_key_hash(struct lb_flow_key *k, const uint8_t *l3,
+		struct pa_pkt_meta *meta, uint8_t family)
+{
+	flow_key_of(k, l3, meta, family);
+	if (meta->flags & PA_PKT_F_HASH_LATER) {
+		const uint32_t ports = (uint32_t)meta->sport << 16 |
+			meta->dport;
+
+		if (family == 4) {
+			uint32_t s, d;
+
+			memcpy(&s, l3 + offsetof(struct rte_ipv4_hdr,
+				src_addr), 4);
+			memcpy(&d, l3 + offsetof(struct rte_ipv4_hdr,
+				dst_addr), 4);
+			meta->hash = pa_pkt_hash_v4(s, d, ports,
+				meta->l4_proto);
+		} else {
+			meta->hash = pa_pkt_hash_v6(l3 + offsetof(
+				struct rte_ipv6_hdr, src_addr), l3 + offsetof(
+				struct rte_ipv6_hdr, dst_addr), ports,
+				meta->l4_proto);
+		}
+		meta->flags &= (uint16_t)~PA_PKT_F_HASH_LATER;
+	}
 }
 
 /* The NAT reply key of a flow: backend to client. */
@@ -968,7 +1003,7 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 			RTE_CACHE_LINE_SIZE);
 		slot[nc] = (uint16_t)sl;
 		if (likely(!(meta->flags & PA_PKT_F_FRAG))) {
-			flow_key_of(&fkey[nf], l3, meta, family);
+			flow_key_hash(&fkey[nf], l3, meta, family);
 			fsig[nf] = meta->hash;
 			lb_ftab_prefetch(&w->ftab, meta->hash);
 			kidx[nc] = (uint16_t)nf++;
@@ -1125,9 +1160,18 @@ pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 	if (w->defer_head != w->defer_tail)
 		lb_worker_reclaim(lb, w);
 
-	if (w->n_flows == 0 ||
-	    (!idle && now - w->last_sweep < lb->sweep_tsc))
+	if (w->n_flows == 0)
 		return;
+	if (!idle) {
+		uint64_t gap = now - w->last_sweep;
+
+		/* SWEEP_BUSY positions every sweep_tsc at most, and the
+		 * hw positions in use once per sweep_period_tsc at most:
+		 * a sweep when gap >= period x SWEEP_BUSY / hw */
+		if (gap < lb->sweep_tsc || (gap < lb->sweep_period_tsc &&
+		    gap * w->ftab.hw < lb->sweep_period_tsc * SWEEP_BUSY))
+			return;
+	}
 	w->last_sweep = now;
 	t = __atomic_load_n(&lb->live, __ATOMIC_ACQUIRE);
 	/* the positions below the high-water mark: at 10k flows in a

@@ -125,6 +125,15 @@ lb_svc_find(const struct lb_svc_map *m, uint8_t family, uint8_t proto,
 /* Checksums (RFC 1624: HC' = ~(~HC + ~m + m'))                        */
 /* ------------------------------------------------------------------ */
 
+/* A 16-bit byte swap the compiler sees through: DPDK's rte_bswap16() of
+ * a variable is an asm xchg that it can neither fold into a load or a
+ * store nor schedule around (the data path's swaps, issue 16). */
+static __rte_always_inline uint16_t
+lb_bswap16(uint16_t x)
+{
+	return __builtin_bswap16(x);
+}
+
 static __rte_always_inline uint32_t
 lb_csum_add_diff(uint32_t s, const void *oldp, const void *newp, unsigned int len)
 {
@@ -196,6 +205,12 @@ struct lb_svc {
 };
 
 #define LB_SWEEP_BUSY_US	10	/* between two busy ageing sweeps */
+/* ... and, while busy, at most one pass over the positions in use (the
+ * high-water mark) per this: 10k flows are swept every 100 ms, not every
+ * 1.6 ms (a flow past its timeout is never used: a hit checks it), while
+ * a table used above 640k positions is swept as fast as 64 per 10 us
+ * goes */
+#define LB_SWEEP_PERIOD_MS	100
 #define LB_OUTER_TTL	64	/* outer IPv4 TTL / IPv6 hop limit */
 
 #define LB_BITMAP_BYTES	(65536 / 8)
@@ -503,6 +518,7 @@ struct pa_lb {
 	uint64_t tsc_hz;
 	uint64_t tmo_tsc[LB_TMO_MAX];
 	uint64_t sweep_tsc;		/* between two busy sweeps */
+	uint64_t sweep_period_tsc;	/* LB_SWEEP_PERIOD_MS */
 	struct pa_config_flow_table ft;
 	struct pa_config_protect protect; /* syn_timeout_s, syn_defer,
 					 * src_new_flows (no blocklist) */

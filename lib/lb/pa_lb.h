@@ -488,7 +488,10 @@ int pa_lb_trace(struct pa_lb *lb, const struct pa_flow_key *key,
 /**
  * Data path: balance a burst of permitted packets. Writes a verdict per
  * packet; forwarded packets may have been rewritten or encapsulated and
- * have their out_port set. @p now is the lcore's TSC.
+ * have their out_port set. @p now is the lcore's TSC. A packet the
+ * parser left without its flow hash (PA_PKT_F_HASH_LATER) gets it here
+ * (pa_pkt_hash_later()) when it is one a service balances; the others
+ * keep the flag (nothing after the lb stage reads their hash).
  */
 void pa_lb_process(struct pa_lb *lb, unsigned int lcore_idx,
 		struct rte_mbuf **pkts, uint16_t n, uint64_t now,

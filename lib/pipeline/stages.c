@@ -478,11 +478,9 @@ stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 	w->stats.stage_packets[PA_STAGE_LB] += n;
 	if (w->lb == NULL || n == 0 || !pa_lb_active(w->lb))
 		return n;
-	/* the flow hash the rx stage left for later (pa_worker.hash_later) */
-	if (w->hash_later)
-		for (i = 0; i < n; i++)
-			pa_pkt_hash_later(rte_pktmbuf_mtod(pkts[i],
-				const uint8_t *), pa_pkt_meta(pkts[i]));
+	/* the flow hash the rx stage left for later (pa_worker.hash_later)
+	 * is computed by pa_lb_process() for the packets it balances, in
+	 * the pass that first reads their headers */
 	pa_lb_process(w->lb, w->widx, pkts, n, now, verdict);
 	for (i = 0; i < n; i++) {
 		if (likely(verdict[i] == PA_LB_V_FORWARD)) {
