@@ -21,18 +21,12 @@
 #define ACL_MAX_BURST		256
 #define ACL_PORT_ANY		0xff
 
-/* The protocols whose keys carry ports. */
-static const uint8_t l4_has_ports[256] = {
-	[IPPROTO_TCP] = 1, [IPPROTO_UDP] = 1, [IPPROTO_SCTP] = 1,
-};
-
-/* An L4 header with ports, not in a later fragment: one table load and
- * no branch (the three compares and their ORs were 11 instructions). */
 static __rte_always_inline bool
 has_ports(const struct pa_pkt_meta *meta)
 {
-	return ((meta->flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG_LATER)) ==
-		PA_PKT_F_L4) & l4_has_ports[meta->l4_proto];
+	return (meta->flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG_LATER)) ==
+		PA_PKT_F_L4 && (meta->l4_proto == IPPROTO_TCP ||
+		meta->l4_proto == IPPROTO_UDP || meta->l4_proto == IPPROTO_SCTP);
 }
 
 static __rte_always_inline const uint8_t *
@@ -136,12 +130,10 @@ mark_packet(struct rte_mbuf *m, const struct pa_pkt_meta *meta, uint8_t tos)
 
 /* Apply the verdict of slot @p res (0: default) to packet @p m. The
  * default's hits are counted in @p *defaults, a local of the caller's
- * (one add per burst, not a chain of increments of one counter). @p *now:
- * the burst's TSC for the meters, read by the first police rule the
- * burst meets (0 until then: a burst that polices nothing reads none). */
+ * (one add per burst, not a chain of increments of one counter). */
 static __rte_always_inline uint8_t
 act(const struct acl_table *t, unsigned int lidx, struct rte_mbuf *m,
-		const struct pa_pkt_meta *meta, uint32_t res, uint64_t *now,
+		const struct pa_pkt_meta *meta, uint32_t res, uint64_t now,
 		unsigned int *defaults)
 {
 	const struct acl_slot *s;
@@ -165,12 +157,10 @@ act(const struct acl_table *t, unsigned int lidx, struct rte_mbuf *m,
 		mark_packet(m, meta, s->tos_mark);
 		return PA_ACL_V_FORWARD;
 	default:
-		if (*now == 0)
-			*now = rte_rdtsc();
 		return rte_meter_srtcm_color_blind_check(
 			&t->store->meters[lidx][res - 1],
 			(struct rte_meter_srtcm_profile *)(uintptr_t)&s->profile,
-			*now, 1) == RTE_COLOR_GREEN ?
+			now, 1) == RTE_COLOR_GREEN ?
 			PA_ACL_V_FORWARD : PA_ACL_V_DROP_POLICE;
 	}
 }
@@ -367,27 +357,29 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		lookup(t, t->v6, false, d6, r6, n6);
 	if (n6n != 0)
 		lookup(t, t->v6, true, d6n, r6n, n6n);
+	if (n4 + n6 + n4n + n6n != 0)
+		now = rte_rdtsc();
 	for (i = 0; i < n4; i++) {
 		v = act(t, lidx, pkts[i4[i]], pa_pkt_meta(pkts[i4[i]]),
-			r4[i], &now, &defaults);
+			r4[i], now, &defaults);
 		verdicts[i4[i]] = v;
 		stopped += v != PA_ACL_V_FORWARD;
 	}
 	for (i = 0; i < n4n; i++) {
 		v = act(t, lidx, pkts[i4n[i]], pa_pkt_meta(pkts[i4n[i]]),
-			r4n[i], &now, &defaults);
+			r4n[i], now, &defaults);
 		verdicts[i4n[i]] = v;
 		stopped += v != PA_ACL_V_FORWARD;
 	}
 	for (i = 0; i < n6; i++) {
 		v = act(t, lidx, pkts[i6[i]], pa_pkt_meta(pkts[i6[i]]),
-			r6[i], &now, &defaults);
+			r6[i], now, &defaults);
 		verdicts[i6[i]] = v;
 		stopped += v != PA_ACL_V_FORWARD;
 	}
 	for (i = 0; i < n6n; i++) {
 		v = act(t, lidx, pkts[i6n[i]], pa_pkt_meta(pkts[i6n[i]]),
-			r6n[i], &now, &defaults);
+			r6n[i], now, &defaults);
 		verdicts[i6n[i]] = v;
 		stopped += v != PA_ACL_V_FORWARD;
 	}
