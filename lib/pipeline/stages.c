@@ -292,7 +292,7 @@ rx_sort(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 /* rx's first pass (below): parse @p n packets, set their out port (and
  * rx stamp: @p lat), mark the ones that failed in @p bad. @return the OR
  * of their flags. @p hash and @p lat are constants at each call. The
- * loop takes the parser's fast path alone (pa_pkt_parse_try(): no call,
+ * loop takes the parser's fast path alone (pa_pkt_parse_try_out(): no call,
  * so nothing of the loop's leaves its registers); the frames it leaves
  * (@p slow) get the general parser after it. */
 static __rte_always_inline unsigned int
@@ -310,15 +310,15 @@ rx_parse(struct rte_mbuf **pkts, uint16_t n, uint16_t out, uint64_t stamp,
 		struct pa_pkt_meta *meta = RTE_MBUF_DYNFIELD(m, off,
 			struct pa_pkt_meta *);
 
-		f = pa_pkt_parse_try(rte_pktmbuf_mtod(m, const uint8_t *),
+		/* the out port goes in with the fast path's metadata */
+		f = pa_pkt_parse_try_out(rte_pktmbuf_mtod(m, const uint8_t *),
 			rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), meta,
-			hash);
+			out, true, hash);
 		if (unlikely(f == 0)) {
 			slow[i / 64] |= UINT64_C(1) << (i % 64);
 			*any_slow = true;
 		}
 		flags |= f;
-		meta->out_port = out;
 		if (lat)
 			pa_pkt_rx_tsc_set(meta, stamp);
 	}

@@ -299,23 +299,120 @@ pa_pkt_fast_l4(const uint8_t *l4, int32_t pl, uint32_t seg_len,
 	return true;
 }
 
-/* The metadata of a fast path's packet (no VLAN tag, L4 with ports). */
+/* The metadata of a fast path's packet (no VLAN tag, L4 with ports);
+ * @p set_out (a constant): its out port @p out too. */
 static __rte_always_inline void
 pa_pkt_fast_meta(struct pa_pkt_meta *meta, uint16_t flags, uint16_t l4_off,
-		uint32_t ports, uint8_t proto)
+		uint32_t ports, uint8_t proto, uint16_t out, const bool set_out)
 {
 	/* l4_proto, and vlan_count 0, in one store */
 	const uint16_t pv = rte_cpu_to_le_16(proto);
 
 	RTE_BUILD_BUG_ON(offsetof(struct pa_pkt_meta, vlan_count) !=
 		offsetof(struct pa_pkt_meta, l4_proto) + 1);
-	meta->flags = flags;
-	meta->l3_off = PA_PKT_FAST_L3;
-	meta->l4_off = l4_off;
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+	if (set_out) {
+		/* flags, l3_off, l4_off and out_port: one store of what is
+		 * the same for every packet of a path and burst */
+		const uint64_t w = flags |
+			(uint64_t)PA_PKT_FAST_L3 << 16 |
+			(uint64_t)l4_off << 32 | (uint64_t)out << 48;
+
+		RTE_BUILD_BUG_ON(offsetof(struct pa_pkt_meta, l3_off) !=
+			offsetof(struct pa_pkt_meta, flags) + 2 ||
+			offsetof(struct pa_pkt_meta, l4_off) !=
+			offsetof(struct pa_pkt_meta, flags) + 4 ||
+			offsetof(struct pa_pkt_meta, out_port) !=
+			offsetof(struct pa_pkt_meta, flags) + 6);
+		memcpy((uint8_t *)meta + offsetof(struct pa_pkt_meta, flags),
+			&w, sizeof(w));
+	} else
+#endif
+	{
+		meta->flags = flags;
+		meta->l3_off = PA_PKT_FAST_L3;
+		meta->l4_off = l4_off;
+		if (set_out)
+			meta->out_port = out;
+	}
 	meta->sport = ports >> 16;
 	meta->dport = ports & 0xffff;
 	memcpy((uint8_t *)meta + offsetof(struct pa_pkt_meta, l4_proto), &pv,
 		sizeof(pv));
+}
+
+/* pa_pkt_parse_try(); @p set_out (a constant): write @p out into the
+ * metadata's out port too, whatever the result (the rx loop's store,
+ * merged with the fast path's own). */
+static __rte_always_inline unsigned int
+pa_pkt_parse_try_out(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
+		struct pa_pkt_meta *meta, uint16_t out, const bool set_out,
+		const bool hash)
+{
+	const uint8_t *l3 = data + PA_PKT_FAST_L3;
+	uint32_t tot, ports;
+	uint16_t etype, frag, f;
+	int32_t pl;
+	uint8_t proto;
+
+	if (unlikely(seg_len < PA_PKT_FAST_MIN))
+		goto other;
+	memcpy(&etype, data + 2 * RTE_ETHER_ADDR_LEN, sizeof(etype));
+	if (likely(etype == RTE_BE16(RTE_ETHER_TYPE_IPV4))) {
+		const struct rte_ipv4_hdr *ip =
+			(const struct rte_ipv4_hdr *)l3;
+
+		tot = pa_pkt_rd_be16(l3 + 2);
+		frag = ip->fragment_offset;
+		if (unlikely(ip->version_ihl != 0x45 ||
+				tot + PA_PKT_FAST_L3 > pkt_len ||
+				(frag & RTE_BE16(RTE_IPV4_HDR_MF_FLAG |
+					RTE_IPV4_HDR_OFFSET_MASK)) != 0))
+			goto other;
+		/* pl: bytes of IP payload, all of them within pkt_len; a
+		 * total length under 20 makes it negative, and the L4
+		 * checks fail */
+		pl = (int32_t)tot - 20;
+		proto = ip->next_proto_id;
+		if (unlikely(!pa_pkt_fast_l4(data + PA_PKT_FAST_L4, pl,
+				seg_len, PA_PKT_FAST_TCP_MIN, proto, &ports)))
+			goto other;
+		f = PA_PKT_F_IPV4 | PA_PKT_F_L4;
+		if (hash)
+			meta->hash = pa_pkt_hash_v4(ip->src_addr, ip->dst_addr,
+				ports, proto);
+		else
+			f |= PA_PKT_F_HASH_LATER;
+		pa_pkt_fast_meta(meta, f, PA_PKT_FAST_L4, ports, proto, out,
+			set_out);
+		return f;
+	}
+	if (etype == RTE_BE16(RTE_ETHER_TYPE_IPV6)) {
+		/* version 6, the payload within the frame; a next header
+		 * of TCP or UDP is no extension header and no jumbogram */
+		if (unlikely(seg_len < PA_PKT_FAST6_MIN || (l3[0] >> 4) != 6))
+			goto other;
+		pl = pa_pkt_rd_be16(l3 + 4);
+		if (unlikely((uint32_t)pl + PA_PKT_FAST6_L4 > pkt_len))
+			goto other;
+		proto = l3[6];
+		if (unlikely(!pa_pkt_fast_l4(data + PA_PKT_FAST6_L4, pl,
+				seg_len, PA_PKT_FAST6_TCP_MIN, proto, &ports)))
+			goto other;
+		f = PA_PKT_F_IPV6 | PA_PKT_F_L4;
+		if (hash)
+			meta->hash = pa_pkt_hash_v6(l3 + 8, l3 + 24, ports,
+				proto);
+		else
+			f |= PA_PKT_F_HASH_LATER;
+		pa_pkt_fast_meta(meta, f, PA_PKT_FAST6_L4, ports, proto, out,
+			set_out);
+		return f;
+	}
+other:
+	if (set_out)
+		meta->out_port = out;
+	return 0;
 }
 
 /* The fast path alone: @return the packet's flags when it is one of the
@@ -330,65 +427,8 @@ static __rte_always_inline unsigned int
 pa_pkt_parse_try(const uint8_t *data, uint32_t seg_len, uint32_t pkt_len,
 		struct pa_pkt_meta *meta, const bool hash)
 {
-	const uint8_t *l3 = data + PA_PKT_FAST_L3;
-	uint32_t tot, ports;
-	uint16_t etype, frag, f;
-	int32_t pl;
-	uint8_t proto;
-
-	if (unlikely(seg_len < PA_PKT_FAST_MIN))
-		return 0;
-	memcpy(&etype, data + 2 * RTE_ETHER_ADDR_LEN, sizeof(etype));
-	if (likely(etype == RTE_BE16(RTE_ETHER_TYPE_IPV4))) {
-		const struct rte_ipv4_hdr *ip =
-			(const struct rte_ipv4_hdr *)l3;
-
-		tot = pa_pkt_rd_be16(l3 + 2);
-		frag = ip->fragment_offset;
-		if (unlikely(ip->version_ihl != 0x45 ||
-				tot + PA_PKT_FAST_L3 > pkt_len ||
-				(frag & RTE_BE16(RTE_IPV4_HDR_MF_FLAG |
-					RTE_IPV4_HDR_OFFSET_MASK)) != 0))
-			return 0;
-		/* pl: bytes of IP payload, all of them within pkt_len; a
-		 * total length under 20 makes it negative, and the L4
-		 * checks fail */
-		pl = (int32_t)tot - 20;
-		proto = ip->next_proto_id;
-		if (unlikely(!pa_pkt_fast_l4(data + PA_PKT_FAST_L4, pl,
-				seg_len, PA_PKT_FAST_TCP_MIN, proto, &ports)))
-			return 0;
-		f = PA_PKT_F_IPV4 | PA_PKT_F_L4;
-		if (hash)
-			meta->hash = pa_pkt_hash_v4(ip->src_addr, ip->dst_addr,
-				ports, proto);
-		else
-			f |= PA_PKT_F_HASH_LATER;
-		pa_pkt_fast_meta(meta, f, PA_PKT_FAST_L4, ports, proto);
-		return f;
-	}
-	if (etype == RTE_BE16(RTE_ETHER_TYPE_IPV6)) {
-		/* version 6, the payload within the frame; a next header
-		 * of TCP or UDP is no extension header and no jumbogram */
-		if (unlikely(seg_len < PA_PKT_FAST6_MIN || (l3[0] >> 4) != 6))
-			return 0;
-		pl = pa_pkt_rd_be16(l3 + 4);
-		if (unlikely((uint32_t)pl + PA_PKT_FAST6_L4 > pkt_len))
-			return 0;
-		proto = l3[6];
-		if (unlikely(!pa_pkt_fast_l4(data + PA_PKT_FAST6_L4, pl,
-				seg_len, PA_PKT_FAST6_TCP_MIN, proto, &ports)))
-			return 0;
-		f = PA_PKT_F_IPV6 | PA_PKT_F_L4;
-		if (hash)
-			meta->hash = pa_pkt_hash_v6(l3 + 8, l3 + 24, ports,
-				proto);
-		else
-			f |= PA_PKT_F_HASH_LATER;
-		pa_pkt_fast_meta(meta, f, PA_PKT_FAST6_L4, ports, proto);
-		return f;
-	}
-	return 0;
+	return pa_pkt_parse_try_out(data, seg_len, pkt_len, meta, 0, false,
+		hash);
 }
 
 /* The fast path, else the general parser. */
