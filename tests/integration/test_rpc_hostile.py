@@ -5,9 +5,11 @@ data path keeps forwarding.
 
 Each test runs one kind of abuse while a prober -- a separate process, so
 that the abusers' CPU and GIL do not count against it -- holds its own
-connection and calls stats_get every PROBE_INTERVAL_S. Every answer the
-prober gets must come within LATENCY_BOUND_MS (measured from send to the
-end of the response line), and its rx_packets must keep growing while
+connection and calls stats_get every PROBE_INTERVAL_S. The median answer
+must come within MEDIAN_BOUND_MS and every answer within LATENCY_BOUND_MS
+(measured from send to the end of the response line; the second bound
+wide enough for a loaded machine's scheduling, not for a server that
+stops), and its rx_packets must keep growing while
 the data path has packets to receive.
 
 Two daemons, each running the whole list (module-scoped, parametrized):
@@ -35,10 +37,15 @@ import pytest
 import pautil
 from pautil import DAEMON, PYTHON, check_summary, unique, write_json
 
-# Bound on every stats_get answer during abuse. The server needs well under
-# 10 ms (its per-connection budget is 64 calls / 2 ms per poll); the bound
-# leaves room for a 2-CPU machine whose one CPU spins the data path.
-LATENCY_BOUND_MS = float(os.environ.get("PA_RPC_LATENCY_MS", "100"))
+# Bounds on the stats_get answers during abuse. The server needs well under
+# 10 ms (its per-connection budget is 64 calls / 2 ms per poll). The median
+# says the server keeps serving the good client; the bound on every answer
+# catches a server that stops for the abuse (a blocked read, a request
+# parsed for seconds), and is wide because a loaded 2-CPU machine (one CPU
+# spins the data path) may leave the prober without a CPU for a few hundred
+# ms: it once took 404 ms for an answer under a load of 8.
+LATENCY_BOUND_MS = float(os.environ.get("PA_RPC_LATENCY_MS", "1500"))
+MEDIAN_BOUND_MS = float(os.environ.get("PA_RPC_MEDIAN_MS", "50"))
 PROBE_INTERVAL_S = 0.005
 MIN_SAMPLES = 20
 REPLAY_PACKETS = int(os.environ.get("PA_HOSTILE_PACKETS", "400000"))
@@ -145,6 +152,9 @@ class Probe:
         assert mx <= LATENCY_BOUND_MS, \
             "%s: a stats_get took %.1f ms (bound %.0f ms; p50 %.2f, p99 " \
             "%.2f)" % (self.name, mx, LATENCY_BOUND_MS, p50, p99)
+        assert p50 <= MEDIAN_BOUND_MS, \
+            "%s: stats_get's median %.2f ms (bound %.0f ms; p99 %.2f, max " \
+            "%.2f)" % (self.name, p50, MEDIAN_BOUND_MS, p99, mx)
         if self.target.receiving(rx0):
             assert rx1 > rx0, "%s: rx_packets stuck at %d during the abuse" \
                 % (self.name, rx0)
