@@ -460,6 +460,17 @@ def eal():
     return eal_mem() + ["--no-shconf", "--no-pci", "--no-telemetry"]
 
 
+def wait_rx(c, n, timeout=600):
+    """Wait until the daemon behind RPC client @p c has received @p n
+    packets (a daemon under valgrind starts slowly); exits after
+    @p timeout seconds without them."""
+    end = time.time() + timeout
+    while c.call("stats_get")["rx_packets"] < n:
+        if time.time() > end:
+            raise SystemExit("no traffic after %d s" % timeout)
+        time.sleep(1)
+
+
 def pktaccel_start(tmp, pcap, flows, rules, mem, name="bench", extra=None):
     conf = os.path.join(tmp, name + ".json")
     sock = os.path.join(tmp, name + ".sock")

@@ -95,11 +95,7 @@ def main():
             ba.DAEMON = wrapper(tmp, a.out, os.path.abspath(a.daemon))
             proc, sock, _ = ba.pktaccel_start(tmp, pcap, a.flows, rules, 1024)
             c = ba.rpc_connect(sock)
-            end = time.time() + 600
-            while c.call("stats_get")["rx_packets"] < 3 * a.flows:
-                if time.time() > end:
-                    raise SystemExit("no traffic after 600 s")
-                time.sleep(1)
+            ba.wait_rx(c, 3 * a.flows)
             c.close()
         else:
             eal = ba.eal() + ["-m", "1024"]

@@ -59,11 +59,7 @@ def main():
                              name="cachesim")
     try:
         c = ba.rpc_connect(sock)
-        end = time.time() + 600
-        while c.call("stats_get")["rx_packets"] < 3 * a.flows:
-            if time.time() > end:
-                raise SystemExit("no traffic after 600 s")
-            time.sleep(1)
+        ba.wait_rx(c, 3 * a.flows)
         for op in (["-i", "on"], ["-z"]):
             subprocess.run(["callgrind_control"] + op + [str(proc.pid)],
                            check=True, capture_output=True)
