@@ -963,8 +963,8 @@ def main():
 
     huge = None
     if args.huge:
-        huge = HugePages(args.tag, max(_mem(n) for n in
-                                       (args.flows, args.big_flows)))
+        huge = HugePages(args.tag, _mem(args.big_flows if "flows1m" in scens
+                                        else args.flows))
         huge.reserve()
     try:
         return run_all(args, scens, members, old, huge)
