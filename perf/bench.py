@@ -103,10 +103,16 @@ def bench_pktaccel(pcap, flows, seconds, tmp):
             "tsc_hz": hz}
 
 
-def bench_testpmd(pcap, flows, seconds):
-    cmd = ["dpdk-testpmd"] + eal() + [
+def testpmd_cmd(pcap, flows):
+    """dpdk-testpmd io forwarding of @p pcap (infinite_rx), a pool for
+    @p flows preloaded frames; statistics every second."""
+    return ["dpdk-testpmd"] + eal() + [
         "--vdev", "net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap, "--",
         "--forward-mode=io", "--total-num-mbufs=%d" % (flows + 8192), "--stats-period", "1"]
+
+
+def bench_testpmd(pcap, flows, seconds):
+    cmd = testpmd_cmd(pcap, flows)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     rates, samples = [], []

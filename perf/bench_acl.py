@@ -574,19 +574,11 @@ def telemetry(path, cmd):
     return r
 
 
-def bench_l3fwd(tmp, pcap, flows, rules, seconds, mem, alg=None):
-    """l3fwd --lookup=acl on one lcore (lcore 1 = CPU 1, like pktaccel's
-    worker; l3fwd opens one TX queue per lcore and net_pcap has one, so
-    it gets no second lcore). Rates from the port's ipackets/opackets over
-    DPDK telemetry (l3fwd prints no statistics; --no-huge processes take
-    no secondary, so dpdk-proc-info cannot attach)."""
-    r4, r6 = os.path.join(tmp, "rules4.txt"), os.path.join(tmp, "rules6.txt")
-    write_l3fwd_rules(rules, r4, r6)
-    prefix = "%s-%d" % (L3FWD_PREFIX, os.getpid())
-    rundir = "/var/run/dpdk/%s" % prefix if os.getuid() == 0 else \
-        os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk", prefix)
-    tsock = os.path.join(rundir, "dpdk_telemetry.v2")
-    logp = os.path.join(tmp, "l3fwd.log")
+def l3fwd_cmd(pcap, flows, mem, prefix, r4, r6, alg=None):
+    """l3fwd --lookup=acl on lcore 1 forwarding @p pcap (infinite_rx,
+    @p flows frames preloaded) with the rule files @p r4 and @p r6 (
+    write_l3fwd_rules()); @p alg: rte_acl's classify algorithm, None for
+    l3fwd's own choice."""
     cmd = [L3FWD_BIN] + eal_mem() + ["--no-pci", "-m", str(mem), "-l", "1",
            "--file-prefix", prefix]
     if alg and alg.startswith("avx512x32"):
@@ -604,6 +596,37 @@ def bench_l3fwd(tmp, pcap, flows, rules, seconds, mem, alg=None):
            "--rx-queue-size=%d" % min(65535, flows + 6144)]
     if alg:
         cmd.append("--alg=" + alg)
+    return cmd
+
+
+def callgrind_wrapper(tmp, out, binary, opts=""):
+    """A script in @p tmp that runs @p binary under callgrind, collection
+    off until callgrind_control -i on, the dump in @p out; @p opts: more
+    valgrind options (the cache simulation's)."""
+    wrap = os.path.join(tmp, "wrap.sh")
+    with open(wrap, "w") as f:
+        f.write("#!/bin/sh\nexec valgrind --tool=callgrind %s"
+                "--instr-atstart=no --dump-instr=yes "
+                "--callgrind-out-file=%s %s \"$@\"\n" %
+                (opts + " " if opts else "", os.path.abspath(out), binary))
+    os.chmod(wrap, 0o755)
+    return wrap
+
+
+def bench_l3fwd(tmp, pcap, flows, rules, seconds, mem, alg=None):
+    """l3fwd --lookup=acl on one lcore (lcore 1 = CPU 1, like pktaccel's
+    worker; l3fwd opens one TX queue per lcore and net_pcap has one, so
+    it gets no second lcore). Rates from the port's ipackets/opackets over
+    DPDK telemetry (l3fwd prints no statistics; --no-huge processes take
+    no secondary, so dpdk-proc-info cannot attach)."""
+    r4, r6 = os.path.join(tmp, "rules4.txt"), os.path.join(tmp, "rules6.txt")
+    write_l3fwd_rules(rules, r4, r6)
+    prefix = "%s-%d" % (L3FWD_PREFIX, os.getpid())
+    rundir = "/var/run/dpdk/%s" % prefix if os.getuid() == 0 else \
+        os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk", prefix)
+    tsock = os.path.join(rundir, "dpdk_telemetry.v2")
+    logp = os.path.join(tmp, "l3fwd.log")
+    cmd = l3fwd_cmd(pcap, flows, mem, prefix, r4, r6, alg)
     log = open(logp, "w")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     try:

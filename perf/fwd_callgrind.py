@@ -30,17 +30,6 @@ import bench as bp        # noqa: E402
 import bench_acl as ba    # noqa: E402
 
 
-def wrapper(tmp, out, binary):
-    wrap = os.path.join(tmp, "wrap.sh")
-    with open(wrap, "w") as f:
-        f.write("#!/bin/sh\nexec valgrind --tool=callgrind "
-                "--instr-atstart=no --dump-instr=yes "
-                "--callgrind-out-file=%s %s \"$@\"\n" %
-                (os.path.abspath(out), binary))
-    os.chmod(wrap, 0o755)
-    return wrap
-
-
 def ctl(pid, *op):
     subprocess.run(["callgrind_control"] + list(op) + [str(pid)],
                    check=True, capture_output=True)
@@ -92,32 +81,24 @@ def main():
     proc = None
     try:
         if a.who == "pktaccel":
-            ba.DAEMON = wrapper(tmp, a.out, os.path.abspath(a.daemon))
+            ba.DAEMON = ba.callgrind_wrapper(tmp, a.out,
+                                              os.path.abspath(a.daemon))
             proc, sock, _ = ba.pktaccel_start(tmp, pcap, a.flows, rules, 1024)
             c = ba.rpc_connect(sock)
             ba.wait_rx(c, 3 * a.flows)
             c.close()
         else:
-            eal = ba.eal() + ["-m", "1024"]
             if a.who == "testpmd":
                 assert a.scen == "pass"
-                cmd = ["dpdk-testpmd"] + eal + ["-l", "0,1",
-                       "--vdev", "net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap,
-                       "--", "--forward-mode=io", "--total-num-mbufs=%d" %
-                       (a.flows + 8192), "--stats-period", "1"]
+                cmd = bp.testpmd_cmd(pcap, a.flows)
             else:
                 r4 = os.path.join(tmp, "r4.txt")
                 r6 = os.path.join(tmp, "r6.txt")
                 ba.write_l3fwd_rules(rules or [], r4, r6)
-                cmd = [ba.L3FWD_BIN] + eal + ["-l", "1", "--file-prefix",
-                       "fwdcg-%d" % os.getpid(),
-                       "--vdev", "net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap,
-                       "--", "-p", "0x1", "--config=(0,0,1)",
-                       "--lookup=acl", "--rule_ipv4=" + r4,
-                       "--rule_ipv6=" + r6, "--parse-ptype",
-                       "--rx-queue-size=%d" % min(65535, a.flows + 6144)]
-            cmd = [wrapper(tmp, a.out, shutil.which(cmd[0]) or cmd[0])] + \
-                cmd[1:]
+                cmd = ba.l3fwd_cmd(pcap, a.flows, 1024,
+                                   "fwdcg-%d" % os.getpid(), r4, r6)
+            cmd = [ba.callgrind_wrapper(tmp, a.out, shutil.which(cmd[0]) or
+                                          cmd[0])] + cmd[1:]
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
             time.sleep(a.warmup)

@@ -43,14 +43,9 @@ def main():
     pcap = os.path.join(tmp, "lb.pcap")
     bl.write_bench_pcap(pcap, flows)
     rules = ba.make_rules(a.rules, flows, False)
-    wrap = os.path.join(tmp, "wrap.sh")
-    with open(wrap, "w") as f:
-        f.write("#!/bin/sh\nexec valgrind --tool=callgrind --cache-sim=yes "
-                "--D1=%s --LL=%s --instr-atstart=no --dump-instr=yes "
-                "--callgrind-out-file=%s %s \"$@\"\n" %
-                (a.d1, a.ll, os.path.abspath(a.out),
-                 os.path.abspath(a.daemon)))
-    os.chmod(wrap, 0o755)
+    wrap = ba.callgrind_wrapper(tmp, a.out, os.path.abspath(a.daemon),
+                                "--cache-sim=yes --D1=%s --LL=%s" % (a.d1,
+                                                                     a.ll))
     ba.DAEMON = wrap
     svc = [] if a.no_lb else [bl.service("web", 10)]
     proc, sock, _ = bl.start(tmp, pcap, a.flows, rules,
