@@ -451,41 +451,6 @@ flow_key_of(struct lb_flow_key *k, const uint8_t *l3,
 	memcpy(k->pad2, &z, 8);
 }
 
-/* flow_key_of() and, when the parser left it for later
- * (PA_PKT_F_HASH_LATER: rtc's rx stage, pa_pkt_parse_nohash()), the
- * packet's flow hash: pa_pkt_hash_later()'s, from the addresses and ports
- * the key has just read (such a packet is a fast path's: its L3 header at
- * PA_PKT_FAST_L3, in the first segment). Only the packets a service
- * balances need the hash; this is the pass that reads their headers
- * first. */
-static __rte_always_inline void
-flow_key_hash(struct lb_flow_key *k, const uint8_t *l3,
-		struct pa_pkt_meta *meta, uint8_t family)
-{
-	flow_key_of(k, l3, meta, family);
-	if (meta->flags & PA_PKT_F_HASH_LATER) {
-		const uint32_t ports = (uint32_t)meta->sport << 16 |
-			meta->dport;
-
-		if (family == 4) {
-			uint32_t s, d;
-
-			memcpy(&s, l3 + offsetof(struct rte_ipv4_hdr,
-				src_addr), 4);
-			memcpy(&d, l3 + offsetof(struct rte_ipv4_hdr,
-				dst_addr), 4);
-			meta->hash = pa_pkt_hash_v4(s, d, ports,
-				meta->l4_proto);
-		} else {
-			meta->hash = pa_pkt_hash_v6(l3 + offsetof(
-				struct rte_ipv6_hdr, src_addr), l3 + offsetof(
-				struct rte_ipv6_hdr, dst_addr), ports,
-				meta->l4_proto);
-		}
-		meta->flags &= (uint16_t)~PA_PKT_F_HASH_LATER;
-	}
-}
-
 /* The NAT reply key of a flow: backend to client. */
 static void
 reply_key_of(struct lb_flow_key *r, const struct lb_flow_key *k,
@@ -1003,7 +968,14 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 			RTE_CACHE_LINE_SIZE);
 		slot[nc] = (uint16_t)sl;
 		if (likely(!(meta->flags & PA_PKT_F_FRAG))) {
-			flow_key_hash(&fkey[nf], l3, meta, family);
+			flow_key_of(&fkey[nf], l3, meta, family);
+			/* the flow hash the parser left for later
+			 * (PA_PKT_F_HASH_LATER: rtc's rx stage): only the
+			 * packets a service balances need it, and this is
+			 * the pass that reads their headers first (such a
+			 * packet is a fast path's, its L3 header at
+			 * PA_PKT_FAST_L3) */
+			pa_pkt_hash_later(l3 - PA_PKT_FAST_L3, meta);
 			fsig[nf] = meta->hash;
 			lb_ftab_prefetch(&w->ftab, meta->hash);
 			kidx[nc] = (uint16_t)nf++;
