@@ -35,9 +35,12 @@ scenarios need is made once per pair):
 
 Every pktaccel run is rtc with one worker lcore on CPU 1 (pipeline mode
 excepted), 60-byte frames (62 for IPv6) on a net_pcap vdev with
-infinite_rx=1, on --no-huge memory unless --huge (then every process,
-the peers too, on 2 MB huge pages: production's layout; under --no-huge
-each mbuf sits alone on a 4 KB page, which costs every side D1 conflicts).
+infinite_rx=1. Memory (--memory): by default (auto) every process, the
+peers too, runs on 2 MB huge pages, production's layout, which run.py
+reserves for the run and releases after, when it can: as root, with 2 MB
+pages offered and none reserved already; otherwise on --no-huge memory,
+saying why (there each mbuf sits alone on a 4 KB page, which costs every
+side D1 conflicts). --huge insists on huge pages, --no-huge on the other.
 Each pair runs every member once, the order reversed on
 odd pairs. Mpps is over --seconds after the warm-up; "CPU cycles/packet"
 is the data-path threads' own CPU time x TSC Hz / packets, which leaves
@@ -46,7 +49,8 @@ shared machine); ratios are taken within a pair, then the median.
 
 Usage:
   /usr/bin/python3 perf/run.py [--pairs 3] [--seconds 5] [--only NAMES]
-      [--quick] [--huge] [--compare OLD.json] [--out PREFIX] [--no-save]
+      [--quick] [--huge | --no-huge] [--compare OLD.json] [--out PREFIX]
+      [--no-save]
   /usr/bin/python3 perf/run.py --compare OLD.json --new NEW.json   (no run)
   /usr/bin/python3 perf/run.py --show RESULT.json        (its table, no run)
 
@@ -746,9 +750,12 @@ def compare(old, new):
     keys = [k for k in fn] + [k for k in fo if k not in fn]
     lines = []
     co, cn = old.get("config", {}), new.get("config", {})
+    # results from before 2026-12-02 11:20 have no "memory": all --no-huge
+    co = dict(co, memory=co.get("memory", "--no-huge"))
+    cn = dict(cn, memory=cn.get("memory", "--no-huge"))
     diff = ["%s %s -> %s" % (k, co.get(k), cn.get(k))
-            for k in ("flows", "big_flows", "rules", "seconds", "pairs",
-                      "l3fwd_alg") if co.get(k) != cn.get(k)]
+            for k in ("memory", "flows", "big_flows", "rules", "seconds",
+                      "pairs", "l3fwd_alg") if co.get(k) != cn.get(k)]
     if diff:
         lines.append("(not the same settings: %s)" % ", ".join(diff))
     for tag, r in (("old", old), ("new", new)):
@@ -831,18 +838,27 @@ class HugePages:
         self.pages = mem_mb // 2 + 128
         self.mount = os.path.join(tempfile.gettempdir(), tag + "-huge")
 
-    def reserve(self):
+    def unavailable(self):
+        """Why huge pages cannot be had here (None: they can be tried)."""
         if os.geteuid() != 0:
-            sys.exit("run.py: --huge needs root (it reserves huge pages)")
+            return "not root (reserving huge pages needs it)"
         try:
             with open(self.NR) as f:
                 have = int(f.read())
         except OSError:
-            sys.exit("run.py: --huge: this kernel offers no 2 MB pages")
+            return "this kernel offers no 2 MB pages"
         if have:
-            sys.exit("run.py: --huge: %d huge pages are reserved already "
-                     "(someone else's?): release them first "
-                     "(scripts/setup-hugepages.sh --clear)" % have)
+            return ("%d huge pages are reserved already (someone else's?): "
+                    "release them first (scripts/setup-hugepages.sh --clear)"
+                    % have)
+        return None
+
+    def reserve(self):
+        """Reserve and mount; None when done, else why not (nothing left
+        reserved or mounted)."""
+        why = self.unavailable()
+        if why:
+            return why
         os.makedirs(self.mount, exist_ok=True)
         r = subprocess.run([self.SCRIPT, "--pages", str(self.pages),
                             "--mount", self.mount], capture_output=True,
@@ -851,11 +867,12 @@ class HugePages:
             got = int(f.read())
         if r.returncode != 0 or got < self.pages:
             self.release()
-            sys.exit("run.py: --huge: could not reserve %d pages (got %d): %s"
-                     % (self.pages, got, r.stderr.strip()))
+            return "could not reserve %d pages (got %d): %s" % (
+                self.pages, got, r.stderr.strip())
         ba.HUGE_DIR = self.mount
         print("run.py: %d huge pages of 2 MB at %s" % (self.pages, self.mount),
               flush=True)
+        return None
 
     def release(self):
         ba.HUGE_DIR = None
@@ -906,13 +923,20 @@ def main():
     ap.add_argument("--out", default=None,
                     help="path of the results without extension (default "
                     "perf/results/run-<date>-<time>): .json and .md")
-    ap.add_argument("--huge", action="store_true",
-                    help="run every process, the peers too, on 2 MB huge "
-                    "pages (production's memory layout) instead of "
-                    "--no-huge: reserves and mounts them for the run with "
-                    "scripts/setup-hugepages.sh and releases them after "
-                    "(root; none may be reserved already); bench_ring_hop "
-                    "stays on --no-huge")
+    ap.add_argument("--memory", choices=("auto", "huge", "no-huge"),
+                    default="auto",
+                    help="auto (default): 2 MB huge pages for every process, "
+                    "the peers too (production's memory layout), when run.py "
+                    "can reserve them (root, 2 MB pages offered, none "
+                    "reserved already), else --no-huge, saying why; huge: "
+                    "huge pages or stop; no-huge: --no-huge memory. run.py "
+                    "reserves and mounts the pages with "
+                    "scripts/setup-hugepages.sh and releases them after; "
+                    "bench_ring_hop stays on --no-huge")
+    ap.add_argument("--huge", dest="memory", action="store_const",
+                    const="huge", help="--memory huge")
+    ap.add_argument("--no-huge", dest="memory", action="store_const",
+                    const="no-huge", help="--memory no-huge")
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--compare", metavar="OLD.json",
                     help="print the change of every figure against OLD.json")
@@ -961,19 +985,24 @@ def main():
             sys.exit("run.py: perf/l3fwd/build.sh failed (l3fwd-acl is the "
                      "peer of acl1k, acl_lb and flows1m)")
 
-    huge = None
-    if args.huge:
+    huge, why = None, "--no-huge asked for"
+    if args.memory != "no-huge":
         huge = HugePages(args.tag, _mem(args.big_flows if "flows1m" in scens
                                         else args.flows))
-        huge.reserve()
+        why = huge.reserve()
+        if why:
+            huge = None
+            if args.memory == "huge":
+                sys.exit("run.py: --huge: " + why)
+            print("run.py: on --no-huge memory: " + why, flush=True)
     try:
-        return run_all(args, scens, members, old, huge)
+        return run_all(args, scens, members, old, huge, why)
     finally:
         if huge is not None:
             huge.release()
 
 
-def run_all(args, scens, members, old, huge):
+def run_all(args, scens, members, old, huge, why):
     head = subprocess.run(["git", "-C", ROOT, "describe", "--always",
                            "--dirty"], capture_output=True, text=True)
     res = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
@@ -984,7 +1013,8 @@ def run_all(args, scens, members, old, huge):
                       "big_flows": args.big_flows, "rules": args.rules,
                       "l3fwd_alg": args.l3fwd_alg, "scenarios": scens,
                       "quick": args.quick,
-                      "memory": "2M huge pages" if huge else "--no-huge"},
+                      "memory": "2M huge pages" if huge else "--no-huge",
+                      "memory_why": None if huge else why},
            "loadavg_start": os.getloadavg(), "runs": [], "failures": []}
     per_pair = {s: [] for s in scens}
     t_start = time.time()
@@ -1061,7 +1091,9 @@ def run_all(args, scens, members, old, huge):
                     "%.1f -> %.1f%s\n\n" % (
                         res["date"], "quick" if args.quick else
                         "%d pairs of %g s" % (args.pairs, args.seconds),
-                        res["config"]["memory"],
+                        res["config"]["memory"] + (
+                            " (%s)" % why if why and huge is None and
+                            args.memory == "auto" else ""),
                         res["git"], res["machine"]["cpus"],
                         res["machine"]["cpu_model"],
                         (ctx.tsc_hz or 0) / 1e9, res["loadavg_start"][0],

@@ -66,6 +66,8 @@ def test_compare_prints_each_change_absolute_and_percent(tmp_path):
         "pipeline.ratio": _fig(1.2, "x", "higher"),
     })
     new["config"]["seconds"] = 2
+    # the old one from before run.py said which memory: --no-huge
+    new["config"]["memory"] = "2M huge pages"
     r = subprocess.run([PY, RUN, "--compare", _write(tmp_path / "o.json", old),
                         "--new", _write(tmp_path / "n.json", new)],
                        capture_output=True, text=True, timeout=60)
@@ -85,7 +87,8 @@ def test_compare_prints_each_change_absolute_and_percent(tmp_path):
     assert "only in the new result" in _line(out, "pipeline.ratio")
     assert "only in the old result" in _line(out, "latency.p99_ns")
     # results taken with other settings are compared, and said to be
-    assert "(not the same settings: seconds 5 -> 2)" in out, out
+    assert "(not the same settings: memory --no-huge -> 2M huge pages, " \
+        "seconds 5 -> 2)" in out, out
 
 
 def test_compare_of_a_missing_file_fails_with_its_name(tmp_path):
@@ -175,9 +178,9 @@ def test_run_only_latency_end_to_end_writes_table_and_json(tmp_path):
     0.5 s window: about 5 s on a quiet 2-CPU machine."""
     base = str(tmp_path / "res")
     t0 = time.time()
-    r = subprocess.run([PY, RUN, "--only", "latency", "--pairs", "1",
-                        "--rules", "0", "--seconds", "0.5", "--warmup",
-                        "0.2", "--no-wake", "--daemon", DAEMON,
+    r = subprocess.run([PY, RUN, "--no-huge", "--only", "latency",
+                        "--pairs", "1", "--rules", "0", "--seconds", "0.5",
+                        "--warmup", "0.2", "--no-wake", "--daemon", DAEMON,
                         "--tag", "pa-test-perf-%d" % os.getpid(),
                         "--out", base], capture_output=True, text=True,
                        timeout=120)
@@ -186,6 +189,8 @@ def test_run_only_latency_end_to_end_writes_table_and_json(tmp_path):
     with open(base + ".json") as f:
         res = json.load(f)
     assert res["failures"] == []
+    assert res["config"]["memory"] == "--no-huge" and \
+        res["config"]["memory_why"] == "--no-huge asked for", res["config"]
     assert [x["member"] for x in res["runs"]] == ["pa_lat_on", "pa_lat_off"]
     fig = res["figures"]
     p50, p99 = fig["latency.p50_ns"]["value"], fig["latency.p99_ns"]["value"]
@@ -211,10 +216,11 @@ def _huge_in_use():
 
 @pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists(NR_2M),
                     reason="needs root and 2 MB huge pages")
-def test_run_huge_runs_on_huge_pages_and_releases_them(tmp_path):
-    """--huge: the scenario's daemons run on 2 MB pages that run.py
-    reserved (seen in use while it runs), the result says so, and no
-    page or mount is left after."""
+def test_run_default_runs_on_huge_pages_and_releases_them(tmp_path):
+    """By default (--memory auto), as root with none reserved, the
+    scenario's daemons run on 2 MB pages that run.py reserved (seen in use
+    while it runs), the result says so, and no page or mount is left
+    after."""
     with open(NR_2M) as f:
         if int(f.read()) != 0:
             pytest.skip("2 MB pages already reserved here: not touching them")
@@ -228,7 +234,7 @@ def test_run_huge_runs_on_huge_pages_and_releases_them(tmp_path):
     t = threading.Thread(target=watch)
     t.start()
     try:
-        r = subprocess.run([PY, RUN, "--huge", "--only", "latency",
+        r = subprocess.run([PY, RUN, "--only", "latency",
                             "--pairs", "1", "--rules", "0", "--seconds",
                             "0.3", "--warmup", "0.2", "--no-wake",
                             "--daemon", DAEMON, "--tag", tag, "--out", base],
@@ -240,7 +246,8 @@ def test_run_huge_runs_on_huge_pages_and_releases_them(tmp_path):
     with open(base + ".json") as f:
         res = json.load(f)
     assert res["failures"] == [] and \
-        res["config"]["memory"] == "2M huge pages", res["config"]
+        res["config"]["memory"] == "2M huge pages" and \
+        res["config"]["memory_why"] is None, res["config"]
     with open(base + ".md") as f:
         assert ", 2M huge pages, " in f.readline()
     assert used[0] > 0, "no huge page was in use during the run"
@@ -248,6 +255,50 @@ def test_run_huge_runs_on_huge_pages_and_releases_them(tmp_path):
         assert int(f.read()) == 0, "run.py left huge pages reserved"
     with open("/proc/mounts") as f:
         assert tag + "-huge" not in f.read()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists(NR_2M),
+                    reason="needs root and 2 MB huge pages")
+def test_run_default_falls_back_to_no_huge_and_says_why(tmp_path):
+    """Pages someone else reserved are not run.py's to use or release:
+    by default it runs on --no-huge memory and says why (on stdout, in
+    the JSON and on the table's first line); --huge refuses to start.
+    Their reservation is left as it was."""
+    with open(NR_2M) as f:
+        if int(f.read()) != 0:
+            pytest.skip("2 MB pages already reserved here: not touching them")
+    base = str(tmp_path / "res")
+    tag = "pa-test-nohuge-%d" % os.getpid()
+    cmd = [PY, RUN, "--only", "latency", "--pairs", "1", "--rules", "0",
+           "--seconds", "0.3", "--warmup", "0.2", "--no-wake", "--daemon",
+           DAEMON, "--tag", tag, "--out", base]
+    with open(NR_2M, "w") as f:
+        f.write("1")
+    try:
+        with open(NR_2M) as f:
+            if int(f.read()) != 1:
+                pytest.skip("could not reserve one 2 MB page")
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+        refused = subprocess.run(cmd[:2] + ["--huge"] + cmd[2:],
+                                 capture_output=True, text=True, timeout=60)
+        with open(NR_2M) as f:
+            left = int(f.read())
+    finally:
+        with open(NR_2M, "w") as f:
+            f.write("0")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    assert "run.py: on --no-huge memory: 1 huge pages are reserved " \
+        "already" in r.stdout, r.stdout[-2000:]
+    with open(base + ".json") as f:
+        res = json.load(f)
+    assert res["failures"] == [] and res["config"]["memory"] == "--no-huge"
+    assert "reserved already" in res["config"]["memory_why"], res["config"]
+    with open(base + ".md") as f:
+        assert ", --no-huge (1 huge pages are reserved already" in \
+            f.readline()
+    assert refused.returncode != 0 and "run.py: --huge: 1 huge pages are " \
+        "reserved already" in refused.stderr, refused.stderr
+    assert left == 1, "run.py changed someone else's reservation"
 
 
 RING_HOP = os.path.join(os.path.dirname(os.path.dirname(DAEMON)), "perf",
