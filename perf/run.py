@@ -14,7 +14,11 @@ scenarios need is made once per pair):
                the same rules and traffic                     (bench_lb.py)
   flows1m      acl_lb with --big-flows flows (1M): cycles/packet against
                acl_lb's, Mpps against acl_lb's l3fwd-acl (l3fwd's mbuf
-               pool cannot preload 1M frames: it runs the acl_lb traffic)
+               pool cannot preload 1M frames: it runs the acl_lb traffic);
+               and both traffics without the service (pktaccel, same
+               rules): how much of the growth is the traffic source
+               (net_pcap copying from as many stored frames as flows),
+               the parse and the ACL, and how much the LB's own
   modes        nat and dsr (same traffic) and IPv6-in-IPv6 (IPv6 traffic
                and rules) against acl_lb's IPv4 ipip
   pipeline     pipeline mode on the acl_lb traffic against rtc with one
@@ -247,6 +251,22 @@ def m_pa_lb_big(ctx):
     return _lb_run(ctx, ctx.traffic.get("lb_big"), bl.service("web", 10))
 
 
+def _nolb_run(ctx, t, name):
+    """The LB benchmark's daemon, rules and traffic without the service:
+    what the traffic source, the parse and the ACL cost alone."""
+    return bl.bench_one(ctx.tmp, t["pcap"], t["flows"], t["rules"],
+                        ctx.args.seconds, _mem(t["n"]), [], "rtc",
+                        _ft(t["n"]), name=name)
+
+
+def m_pa_nolb(ctx):
+    return _nolb_run(ctx, ctx.traffic.get("lb"), "nolb")
+
+
+def m_pa_nolb_big(ctx):
+    return _nolb_run(ctx, ctx.traffic.get("lb_big"), "nolb_big")
+
+
 def m_pa_nat(ctx):
     return _lb_run(ctx, ctx.traffic.get("lb"),
                    bl.service("web", 10, forward="nat"))
@@ -357,7 +377,8 @@ MEMBERS = {
     "pa_pass": m_pa_pass, "testpmd_io": m_testpmd,
     "pa_acl1k": m_pa_acl1k, "l3fwd_acl1k": m_l3fwd_acl1k,
     "pa_lb": m_pa_lb, "l3fwd_lb": m_l3fwd_lb,
-    "pa_lb_big": m_pa_lb_big,
+    "pa_lb_big": m_pa_lb_big, "pa_nolb": m_pa_nolb,
+    "pa_nolb_big": m_pa_nolb_big,
     "pa_nat": m_pa_nat, "pa_dsr": m_pa_dsr, "pa_ipip6": m_pa_ipip6,
     "pa_pipeline": m_pa_pipeline, "ring_hop_bench": m_ring_hop_bench,
     "pa_lat_on": m_pa_lat_on, "pa_lat_off": m_pa_lat_off,
@@ -368,7 +389,7 @@ SCENARIOS = {
     "passthrough": ["pa_pass", "testpmd_io"],
     "acl1k": ["pa_acl1k", "l3fwd_acl1k"],
     "acl_lb": ["pa_lb", "l3fwd_lb"],
-    "flows1m": ["pa_lb_big", "pa_lb", "l3fwd_lb"],
+    "flows1m": ["pa_lb_big", "pa_lb", "l3fwd_lb", "pa_nolb_big", "pa_nolb"],
     "modes": ["pa_nat", "pa_dsr", "pa_ipip6", "pa_lb"],
     "pipeline": ["pa_pipeline", "pa_lb", "ring_hop_bench"],
     "latency": ["pa_lat_on", "pa_lat_off"],
@@ -431,6 +452,23 @@ def pair_figures(ctx, scen, runs):
         f["ratio"] = _ratio(_get(big, "mpps"), _get(l3, "mpps"))
         f["ratio_cpu"] = _ratio(_peer_cp(ctx, l3),
                                 _get(big, "cpu_cycles_per_packet"))
+        # the same two traffics without the service: the traffic source
+        # (net_pcap copying from as many stored frames as flows), the
+        # parse and the ACL; the difference is the LB's own share
+        nb = _get(runs.get("pa_nolb_big"), "cpu_cycles_per_packet")
+        ns = _get(runs.get("pa_nolb"), "cpu_cycles_per_packet")
+        f["nolb_cycles_per_packet"] = nb
+        f["nolb_10k_cycles_per_packet"] = ns
+        f["nolb_cycles_vs_10k"] = _ratio(nb, ns)
+        lb_big = f["pktaccel_cycles_per_packet"] - nb \
+            if f["pktaccel_cycles_per_packet"] is not None and \
+            nb is not None else None
+        c10 = _get(small, "cpu_cycles_per_packet")
+        lb_small = c10 - ns if c10 is not None and ns is not None else None
+        f["lb_cycles_per_packet"] = lb_big
+        f["lb_10k_cycles_per_packet"] = lb_small
+        f["lb_cycles_vs_10k"] = _ratio(lb_big, lb_small) \
+            if lb_small is not None and lb_small > 0 else None
     elif scen == "modes":
         ipip = runs.get("pa_lb")
         for k in ("nat", "dsr", "ipip6"):
@@ -677,6 +715,22 @@ def table(res):
                     "| | %s | %s |" % (
                         _k(big), _k(n), vr("flows1m.cycles_vs_10k"),
                         GOALS["flows1m.cycles_vs_10k"]))
+    if "flows1m.nolb_cycles_vs_10k" in F:
+        rows.append("| of which without the service (traffic source, parse, "
+                    "ACL), %s flows over %s | | %s | %s flows | | %s | | %s "
+                    "| |" % (
+                        _k(big), _k(n), v("flows1m.nolb_cycles_per_packet"),
+                        _k(n),
+                        v("flows1m.nolb_10k_cycles_per_packet"),
+                        vr("flows1m.nolb_cycles_vs_10k")))
+    if "flows1m.lb_cycles_vs_10k" in F:
+        rows.append("| of which the LB's own (with minus without the "
+                    "service), %s flows over %s | | %s | %s flows | | %s | "
+                    "| %s | |"
+                    % (_k(big), _k(n), v("flows1m.lb_cycles_per_packet"),
+                       _k(n),
+                       v("flows1m.lb_10k_cycles_per_packet"),
+                       vr("flows1m.lb_cycles_vs_10k")))
     for k, label in (("nat", "ACL + LB nat"), ("dsr", "ACL + LB dsr"),
                      ("ipip6", "ACL + LB IPv6-in-IPv6 (IPv6 traffic)")):
         row(label, "modes.%s_mpps" % k, "modes.%s_cycles_per_packet" % k,

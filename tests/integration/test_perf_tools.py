@@ -336,3 +336,40 @@ def test_ring_hop_bench_refuses_bad_arguments():
                            timeout=30)
         assert r.returncode == 2, (bad, r.stdout, r.stderr)
         assert "usage:" in r.stderr, (bad, r.stderr)
+
+
+def _run_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("pa_perf_run", RUN)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_flows1m_splits_the_growth_into_source_and_lb():
+    """flows1m's figures from one pair's runs: the whole growth 1M over
+    10k, the same traffics without the service (traffic source, parse,
+    ACL), and the LB's own share as the difference of the two."""
+    run = _run_module()
+
+    class Ctx:
+        tsc_hz = 2e9
+    runs = {"pa_lb_big": {"mpps": 5.0, "cpu_cycles_per_packet": 300.0},
+            "pa_lb": {"mpps": 12.0, "cpu_cycles_per_packet": 150.0},
+            "l3fwd_lb": {"mpps": 25.0, "cpu_s_per_packet": 40e-9},
+            "pa_nolb_big": {"mpps": 8.0, "cpu_cycles_per_packet": 180.0},
+            "pa_nolb": {"mpps": 20.0, "cpu_cycles_per_packet": 90.0}}
+    f = run.pair_figures(Ctx(), "flows1m", runs)
+    assert f["cycles_vs_10k"] == 2.0 and f["ratio"] == 0.2, f
+    assert f["nolb_cycles_per_packet"] == 180.0 and \
+        f["nolb_10k_cycles_per_packet"] == 90.0 and \
+        f["nolb_cycles_vs_10k"] == 2.0, f
+    assert f["lb_cycles_per_packet"] == 120.0 and \
+        f["lb_10k_cycles_per_packet"] == 60.0 and \
+        f["lb_cycles_vs_10k"] == 2.0, f
+    assert run.figure_info("flows1m.lb_cycles_vs_10k") == ("x", "lower")
+    # a failed run leaves its figures out, not wrong
+    runs["pa_nolb"] = {"error": "boom"}
+    f = run.pair_figures(Ctx(), "flows1m", runs)
+    assert f["lb_10k_cycles_per_packet"] is None and \
+        f["lb_cycles_vs_10k"] is None and f["cycles_vs_10k"] == 2.0, f
