@@ -880,34 +880,547 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	return PA_LB_V_FORWARD;
 }
 
+/* A MAC as the low 48 bits of a word (memory order), as a next-hop word
+ * holds it (lb_nh_word()). */
+static __rte_always_inline uint64_t
+mac48(const struct rte_ether_addr *a)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, a, RTE_ETHER_ADDR_LEN);
+	return v;
+}
+
+/* set_macs()'s port-level part for one (output port, family), read once
+ * per chunk: the destination a frame gets when its backend gives no next
+ * hop (the port's gateway, configured, else resolved; else the frame's
+ * own source, counted as unresolved when wanted), the port's MAC as the
+ * source when it knows it, and the port's MTU. */
+struct lb_l2 {
+	uint32_t key;			/* out | v6 << 16 | 1 << 17; 0: none */
+	uint16_t mtu;
+	bool known;
+	bool reflect;			/* destination: the frame's source */
+	bool unres;			/* ... and count neigh_unresolved */
+	uint64_t dst;			/* !reflect: the gateway's MAC */
+	uint64_t src;			/* known: the port's MAC */
+};
+
+static __rte_always_inline void
+l2_fill(const struct pa_lb *lb, struct lb_l2 *c, uint32_t key)
+{
+	const struct lb_port *p = &lb->port[key & 0xffff];
+	uint64_t nh;
+
+	c->key = key;
+	c->mtu = p->mtu;
+	c->known = p->known;
+	c->src = mac48(&p->mac);
+	c->reflect = false;
+	c->unres = false;
+	if (p->has_gw) {
+		c->dst = mac48(&p->gw);
+		return;
+	}
+	nh = __atomic_load_n(&p->gw_nh[(key >> 16) & 1], __ATOMIC_RELAXED);
+	c->dst = nh & LB_NH_MAC_MASK;
+	if (!(nh & LB_NH_VALID)) {
+		c->reflect = true;
+		c->unres = (nh & LB_NH_WANTED) != 0;
+	}
+}
+
+/* What a chunk's pass 2 keeps in registers rather than re-reading after
+ * each frame store (a store through a byte pointer may alias anything):
+ * the lb's and the worker's fields it uses, and the counters it adds up
+ * to write once at the chunk's end. */
+struct lb_fast {
+	const uint64_t *be_nh;
+	struct lb_ctr *ctr;
+	uint64_t local6[2];
+	uint32_t local4;
+	uint16_t ip_id;
+	uint32_t unres;			/* neigh_unresolved to add */
+	uint32_t balanced;		/* ... balanced */
+	struct lb_l2 l2;
+};
+
+/* The destination MAC of a frame sent to backend @p b on port @p out
+ * (set_macs()): its own MAC, else its next hop resolved on that port,
+ * else the port's (@p c); @p own_src is the frame's source MAC. */
+static __rte_always_inline uint64_t
+be_dst(struct lb_fast *x, const struct lb_backend *b, uint16_t out,
+		uint64_t own_src)
+{
+	uint64_t nh;
+
+	if (b->has_mac)
+		return mac48(&b->mac);
+	nh = __atomic_load_n(&x->be_nh[b->cslot], __ATOMIC_RELAXED);
+	if (nh != 0 && lb_nh_port(nh) == (out & 0xff)) {
+		if (likely(nh & LB_NH_VALID))
+			return nh & LB_NH_MAC_MASK;
+		x->unres++;
+	}
+	if (x->l2.reflect) {
+		x->unres += x->l2.unres;
+		return own_src;
+	}
+	return x->l2.dst;
+}
+
+/* The Ethernet header's MACs at @p to, from those at @p from (the same
+ * frame, or where its header was before an outer one went in front; the
+ * 2 bytes after them, ethertype or first tag, are carried over): what
+ * set_macs() writes, in two stores (the words in little-endian memory
+ * order, as lb_nh_word() builds a next hop's). */
+static __rte_always_inline void
+put_macs(struct lb_fast *x, const struct lb_backend *b, uint16_t out,
+		uint8_t *to, const uint8_t *from)
+{
+	uint64_t o, own, dst, src, w0, w1;
+
+	memcpy(&o, from + 6, 8);
+	own = o & LB_NH_MAC_MASK;
+	dst = be_dst(x, b, out, own);
+	src = x->l2.known ? x->l2.src : own;
+	w0 = dst | src << 48;
+	w1 = src | (o & ~LB_NH_MAC_MASK);
+	memcpy(to, &w0, 8);
+	memcpy(to + 6, &w1, 8);
+}
+
+/* count_sent() into the chunk's sums (balanced: written at its end). */
+static __rte_always_inline void
+count_fast(struct lb_fast *x, const struct lb_backend *b, uint32_t len)
+{
+	struct lb_ctr *c = &x->ctr[b->cslot];
+
+	if (unlikely(c->uid != b->uid)) {
+		c->uid = b->uid;
+		c->flows = 0;
+		c->packets = 0;
+		c->bytes = 0;
+	}
+	c->packets++;
+	c->bytes += len;
+	x->balanced++;
+}
+
+/* forward() for a packet of a flow pass 2 decided, its forwarding mode
+ * @p mode and family @p fam constants where pass 2 is specialised: the
+ * same rewrites, counters and verdicts, with what it reads read before
+ * it writes the frame. */
+static __rte_always_inline uint8_t
+fwd_fast(struct pa_lb *lb, struct lb_worker *w, struct lb_fast *x,
+		const struct lb_backend *b, struct rte_mbuf *m,
+		struct pa_pkt_meta *meta, const uint8_t mode, const uint8_t fam)
+{
+	const uint16_t l3 = meta->l3_off, l4 = meta->l4_off;
+	const uint16_t flags = meta->flags, out = meta->out_port;
+	const uint32_t len = rte_pktmbuf_pkt_len(m);
+	const uint32_t key = (uint32_t)out | (uint32_t)(fam == 6) << 16 |
+		1u << 17;
+	uint16_t doff = m->data_off;
+	uint8_t *base = m->buf_addr;
+	uint8_t *frame = base + doff;
+	uint32_t need;
+
+	/* (dsr rewrites the L2 header only) */
+	if (mode != PA_LB_DSR) {
+		need = (flags & PA_PKT_F_L4) ? (uint32_t)l4 +
+			(meta->l4_proto == IPPROTO_TCP ? 20 : 8) :
+			(uint32_t)l3 + (fam == 4 ? 20 : 40);
+		if (unlikely(m->data_len < need)) {
+			w->st.no_room++;
+			return PA_LB_V_NO_ROOM;
+		}
+	}
+	if (unlikely(x->l2.key != key))
+		l2_fill(lb, &x->l2, key);
+	if (mode == PA_LB_IPIP) {
+		const unsigned int hlen = fam == 4 ?
+			sizeof(struct rte_ipv4_hdr) :
+			sizeof(struct rte_ipv6_hdr);
+		uint8_t *inner = frame + l3;
+		const uint8_t *from;
+		uint32_t ilen, mtu = x->l2.mtu;
+
+		if (fam == 4)
+			ilen = lb_bswap16(((struct rte_ipv4_hdr *)inner)->
+				total_length);
+		else
+			ilen = sizeof(struct rte_ipv6_hdr) + lb_bswap16(
+				((struct rte_ipv6_hdr *)inner)->payload_len);
+		if (unlikely(mtu != 0 && ilen + hlen > mtu))
+			return too_big(lb, w, m, meta, inner, mtu - hlen);
+		/* Ethernet padding after the inner packet would end up
+		 * inside the tunnel: cut it */
+		if (len > l3 + ilen)
+			rte_pktmbuf_trim(m, (uint16_t)(len - (l3 + ilen)));
+		if (unlikely(hlen > doff)) {
+			w->st.no_room++;
+			return PA_LB_V_NO_ROOM;
+		}
+		/* sent: the rest cannot fail */
+		count_fast(x, b, len);
+		meta->flags = flags & ~PA_PKT_F_ROUTE;
+		meta->l4_off = (uint16_t)(l4 + hlen);
+		doff = (uint16_t)(doff - hlen);
+		m->data_off = doff;
+		m->data_len = (uint16_t)(m->data_len + hlen);
+		m->pkt_len += hlen;
+		frame = base + doff;
+		/* the L2 header (VLAN tags included) moves to the new front;
+		 * an untagged one is written there from where it was */
+		from = frame + hlen;
+		if (unlikely(l3 != RTE_ETHER_HDR_LEN)) {
+			memmove(frame, frame + hlen, l3);
+			from = frame;
+		}
+		if (fam == 4) {
+			const struct rte_ipv4_hdr *in =
+				(const void *)(frame + l3 + hlen);
+			struct rte_ipv4_hdr *o = (void *)(frame + l3);
+			const uint16_t df = in->fragment_offset &
+				rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+			const uint8_t tos = in->type_of_service;
+			/* the word { 0, tos } in memory order */
+			const uint16_t tw = (uint16_t)(RTE_BYTE_ORDER ==
+				RTE_LITTLE_ENDIAN ? tos << 8 : tos);
+			const uint32_t daddr = b->addr.v4.s_addr;
+			const uint16_t tl = lb_bswap16((uint16_t)(ilen + hlen));
+			uint16_t id = 0;
+			uint32_t sum;
+
+			if (df == 0)
+				id = lb_bswap16(x->ip_id++);
+			/* the constant words' sum is the backend's; add the
+			 * rest from registers */
+			sum = b->ip4_sum + tw + tl + id + df;
+			sum = (sum & 0xffff) + (sum >> 16);
+			sum = (sum & 0xffff) + (sum >> 16);
+			put_macs(x, b, out, frame, from);
+			o->version_ihl = 0x45;
+			o->type_of_service = tos;
+			o->total_length = tl;
+			o->packet_id = id;
+			o->fragment_offset = df;
+			o->time_to_live = LB_OUTER_TTL;
+			o->next_proto_id = IPPROTO_IPIP;
+			o->hdr_checksum = (uint16_t)~sum;
+			o->src_addr = x->local4;
+			o->dst_addr = daddr;
+		} else {
+			const struct rte_ipv6_hdr *in =
+				(const void *)(frame + l3 + hlen);
+			struct rte_ipv6_hdr *o = (void *)(frame + l3);
+			const uint32_t tc = (rte_be_to_cpu_32(in->vtc_flow) >>
+				20) & 0xff;
+			const uint32_t vtc = rte_cpu_to_be_32(6u << 28 |
+				tc << 20 | (meta->hash & 0xfffff));
+			uint64_t d[2];
+
+			memcpy(d, b->addr.v6.s6_addr, 16);
+			put_macs(x, b, out, frame, from);
+			/* flow label from the flow hash (RFC 6438) */
+			o->vtc_flow = vtc;
+			o->payload_len = lb_bswap16((uint16_t)ilen);
+			o->proto = IPPROTO_IPV6;
+			o->hop_limits = LB_OUTER_TTL;
+			memcpy(o->src_addr, x->local6, 16);
+			memcpy(o->dst_addr, d, 16);
+		}
+	} else if (mode == PA_LB_NAT) {
+		uint8_t *l3p = frame + l3;
+		uint8_t *l4p = (flags & PA_PKT_F_L4) ? frame + l4 : NULL;
+		const uint8_t proto = meta->l4_proto;
+		const uint16_t bport = b->port;
+		uint8_t a[16];
+
+		count_fast(x, b, len);
+		meta->flags = flags & ~PA_PKT_F_ROUTE;
+		if (l4p != NULL)
+			meta->dport = lb_bswap16(bport);
+		memcpy(a, b->addr.v6.s6_addr, fam == 4 ? 4 : 16);
+		put_macs(x, b, out, frame, frame);
+		if (fam == 4) {
+			struct rte_ipv4_hdr *ip = (void *)l3p;
+
+			rewrite_addr_port(ip, (uint8_t *)&ip->dst_addr, a, 4,
+				l4p, proto, l4p != NULL ?
+				(uint16_t *)(l4p + 2) : NULL, bport);
+		} else {
+			struct rte_ipv6_hdr *ip = (void *)l3p;
+
+			rewrite_addr_port(NULL, ip->dst_addr, a, 16, l4p, proto,
+				l4p != NULL ? (uint16_t *)(l4p + 2) : NULL,
+				bport);
+		}
+	} else {
+		count_fast(x, b, len);
+		meta->flags = flags & ~PA_PKT_F_ROUTE;
+		put_macs(x, b, out, frame, frame);
+	}
+	return PA_LB_V_FORWARD;
+}
+
+/* Pass 2's decision for a packet its fast path did not settle (a
+ * fragment, a flow not in the table or not its candidate, expired, whose
+ * backend went, a new flow): the backend's index, or LB_NEW_*. */
+static __rte_noinline int
+decide_slow(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
+		struct rte_mbuf *m, struct pa_pkt_meta *meta,
+		const struct lb_flow_key *k, uint32_t sig, int32_t pos,
+		bool frag, bool *dirty, uint64_t now)
+{
+	struct lb_flow *f;
+	int bi;
+
+	if (frag) {
+		w->st.fragments++;
+		return lb_maglev_pick(s, meta->hash);
+	}
+	/* the candidate is the flow when its key is this one (else a hash
+	 * collision: look the whole way); once this chunk has changed the
+	 * table, candidates may be stale: look again */
+	if (*dirty || (pos >= 0 && !lb_ftab_key_eq(&w->ftab.line[pos], k)))
+		pos = lb_ftab_lookup(&w->ftab, k, sig);
+	if (pos >= 0) {
+		f = lb_ftab_flow(&w->ftab, (uint32_t)pos);
+		bi = lb_flow_backend(s, f);
+		if (likely(bi >= 0 && now - f->last <= lb->tmo_tsc[f->tmo])) {
+			f->last = now;
+			if (meta->l4_proto == IPPROTO_TCP)
+				f->tmo = tcp_tmo(m, meta, f->tmo);
+			return bi;
+		}
+		if (bi >= 0)
+			w->st.flows_expired++;
+		else
+			w->st.flows_rescheduled++;
+		lb_flow_forget(lb, w, pos);
+		*dirty = true;
+	}
+	if (unlikely(s->syn_defer) && pure_syn(m, meta)) {
+		/* protect.syn_defer: the Maglev choice, no entry until the
+		 * client's next packet */
+		if (unlikely(s->max_flows != 0) && svc_full(w, s))
+			return LB_NEW_MAX_FLOWS;
+		w->st.syn_stateless++;
+		return lb_maglev_pick(s, meta->hash);
+	}
+	*dirty = true;
+	return flow_new(lb, w, s, k, m, meta, now);
+}
+
+/* lb_ftab_key_eq() in five 8-byte loads a side, straight from the line
+ * and the key (no copy of either through the stack). */
+static __rte_always_inline bool
+key_eq(const struct lb_ftab_line *l, const struct lb_flow_key *k)
+{
+	const uint8_t *a = l->key, *b = (const uint8_t *)k;
+	uint64_t x0, x1, x2, x3, x4, y0, y1, y2, y3, y4;
+
+	memcpy(&x0, a, 8);
+	memcpy(&y0, b, 8);
+	memcpy(&x1, a + 8, 8);
+	memcpy(&y1, b + 8, 8);
+	memcpy(&x2, a + 16, 8);
+	memcpy(&y2, b + 16, 8);
+	memcpy(&x3, a + 24, 8);
+	memcpy(&y3, b + 24, 8);
+	memcpy(&x4, a + 32, 8);
+	memcpy(&y4, b + 32, 8);
+	return ((x0 ^ y0) | (x1 ^ y1) | (x2 ^ y2) | (x3 ^ y3) |
+		(x4 ^ y4)) == 0;
+}
+
+/* What pass 1 leaves pass 2: the candidates (packets a service's), by
+ * candidate: the packet's index, its service's slot, its flow key, hash
+ * and candidate position (fragments: no key; their bits in frag). */
+struct lb_cands {
+	uint16_t cand[BULK], slot[BULK];
+	int32_t fpos[BULK];
+	uint32_t fsig[BULK];
+	uint64_t frag;
+	struct lb_flow_key fkey[BULK];
+};
+
+/* The refused verdicts (flow_new()'s LB_NEW_*, no backend). */
+static __rte_noinline uint8_t
+refused(struct lb_worker *w, int bi)
+{
+	if (bi == LB_NEW_SRC_LIMIT) {
+		w->st.src_limited++;
+		return PA_LB_V_SRC_LIMIT;
+	}
+	if (bi == LB_NEW_MAX_FLOWS) {
+		w->st.max_flows_dropped++;
+		return PA_LB_V_MAX_FLOWS;
+	}
+	w->st.no_backend++;
+	return PA_LB_V_NO_BACKEND;
+}
+
+/*
+ * Pass 2: decide and rewrite, in packet order. @p single (a constant):
+ * every candidate is service @p one's, whose forwarding mode and family
+ * are @p mode and @p fam (constants: one copy each, its fields read once
+ * a chunk); else each packet's own service, mode and family. A packet of
+ * a known flow, its entry current, is decided here (the flow table's
+ * candidate compared, the backend checked); any other goes to
+ * decide_slow().
+ */
+static __rte_always_inline void
+pass2(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
+		struct rte_mbuf **pkts, unsigned int nc, struct lb_cands *cd,
+		uint64_t now, uint8_t *verdicts, const struct lb_svc *one,
+		const bool single, const uint8_t mode, const uint8_t fam)
+{
+	const int moff = pa_pkt_meta_offset;
+	struct lb_ftab_line *const lines = w->ftab.line;
+	uint64_t tmo[LB_TMO_MAX];
+	struct lb_fast x;
+	bool dirty = false;
+	unsigned int j;
+
+	/* one's fields, read once */
+	const uint32_t one_uid = single ? one->uid : 0;
+	const unsigned int one_nbe = single ? one->n_be : 0;
+	const uint16_t one_mss = single ? one->mss_clamp : 0;
+
+	memcpy(tmo, lb->tmo_tsc, sizeof(tmo));
+	x.be_nh = lb->be_nh;
+	x.ctr = w->ctr;
+	x.local4 = lb->local4.v4.s_addr;
+	memcpy(x.local6, lb->local6.v6.s6_addr, 16);
+	x.ip_id = w->ip_id;
+	x.unres = 0;
+	x.balanced = 0;
+	memset(&x.l2, 0, sizeof(x.l2));		/* key 0: none */
+	for (j = 0; j < nc; j++) {
+		struct rte_mbuf *m = pkts[cd->cand[j]];
+		struct pa_pkt_meta *meta = RTE_MBUF_DYNFIELD(m, moff,
+			struct pa_pkt_meta *);
+		const struct lb_svc *s = single ? one :
+			t->svc[cd->slot[j]];
+		const uint8_t md = single ? mode : s->forward;
+		const uint8_t fm = single ? fam : s->family;
+		const struct lb_backend *b;
+		int32_t pos = cd->fpos[j];
+		int bi;
+
+		/* (a fragment's pos is -ENOENT) */
+		if (likely(!dirty && pos >= 0)) {
+			struct lb_ftab_line *l = &lines[pos];
+			struct lb_flow *f = &l->f;
+
+			if (likely(key_eq(l, &cd->fkey[j]) &&
+			    f->svc_uid == (single ? one_uid : s->uid) &&
+			    f->be_idx < (single ? one_nbe : s->n_be))) {
+				bi = f->be_idx;
+				b = &s->be[bi];
+				if (likely(b->uid == f->be_uid &&
+				    b->state != PA_LB_DOWN &&
+				    now - f->last <= tmo[f->tmo])) {
+					f->last = now;
+					if (meta->l4_proto == IPPROTO_TCP)
+						f->tmo = tcp_tmo(m, meta,
+							f->tmo);
+					goto send;
+				}
+			}
+		}
+		bi = decide_slow(lb, w, s, m, meta, &cd->fkey[j], cd->fsig[j],
+			pos, (cd->frag >> j) & 1, &dirty, now);
+		if (unlikely(bi < 0)) {
+			verdicts[cd->cand[j]] = refused(w, bi);
+			continue;
+		}
+		b = &s->be[bi];
+send:
+		if (unlikely((single ? one_mss : s->mss_clamp) != 0) &&
+		    meta->l4_proto == IPPROTO_TCP)
+			clamp_mss(w, s, m, meta, false);
+		verdicts[cd->cand[j]] = fwd_fast(lb, w, &x, b, m, meta, md, fm);
+	}
+	w->ip_id = x.ip_id;
+	w->st.balanced += x.balanced;
+	w->st.neigh_unresolved += x.unres;
+}
+
+/* pass2()'s copies, each a function of its own (its registers its own,
+ * not shared with pass 1's) */
+#define LB_PASS2(name, one, mode, fam)					\
+static __rte_noinline void						\
+name(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,	\
+		struct rte_mbuf **pkts, unsigned int nc, struct lb_cands *cd, \
+		uint64_t now, uint8_t *verdicts, const struct lb_svc *s) \
+{									\
+	pass2(lb, w, t, pkts, nc, cd, now, verdicts, s, one, mode, fam);	\
+}
+LB_PASS2(pass2_any, false, 0, 0)
+LB_PASS2(pass2_ipip4, true, PA_LB_IPIP, 4)
+LB_PASS2(pass2_ipip6, true, PA_LB_IPIP, 6)
+LB_PASS2(pass2_nat4, true, PA_LB_NAT, 4)
+LB_PASS2(pass2_nat6, true, PA_LB_NAT, 6)
+LB_PASS2(pass2_dsr4, true, PA_LB_DSR, 4)
+LB_PASS2(pass2_dsr6, true, PA_LB_DSR, 6)
+
+/* pass2() for @p one's mode and family (NULL: each packet's). */
+static __rte_always_inline void
+pass2_one(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
+		struct rte_mbuf **pkts, unsigned int nc, struct lb_cands *cd,
+		uint64_t now, uint8_t *verdicts, const struct lb_svc *one)
+{
+	void (*fn)(struct pa_lb *, struct lb_worker *,
+		const struct lb_table *, struct rte_mbuf **, unsigned int,
+		struct lb_cands *, uint64_t, uint8_t *,
+		const struct lb_svc *);
+
+	if (one == NULL)
+		fn = pass2_any;
+	else if (one->forward == PA_LB_IPIP)
+		fn = one->family == 4 ? pass2_ipip4 : pass2_ipip6;
+	else if (one->forward == PA_LB_NAT)
+		fn = one->family == 4 ? pass2_nat4 : pass2_nat6;
+	else
+		fn = one->family == 4 ? pass2_dsr4 : pass2_dsr6;
+	fn(lb, w, t, pkts, nc, cd, now, verdicts, one);
+}
+
 /* One chunk of at most BULK packets, in two passes and a short one
  * between: find the packets that are a service's and build their flow
  * keys (the service lookup of the previous packet reused when the next
  * goes to the same VIP, port and protocol), prefetching their flow-table
  * slots; read the slots, prefetching the candidates' lines (key and
- * entry); then decide and rewrite. */
+ * entry); then decide and rewrite (pass2(), specialised when the whole
+ * chunk is one service's). */
 static void
 process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 		uint8_t *verdicts)
 {
-	struct lb_flow_key fkey[BULK];
-	int32_t fpos[BULK];
-	uint32_t fsig[BULK];
-	uint16_t cand[BULK], slot[BULK], kidx[BULK], reply[BULK], icmp[BULK];
-	unsigned int nc = 0, nf = 0, nr = 0, ni = 0, i, j;
+	const int moff = pa_pkt_meta_offset;
+	struct lb_cands cd;
+	uint16_t reply[BULK], icmp[BULK];
+	unsigned int nc = 0, nr = 0, ni = 0, i, j;
 	/* the last service lookup: its (family, proto, port) tag (0: none),
-	 * address and answer */
+	 * address and answer; the first candidate's service, and whether
+	 * another's is in the chunk */
 	uint32_t c_tag = 0;
 	uint64_t c_a0 = 0, c_a1 = 0;
-	int c_sl = -1;
-	bool dirty = false;
+	int c_sl = -1, sl0 = -1;
+	bool mixed = false;
 
+	cd.frag = 0;
 	/* pass 1: which packets are a service's, and their flow keys (not
 	 * fragments': they are stateless) with the packets' own flow hash
 	 * as signature */
 	for (i = 0; i < n; i++) {
-		struct pa_pkt_meta *meta = pa_pkt_meta(pkts[i]);
+		struct pa_pkt_meta *meta = RTE_MBUF_DYNFIELD(pkts[i], moff,
+			struct pa_pkt_meta *);
 		const uint8_t *l3, *dst;
 		uint8_t family;
 		uint16_t port;
@@ -931,7 +1444,7 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		} else if (likely(meta->flags & PA_PKT_F_L4)) {
 			if (!lb_bit(t->dport_map, meta->dport))
 				goto maybe_reply;
-			port = rte_cpu_to_be_16(meta->dport);
+			port = lb_bswap16(meta->dport);
 		} else {
 			continue;
 		}
@@ -959,6 +1472,12 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 			c_a0 = a0;
 			c_a1 = a1;
 			c_sl = sl;
+			if (sl >= 0) {
+				if (sl0 < 0)
+					sl0 = sl;
+				else if (sl != sl0)
+					mixed = true;
+			}
 		}
 		if (sl < 0)
 			goto maybe_reply;
@@ -966,9 +1485,9 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		 * PMD never touched */
 		rte_prefetch0_write(rte_pktmbuf_mtod(pkts[i], uint8_t *) -
 			RTE_CACHE_LINE_SIZE);
-		slot[nc] = (uint16_t)sl;
+		cd.slot[nc] = (uint16_t)sl;
 		if (likely(!(meta->flags & PA_PKT_F_FRAG))) {
-			flow_key_of(&fkey[nf], l3, meta, family);
+			flow_key_of(&cd.fkey[nc], l3, meta, family);
 			/* the flow hash the parser left for later
 			 * (PA_PKT_F_HASH_LATER: rtc's rx stage): only the
 			 * packets a service balances need it, and this is
@@ -976,11 +1495,12 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 			 * packet is a fast path's, its L3 header at
 			 * PA_PKT_FAST_L3) */
 			pa_pkt_hash_later(l3 - PA_PKT_FAST_L3, meta);
-			fsig[nf] = meta->hash;
+			cd.fsig[nc] = meta->hash;
 			lb_ftab_prefetch(&w->ftab, meta->hash);
-			kidx[nc] = (uint16_t)nf++;
+		} else {
+			cd.frag |= 1ULL << nc;
 		}
-		cand[nc++] = (uint16_t)i;
+		cd.cand[nc++] = (uint16_t)i;
 		continue;
 maybe_reply:
 		if (t->has_nat && (meta->flags & PA_PKT_F_L4) &&
@@ -992,84 +1512,22 @@ maybe_reply:
 	/* their flows' slots (prefetched in pass 1): the candidate position
 	 * of each, whose line (key and entry) is prefetched for pass 2 to
 	 * compare and use */
-	for (i = 0; i < nf; i++) {
-		fpos[i] = lb_ftab_candidate(&w->ftab, fsig[i]);
-		if (fpos[i] >= 0)
-			rte_prefetch0(&w->ftab.line[fpos[i]]);
-	}
-
-	/* pass 2: decide and rewrite, in packet order */
 	for (j = 0; j < nc; j++) {
-		struct rte_mbuf *m = pkts[cand[j]];
-		struct pa_pkt_meta *meta = pa_pkt_meta(m);
-		const struct lb_svc *s = t->svc[slot[j]];
-		struct lb_flow *f;
-		int bi;
-		int32_t pos;
+		int32_t p;
 
-		if (meta->flags & PA_PKT_F_FRAG) {
-			w->st.fragments++;
-			bi = lb_maglev_pick(s, meta->hash);
-			goto send;
-		}
-		i = kidx[j];
-		/* the candidate is the flow when its key is this one (else a
-		 * hash collision: look the whole way); once this chunk has
-		 * changed the table, candidates may be stale: look again */
-		pos = fpos[i];
-		if (dirty || (pos >= 0 &&
-		    !lb_ftab_key_eq(&w->ftab.line[pos], &fkey[i])))
-			pos = lb_ftab_lookup(&w->ftab, &fkey[i], fsig[i]);
-		if (pos >= 0) {
-			f = lb_ftab_flow(&w->ftab, (uint32_t)pos);
-			bi = lb_flow_backend(s, f);
-			if (likely(bi >= 0 &&
-			    now - f->last <= lb->tmo_tsc[f->tmo])) {
-				f->last = now;
-				if (meta->l4_proto == IPPROTO_TCP)
-					f->tmo = tcp_tmo(m, meta, f->tmo);
-				goto send;
-			}
-			if (bi >= 0)
-				w->st.flows_expired++;
-			else
-				w->st.flows_rescheduled++;
-			lb_flow_forget(lb, w, pos);
-			dirty = true;
-		}
-		if (unlikely(s->syn_defer) && pure_syn(m, meta)) {
-			/* protect.syn_defer: the Maglev choice, no entry
-			 * until the client's next packet */
-			if (unlikely(s->max_flows != 0) && svc_full(w, s)) {
-				bi = LB_NEW_MAX_FLOWS;
-				goto refused;
-			}
-			w->st.syn_stateless++;
-			bi = lb_maglev_pick(s, meta->hash);
-			goto send;
-		}
-		dirty = true;
-		bi = flow_new(lb, w, s, &fkey[i], m, meta, now);
-send:
-		if (unlikely(bi < 0)) {
-refused:
-			if (bi == LB_NEW_SRC_LIMIT) {
-				w->st.src_limited++;
-				verdicts[cand[j]] = PA_LB_V_SRC_LIMIT;
-			} else if (bi == LB_NEW_MAX_FLOWS) {
-				w->st.max_flows_dropped++;
-				verdicts[cand[j]] = PA_LB_V_MAX_FLOWS;
-			} else {
-				w->st.no_backend++;
-				verdicts[cand[j]] = PA_LB_V_NO_BACKEND;
-			}
+		if (unlikely(cd.frag != 0) && ((cd.frag >> j) & 1)) {
+			cd.fpos[j] = -ENOENT;
 			continue;
 		}
-		if (unlikely(s->mss_clamp != 0) &&
-		    meta->l4_proto == IPPROTO_TCP)
-			clamp_mss(w, s, m, meta, false);
-		verdicts[cand[j]] = forward(lb, w, s, (unsigned int)bi, m, meta);
+		p = lb_ftab_candidate(&w->ftab, cd.fsig[j]);
+		cd.fpos[j] = p;
+		if (p >= 0)
+			rte_prefetch0(&w->ftab.line[p]);
 	}
+
+	if (nc != 0)
+		pass2_one(lb, w, t, pkts, nc, &cd, now, verdicts,
+			mixed ? NULL : t->svc[sl0]);
 
 	for (j = 0; j < nr; j++)
 		verdicts[reply[j]] = nat_reply(lb, w, t, pkts[reply[j]],
