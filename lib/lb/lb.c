@@ -1580,6 +1580,30 @@ out:
 /* Life cycle                                                          */
 /* ------------------------------------------------------------------ */
 
+/* Busy ageing sweeps go round the positions in use once per
+ * SWEEP_PER_TMO-th of the shortest timeout (tcp_fin_timeout's 10 s by
+ * default: every 1.25 s), but no more often than once per
+ * LB_SWEEP_PERIOD_MS and no less often than once per SWEEP_PERIOD_MAX_S.
+ * A hit checks the timeout, so a sweep only reclaims: an entry lingers at
+ * most 1/SWEEP_PER_TMO of its timeout past it, and the table holds at
+ * most that share more entries than live flows. A table short of free
+ * positions is swept at LB_SWEEP_PERIOD_MS (pa_lb_poll()). */
+#define SWEEP_PER_TMO		8
+#define SWEEP_PERIOD_MAX_S	10	/* (x hw in pa_lb_poll(): no overflow) */
+
+static uint64_t
+sweep_period(const struct pa_lb *lb)
+{
+	uint64_t tmo = lb->tmo_tsc[0];
+	unsigned int i;
+
+	for (i = 1; i < LB_TMO_MAX; i++)
+		tmo = RTE_MIN(tmo, lb->tmo_tsc[i]);
+	return RTE_MIN(RTE_MAX(tmo / SWEEP_PER_TMO,
+		lb->tsc_hz * LB_SWEEP_PERIOD_MS / 1000),
+		lb->tsc_hz * SWEEP_PERIOD_MAX_S);
+}
+
 static void worker_free(struct lb_worker *w);
 
 static void
@@ -1765,7 +1789,7 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 		lb->protect.syn_timeout_s * lb->tsc_hz :
 		lb->tmo_tsc[LB_TMO_TCP];
 	lb->sweep_tsc = lb->tsc_hz * LB_SWEEP_BUSY_US / 1000000;
-	lb->sweep_period_tsc = lb->tsc_hz * LB_SWEEP_PERIOD_MS / 1000;
+	lb->sweep_period_tsc = sweep_period(lb);
 	lb->nat_size = lb->ft.size;
 	lb->has_local4 = lc->has_local_addr;
 	lb->local4 = lc->local_addr;

@@ -1593,13 +1593,20 @@ pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 	if (w->n_flows == 0)
 		return;
 	if (!idle) {
-		uint64_t gap = now - w->last_sweep;
+		uint64_t gap = now - w->last_sweep, period;
 
 		/* SWEEP_BUSY positions every sweep_tsc at most, and the
-		 * hw positions in use once per sweep_period_tsc at most:
-		 * a sweep when gap >= period x SWEEP_BUSY / hw */
-		if (gap < lb->sweep_tsc || (gap < lb->sweep_period_tsc &&
-		    gap * w->ftab.hw < lb->sweep_period_tsc * SWEEP_BUSY))
+		 * hw positions in use once per period at most: a sweep when
+		 * gap >= period x SWEEP_BUSY / hw. The period is a share of
+		 * the shortest timeout (sweep_period_tsc, lb.c), or
+		 * LB_SWEEP_PERIOD_MS while fewer than 1/8 of the positions
+		 * are free: dead flows are not left to fill the table */
+		if (gap < lb->sweep_tsc)
+			return;
+		period = lb->sweep_period_tsc;
+		if (unlikely(w->ftab.n_free < w->ftab.n_pos / 8))
+			period = lb->tsc_hz * LB_SWEEP_PERIOD_MS / 1000;
+		if (gap < period && gap * w->ftab.hw < period * SWEEP_BUSY)
 			return;
 	}
 	w->last_sweep = now;

@@ -205,11 +205,11 @@ struct lb_svc {
 };
 
 #define LB_SWEEP_BUSY_US	10	/* between two busy ageing sweeps */
-/* ... and, while busy, at most one pass over the positions in use (the
- * high-water mark) per this: 10k flows are swept every 100 ms, not every
- * 1.6 ms (a flow past its timeout is never used: a hit checks it), while
- * a table used above 640k positions is swept as fast as 64 per 10 us
- * goes */
+/* ... and, while busy, one pass over the positions in use (the
+ * high-water mark) per 1/8 of the shortest timeout (lb.c, sweep_period()),
+ * but no more often than this, which is the pace while the table is short
+ * of free positions (a flow past its timeout is never used: a hit checks
+ * it; the sweep only reclaims) */
 #define LB_SWEEP_PERIOD_MS	100
 #define LB_OUTER_TTL	64	/* outer IPv4 TTL / IPv6 hop limit */
 

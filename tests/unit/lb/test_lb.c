@@ -2239,6 +2239,71 @@ START_TEST(test_busy_sweep_ages_a_few_flows_at_once_in_a_large_table)
 }
 END_TEST
 
+/* UDP flows 0 .. n - 1 of the dns4 service, all at T0. */
+static void
+dns4_flows(unsigned int n)
+{
+	unsigned int i;
+
+	setup_lb("{'name': 'dns4', 'vip': '10.0.0.40', 'port': 53, 'proto': 'udp',"
+		" 'forward': 'ipip', 'backends': [{'addr': '10.1.0.1'}]}");
+	for (i = 0; i < n; i++) {
+		char src[32];
+		struct pa_test_frame f;
+
+		snprintf(src, sizeof(src), "198.51.%u.%u", 100 + i / 200,
+			1 + i % 200);
+		frame_l4(&f, src, "10.0.0.40", IPPROTO_UDP,
+			(uint16_t)(1000 + i), 53, 0, 4);
+		send_ipip4(&f, T0);
+	}
+	ck_assert_int_eq(lb_stat("flows"), n);
+}
+
+/* Busy sweeps go round the positions in use once per 1/8 of the shortest
+ * timeout (tcp_fin_timeout here): dead entries are reclaimed that much
+ * late at most, not at the first busy poll. */
+START_TEST(test_busy_sweep_goes_round_once_per_eighth_of_shortest_timeout)
+{
+	uint64_t t = T0 + UDP_TMO * hz, round = TCP_FIN_TMO * hz / 8;
+
+	dns4_flows(3);
+	pa_lb_poll(lb, 0, t, false);	/* a sweep: all alive */
+	ck_assert_int_eq(lb_stat("flows"), 3);
+	/* dead from t + 1, but the next round is at t + round */
+	pa_lb_poll(lb, 0, t + 1 + round / 2, false);
+	pa_lb_poll(lb, 0, t + round - 1, false);
+	ck_assert_int_eq(lb_stat("flows"), 3);
+	pa_lb_poll(lb, 0, t + round, false);
+	ck_assert_int_eq(lb_stat("flows"), 0);
+	ck_assert_int_eq(lb_stat("flows_expired"), 3);
+}
+END_TEST
+
+/* ... but once fewer than 1/8 of the positions are free, once per 100 ms
+ * (LB_SWEEP_PERIOD_MS): 64 positions every 100 ms x 64 / hw. */
+START_TEST(test_busy_sweep_is_faster_when_the_table_is_short_of_room)
+{
+	uint64_t t = T0 + UDP_TMO * hz, gap = hz / 100;	/* 10 ms */
+
+	/* 800 flows in 1025 positions: 225 free, the usual round (a sweep
+	 * of 64 every 1.25 s x 64 / 800 = 100 ms) */
+	dns4_flows(800);
+	pa_lb_poll(lb, 0, t, false);
+	pa_lb_poll(lb, 0, t + gap, false);
+	pa_lb_poll(lb, 0, t + 2 * gap, false);
+	ck_assert_int_eq(lb_stat("flows_expired"), 0);
+	/* 900: 125 free, 64 every 100 ms x 64 / 900 = 7.1 ms */
+	dns4_flows(900);
+	pa_lb_poll(lb, 0, t, false);
+	pa_lb_poll(lb, 0, t + gap, false);
+	ck_assert_int_eq(lb_stat("flows_expired"), 64);
+	/* 64 freed: 189 free, room again, the usual round */
+	pa_lb_poll(lb, 0, t + 2 * gap, false);
+	ck_assert_int_eq(lb_stat("flows_expired"), 64);
+}
+END_TEST
+
 START_TEST(test_tcp_flow_that_saw_fin_ages_after_tcp_fin_timeout)
 {
 	struct pa_test_frame fa, fb;
@@ -5022,6 +5087,8 @@ lb_suite(void)
 	tcase_add_test(tc, test_packets_of_one_new_flow_in_one_burst_share_a_backend);
 	tcase_add_test(tc, test_idle_udp_flow_is_forgotten_after_udp_timeout);
 	tcase_add_test(tc, test_busy_sweep_ages_a_few_flows_at_once_in_a_large_table);
+	tcase_add_test(tc, test_busy_sweep_goes_round_once_per_eighth_of_shortest_timeout);
+	tcase_add_test(tc, test_busy_sweep_is_faster_when_the_table_is_short_of_room);
 	tcase_add_test(tc, test_tcp_flow_that_saw_fin_ages_after_tcp_fin_timeout);
 	tcase_add_test(tc, test_aged_flows_give_their_table_entries_back);
 	tcase_add_test(tc, test_flow_table_structure_against_a_reference);
