@@ -68,56 +68,6 @@ rewrite_addr_port(struct rte_ipv4_hdr *ip4, uint8_t *addr,
 /* L2                                                                  */
 /* ------------------------------------------------------------------ */
 
-/* Address a frame to its next hop: the backend's MAC, else the backend
- * as the neighbour subsystem resolved it on this port, else the output
- * port's gateway (configured, else resolved), else the neighbour it came
- * from. A wanted but unresolved next hop falls back and is counted. The
- * source is the output port's MAC. The LB has addressed the frame: it is
- * no longer transit for the route pass (PA_PKT_F_ROUTE). */
-static __rte_always_inline void
-set_macs(const struct pa_lb *lb, struct lb_worker *w,
-		struct rte_ether_hdr *eth, struct pa_pkt_meta *meta,
-		const struct lb_backend *b)
-{
-	const uint16_t out = meta->out_port;
-	const struct lb_port *p = &lb->port[out];
-	uint64_t nh;
-
-	meta->flags &= ~PA_PKT_F_ROUTE;
-
-	if (b != NULL && b->has_mac) {
-		eth->dst_addr = b->mac;
-		goto src;
-	}
-	if (b != NULL) {
-		nh = __atomic_load_n(&lb->be_nh[b->cslot], __ATOMIC_RELAXED);
-		if (nh != 0 && lb_nh_port(nh) == (out & 0xff)) {
-			if (likely(nh & LB_NH_VALID)) {
-				memcpy(&eth->dst_addr, &nh, RTE_ETHER_ADDR_LEN);
-				goto src;
-			}
-			w->st.neigh_unresolved++;
-		}
-	}
-	if (p->has_gw) {
-		eth->dst_addr = p->gw;
-		goto src;
-	}
-	/* the packet leaves in its own family (ipip: v4 in v4, v6 in v6) */
-	nh = __atomic_load_n(&p->gw_nh[!!(meta->flags & PA_PKT_F_IPV6)],
-			__ATOMIC_RELAXED);
-	if (likely(nh & LB_NH_VALID)) {
-		memcpy(&eth->dst_addr, &nh, RTE_ETHER_ADDR_LEN);
-		goto src;
-	}
-	if (nh & LB_NH_WANTED)
-		w->st.neigh_unresolved++;
-	eth->dst_addr = eth->src_addr;
-src:
-	if (p->known)
-		eth->src_addr = p->mac;
-}
-
 int
 pa_lb_route_macs(const struct pa_lb *lb, struct rte_ether_hdr *eth,
 		uint16_t out, bool v6)
@@ -234,138 +184,12 @@ too_big(const struct pa_lb *lb, struct lb_worker *w, struct rte_mbuf *m,
 	return PA_LB_V_MTU_ICMP;
 }
 
-static __rte_always_inline uint8_t
-fwd_ipip(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
-		const struct lb_backend *b, struct rte_mbuf *m,
-		struct pa_pkt_meta *meta)
+/* Backend @p b's counters on this lcore (@p ctr: the lcore's), zeroed
+ * when its slot was another backend's. */
+static __rte_always_inline struct lb_ctr *
+be_ctr(struct lb_ctr *ctr, const struct lb_backend *b)
 {
-	const uint16_t l3 = meta->l3_off;
-	const unsigned int hlen = s->family == 4 ? sizeof(struct rte_ipv4_hdr) :
-		sizeof(struct rte_ipv6_hdr);
-	uint8_t *inner = rte_pktmbuf_mtod_offset(m, uint8_t *, l3);
-	uint32_t ilen, mtu = lb->port[meta->out_port].mtu;
-	uint8_t *frame;
-
-	if (unlikely(!headers_in_first_seg(m, meta))) {
-		w->st.no_room++;
-		return PA_LB_V_NO_ROOM;
-	}
-	if (s->family == 4)
-		ilen = lb_bswap16(((struct rte_ipv4_hdr *)inner)->total_length);
-	else
-		ilen = sizeof(struct rte_ipv6_hdr) + lb_bswap16(
-			((struct rte_ipv6_hdr *)inner)->payload_len);
-	if (unlikely(mtu != 0 && ilen + hlen > mtu))
-		return too_big(lb, w, m, meta, inner, mtu - hlen);
-	/* Ethernet padding after the inner packet would end up inside the
-	 * tunnel: cut it. */
-	if (rte_pktmbuf_pkt_len(m) > l3 + ilen)
-		rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - (l3 + ilen));
-	frame = (uint8_t *)rte_pktmbuf_prepend(m, (uint16_t)hlen);
-	if (unlikely(frame == NULL)) {
-		w->st.no_room++;
-		return PA_LB_V_NO_ROOM;
-	}
-	/* the L2 header (VLAN tags included) moves to the new front; the
-	 * untagged one in fixed-size moves (no call) */
-	if (likely(l3 == RTE_ETHER_HDR_LEN)) {
-		uint64_t e0;
-		uint32_t e1;
-		uint16_t e2;
-
-		memcpy(&e0, frame + hlen, 8);
-		memcpy(&e1, frame + hlen + 8, 4);
-		memcpy(&e2, frame + hlen + 12, 2);
-		memcpy(frame, &e0, 8);
-		memcpy(frame + 8, &e1, 4);
-		memcpy(frame + 12, &e2, 2);
-	} else {
-		memmove(frame, frame + hlen, l3);
-	}
-	if (s->family == 4) {
-		const struct rte_ipv4_hdr *in = (const void *)(frame + l3 + hlen);
-		struct rte_ipv4_hdr *out = (void *)(frame + l3);
-		uint16_t df = in->fragment_offset &
-			rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-
-		const uint8_t tos_word[2] = { 0, in->type_of_service };
-		uint16_t tw;
-		uint32_t sum;
-
-		out->version_ihl = 0x45;
-		out->type_of_service = in->type_of_service;
-		out->total_length = lb_bswap16((uint16_t)(ilen + hlen));
-		out->packet_id = df != 0 ? 0 : lb_bswap16(w->ip_id++);
-		out->fragment_offset = df;
-		out->time_to_live = LB_OUTER_TTL;
-		out->next_proto_id = IPPROTO_IPIP;
-		out->src_addr = lb->local4.v4.s_addr;
-		out->dst_addr = b->addr.v4.s_addr;
-		/* the constant words' sum is the backend's; add the rest
-		 * from registers rather than reading the header back */
-		memcpy(&tw, tos_word, 2);
-		sum = b->ip4_sum + tw + out->total_length + out->packet_id +
-			out->fragment_offset;
-		sum = (sum & 0xffff) + (sum >> 16);
-		sum = (sum & 0xffff) + (sum >> 16);
-		out->hdr_checksum = (uint16_t)~sum;
-	} else {
-		const struct rte_ipv6_hdr *in = (const void *)(frame + l3 + hlen);
-		struct rte_ipv6_hdr *out = (void *)(frame + l3);
-		uint32_t tc = (rte_be_to_cpu_32(in->vtc_flow) >> 20) & 0xff;
-
-		/* flow label from the flow hash (RFC 6438) */
-		out->vtc_flow = rte_cpu_to_be_32(6u << 28 | tc << 20 |
-			(meta->hash & 0xfffff));
-		out->payload_len = lb_bswap16((uint16_t)ilen);
-		out->proto = IPPROTO_IPV6;
-		out->hop_limits = LB_OUTER_TTL;
-		memcpy(out->src_addr, lb->local6.v6.s6_addr, 16);
-		memcpy(out->dst_addr, b->addr.v6.s6_addr, 16);
-	}
-	set_macs(lb, w, (struct rte_ether_hdr *)frame, meta, b);
-	meta->l4_off += (uint16_t)hlen;
-	return PA_LB_V_FORWARD;
-}
-
-static __rte_always_inline uint8_t
-fwd_nat(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
-		const struct lb_backend *b, struct rte_mbuf *m,
-		struct pa_pkt_meta *meta)
-{
-	uint8_t *l3 = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l3_off);
-	uint8_t *l4 = (meta->flags & PA_PKT_F_L4) ?
-		rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l4_off) : NULL;
-
-	if (unlikely(!headers_in_first_seg(m, meta))) {
-		w->st.no_room++;
-		return PA_LB_V_NO_ROOM;
-	}
-	if (s->family == 4) {
-		struct rte_ipv4_hdr *ip = (void *)l3;
-
-		rewrite_addr_port(ip, (uint8_t *)&ip->dst_addr,
-			(const uint8_t *)&b->addr.v4, 4, l4, meta->l4_proto,
-			l4 != NULL ? (uint16_t *)(l4 + 2) : NULL, b->port);
-	} else {
-		struct rte_ipv6_hdr *ip = (void *)l3;
-
-		rewrite_addr_port(NULL, ip->dst_addr, b->addr.v6.s6_addr, 16,
-			l4, meta->l4_proto,
-			l4 != NULL ? (uint16_t *)(l4 + 2) : NULL, b->port);
-	}
-	if (l4 != NULL)
-		meta->dport = lb_bswap16(b->port);
-	set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
-		meta, b);
-	return PA_LB_V_FORWARD;
-}
-
-/* A packet sent to backend @p b: its counters. */
-static __rte_always_inline void
-count_sent(struct lb_worker *w, const struct lb_backend *b, uint32_t len)
-{
-	struct lb_ctr *c = &w->ctr[b->cslot];
+	struct lb_ctr *c = &ctr[b->cslot];
 
 	if (unlikely(c->uid != b->uid)) {
 		c->uid = b->uid;
@@ -373,34 +197,357 @@ count_sent(struct lb_worker *w, const struct lb_backend *b, uint32_t len)
 		c->packets = 0;
 		c->bytes = 0;
 	}
-	c->packets++;
-	c->bytes += len;
-	w->st.balanced++;
+	return c;
 }
 
+/* A MAC as the low 48 bits of a word (memory order), as a next-hop word
+ * holds it (lb_nh_word()). */
+static __rte_always_inline uint64_t
+mac48(const struct rte_ether_addr *a)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, a, RTE_ETHER_ADDR_LEN);
+	return v;
+}
+
+/* set_macs()'s port-level part for one (output port, family), read once
+ * per chunk: the destination a frame gets when its backend gives no next
+ * hop (the port's gateway, configured, else resolved; else the frame's
+ * own source, counted as unresolved when wanted), the port's MAC as the
+ * source when it knows it, and the port's MTU. */
+struct lb_l2 {
+	uint32_t key;			/* out | v6 << 16 | 1 << 17; 0: none */
+	uint16_t mtu;
+	bool known;
+	bool reflect;			/* destination: the frame's source */
+	bool unres;			/* ... and count neigh_unresolved */
+	uint64_t dst;			/* !reflect: the gateway's MAC */
+	uint64_t src;			/* known: the port's MAC */
+};
+
+/* An lb_l2's key: never 0 (0: none yet). */
+static __rte_always_inline uint32_t
+l2_key(uint16_t out, bool v6)
+{
+	return (uint32_t)out | (uint32_t)v6 << 16 | 1u << 17;
+}
+
+static __rte_always_inline void
+l2_fill(const struct pa_lb *lb, struct lb_l2 *c, uint32_t key)
+{
+	const struct lb_port *p = &lb->port[key & 0xffff];
+	uint64_t nh;
+
+	c->key = key;
+	c->mtu = p->mtu;
+	c->known = p->known;
+	c->src = mac48(&p->mac);
+	c->reflect = false;
+	c->unres = false;
+	if (p->has_gw) {
+		c->dst = mac48(&p->gw);
+		return;
+	}
+	nh = __atomic_load_n(&p->gw_nh[(key >> 16) & 1], __ATOMIC_RELAXED);
+	c->dst = nh & LB_NH_MAC_MASK;
+	if (!(nh & LB_NH_VALID)) {
+		c->reflect = true;
+		c->unres = (nh & LB_NH_WANTED) != 0;
+	}
+}
+
+/* What a chunk's pass 2 keeps in registers rather than re-reading after
+ * each frame store (a store through a byte pointer may alias anything):
+ * the lb's and the worker's fields it uses, and the counters it adds up
+ * to write once at the chunk's end. */
+struct lb_fast {
+	const uint64_t *be_nh;
+	struct lb_ctr *ctr;
+	uint64_t local6[2];
+	uint32_t local4;
+	uint16_t ip_id;
+	uint32_t unres;			/* neigh_unresolved to add */
+	uint32_t balanced;		/* ... balanced */
+	struct lb_l2 l2;
+};
+
+/* The destination MAC of a frame sent to backend @p b (NULL: none, a
+ * NAT reply) on port @p out (set_macs()): its own MAC, else its next hop
+ * resolved on that port, else the port's (@p x->l2); @p own_src is the
+ * frame's source MAC. */
+static __rte_always_inline uint64_t
+be_dst(struct lb_fast *x, const struct lb_backend *b, uint16_t out,
+		uint64_t own_src)
+{
+	uint64_t nh;
+
+	/* (pass 2 has read b before: the compiler drops the test there) */
+	if (b != NULL) {
+		if (b->has_mac)
+			return mac48(&b->mac);
+		nh = __atomic_load_n(&x->be_nh[b->cslot], __ATOMIC_RELAXED);
+		if (nh != 0 && lb_nh_port(nh) == (out & 0xff)) {
+			if (likely(nh & LB_NH_VALID))
+				return nh & LB_NH_MAC_MASK;
+			x->unres++;
+		}
+	}
+	if (x->l2.reflect) {
+		x->unres += x->l2.unres;
+		return own_src;
+	}
+	return x->l2.dst;
+}
+
+/* The Ethernet header's MACs at @p to, from those at @p from (the same
+ * frame, or where its header was before an outer one went in front; the
+ * 2 bytes after them, ethertype or first tag, are carried over): what
+ * set_macs() writes, in two stores (the words in little-endian memory
+ * order, as lb_nh_word() builds a next hop's). */
+static __rte_always_inline void
+put_macs(struct lb_fast *x, const struct lb_backend *b, uint16_t out,
+		uint8_t *to, const uint8_t *from)
+{
+	uint64_t o, own, dst, src, w0, w1;
+
+	memcpy(&o, from + 6, 8);
+	own = o & LB_NH_MAC_MASK;
+	dst = be_dst(x, b, out, own);
+	src = x->l2.known ? x->l2.src : own;
+	w0 = dst | src << 48;
+	w1 = src | (o & ~LB_NH_MAC_MASK);
+	memcpy(to, &w0, 8);
+	memcpy(to + 6, &w1, 8);
+}
+
+/* A packet sent to backend @p b: its counters (balanced into the
+ * chunk's sum, written at its end). */
+static __rte_always_inline void
+count_fast(struct lb_fast *x, const struct lb_backend *b, uint32_t len)
+{
+	struct lb_ctr *c = be_ctr(x->ctr, b);
+
+	c->packets++;
+	c->bytes += len;
+	x->balanced++;
+}
+
+/* forward() for a packet of a flow pass 2 decided, its forwarding mode
+ * @p mode and family @p fam constants where pass 2 is specialised: the
+ * same rewrites, counters and verdicts, with what it reads read before
+ * it writes the frame. */
 static __rte_always_inline uint8_t
+fwd_fast(struct pa_lb *lb, struct lb_worker *w, struct lb_fast *x,
+		const struct lb_backend *b, struct rte_mbuf *m,
+		struct pa_pkt_meta *meta, const uint8_t mode, const uint8_t fam)
+{
+	const uint16_t l3 = meta->l3_off, l4 = meta->l4_off;
+	const uint16_t flags = meta->flags, out = meta->out_port;
+	const uint32_t len = rte_pktmbuf_pkt_len(m);
+	const uint32_t key = l2_key(out, fam == 6);
+	uint16_t doff = m->data_off;
+	uint8_t *base = m->buf_addr;
+	uint8_t *frame = base + doff;
+	uint32_t need;
+
+	/* (dsr rewrites the L2 header only) */
+	if (mode != PA_LB_DSR) {
+		need = (flags & PA_PKT_F_L4) ? (uint32_t)l4 +
+			(meta->l4_proto == IPPROTO_TCP ? 20 : 8) :
+			(uint32_t)l3 + (fam == 4 ? 20 : 40);
+		if (unlikely(m->data_len < need)) {
+			w->st.no_room++;
+			return PA_LB_V_NO_ROOM;
+		}
+	}
+	if (unlikely(x->l2.key != key))
+		l2_fill(lb, &x->l2, key);
+	if (mode == PA_LB_IPIP) {
+		const unsigned int hlen = fam == 4 ?
+			sizeof(struct rte_ipv4_hdr) :
+			sizeof(struct rte_ipv6_hdr);
+		uint8_t *inner = frame + l3;
+		const uint8_t *from;
+		uint32_t ilen, mtu = x->l2.mtu;
+
+		if (fam == 4)
+			ilen = lb_bswap16(((struct rte_ipv4_hdr *)inner)->
+				total_length);
+		else
+			ilen = sizeof(struct rte_ipv6_hdr) + lb_bswap16(
+				((struct rte_ipv6_hdr *)inner)->payload_len);
+		if (unlikely(mtu != 0 && ilen + hlen > mtu))
+			return too_big(lb, w, m, meta, inner, mtu - hlen);
+		/* Ethernet padding after the inner packet would end up
+		 * inside the tunnel: cut it */
+		if (len > l3 + ilen)
+			rte_pktmbuf_trim(m, (uint16_t)(len - (l3 + ilen)));
+		if (unlikely(hlen > doff)) {
+			w->st.no_room++;
+			return PA_LB_V_NO_ROOM;
+		}
+		/* sent: the rest cannot fail */
+		count_fast(x, b, len);
+		meta->flags = flags & ~PA_PKT_F_ROUTE;
+		meta->l4_off = (uint16_t)(l4 + hlen);
+		doff = (uint16_t)(doff - hlen);
+		m->data_off = doff;
+		m->data_len = (uint16_t)(m->data_len + hlen);
+		m->pkt_len += hlen;
+		frame = base + doff;
+		/* the L2 header (VLAN tags included) moves to the new front;
+		 * an untagged one is written there from where it was */
+		from = frame + hlen;
+		if (unlikely(l3 != RTE_ETHER_HDR_LEN)) {
+			memmove(frame, frame + hlen, l3);
+			from = frame;
+		}
+		if (fam == 4) {
+			const struct rte_ipv4_hdr *in =
+				(const void *)(frame + l3 + hlen);
+			struct rte_ipv4_hdr *o = (void *)(frame + l3);
+			const uint16_t df = in->fragment_offset &
+				rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+			const uint8_t tos = in->type_of_service;
+			/* the word { 0, tos } in memory order */
+			const uint16_t tw = (uint16_t)(RTE_BYTE_ORDER ==
+				RTE_LITTLE_ENDIAN ? tos << 8 : tos);
+			const uint32_t daddr = b->addr.v4.s_addr;
+			const uint16_t tl = lb_bswap16((uint16_t)(ilen + hlen));
+			uint16_t id = 0;
+			uint32_t sum;
+
+			if (df == 0)
+				id = lb_bswap16(x->ip_id++);
+			/* the constant words' sum is the backend's; add the
+			 * rest from registers */
+			sum = b->ip4_sum + tw + tl + id + df;
+			sum = (sum & 0xffff) + (sum >> 16);
+			sum = (sum & 0xffff) + (sum >> 16);
+			put_macs(x, b, out, frame, from);
+			o->version_ihl = 0x45;
+			o->type_of_service = tos;
+			o->total_length = tl;
+			o->packet_id = id;
+			o->fragment_offset = df;
+			o->time_to_live = LB_OUTER_TTL;
+			o->next_proto_id = IPPROTO_IPIP;
+			o->hdr_checksum = (uint16_t)~sum;
+			o->src_addr = x->local4;
+			o->dst_addr = daddr;
+		} else {
+			const struct rte_ipv6_hdr *in =
+				(const void *)(frame + l3 + hlen);
+			struct rte_ipv6_hdr *o = (void *)(frame + l3);
+			const uint32_t tc = (rte_be_to_cpu_32(in->vtc_flow) >>
+				20) & 0xff;
+			const uint32_t vtc = rte_cpu_to_be_32(6u << 28 |
+				tc << 20 | (meta->hash & 0xfffff));
+			uint64_t d[2];
+
+			memcpy(d, b->addr.v6.s6_addr, 16);
+			put_macs(x, b, out, frame, from);
+			/* flow label from the flow hash (RFC 6438) */
+			o->vtc_flow = vtc;
+			o->payload_len = lb_bswap16((uint16_t)ilen);
+			o->proto = IPPROTO_IPV6;
+			o->hop_limits = LB_OUTER_TTL;
+			memcpy(o->src_addr, x->local6, 16);
+			memcpy(o->dst_addr, d, 16);
+		}
+	} else if (mode == PA_LB_NAT) {
+		uint8_t *l3p = frame + l3;
+		uint8_t *l4p = (flags & PA_PKT_F_L4) ? frame + l4 : NULL;
+		const uint8_t proto = meta->l4_proto;
+		const uint16_t bport = b->port;
+		uint8_t a[16];
+
+		count_fast(x, b, len);
+		meta->flags = flags & ~PA_PKT_F_ROUTE;
+		if (l4p != NULL)
+			meta->dport = lb_bswap16(bport);
+		memcpy(a, b->addr.v6.s6_addr, fam == 4 ? 4 : 16);
+		put_macs(x, b, out, frame, frame);
+		if (fam == 4) {
+			struct rte_ipv4_hdr *ip = (void *)l3p;
+
+			rewrite_addr_port(ip, (uint8_t *)&ip->dst_addr, a, 4,
+				l4p, proto, l4p != NULL ?
+				(uint16_t *)(l4p + 2) : NULL, bport);
+		} else {
+			struct rte_ipv6_hdr *ip = (void *)l3p;
+
+			rewrite_addr_port(NULL, ip->dst_addr, a, 16, l4p, proto,
+				l4p != NULL ? (uint16_t *)(l4p + 2) : NULL,
+				bport);
+		}
+	} else {
+		count_fast(x, b, len);
+		meta->flags = flags & ~PA_PKT_F_ROUTE;
+		put_macs(x, b, out, frame, frame);
+	}
+	return PA_LB_V_FORWARD;
+}
+
+/* Address a frame to its next hop: the backend's MAC, else the backend
+ * as the neighbour subsystem resolved it on this port, else the output
+ * port's gateway (configured, else resolved), else the neighbour it came
+ * from. A wanted but unresolved next hop falls back and is counted. The
+ * source is the output port's MAC. The LB has addressed the frame: it is
+ * no longer transit for the route pass (PA_PKT_F_ROUTE). (Pass 2 does the
+ * same in put_macs(), the port's part read once a chunk.) */
+static __rte_always_inline void
+set_macs(const struct pa_lb *lb, struct lb_worker *w,
+		struct rte_ether_hdr *eth, struct pa_pkt_meta *meta,
+		const struct lb_backend *b)
+{
+	const uint16_t out = meta->out_port;
+	struct lb_fast x;
+
+	x.be_nh = lb->be_nh;
+	x.unres = 0;
+	l2_fill(lb, &x.l2, l2_key(out, !!(meta->flags & PA_PKT_F_IPV6)));
+	meta->flags &= ~PA_PKT_F_ROUTE;
+	put_macs(&x, b, out, (uint8_t *)eth, (const uint8_t *)eth);
+	w->st.neigh_unresolved += x.unres;
+}
+
+/* What pass 2 reads once a chunk into @p x, and writes back at its end. */
+static __rte_always_inline void
+fast_begin(const struct pa_lb *lb, const struct lb_worker *w,
+		struct lb_fast *x)
+{
+	x->be_nh = lb->be_nh;
+	x->ctr = w->ctr;
+	x->local4 = lb->local4.v4.s_addr;
+	memcpy(x->local6, lb->local6.v6.s6_addr, 16);
+	x->ip_id = w->ip_id;
+	x->unres = 0;
+	x->balanced = 0;
+	memset(&x->l2, 0, sizeof(x->l2));	/* key 0: none */
+}
+
+static __rte_always_inline void
+fast_end(struct lb_worker *w, const struct lb_fast *x)
+{
+	w->ip_id = x->ip_id;
+	w->st.balanced += x->balanced;
+	w->st.neigh_unresolved += x->unres;
+}
+
+/* A packet to backend @p bi of service @p s outside pass 2 (an ICMP
+ * error to its flow's backend): fwd_fast() in the service's mode. */
+static __rte_noinline uint8_t
 forward(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		unsigned int bi, struct rte_mbuf *m, struct pa_pkt_meta *meta)
 {
-	const struct lb_backend *b = &s->be[bi];
-	uint32_t len = rte_pktmbuf_pkt_len(m);
+	struct lb_fast x;
 	uint8_t v;
 
-	switch (s->forward) {
-	case PA_LB_IPIP:
-		v = fwd_ipip(lb, w, s, b, m, meta);
-		break;
-	case PA_LB_NAT:
-		v = fwd_nat(lb, w, s, b, m, meta);
-		break;
-	default:
-		set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
-			meta, b);
-		v = PA_LB_V_FORWARD;
-		break;
-	}
-	if (likely(v == PA_LB_V_FORWARD))
-		count_sent(w, b, len);
+	fast_begin(lb, w, &x);
+	v = fwd_fast(lb, w, &x, &s->be[bi], m, meta, s->forward, s->family);
+	fast_end(w, &x);
 	return v;
 }
 
@@ -625,13 +772,7 @@ flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		w->st.flows_peak = w->n_flows;
 	svc_ctr_of(w, s)->flows++;
 	f->tmo = tcp_tmo(m, meta, LB_TMO_SYN);
-	c = &w->ctr[b->cslot];
-	if (unlikely(c->uid != b->uid)) {
-		c->uid = b->uid;
-		c->flows = 0;
-		c->packets = 0;
-		c->bytes = 0;
-	}
+	c = be_ctr(w->ctr, b);
 	c->flows++;
 	w->st.flows_created++;
 	if (s->forward == PA_LB_NAT) {
@@ -807,6 +948,7 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *,
 		meta->l3_off);
 	const struct lb_backend *b;
+	struct lb_ctr *c;
 	const struct lb_svc *s;
 	struct lb_icmp_quote q;
 	struct lb_flow_key k;
@@ -876,292 +1018,10 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	lb_icmp_nat(m, meta, &q, pa_ip_bytes(&b->addr), b->port);
 	set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
 		meta, b);
-	count_sent(w, b, rte_pktmbuf_pkt_len(m));
-	return PA_LB_V_FORWARD;
-}
-
-/* A MAC as the low 48 bits of a word (memory order), as a next-hop word
- * holds it (lb_nh_word()). */
-static __rte_always_inline uint64_t
-mac48(const struct rte_ether_addr *a)
-{
-	uint64_t v = 0;
-
-	memcpy(&v, a, RTE_ETHER_ADDR_LEN);
-	return v;
-}
-
-/* set_macs()'s port-level part for one (output port, family), read once
- * per chunk: the destination a frame gets when its backend gives no next
- * hop (the port's gateway, configured, else resolved; else the frame's
- * own source, counted as unresolved when wanted), the port's MAC as the
- * source when it knows it, and the port's MTU. */
-struct lb_l2 {
-	uint32_t key;			/* out | v6 << 16 | 1 << 17; 0: none */
-	uint16_t mtu;
-	bool known;
-	bool reflect;			/* destination: the frame's source */
-	bool unres;			/* ... and count neigh_unresolved */
-	uint64_t dst;			/* !reflect: the gateway's MAC */
-	uint64_t src;			/* known: the port's MAC */
-};
-
-static __rte_always_inline void
-l2_fill(const struct pa_lb *lb, struct lb_l2 *c, uint32_t key)
-{
-	const struct lb_port *p = &lb->port[key & 0xffff];
-	uint64_t nh;
-
-	c->key = key;
-	c->mtu = p->mtu;
-	c->known = p->known;
-	c->src = mac48(&p->mac);
-	c->reflect = false;
-	c->unres = false;
-	if (p->has_gw) {
-		c->dst = mac48(&p->gw);
-		return;
-	}
-	nh = __atomic_load_n(&p->gw_nh[(key >> 16) & 1], __ATOMIC_RELAXED);
-	c->dst = nh & LB_NH_MAC_MASK;
-	if (!(nh & LB_NH_VALID)) {
-		c->reflect = true;
-		c->unres = (nh & LB_NH_WANTED) != 0;
-	}
-}
-
-/* What a chunk's pass 2 keeps in registers rather than re-reading after
- * each frame store (a store through a byte pointer may alias anything):
- * the lb's and the worker's fields it uses, and the counters it adds up
- * to write once at the chunk's end. */
-struct lb_fast {
-	const uint64_t *be_nh;
-	struct lb_ctr *ctr;
-	uint64_t local6[2];
-	uint32_t local4;
-	uint16_t ip_id;
-	uint32_t unres;			/* neigh_unresolved to add */
-	uint32_t balanced;		/* ... balanced */
-	struct lb_l2 l2;
-};
-
-/* The destination MAC of a frame sent to backend @p b on port @p out
- * (set_macs()): its own MAC, else its next hop resolved on that port,
- * else the port's (@p c); @p own_src is the frame's source MAC. */
-static __rte_always_inline uint64_t
-be_dst(struct lb_fast *x, const struct lb_backend *b, uint16_t out,
-		uint64_t own_src)
-{
-	uint64_t nh;
-
-	if (b->has_mac)
-		return mac48(&b->mac);
-	nh = __atomic_load_n(&x->be_nh[b->cslot], __ATOMIC_RELAXED);
-	if (nh != 0 && lb_nh_port(nh) == (out & 0xff)) {
-		if (likely(nh & LB_NH_VALID))
-			return nh & LB_NH_MAC_MASK;
-		x->unres++;
-	}
-	if (x->l2.reflect) {
-		x->unres += x->l2.unres;
-		return own_src;
-	}
-	return x->l2.dst;
-}
-
-/* The Ethernet header's MACs at @p to, from those at @p from (the same
- * frame, or where its header was before an outer one went in front; the
- * 2 bytes after them, ethertype or first tag, are carried over): what
- * set_macs() writes, in two stores (the words in little-endian memory
- * order, as lb_nh_word() builds a next hop's). */
-static __rte_always_inline void
-put_macs(struct lb_fast *x, const struct lb_backend *b, uint16_t out,
-		uint8_t *to, const uint8_t *from)
-{
-	uint64_t o, own, dst, src, w0, w1;
-
-	memcpy(&o, from + 6, 8);
-	own = o & LB_NH_MAC_MASK;
-	dst = be_dst(x, b, out, own);
-	src = x->l2.known ? x->l2.src : own;
-	w0 = dst | src << 48;
-	w1 = src | (o & ~LB_NH_MAC_MASK);
-	memcpy(to, &w0, 8);
-	memcpy(to + 6, &w1, 8);
-}
-
-/* count_sent() into the chunk's sums (balanced: written at its end). */
-static __rte_always_inline void
-count_fast(struct lb_fast *x, const struct lb_backend *b, uint32_t len)
-{
-	struct lb_ctr *c = &x->ctr[b->cslot];
-
-	if (unlikely(c->uid != b->uid)) {
-		c->uid = b->uid;
-		c->flows = 0;
-		c->packets = 0;
-		c->bytes = 0;
-	}
+	c = be_ctr(w->ctr, b);
 	c->packets++;
-	c->bytes += len;
-	x->balanced++;
-}
-
-/* forward() for a packet of a flow pass 2 decided, its forwarding mode
- * @p mode and family @p fam constants where pass 2 is specialised: the
- * same rewrites, counters and verdicts, with what it reads read before
- * it writes the frame. */
-static __rte_always_inline uint8_t
-fwd_fast(struct pa_lb *lb, struct lb_worker *w, struct lb_fast *x,
-		const struct lb_backend *b, struct rte_mbuf *m,
-		struct pa_pkt_meta *meta, const uint8_t mode, const uint8_t fam)
-{
-	const uint16_t l3 = meta->l3_off, l4 = meta->l4_off;
-	const uint16_t flags = meta->flags, out = meta->out_port;
-	const uint32_t len = rte_pktmbuf_pkt_len(m);
-	const uint32_t key = (uint32_t)out | (uint32_t)(fam == 6) << 16 |
-		1u << 17;
-	uint16_t doff = m->data_off;
-	uint8_t *base = m->buf_addr;
-	uint8_t *frame = base + doff;
-	uint32_t need;
-
-	/* (dsr rewrites the L2 header only) */
-	if (mode != PA_LB_DSR) {
-		need = (flags & PA_PKT_F_L4) ? (uint32_t)l4 +
-			(meta->l4_proto == IPPROTO_TCP ? 20 : 8) :
-			(uint32_t)l3 + (fam == 4 ? 20 : 40);
-		if (unlikely(m->data_len < need)) {
-			w->st.no_room++;
-			return PA_LB_V_NO_ROOM;
-		}
-	}
-	if (unlikely(x->l2.key != key))
-		l2_fill(lb, &x->l2, key);
-	if (mode == PA_LB_IPIP) {
-		const unsigned int hlen = fam == 4 ?
-			sizeof(struct rte_ipv4_hdr) :
-			sizeof(struct rte_ipv6_hdr);
-		uint8_t *inner = frame + l3;
-		const uint8_t *from;
-		uint32_t ilen, mtu = x->l2.mtu;
-
-		if (fam == 4)
-			ilen = lb_bswap16(((struct rte_ipv4_hdr *)inner)->
-				total_length);
-		else
-			ilen = sizeof(struct rte_ipv6_hdr) + lb_bswap16(
-				((struct rte_ipv6_hdr *)inner)->payload_len);
-		if (unlikely(mtu != 0 && ilen + hlen > mtu))
-			return too_big(lb, w, m, meta, inner, mtu - hlen);
-		/* Ethernet padding after the inner packet would end up
-		 * inside the tunnel: cut it */
-		if (len > l3 + ilen)
-			rte_pktmbuf_trim(m, (uint16_t)(len - (l3 + ilen)));
-		if (unlikely(hlen > doff)) {
-			w->st.no_room++;
-			return PA_LB_V_NO_ROOM;
-		}
-		/* sent: the rest cannot fail */
-		count_fast(x, b, len);
-		meta->flags = flags & ~PA_PKT_F_ROUTE;
-		meta->l4_off = (uint16_t)(l4 + hlen);
-		doff = (uint16_t)(doff - hlen);
-		m->data_off = doff;
-		m->data_len = (uint16_t)(m->data_len + hlen);
-		m->pkt_len += hlen;
-		frame = base + doff;
-		/* the L2 header (VLAN tags included) moves to the new front;
-		 * an untagged one is written there from where it was */
-		from = frame + hlen;
-		if (unlikely(l3 != RTE_ETHER_HDR_LEN)) {
-			memmove(frame, frame + hlen, l3);
-			from = frame;
-		}
-		if (fam == 4) {
-			const struct rte_ipv4_hdr *in =
-				(const void *)(frame + l3 + hlen);
-			struct rte_ipv4_hdr *o = (void *)(frame + l3);
-			const uint16_t df = in->fragment_offset &
-				rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-			const uint8_t tos = in->type_of_service;
-			/* the word { 0, tos } in memory order */
-			const uint16_t tw = (uint16_t)(RTE_BYTE_ORDER ==
-				RTE_LITTLE_ENDIAN ? tos << 8 : tos);
-			const uint32_t daddr = b->addr.v4.s_addr;
-			const uint16_t tl = lb_bswap16((uint16_t)(ilen + hlen));
-			uint16_t id = 0;
-			uint32_t sum;
-
-			if (df == 0)
-				id = lb_bswap16(x->ip_id++);
-			/* the constant words' sum is the backend's; add the
-			 * rest from registers */
-			sum = b->ip4_sum + tw + tl + id + df;
-			sum = (sum & 0xffff) + (sum >> 16);
-			sum = (sum & 0xffff) + (sum >> 16);
-			put_macs(x, b, out, frame, from);
-			o->version_ihl = 0x45;
-			o->type_of_service = tos;
-			o->total_length = tl;
-			o->packet_id = id;
-			o->fragment_offset = df;
-			o->time_to_live = LB_OUTER_TTL;
-			o->next_proto_id = IPPROTO_IPIP;
-			o->hdr_checksum = (uint16_t)~sum;
-			o->src_addr = x->local4;
-			o->dst_addr = daddr;
-		} else {
-			const struct rte_ipv6_hdr *in =
-				(const void *)(frame + l3 + hlen);
-			struct rte_ipv6_hdr *o = (void *)(frame + l3);
-			const uint32_t tc = (rte_be_to_cpu_32(in->vtc_flow) >>
-				20) & 0xff;
-			const uint32_t vtc = rte_cpu_to_be_32(6u << 28 |
-				tc << 20 | (meta->hash & 0xfffff));
-			uint64_t d[2];
-
-			memcpy(d, b->addr.v6.s6_addr, 16);
-			put_macs(x, b, out, frame, from);
-			/* flow label from the flow hash (RFC 6438) */
-			o->vtc_flow = vtc;
-			o->payload_len = lb_bswap16((uint16_t)ilen);
-			o->proto = IPPROTO_IPV6;
-			o->hop_limits = LB_OUTER_TTL;
-			memcpy(o->src_addr, x->local6, 16);
-			memcpy(o->dst_addr, d, 16);
-		}
-	} else if (mode == PA_LB_NAT) {
-		uint8_t *l3p = frame + l3;
-		uint8_t *l4p = (flags & PA_PKT_F_L4) ? frame + l4 : NULL;
-		const uint8_t proto = meta->l4_proto;
-		const uint16_t bport = b->port;
-		uint8_t a[16];
-
-		count_fast(x, b, len);
-		meta->flags = flags & ~PA_PKT_F_ROUTE;
-		if (l4p != NULL)
-			meta->dport = lb_bswap16(bport);
-		memcpy(a, b->addr.v6.s6_addr, fam == 4 ? 4 : 16);
-		put_macs(x, b, out, frame, frame);
-		if (fam == 4) {
-			struct rte_ipv4_hdr *ip = (void *)l3p;
-
-			rewrite_addr_port(ip, (uint8_t *)&ip->dst_addr, a, 4,
-				l4p, proto, l4p != NULL ?
-				(uint16_t *)(l4p + 2) : NULL, bport);
-		} else {
-			struct rte_ipv6_hdr *ip = (void *)l3p;
-
-			rewrite_addr_port(NULL, ip->dst_addr, a, 16, l4p, proto,
-				l4p != NULL ? (uint16_t *)(l4p + 2) : NULL,
-				bport);
-		}
-	} else {
-		count_fast(x, b, len);
-		meta->flags = flags & ~PA_PKT_F_ROUTE;
-		put_macs(x, b, out, frame, frame);
-	}
+	c->bytes += rte_pktmbuf_pkt_len(m);
+	w->st.balanced++;
 	return PA_LB_V_FORWARD;
 }
 
@@ -1291,14 +1151,7 @@ pass2(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	const uint16_t one_mss = single ? one->mss_clamp : 0;
 
 	memcpy(tmo, lb->tmo_tsc, sizeof(tmo));
-	x.be_nh = lb->be_nh;
-	x.ctr = w->ctr;
-	x.local4 = lb->local4.v4.s_addr;
-	memcpy(x.local6, lb->local6.v6.s6_addr, 16);
-	x.ip_id = w->ip_id;
-	x.unres = 0;
-	x.balanced = 0;
-	memset(&x.l2, 0, sizeof(x.l2));		/* key 0: none */
+	fast_begin(lb, w, &x);
 	for (j = 0; j < nc; j++) {
 		struct rte_mbuf *m = pkts[cd->cand[j]];
 		struct pa_pkt_meta *meta = RTE_MBUF_DYNFIELD(m, moff,
@@ -1345,9 +1198,7 @@ send:
 			clamp_mss(w, s, m, meta, false);
 		verdicts[cd->cand[j]] = fwd_fast(lb, w, &x, b, m, meta, md, fm);
 	}
-	w->ip_id = x.ip_id;
-	w->st.balanced += x.balanced;
-	w->st.neigh_unresolved += x.unres;
+	fast_end(w, &x);
 }
 
 /* pass2()'s copies, each a function of its own (its registers its own,
