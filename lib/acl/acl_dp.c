@@ -21,31 +21,46 @@
 #define ACL_MAX_BURST		256
 #define ACL_PORT_ANY		0xff
 
+/* The protocols whose keys carry ports: one load, not three compares. */
+static const uint8_t port_proto[256] = {
+	[IPPROTO_TCP] = 1, [IPPROTO_UDP] = 1, [IPPROTO_SCTP] = 1,
+};
+
 static __rte_always_inline bool
 has_ports(const struct pa_pkt_meta *meta)
 {
-	return (meta->flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG_LATER)) ==
-		PA_PKT_F_L4 && (meta->l4_proto == IPPROTO_TCP ||
-		meta->l4_proto == IPPROTO_UDP || meta->l4_proto == IPPROTO_SCTP);
+	return ((meta->flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG_LATER)) ==
+		PA_PKT_F_L4) & port_proto[meta->l4_proto];
 }
 
+/* The parser saw the @p len bytes of the IP header at l3_off (within
+ * pkt_len): in the first segment, as a rule; else gathered. */
 static __rte_always_inline const uint8_t *
 l3_bytes(const struct rte_mbuf *m, const struct pa_pkt_meta *meta,
 		uint32_t len, uint8_t *buf)
 {
+	if (likely((uint32_t)meta->l3_off + len <= rte_pktmbuf_data_len(m)))
+		return rte_pktmbuf_mtod_offset(m, const uint8_t *,
+			meta->l3_off);
 	return rte_pktmbuf_read(m, meta->l3_off, len, buf);
 }
 
 /*
  * The keys' first 8 bytes (struct acl_key4 and acl_key6 alike): proto,
  * its pad, in_port, ports_known and pad1 (0: rte_acl reads it with
- * in_port), in one store.
+ * in_port), in one store. @p in_head: key_in_head() of the packet's
+ * in_port (the same for a burst, as a rule).
  */
-static __rte_always_inline void
-key_head(void *k, uint8_t proto, uint8_t in_port, bool ports)
+static __rte_always_inline uint64_t
+key_in_head(uint8_t in_port)
 {
-	uint64_t w = (uint64_t)proto | (uint64_t)in_port << 32 |
-		(uint64_t)ports << 40;
+	return (uint64_t)in_port << 32;
+}
+
+static __rte_always_inline void
+key_head(void *k, uint8_t proto, uint64_t in_head, bool ports)
+{
+	uint64_t w = (uint64_t)proto | in_head | (uint64_t)ports << 40;
 
 	RTE_BUILD_BUG_ON(offsetof(struct acl_key4, in_port) != 4 ||
 		offsetof(struct acl_key4, ports_known) != 5 ||
@@ -263,7 +278,7 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 	 * the compiler reload it packet by packet */
 	const int off = pa_pkt_meta_offset;
 	uint16_t last_port = UINT16_MAX;
-	uint8_t last_in = ACL_PORT_ANY;
+	uint64_t in_head = key_in_head(ACL_PORT_ANY);
 	uint64_t now = 0;
 	uint8_t v;
 
@@ -307,13 +322,13 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		/* a burst comes from one port, as a rule */
 		if (unlikely(m->port != last_port)) {
 			last_port = m->port;
-			last_in = in_port_of(acl, last_port);
+			in_head = key_in_head(in_port_of(acl, last_port));
 		}
 		if (meta->flags & PA_PKT_F_IPV4) {
 			struct acl_key4 *k = &k4[i];
 
 			l3 = l3_bytes(m, meta, 20, buf);
-			key_head(k, meta->l4_proto, last_in, ports);
+			key_head(k, meta->l4_proto, in_head, ports);
 			/* the two addresses, adjacent in both */
 			memcpy((uint8_t *)k + offsetof(struct acl_key4, src),
 				l3 + 12, 8);
@@ -329,7 +344,7 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			struct acl_key6 *k = &k6[i];
 
 			l3 = l3_bytes(m, meta, 40, buf);
-			key_head(k, meta->l4_proto, last_in, ports);
+			key_head(k, meta->l4_proto, in_head, ports);
 			memcpy((uint8_t *)k + offsetof(struct acl_key6, src),
 				l3 + 8, 32);
 			key_ports(&k->sport, meta);

@@ -157,6 +157,11 @@ struct pa_worker {
 	/** rx timestamp to TX queue, TSC cycles (latency on); written by
 	 * this lcore only */
 	struct pa_stats_latency lat;
+	/** latency on, rtc: packets sent this loop pass with the pass's
+	 * own rx stamp (@p lat_pend_stamp), recorded at the next pass's
+	 * TSC read (tx_send(), pa_worker_main()) */
+	uint32_t lat_pend;
+	uint64_t lat_pend_stamp;
 } __rte_cache_aligned;
 
 struct pa_pipeline {

@@ -701,19 +701,15 @@ lat_runs(struct rte_mbuf **pkts, uint16_t n, uint64_t *run_stamp,
 	return r;
 }
 
-/* Record the latency of the first @p sent packets of a burst. */
+/* Record the latency of the first @p sent packets of a burst of mixed
+ * stamps. */
 static __rte_always_inline void
-lat_record(struct pa_worker *w, uint64_t now, uint64_t stamp,
-		const uint64_t *run_stamp, const uint16_t *run_end,
-		unsigned int n_runs, uint16_t sent)
+lat_record(struct pa_worker *w, uint64_t now, const uint64_t *run_stamp,
+		const uint16_t *run_end, unsigned int n_runs, uint16_t sent)
 {
 	uint16_t start = 0, end;
 	unsigned int r;
 
-	if (stamp != PA_STAMP_MIXED) {
-		pa_stats_latency_add(&w->lat, lat_cycles(now, stamp), sent);
-		return;
-	}
 	for (r = 0; r < n_runs && start < sent; r++) {
 		end = RTE_MIN(run_end[r], sent);
 		pa_stats_latency_add(&w->lat, lat_cycles(now, run_stamp[r]),
@@ -722,10 +718,22 @@ lat_record(struct pa_worker *w, uint64_t now, uint64_t stamp,
 	}
 }
 
+/* Record the packets sent this loop pass with its rx stamp (rtc),
+ * @p now being the TSC at the end of the pass. */
+static __rte_always_inline void
+lat_pend_flush(struct pa_worker *w, uint64_t now)
+{
+	pa_stats_latency_add(&w->lat, lat_cycles(now, w->lat_pend_stamp),
+		w->lat_pend);
+	w->lat_pend = 0;
+}
+
 /* Hand @p n packets to a TX queue; what the queue refuses is waited for
  * (replay) or dropped and counted (live). With latency on, the packets
- * the queue takes are recorded: now - rx stamp (@p stamp for the whole
- * burst, or PA_STAMP_MIXED: each packet's own). */
+ * the queue takes are recorded: now - rx stamp. @p stamp for the whole
+ * burst (rtc: the loop pass's TSC, read at its start) is recorded at the
+ * next pass's TSC read, which ends this pass (lat_pend, no TSC read
+ * here); PA_STAMP_MIXED: each packet's own, against a TSC read here. */
 static void
 tx_send(struct pa_worker *w, const struct pa_txbuf *b, struct rte_mbuf **pkts,
 		uint16_t n, uint64_t stamp)
@@ -736,9 +744,8 @@ tx_send(struct pa_worker *w, const struct pa_txbuf *b, struct rte_mbuf **pkts,
 	uint64_t now = 0;
 	uint16_t sent = 0;
 
-	if (w->latency) {
-		if (stamp == PA_STAMP_MIXED)
-			n_runs = lat_runs(pkts, n, run_stamp, run_end);
+	if (w->latency && stamp == PA_STAMP_MIXED) {
+		n_runs = lat_runs(pkts, n, run_stamp, run_end);
 		now = rte_rdtsc();
 	}
 	for (;;) {
@@ -758,8 +765,18 @@ tx_send(struct pa_worker *w, const struct pa_txbuf *b, struct rte_mbuf **pkts,
 		wait_a_little(w);
 	}
 	w->stats.tx_packets += sent;
-	if (w->latency && sent != 0)
-		lat_record(w, now, stamp, run_stamp, run_end, n_runs, sent);
+	if (!w->latency || sent == 0)
+		return;
+	if (stamp != PA_STAMP_MIXED) {
+		/* every uniform stamp of a pass is the pass's: one pending
+		 * record (another one, never expected, is recorded now) */
+		if (unlikely(w->lat_pend != 0 && w->lat_pend_stamp != stamp))
+			lat_pend_flush(w, rte_rdtsc());
+		w->lat_pend_stamp = stamp;
+		w->lat_pend += sent;
+		return;
+	}
+	lat_record(w, now, run_stamp, run_end, n_runs, sent);
 }
 
 static void
@@ -1054,7 +1071,7 @@ static __rte_always_inline unsigned int
 poll_ports(struct pa_worker *w, struct rte_mbuf **pkts, uint64_t now)
 {
 	unsigned int i, total = 0;
-	uint64_t stamp = 0;
+	uint64_t stamp;
 	bool all_ip;
 	uint16_t n;
 
@@ -1067,10 +1084,9 @@ poll_ports(struct pa_worker *w, struct rte_mbuf **pkts, uint64_t now)
 		if (n == 0)
 			continue;
 		total += n;
-		/* one TSC read per burst: the packets' time in the appliance
-		 * starts here */
-		if (w->latency)
-			stamp = rte_rdtsc();
+		/* the packets' time in the appliance starts with the loop
+		 * pass that polled them: its TSC read (no read of its own) */
+		stamp = now;
 		n = stage_rx(w, q, pkts, n, stamp, &all_ip);
 		process_rest(w, &w->rx_seg, pkts, n, q->peer_port_id, now,
 			stamp, all_ip);
@@ -1297,6 +1313,9 @@ pa_worker_main(void *arg)
 	for (;;) {
 		bool stopping = pl->stop;
 
+		/* the loop's one TSC read: the end of the last pass (its
+		 * busy cycles, the latency of what it sent with its own rx
+		 * stamp) and the start of this one (the rx stamp) */
 		now = rte_rdtsc();
 		if (busy) {
 			w->stats.busy_cycles += now - prev;
@@ -1305,6 +1324,8 @@ pa_worker_main(void *arg)
 			w->stats.idle_polls++;
 		}
 		prev = now;
+		if (w->lat_pend != 0)
+			lat_pend_flush(w, now);
 
 		got = 0;
 		if (likely(!stopping))
@@ -1354,6 +1375,8 @@ pa_worker_main(void *arg)
 	}
 	if (w->run_tx)
 		txbuf_flush_all(w);
+	if (w->lat_pend != 0)
+		lat_pend_flush(w, rte_rdtsc());
 	ctrl_tx(w);
 	pa_lb_lcore_exit(w->lb, w->widx);
 	rte_rcu_qsbr_thread_offline(pl->rcu, w->lcore_id);

@@ -335,8 +335,19 @@ pa_pkt_fast_meta(struct pa_pkt_meta *meta, uint16_t flags, uint16_t l4_off,
 		if (set_out)
 			meta->out_port = out;
 	}
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+	{
+		/* sport and dport (adjacent) in one store */
+		const uint32_t sd = ports >> 16 | ports << 16;
+
+		RTE_BUILD_BUG_ON(offsetof(struct pa_pkt_meta, dport) !=
+			offsetof(struct pa_pkt_meta, sport) + 2);
+		memcpy(&meta->sport, &sd, sizeof(sd));
+	}
+#else
 	meta->sport = ports >> 16;
 	meta->dport = ports & 0xffff;
+#endif
 	memcpy((uint8_t *)meta + offsetof(struct pa_pkt_meta, l4_proto), &pv,
 		sizeof(pv));
 }
