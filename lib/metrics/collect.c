@@ -223,7 +223,7 @@ collect_latency(struct ctx *c, const struct pa_stats_latency_summary *lat)
 	for (i = 0; i < RTE_DIM(qs); i++) {
 		l = lbl(1, "percentile", qs[i].q);
 		emit_f(c, G, "pktaccel_latency_seconds",
-			"Time forwarded packets spent in the appliance (rx burst to TX queue), by percentile since start (100: the maximum); log-scale histogram, within 1/32.",
+			"Time forwarded packets spent in the appliance (from the start of the loop pass that received them to the end of the one that queued them for TX), by percentile since start (100: the maximum); log-scale histogram, within 1/32.",
 			(double)qs[i].ns / 1e9, &l);
 	}
 	l.n = 0;
