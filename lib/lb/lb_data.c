@@ -333,10 +333,10 @@ count_fast(struct lb_fast *x, const struct lb_backend *b, uint32_t len)
 	x->balanced++;
 }
 
-/* forward() for a packet of a flow pass 2 decided, its forwarding mode
- * @p mode and family @p fam constants where pass 2 is specialised: the
- * same rewrites, counters and verdicts, with what it reads read before
- * it writes the frame. */
+/* A packet to backend @p b in forwarding mode @p mode and family @p fam
+ * (constants in pass 2's specialised copies; forward() passes its
+ * service's): the rewrite, the counters and the verdict, with what it
+ * reads read before it writes the frame. */
 static __rte_always_inline uint8_t
 fwd_fast(struct pa_lb *lb, struct lb_worker *w, struct lb_fast *x,
 		const struct lb_backend *b, struct rte_mbuf *m,
