@@ -1074,28 +1074,6 @@ decide_slow(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	return flow_new(lb, w, s, k, m, meta, now);
 }
 
-/* lb_ftab_key_eq() in five 8-byte loads a side, straight from the line
- * and the key (no copy of either through the stack). */
-static __rte_always_inline bool
-key_eq(const struct lb_ftab_line *l, const struct lb_flow_key *k)
-{
-	const uint8_t *a = l->key, *b = (const uint8_t *)k;
-	uint64_t x0, x1, x2, x3, x4, y0, y1, y2, y3, y4;
-
-	memcpy(&x0, a, 8);
-	memcpy(&y0, b, 8);
-	memcpy(&x1, a + 8, 8);
-	memcpy(&y1, b + 8, 8);
-	memcpy(&x2, a + 16, 8);
-	memcpy(&y2, b + 16, 8);
-	memcpy(&x3, a + 24, 8);
-	memcpy(&y3, b + 24, 8);
-	memcpy(&x4, a + 32, 8);
-	memcpy(&y4, b + 32, 8);
-	return ((x0 ^ y0) | (x1 ^ y1) | (x2 ^ y2) | (x3 ^ y3) |
-		(x4 ^ y4)) == 0;
-}
-
 /* What pass 1 leaves pass 2: the candidates (packets a service's), by
  * candidate: the packet's index, its service's slot, its flow key, hash
  * and candidate position (fragments: no key; their bits in frag). */
@@ -1169,7 +1147,7 @@ pass2(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 			struct lb_ftab_line *l = &lines[pos];
 			struct lb_flow *f = &l->f;
 
-			if (likely(key_eq(l, &cd->fkey[j]) &&
+			if (likely(lb_ftab_key_eq(l, &cd->fkey[j]) &&
 			    f->svc_uid == (single ? one_uid : s->uid) &&
 			    f->be_idx < (single ? one_nbe : s->n_be))) {
 				bi = f->be_idx;

@@ -82,16 +82,28 @@ struct lb_ftab {
 	uint32_t *sig;			/* by position: the flow's hash */
 };
 
-/** Is the key of @p l @p k? (Whole words: padding is zero in every key.) */
+/** Is the key of @p l @p k? (Whole words: padding is zero in every key.
+ * Five 8-byte loads a side straight from the line and the key: arrays
+ * filled by memcpy() went through the stack.) */
 static __rte_always_inline bool
 lb_ftab_key_eq(const struct lb_ftab_line *l, const struct lb_flow_key *k)
 {
-	uint64_t x[LB_FLOW_KEY_LEN / 8], y[LB_FLOW_KEY_LEN / 8];
+	const uint8_t *a = l->key, *b = (const uint8_t *)k;
+	uint64_t x0, x1, x2, x3, x4, y0, y1, y2, y3, y4;
 
-	memcpy(x, l->key, sizeof(x));
-	memcpy(y, k, sizeof(y));
-	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) |
-		(x[3] ^ y[3]) | (x[4] ^ y[4])) == 0;
+	RTE_BUILD_BUG_ON(LB_FLOW_KEY_LEN != 40);
+	memcpy(&x0, a, 8);
+	memcpy(&y0, b, 8);
+	memcpy(&x1, a + 8, 8);
+	memcpy(&y1, b + 8, 8);
+	memcpy(&x2, a + 16, 8);
+	memcpy(&y2, b + 16, 8);
+	memcpy(&x3, a + 24, 8);
+	memcpy(&y3, b + 24, 8);
+	memcpy(&x4, a + 32, 8);
+	memcpy(&y4, b + 32, 8);
+	return ((x0 ^ y0) | (x1 ^ y1) | (x2 ^ y2) | (x3 ^ y3) |
+		(x4 ^ y4)) == 0;
 }
 
 /** The entry of the flow at @p pos. */
