@@ -234,8 +234,11 @@ def m_l3fwd_acl1k(ctx):
 
 
 def _lb_run(ctx, t, svc, mode="rtc", **kw):
+    """The LB benchmark's daemon, rules and traffic with service svc
+    (None: without a service)."""
     return bl.bench_one(ctx.tmp, t["pcap"], t["flows"], t["rules"],
-                        ctx.args.seconds, _mem(t["n"]), [svc], mode,
+                        ctx.args.seconds, _mem(t["n"]),
+                        [svc] if svc is not None else [], mode,
                         _ft(t["n"]), **kw)
 
 
@@ -251,20 +254,14 @@ def m_pa_lb_big(ctx):
     return _lb_run(ctx, ctx.traffic.get("lb_big"), bl.service("web", 10))
 
 
-def _nolb_run(ctx, t, name):
-    """The LB benchmark's daemon, rules and traffic without the service:
-    what the traffic source, the parse and the ACL cost alone."""
-    return bl.bench_one(ctx.tmp, t["pcap"], t["flows"], t["rules"],
-                        ctx.args.seconds, _mem(t["n"]), [], "rtc",
-                        _ft(t["n"]), name=name)
-
-
+# without the service: what the traffic source, the parse and the ACL
+# cost alone
 def m_pa_nolb(ctx):
-    return _nolb_run(ctx, ctx.traffic.get("lb"), "nolb")
+    return _lb_run(ctx, ctx.traffic.get("lb"), None, name="nolb")
 
 
 def m_pa_nolb_big(ctx):
-    return _nolb_run(ctx, ctx.traffic.get("lb_big"), "nolb_big")
+    return _lb_run(ctx, ctx.traffic.get("lb_big"), None, name="nolb_big")
 
 
 def m_pa_nat(ctx):
