@@ -51,10 +51,25 @@ is the data-path threads' own CPU time x TSC Hz / packets, which leaves
 out the time other processes had their CPU (the figure to trust on a
 shared machine); ratios are taken within a pair, then the median.
 
+A/B, --daemon-b PATH: two builds compared in one run, for every hot-path
+change (main as A, --daemon or build/app/pktaccel; the change, built in
+a second build directory, as B: --daemon-b build-new/app/pktaccel).
+Every pktaccel run (pa_*) is made on both daemons, side by side in each
+pair (A then B, B then A on odd pairs), so that both share the machine's
+slow and fast spells, which two separate runs of run.py do not; the
+peers run once a pair as always. That doubles the pktaccel runs' time.
+B's figures come from the same code against the same peer runs; the
+table adds, per figure, B's median and B over A taken within each pair
+(median, pairs' range): > 1 is B ahead for Mpps and the ratios, < 1 is
+B cheaper for cycles/packet. The JSON keeps A's figures as they are, B's
+in "b" (the same shape, each with "b_over_a") and both daemons (path,
+git describe of the tree they sit in, mtime, size, sha256) in "daemons".
+The latency scenario's wake-up run is A's alone.
+
 Usage:
   /usr/bin/python3 perf/run.py [--pairs 3] [--seconds 5] [--only NAMES]
       [--quick] [--huge | --no-huge] [--compare OLD.json] [--out PREFIX]
-      [--no-save]
+      [--no-save] [--daemon A] [--daemon-b B]
   /usr/bin/python3 perf/run.py --compare OLD.json --new NEW.json   (no run)
   /usr/bin/python3 perf/run.py --show RESULT.json        (its table, no run)
 
@@ -63,6 +78,7 @@ kept in the JSON; the other runs go on); 2 on bad arguments.
 """
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import random
@@ -190,6 +206,7 @@ class Ctx:
         self.acl_alg = None          # pktaccel's classify algorithm, once seen
         self.tsc_hz = None
         self.pipeline_layout = None  # the layout the daemon accepted
+        self.daemon_b = args.daemon_b  # --daemon-b: side B's binary
 
 
 def _mem(n):
@@ -392,6 +409,38 @@ SCENARIOS = {
     "latency": ["pa_lat_on", "pa_lat_off"],
 }
 
+# --daemon-b: each pktaccel member also runs on daemon B, as member
+# NAME + B_SUFFIX, right after its A run (so just before it on odd pairs,
+# whose order is reversed): both sides share the machine's phases, and
+# B's figures come from the same pair_figures() over the same peer runs.
+B_SUFFIX = ":b"
+
+
+def with_b(members):
+    """members with each pktaccel member's B twin right after it."""
+    out = []
+    for m in members:
+        out.append(m)
+        if m.startswith("pa_"):
+            out.append(m + B_SUFFIX)
+    return out
+
+
+def run_member(ctx, m):
+    """Member m's run; a B twin's on daemon B (ctx.daemon_b). What ctx
+    learns from the first run is the pair's and both sides': the pipeline
+    layout that daemon accepted (A's, pair 1's first) and l3fwd's
+    algorithm."""
+    if not m.endswith(B_SUFFIX):
+        return MEMBERS[m](ctx)
+    a = ba.DAEMON
+    ba.DAEMON = bench.DAEMON = ctx.daemon_b
+    try:
+        return MEMBERS[m[:-len(B_SUFFIX)]](ctx)
+    finally:
+        ba.DAEMON = bench.DAEMON = a
+
+
 # --------------------------------------------------------------------------
 # Figures: per pair from the pair's runs, then the median over pairs.
 # Each figure: unit, which way is better, the issue's goal if it has one.
@@ -564,6 +613,31 @@ def ring_hop(pl, rtc):
     return path, rtc_cyc, (path - rtc_cyc) / hops if hops else None
 
 
+# Figures of the peers' runs alone: the same run on both sides of an A/B,
+# so not among B's figures.
+PEER_FIGURES = ("testpmd_", "l3fwd_", "hop_alone_")
+
+
+def b_runs(runs):
+    """A pair's runs as side B has them: B's pktaccel runs in the places
+    of A's, the same peer runs."""
+    return {m: runs.get(m + B_SUFFIX) if m.startswith("pa_") else r
+            for m, r in runs.items() if not m.endswith(B_SUFFIX)}
+
+
+def _b_over_a(a, b):
+    return b / a if a is not None and b is not None and a > 0 else None
+
+
+def b_pair_figures(ctx, scen, runs, fa):
+    """Side B's figures of one scenario from one pair's runs (A's and B's),
+    the peers' own left out, and each over A's figure fa of the same pair:
+    ({figure: value}, {figure: B over A})."""
+    fb = {k: v for k, v in pair_figures(ctx, scen, b_runs(runs)).items()
+          if not k.startswith(PEER_FIGURES)}
+    return fb, {k: _b_over_a(fa.get(k), v) for k, v in fb.items()}
+
+
 # unit, better ("higher"/"lower"/None), goal text
 FIGURE_INFO = {
     "mpps": ("Mpps", "higher"),
@@ -624,6 +698,36 @@ def summarize(per_pair):
             if name in GOALS:
                 out[name]["goal"] = GOALS[name]
     return out
+
+
+def summarize_b(per_pair_b):
+    """{scenario: [({figure: B's value}, {figure: B over A}) per pair]} ->
+    summarize()'s shape for B's values, each figure with "b_over_a":
+    {"value": median, "runs": [per pair]}."""
+    out = summarize({s: [p[0] for p in v] for s, v in per_pair_b.items()})
+    r = summarize({s: [p[1] for p in v] for s, v in per_pair_b.items()})
+    for k, f in out.items():
+        f["b_over_a"] = {"value": r[k]["value"], "runs": r[k]["runs"]}
+    return out
+
+
+def daemon_info(path):
+    """What identifies a daemon binary: its path, the git describe of the
+    tree it sits in (None outside one: the binary's mtime, size and hash
+    say which build it is), its mtime, size and sha256 (first 16)."""
+    st = os.stat(path)
+    g = subprocess.run(["git", "-C", os.path.dirname(path), "describe",
+                        "--always", "--dirty"], capture_output=True,
+                       text=True)
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return {"path": path,
+            "git": g.stdout.strip() if g.returncode == 0 else None,
+            "mtime": datetime.datetime.fromtimestamp(
+                st.st_mtime).isoformat(timespec="seconds"),
+            "size": st.st_size, "sha256": h.hexdigest()[:16]}
 
 
 # --------------------------------------------------------------------------
@@ -779,7 +883,53 @@ def table(res):
             out += ("The stage lcores time-share the CPUs: this measures "
                     "that sharing, not pipeline mode, and no ring-hop cost "
                     "can be read from it (see ring_hop() in perf/run.py).\n")
+    if res.get("b"):
+        out += "\n" + table_b(res)
     return out
+
+
+def _daemon_text(d):
+    if not d:
+        return "?"
+    path = d.get("path", "?")
+    if path.startswith(ROOT + os.sep):
+        path = os.path.relpath(path, ROOT)
+    return "%s (%sbuilt %s, %s bytes, sha256 %s)" % (
+        path, "git %s, " % d["git"] if d.get("git") else "",
+        d.get("mtime", "?"), d.get("size", "?"), d.get("sha256", "?"))
+
+
+def table_b(res):
+    """The A/B table of a result run with --daemon-b: per figure of
+    pktaccel's, A's and B's medians and B over A taken within each pair,
+    its median and the pairs' range."""
+    F, B = res["figures"], res["b"]
+    d = res.get("daemons", {})
+    rows = ["A/B (--daemon-b): each pktaccel run made on both daemons, "
+            "side by side in every pair; B over A taken within each pair, "
+            "then the median (pairs' range).",
+            "",
+            "- A: " + _daemon_text(d.get("a")),
+            "- B: " + _daemon_text(d.get("b")),
+            "",
+            "B over A > 1 is B ahead for Mpps and the ratios; < 1 is B "
+            "cheaper for cycles/packet (and ns, share).",
+            "",
+            "| figure | unit | A | B | B over A (pairs' range) | B ahead "
+            "when |",
+            "|---|---|---|---|---|---|"]
+    for k, f in B.items():
+        r = f.get("b_over_a") or {}
+        got = [x for x in r.get("runs", []) if x is not None]
+        ratio = "-" if r.get("value") is None else "%.3f" % r["value"]
+        if len(got) >= 2:
+            ratio += " (%.3f–%.3f)" % (min(got), max(got))
+        a = F.get(k)
+        rows.append("| %s | %s | %s | %s | %s | %s |" % (
+            k, f["unit"], _fmt(a["value"], a["unit"]) if a else "-",
+            _fmt(f["value"], f["unit"]), ratio,
+            {"higher": "> 1", "lower": "< 1"}.get(f["better"], "")))
+    return "\n".join(rows) + "\n"
 
 
 def _k(n):
@@ -814,6 +964,10 @@ def compare(old, new):
             tag, r.get("date", "?"), r.get("git", "?"),
             "%.1f" % r["loadavg_start"][0] if r.get("loadavg_start")
             else "?"))
+    for tag, r in (("old", old), ("new", new)):
+        if r.get("b"):
+            lines.append("(%s was run with --daemon-b: these are its A "
+                         "figures; --show gives its B over A)" % tag)
     lines.append("%-44s %12s %12s  %s" % ("figure", "old", "new", "change"))
     for k in keys:
         a = fo.get(k, {}).get("value")
@@ -965,7 +1119,14 @@ def main():
     ap.add_argument("--no-wake", action="store_true",
                     help="leave out the wake-up run of the latency scenario")
     ap.add_argument("--daemon", default=ba.DAEMON,
-                    help="pktaccel binary (default build/app/pktaccel)")
+                    help="pktaccel binary (default build/app/pktaccel); "
+                    "side A with --daemon-b")
+    ap.add_argument("--daemon-b", metavar="PATH", default=None,
+                    help="A/B: a second pktaccel binary, side B; every "
+                    "pktaccel run is made on both, side by side in each "
+                    "pair (twice their time), and the table adds B and B "
+                    "over A per figure. For every hot-path change: main "
+                    "as A, the change (e.g. build-new/app/pktaccel) as B")
     ap.add_argument("--tag", default="pa-perf",
                     help="prefix of temporary directories, l3fwd's EAL file "
                     "prefix and network namespaces")
@@ -1024,6 +1185,10 @@ def main():
         sys.exit("run.py: build the daemon first: meson setup build && "
                  "ninja -C build (no %s)" % ba.DAEMON)
     bench.DAEMON = ba.DAEMON
+    if args.daemon_b:
+        args.daemon_b = os.path.abspath(args.daemon_b)
+        if not os.access(args.daemon_b, os.X_OK):
+            sys.exit("run.py: --daemon-b: no executable %s" % args.daemon_b)
     ba.WARMUP_S = args.warmup
     ba.L3FWD_PREFIX = args.tag + "-l3fwd"
     members = []
@@ -1067,7 +1232,12 @@ def run_all(args, scens, members, old, huge, why):
                       "memory": "2M huge pages" if huge else "--no-huge",
                       "memory_why": None if huge else why},
            "loadavg_start": os.getloadavg(), "runs": [], "failures": []}
+    if args.daemon_b:
+        res["daemons"] = {"a": daemon_info(ba.DAEMON),
+                          "b": daemon_info(args.daemon_b)}
+        members = with_b(members)
     per_pair = {s: [] for s in scens}
+    per_pair_b = {s: [] for s in scens}
     t_start = time.time()
     with tempfile.TemporaryDirectory(prefix=args.tag + "-run-") as tmp:
         ctx = Ctx(tmp, args)
@@ -1078,7 +1248,7 @@ def run_all(args, scens, members, old, huge, why):
                 t0 = time.time()
                 load = os.getloadavg()[0]
                 try:
-                    r = MEMBERS[m](ctx)
+                    r = run_member(ctx, m)
                 except Exception as e:   # noqa: BLE001 - reported, kept
                     msg = "%s: %s" % (type(e).__name__, e)
                     print("run.py: pair %d, run %s FAILED: %s" % (k + 1, m, msg),
@@ -1108,6 +1278,9 @@ def run_all(args, scens, members, old, huge, why):
                              load), flush=True)
             for s in scens:
                 per_pair[s].append(pair_figures(ctx, s, runs))
+                if args.daemon_b:
+                    per_pair_b[s].append(b_pair_figures(ctx, s, runs,
+                                                        per_pair[s][-1]))
         if "latency" in scens and not args.no_wake:
             if os.geteuid() != 0:
                 print("run.py: wake-up run left out (needs root for ip netns)",
@@ -1127,6 +1300,8 @@ def run_all(args, scens, members, old, huge, why):
     res["loadavg_end"] = os.getloadavg()
     res["wall_s"] = round(time.time() - t_start)
     res["figures"] = summarize(per_pair)
+    if args.daemon_b:
+        res["b"] = summarize_b(per_pair_b)
     text = table(res)
     print()
     print(text)

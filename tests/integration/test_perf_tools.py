@@ -373,3 +373,81 @@ def test_flows1m_splits_the_growth_into_source_and_lb():
     f = run.pair_figures(Ctx(), "flows1m", runs)
     assert f["lb_10k_cycles_per_packet"] is None and \
         f["lb_cycles_vs_10k"] is None and f["cycles_vs_10k"] == 2.0, f
+
+
+def test_daemon_b_takes_b_over_a_within_each_pair_and_tables_it():
+    """--daemon-b: each pktaccel run gets a B twin beside it (before it on
+    odd pairs) made on daemon B; B's figures come from the same code over
+    the same peer runs, the peers' own left out; B over A is taken within
+    each pair, then the median and the pairs' range, in a table of its own
+    after the usual one, which stays as it was."""
+    run = _run_module()
+    members = run.with_b(["pa_pass", "testpmd_io", "pa_lb", "l3fwd_lb"])
+    assert members == ["pa_pass", "pa_pass:b", "testpmd_io", "pa_lb",
+                       "pa_lb:b", "l3fwd_lb"], members
+
+    class Ctx:
+        tsc_hz = 2e9
+        daemon_b = "/b/pktaccel"
+    # a B twin runs its member on daemon B, and A's is back after
+    a_daemon = run.ba.DAEMON
+    run.MEMBERS["pa_which"] = lambda ctx: (run.ba.DAEMON, run.bench.DAEMON)
+    assert run.run_member(Ctx(), "pa_which:b") == ("/b/pktaccel",) * 2
+    assert run.run_member(Ctx(), "pa_which") == (a_daemon, run.bench.DAEMON)
+    assert run.ba.DAEMON == a_daemon
+
+    def pa(mpps, cyc):
+        return {"mpps": mpps, "cpu_cycles_per_packet": cyc}
+    pairs = [
+        # B 10% faster and 10% cheaper; acl_lb the same on both
+        {"pa_pass": pa(20.0, 100.0), "pa_pass:b": pa(22.0, 90.0),
+         "testpmd_io": {"mpps": 25.0, "cpu_s_per_packet": 40e-9},
+         "pa_lb": pa(8.0, 250.0), "pa_lb:b": pa(8.0, 250.0),
+         "l3fwd_lb": {"mpps": 12.0, "cpu_s_per_packet": 50e-9}},
+        # a slower phase for both: B 5% faster, 10% cheaper; B's acl_lb
+        # run failed
+        {"pa_pass": pa(18.0, 110.0), "pa_pass:b": pa(18.9, 99.0),
+         "testpmd_io": {"mpps": 24.0, "cpu_s_per_packet": 40e-9},
+         "pa_lb": pa(7.0, 260.0), "pa_lb:b": {"error": "boom"},
+         "l3fwd_lb": {"mpps": 11.0, "cpu_s_per_packet": 50e-9}},
+    ]
+    per_pair = {"passthrough": [], "acl_lb": []}
+    per_pair_b = {"passthrough": [], "acl_lb": []}
+    for runs in pairs:
+        for s in per_pair:
+            per_pair[s].append(run.pair_figures(Ctx(), s, runs))
+            per_pair_b[s].append(run.b_pair_figures(Ctx(), s, runs,
+                                                    per_pair[s][-1]))
+    b = run.summarize_b(per_pair_b)
+    assert not [k for k in b if "testpmd" in k or "l3fwd" in k], list(b)
+    f = b["passthrough.pktaccel_mpps"]
+    assert f["runs"] == [22.0, 18.9] and f["unit"] == "Mpps", f
+    assert f["b_over_a"]["runs"] == pytest.approx([1.1, 1.05]), f
+    # B's ratio against the very same testpmd run
+    assert b["passthrough.ratio"]["runs"] == pytest.approx([22 / 25,
+                                                           18.9 / 24])
+    assert b["passthrough.ratio_cpu"]["b_over_a"]["value"] == \
+        pytest.approx(100 / 90)
+    assert b["acl_lb.pktaccel_mpps"]["b_over_a"]["runs"] == [1.0, None]
+
+    res = _result(run.summarize(per_pair), b=b, daemons={
+        "a": {"path": "/a/pktaccel", "git": "v1-3-gabc", "mtime": "T1",
+              "size": 1, "sha256": "aa"},
+        "b": {"path": "/b/pktaccel", "git": None, "mtime": "T2",
+              "size": 2, "sha256": "bb"}})
+    text = run.table(res)
+    plain = run.table({k: v for k, v in res.items() if k != "b"})
+    assert text.startswith(plain) and "B over A" not in plain, text
+    ab = text[len(plain):]
+    assert "- A: /a/pktaccel (git v1-3-gabc, built T1, 1 bytes, sha256 " \
+        "aa)" in ab and "- B: /b/pktaccel (built T2, " in ab, ab
+    assert "< 1 is B cheaper for cycles/packet" in ab, ab
+    assert "| passthrough.pktaccel_mpps | Mpps | 19.00 | 20.45 | " \
+        "1.075 (1.050–1.100) | > 1 |" in ab, ab
+    assert "| passthrough.pktaccel_cycles_per_packet | cycles/packet | " \
+        "105 | 94.5 | 0.900 (0.900–0.900) | < 1 |" in ab, ab
+    # the failed B run: one pair's B over A, no range
+    assert "| acl_lb.pktaccel_mpps | Mpps | 7.50 | 8.00 | 1.000 | > 1 |" \
+        in ab, ab
+    assert "(old was run with --daemon-b: these are its A figures" in \
+        run.compare(res, _result({}))
