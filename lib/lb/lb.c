@@ -1609,7 +1609,8 @@ static void worker_free(struct lb_worker *w);
 static void
 ftab_free(struct lb_ftab *t)
 {
-	rte_free(t->idx);
+	rte_free(t->buf[0]);
+	rte_free(t->buf[1]);
 	rte_free(t->line);
 	rte_free(t->free);
 	rte_free(t->sig);
@@ -1618,28 +1619,35 @@ ftab_free(struct lb_ftab *t)
 
 /* A flow table of @p size flows on @p socket. Its positions are one
  * more than it holds (the last never used), as they were with rte_hash
- * (max key id + 1): flow_table_capacity reads the same. */
+ * (max key id + 1): flow_table_capacity reads the same. Its index
+ * (lb_ftab.h) grows up to slots, in two buffers: the whole and half. */
 static int
 ftab_create(struct lb_ftab *t, uint32_t size, int socket)
 {
 	uint32_t n = size + 1, slots = rte_align32pow2(n + n / 3 + 1), i;
+	uint64_t *big, *half = NULL;
 
 	memset(t, 0, sizeof(*t));
-	t->mask = slots - 1;
 	t->n_pos = n;
-	t->idx = rte_zmalloc_socket("pa_lb_ftab_idx", (size_t)slots *
-		sizeof(*t->idx), RTE_CACHE_LINE_SIZE, socket);
+	big = rte_zmalloc_socket("pa_lb_ftab_idx", (size_t)slots *
+		sizeof(*big), RTE_CACHE_LINE_SIZE, socket);
+	if (slots > LB_FTAB_MIN_SLOTS)
+		half = rte_zmalloc_socket("pa_lb_ftab_idx2", (size_t)slots / 2 *
+			sizeof(*half), RTE_CACHE_LINE_SIZE, socket);
+	t->buf[0] = big;
+	t->buf[1] = half;
 	t->free = rte_malloc_socket("pa_lb_ftab_free", (size_t)n *
 		sizeof(*t->free), RTE_CACHE_LINE_SIZE, socket);
 	t->line = rte_zmalloc_socket("pa_lb_ftab_lines", (size_t)n *
 		sizeof(*t->line), RTE_CACHE_LINE_SIZE, socket);
 	t->sig = rte_zmalloc_socket("pa_lb_ftab_sig", (size_t)n *
 		sizeof(*t->sig), RTE_CACHE_LINE_SIZE, socket);
-	if (t->idx == NULL || t->free == NULL || t->line == NULL ||
-	    t->sig == NULL) {
+	if (big == NULL || (slots > LB_FTAB_MIN_SLOTS && half == NULL) ||
+	    t->free == NULL || t->line == NULL || t->sig == NULL) {
 		ftab_free(t);
 		return -ENOMEM;
 	}
+	lb_ftab_index_init(t, big, half, slots, LB_FTAB_MIN_SLOTS);
 	/* positions 0 .. size - 1, 0 first */
 	for (i = 0; i < size; i++)
 		t->free[i] = size - 1 - i;

@@ -27,6 +27,22 @@
  * a key for rte_hash's bulk lookup of a 48-byte key (measured with
  * perf/bench_lb_stage; docs/performance.md).
  *
+ * The index grows with the flows, so that a big table holding few flows
+ * is read like a small one (at 10k flows, a 1M table's 16 MB index put
+ * each flow's slot in a line of its own, out of L2: ~17 cycles a packet
+ * more than a 32k-slot one; docs/performance.md). It starts at
+ * LB_FTAB_MIN_SLOTS (or the whole index when smaller) and doubles when
+ * half full, up to the size the table was made for (n_pos at most 3/4
+ * of it, as before). A grow is hitless and bounded: the new index takes
+ * every add at once, and the lcore moves the flows already there from
+ * the old one LB_FTAB_GROW_STEP positions at a time
+ * (lb_ftab_grow_step(), from pa_lb_poll()); meanwhile a lookup that
+ * misses in the new index looks in the old. Two buffers take turns,
+ * the whole size and half of it (the sizes alternate between them, the
+ * last one the whole's), allocated and zeroed at creation; the one left
+ * by a grow is zeroed again, LB_FTAB_ZERO_STEP slots at a time, before
+ * the next grow may start. It does not shrink.
+ *
  * Bounded work whatever the traffic: the flow hash is the parser's,
  * unkeyed (two appliances must agree on it), so a client can craft many
  * flows of one hash, or of one home slot. An add is refused (the caller
@@ -55,6 +71,12 @@
 #define LB_FTAB_MAX_PROBE	64
 /** Flows of one hash in the table (key compares a lookup may make). */
 #define LB_FTAB_MAX_TWINS	8
+/** Slots of the smallest index (lb_ftab_index_init()). */
+#define LB_FTAB_MIN_SLOTS	4096
+/** Positions a grow step moves to the new index. */
+#define LB_FTAB_GROW_STEP	256
+/** Slots of the spare buffer such a step zeroes after a grow (32 KB) */
+#define LB_FTAB_ZERO_STEP	(LB_FTAB_GROW_STEP * 16)
 
 /* A flow's line: its key (the first LB_FLOW_KEY_LEN bytes of its
  * lb_flow_key; family 0 when the position is free) and its entry. */
@@ -67,8 +89,8 @@ _Static_assert(sizeof(struct lb_ftab_line) == 64,
 	"a flow's key and entry are one cache line");
 
 struct lb_ftab {
-	uint64_t *idx;			/* slots */
-	uint32_t mask;			/* slots - 1 (a power of two) */
+	uint64_t *idx;			/* the index in use: mask + 1 slots */
+	uint32_t mask;			/* its slots - 1 (a power of two) */
 	uint32_t n_pos;			/* positions */
 	uint32_t n_free;		/* positions on the free stack */
 	uint32_t hw;			/* 1 + the highest position ever
@@ -80,6 +102,19 @@ struct lb_ftab {
 	uint32_t *free;			/* the stack */
 	struct lb_ftab_line *line;	/* by position */
 	uint32_t *sig;			/* by position: the flow's hash */
+	/* the growing index (above) */
+	uint64_t *old;			/* while growing: the index left
+					 * (omask + 1 slots); else NULL */
+	uint32_t omask;
+	uint32_t max_mask;		/* the whole index's slots - 1 */
+	uint32_t grow_below;		/* a grow is due when n_free is
+					 * below this (ftab_grow_mark()) */
+	uint32_t mig;			/* while growing: the next position
+					 * to move */
+	uint32_t dirty;			/* slots of the spare buffer (the
+					 * one idx is not in) still to zero */
+	uint32_t grows;			/* grows so far */
+	uint64_t *buf[2];		/* max_mask + 1 slots, half of it */
 };
 
 /** Is the key of @p l @p k? (Whole words: padding is zero in every key.
@@ -126,17 +161,14 @@ lb_ftab_prefetch(const struct lb_ftab *t, uint32_t hash)
 	rte_prefetch0(&t->idx[hash & t->mask]);
 }
 
-/** The position of the first slot of @p hash's probe sequence whose hash
- * is @p hash (a candidate: its key is still to compare), or -ENOENT when
- * none before an empty slot (a certain miss). */
 static __rte_always_inline int32_t
-lb_ftab_candidate(const struct lb_ftab *t, uint32_t hash)
+ftab_candidate_in(const uint64_t *idx, uint32_t mask, uint32_t hash)
 {
-	uint32_t i = hash & t->mask, d;
+	uint32_t i = hash & mask, d;
 	uint64_t v;
 
-	for (d = 0; d < LB_FTAB_MAX_PROBE; d++, i = (i + 1) & t->mask) {
-		v = t->idx[i];
+	for (d = 0; d < LB_FTAB_MAX_PROBE; d++, i = (i + 1) & mask) {
+		v = idx[i];
 		if (v == 0)
 			return -ENOENT;
 		if ((uint32_t)(v >> 32) == hash)
@@ -145,16 +177,29 @@ lb_ftab_candidate(const struct lb_ftab *t, uint32_t hash)
 	return -ENOENT;
 }
 
-/** Position of @p k (hash @p hash), or -ENOENT. */
+/** The position of the first slot of @p hash's probe sequence whose hash
+ * is @p hash (a candidate: its key is still to compare), or -ENOENT when
+ * none before an empty slot (a certain miss). While the index grows, a
+ * miss in the new index looks in the old. */
 static __rte_always_inline int32_t
-lb_ftab_lookup(const struct lb_ftab *t, const struct lb_flow_key *k,
-		uint32_t hash)
+lb_ftab_candidate(const struct lb_ftab *t, uint32_t hash)
 {
-	uint32_t i = hash & t->mask, pos, d;
+	int32_t p = ftab_candidate_in(t->idx, t->mask, hash);
+
+	if (unlikely(p < 0 && t->old != NULL))
+		p = ftab_candidate_in(t->old, t->omask, hash);
+	return p;
+}
+
+static __rte_always_inline int32_t
+ftab_lookup_in(const struct lb_ftab *t, const uint64_t *idx, uint32_t mask,
+		const struct lb_flow_key *k, uint32_t hash)
+{
+	uint32_t i = hash & mask, pos, d;
 	uint64_t v;
 
-	for (d = 0; d < LB_FTAB_MAX_PROBE; d++, i = (i + 1) & t->mask) {
-		v = t->idx[i];
+	for (d = 0; d < LB_FTAB_MAX_PROBE; d++, i = (i + 1) & mask) {
+		v = idx[i];
 		if (v == 0)
 			return -ENOENT;
 		if ((uint32_t)(v >> 32) != hash)
@@ -164,6 +209,31 @@ lb_ftab_lookup(const struct lb_ftab *t, const struct lb_flow_key *k,
 			return (int32_t)pos;
 	}
 	return -ENOENT;
+}
+
+/** Position of @p k (hash @p hash), or -ENOENT. */
+static __rte_always_inline int32_t
+lb_ftab_lookup(const struct lb_ftab *t, const struct lb_flow_key *k,
+		uint32_t hash)
+{
+	int32_t p = ftab_lookup_in(t, t->idx, t->mask, k, hash);
+
+	if (unlikely(p < 0 && t->old != NULL))
+		p = ftab_lookup_in(t, t->old, t->omask, k, hash);
+	return p;
+}
+
+/* Flows of hash @p hash in @p idx (its probe sequence's run). */
+static inline uint32_t
+ftab_twins_in(const uint64_t *idx, uint32_t mask, uint32_t hash)
+{
+	uint32_t i = hash & mask, d, n = 0;
+	uint64_t v;
+
+	for (d = 0; d < LB_FTAB_MAX_PROBE && (v = idx[i]) != 0;
+			d++, i = (i + 1) & mask)
+		n += (uint32_t)(v >> 32) == hash;
+	return n;
 }
 
 /** Add @p k (hash @p hash): its position (the existing one when it is
@@ -180,6 +250,12 @@ lb_ftab_add(struct lb_ftab *t, const struct lb_flow_key *k, uint32_t hash)
 	if (p >= 0)
 		return p;
 	if (t->n_free == 0)
+		return -ENOSPC;
+	/* while growing, the twins not moved yet are in the old index (the
+	 * moved ones count twice: a crafted hash is refused early) */
+	if (unlikely(t->old != NULL) &&
+	    (twins = ftab_twins_in(t->old, t->omask, hash)) >=
+	    LB_FTAB_MAX_TWINS)
 		return -ENOSPC;
 	for (i = hash & t->mask, d = 0; (v = t->idx[i]) != 0;
 			i = (i + 1) & t->mask) {
@@ -198,45 +274,161 @@ lb_ftab_add(struct lb_ftab *t, const struct lb_flow_key *k, uint32_t hash)
 	return (int32_t)pos;
 }
 
-/** Delete the flow at @p pos. @return 0, or -ENOENT when it is not
- * there. */
+/* Remove slot value @p want from @p idx (backward shift: move up every
+ * later slot of the cluster whose home is not in (i, j] cyclically).
+ * @return 0, or -ENOENT when it is not there. */
 static inline int
-lb_ftab_del(struct lb_ftab *t, uint32_t pos)
+ftab_slot_del(uint64_t *idx, uint32_t mask, uint64_t want)
 {
-	uint32_t hash, i, j, home, d;
-	uint64_t want, v;
+	uint32_t i, j, home, d;
+	uint64_t v;
 
-	if (pos >= t->n_pos || t->line[pos].key[0] == 0)
-		return -ENOENT;
-	hash = t->sig[pos];
-	want = lb_ftab_slot(hash, pos);
-	i = hash & t->mask;
-	for (d = 0;; d++, i = (i + 1) & t->mask) {
-		if (d > t->mask)
+	i = (uint32_t)(want >> 32) & mask;
+	for (d = 0;; d++, i = (i + 1) & mask) {
+		if (d > mask)
 			return -ENOENT;
-		v = t->idx[i];
+		v = idx[i];
 		if (v == 0)
 			return -ENOENT;
 		if (v == want)
 			break;
 	}
-	/* backward shift: move up every later slot of the cluster whose
-	 * home is not in (i, j] cyclically */
 	for (j = i;;) {
-		j = (j + 1) & t->mask;
-		v = t->idx[j];
+		j = (j + 1) & mask;
+		v = idx[j];
 		if (v == 0)
 			break;
-		home = (uint32_t)(v >> 32) & t->mask;
+		home = (uint32_t)(v >> 32) & mask;
 		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
-			t->idx[i] = v;
+			idx[i] = v;
 			i = j;
 		}
 	}
-	t->idx[i] = 0;
+	idx[i] = 0;
+	return 0;
+}
+
+/** Delete the flow at @p pos. @return 0, or -ENOENT when it is not
+ * there. */
+static inline int
+lb_ftab_del(struct lb_ftab *t, uint32_t pos)
+{
+	uint64_t want;
+	int a, b = -ENOENT;
+
+	if (pos >= t->n_pos || t->line[pos].key[0] == 0)
+		return -ENOENT;
+	want = lb_ftab_slot(t->sig[pos], pos);
+	/* while growing, a flow moved is in both */
+	a = ftab_slot_del(t->idx, t->mask, want);
+	if (t->old != NULL)
+		b = ftab_slot_del(t->old, t->omask, want);
+	if (a != 0 && b != 0)
+		return -ENOENT;
 	t->line[pos].key[0] = 0;	/* family 0: no packet's */
 	t->free[t->n_free++] = pos;
 	return 0;
+}
+
+/* When @p t's index may grow next: n_free below grow_below (live flows
+ * half its slots; 0: never, the index is whole). */
+static inline void
+ftab_grow_mark(struct lb_ftab *t)
+{
+	uint32_t half = (t->mask + 1) / 2, held = t->n_pos - 1;
+
+	t->grow_below = t->mask < t->max_mask && held >= half ?
+		held - half + 1 : 0;
+}
+
+/** Give @p t an index: @p big of @p slots slots (a power of two) and
+ * @p half of @p slots / 2 (NULL when @p slots <= @p min_slots), both
+ * zeroed; it starts at @p min_slots (a power of two) or @p slots when
+ * smaller, in the buffer whose turn makes the whole one's the last. */
+static inline void
+lb_ftab_index_init(struct lb_ftab *t, uint64_t *big, uint64_t *half,
+		uint32_t slots, uint32_t min_slots)
+{
+	uint32_t s = RTE_MIN(slots, min_slots), k = 0;
+
+	while ((s << k) < slots)
+		k++;
+	t->buf[0] = big;
+	t->buf[1] = half;
+	t->max_mask = slots - 1;
+	t->idx = t->buf[k & 1];
+	t->mask = s - 1;
+	t->old = NULL;
+	t->omask = 0;
+	t->mig = 0;
+	t->dirty = 0;
+	t->grows = 0;
+	ftab_grow_mark(t);
+}
+
+/* Put slot value @p v in @p idx unless it is there: false when its place
+ * would lie LB_FTAB_MAX_PROBE or more slots past its home. */
+static inline bool
+ftab_slot_put(uint64_t *idx, uint32_t mask, uint64_t v)
+{
+	uint32_t i = (uint32_t)(v >> 32) & mask, d;
+
+	for (d = 0; d < LB_FTAB_MAX_PROBE; d++, i = (i + 1) & mask) {
+		if (idx[i] == v)
+			return true;
+		if (idx[i] == 0) {
+			idx[i] = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/** The index's housekeeping, bounded (a call per lcore loop pass): start
+ * a grow when one is due, move @p n positions of a grow
+ * (LB_FTAB_GROW_STEP), or zero @p n x 16 slots of the spare buffer
+ * (LB_FTAB_ZERO_STEP for LB_FTAB_GROW_STEP). @return -1, or the
+ * position of a flow the new index had no room for within
+ * LB_FTAB_MAX_PROBE of its home (crafted hashes only): the caller deletes
+ * it, and its next packet makes it anew, as after a refused add. */
+static inline int32_t
+lb_ftab_grow_step(struct lb_ftab *t, unsigned int n)
+{
+	unsigned int j;
+
+	if (likely(t->old == NULL)) {
+		if (t->dirty != 0) {
+			uint64_t *spare = t->buf[t->idx == t->buf[0]];
+			uint32_t k = RTE_MIN(t->dirty, n * 16);
+
+			t->dirty -= k;
+			memset(spare + t->dirty, 0, (size_t)k * sizeof(*spare));
+			return -1;
+		}
+		if (likely(t->n_free >= t->grow_below))
+			return -1;
+		/* start: the spare buffer is zero up to the new size */
+		t->old = t->idx;
+		t->omask = t->mask;
+		t->idx = t->buf[t->idx == t->buf[0]];
+		t->mask = t->mask * 2 + 1;
+		t->mig = 0;
+		t->grows++;
+		ftab_grow_mark(t);
+	}
+	for (j = 0; j < n && t->mig < t->hw; j++) {
+		uint32_t p = t->mig++;
+
+		if (t->line[p].key[0] != 0 &&
+		    !ftab_slot_put(t->idx, t->mask, lb_ftab_slot(t->sig[p], p)))
+			return (int32_t)p;
+	}
+	if (t->mig >= t->hw) {
+		/* every flow is in the new index: the old is the spare */
+		t->dirty = t->omask + 1;
+		t->old = NULL;
+	}
+	return -1;
 }
 
 #endif /* PA_LB_FTAB_H */

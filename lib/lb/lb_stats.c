@@ -142,6 +142,8 @@ snapshot_counters(const struct pa_lb *lb, struct pa_lb_snapshot *s)
 		for (i = 0; i < sizeof(sum) / sizeof(uint64_t); i++)
 			d[i] += src[i];
 		s->flow_table_capacity += w->ftab.n_pos;
+		s->flow_index_slots += (uint64_t)__atomic_load_n(
+			&w->ftab.mask, __ATOMIC_RELAXED) + 1;
 	}
 	s->flows = sum.flows_created - sum.flows_expired -
 		sum.flows_backend_gone - sum.flows_rescheduled;
@@ -346,11 +348,12 @@ pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
 static json_t *
 snapshot_json_base(const struct pa_lb_snapshot *s)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
 		"services", (json_int_t)s->services,
 		"backends", (json_int_t)s->backends,
 		"flows", (json_int_t)s->flows,
 		"flow_table_capacity", (json_int_t)s->flow_table_capacity,
+		"flow_index_slots", (json_int_t)s->flow_index_slots,
 		"flow_table_bytes", (json_int_t)s->flow_table_bytes,
 		"balanced", (json_int_t)s->balanced,
 		"flows_created", (json_int_t)s->flows_created,

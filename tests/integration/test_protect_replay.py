@@ -118,7 +118,9 @@ def test_spoofed_syn_flood_legit_flows_keep_their_backend(tmp_path,
     n = len(legit) + len(flood)
 
     ref = run_replay(clean, conf())
-    check_summary(ref, len(legit), {})
+    s = check_summary(ref, len(legit), {})
+    # the flow index starts small (it grows with the flows)
+    assert s["lb"]["flow_index_slots"] == 4096, s["lb"]
     want = backends_of(ref.out_pcap)
     assert len(want) == len(legit)
 
@@ -138,6 +140,9 @@ def test_spoofed_syn_flood_legit_flows_keep_their_backend(tmp_path,
     assert backends_of(res.out_pcap) == want
     lb = s["lb"]
     assert lb["flows_peak"] <= lb["flow_table_capacity"], lb
+    # the index grew with the flood's flows to its whole size: the
+    # power of two above 4/3 of the 4097 entries
+    assert lb["flow_index_slots"] == 8192, lb
     assert lb["flow_table_full"] > 0, lb
 
 

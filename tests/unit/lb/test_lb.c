@@ -2538,6 +2538,129 @@ START_TEST(test_flow_table_bounds_crafted_hashes)
 }
 END_TEST
 
+/* The growing index (lb_ftab.h): a table of SIZE flows whose index may
+ * reach SLOTS slots starts at MIN and doubles when half full, its flows
+ * moved a step at a time while adds, deletes and lookups go on; every
+ * live key is found at its position after each operation and each step,
+ * deleted ones are gone, a grow is not started before the spare buffer
+ * is zero again, and the index ends whole with every flow in it, the
+ * spare buffer zero. Hashes crowd a few homes of the whole index (so
+ * that a grow changes which keys share a cluster), some keys twins. */
+START_TEST(test_flow_table_index_grows_while_in_use)
+{
+	enum { SLOTS = 1024, MIN = 16, SIZE = 700, KEYS = 900 };
+	static struct lb_flow_key keys[KEYS];
+	static uint32_t hash[KEYS];
+	static int32_t at[KEYS];
+	struct lb_ftab t;
+	uint64_t *big = calloc(SLOTS, sizeof(*big));
+	uint64_t *half = calloc(SLOTS / 2, sizeof(*half));
+	unsigned int i, step, live = 0, grows_seen = 0, forgotten = 0;
+	uint32_t last_mask;
+
+	ck_assert(big != NULL && half != NULL);
+	ftab_make(&t, MIN, SIZE);
+	free(t.idx);
+	lb_ftab_index_init(&t, big, half, SLOTS, MIN);
+	ck_assert_uint_eq(t.mask, MIN - 1);
+	/* 1024 / 16 = 2^6: the whole index's buffer is the start's */
+	ck_assert_ptr_eq(t.idx, big);
+	last_mask = t.mask;
+	for (i = 0; i < KEYS; i++) {
+		memset(&keys[i], 0, sizeof(keys[i]));
+		keys[i].family = 4;
+		keys[i].proto = IPPROTO_UDP;
+		keys[i].sport = (uint16_t)i;
+		keys[i].dport = (uint16_t)(i >> 16);
+		hash[i] = (i % 5 == 4) ? hash[i - 1] :
+			(rng() & ~(uint32_t)(SLOTS - 1)) |
+			(rng() % 4 == 0 ? (uint32_t)(i % 8) * 97 :
+			 (rng() & (SLOTS - 1)));
+		at[i] = -1;
+	}
+	for (step = 0; step < 60000; step++) {
+		/* fill towards SIZE first, then churn */
+		bool add = step < 20000 ? rng() % 8 != 0 : rng() % 2 == 0;
+		int32_t p;
+
+		i = rng() % KEYS;
+		if (add && at[i] < 0) {
+			p = lb_ftab_add(&t, &keys[i], hash[i]);
+			if (p >= 0) {
+				at[i] = p;
+				live++;
+				lb_ftab_flow(&t, (uint32_t)p)->svc_uid = i;
+			} else {
+				REQUIRE(p == -ENOSPC);
+			}
+		} else if (!add && at[i] >= 0) {
+			REQUIRE(lb_ftab_del(&t, (uint32_t)at[i]) == 0);
+			REQUIRE(lb_ftab_del(&t, (uint32_t)at[i]) == -ENOENT);
+			at[i] = -1;
+			live--;
+		}
+		/* a step every other operation: grows overlap the churn */
+		if (step % 2 == 0) {
+			bool was_dirty = t.dirty != 0, was_old = t.old != NULL;
+
+			/* 3 positions a step (the lcore's 256 would
+			 * move this table's in one) */
+			p = lb_ftab_grow_step(&t, 3);
+			if (p >= 0) {
+				unsigned int k = lb_ftab_flow(&t,
+					(uint32_t)p)->svc_uid;
+
+				REQUIRE(at[k] == p);
+				REQUIRE(lb_ftab_del(&t, (uint32_t)p) == 0);
+				at[k] = -1;
+				live--;
+				forgotten++;
+			}
+			if (t.mask != last_mask) {
+				/* a grow starts only from a clean state */
+				REQUIRE(!was_dirty && !was_old);
+				REQUIRE(t.mask == last_mask * 2 + 1);
+				last_mask = t.mask;
+				grows_seen++;
+			}
+		}
+		REQUIRE(t.n_free == SIZE - live);
+		REQUIRE(t.mask <= SLOTS - 1);
+		if (step % 7 != 0 && t.old == NULL)
+			continue;
+		for (i = 0; i < KEYS; i++) {
+			p = lb_ftab_lookup(&t, &keys[i], hash[i]);
+			REQUIRE(p == (at[i] >= 0 ? at[i] : -ENOENT));
+			if (p >= 0) {
+				REQUIRE(lb_ftab_flow(&t, (uint32_t)p)->svc_uid
+					== i);
+				/* the slot pass's candidate: a position of the
+				 * same hash, in range */
+				p = lb_ftab_candidate(&t, hash[i]);
+				REQUIRE(p >= 0 && t.sig[p] == hash[i]);
+			}
+		}
+	}
+	/* the index whole, every flow in it, the spare buffer zeroed */
+	for (i = 0; i < 100000 && (t.old != NULL || t.dirty != 0); i++)
+		REQUIRE(lb_ftab_grow_step(&t, 3) < 0);
+	ck_assert_uint_eq(t.mask, SLOTS - 1);
+	ck_assert_ptr_eq(t.idx, big);
+	ck_assert_uint_eq(grows_seen, 6);
+	ck_assert_uint_eq(t.grows, 6);
+	for (i = 0; i < SLOTS / 2; i++)
+		REQUIRE(half[i] == 0);
+	for (i = 0; i < KEYS; i++)
+		if (at[i] >= 0) {
+			REQUIRE(lb_ftab_lookup(&t, &keys[i], hash[i]) == at[i]);
+		}
+	/* random hashes this crowded leave none out */
+	ck_assert_uint_eq(forgotten, 0);
+	ftab_drop(&t);
+	free(half);
+}
+END_TEST
+
 START_TEST(test_full_flow_table_counts_and_sends_new_flows_to_the_maglev_choice)
 {
 	static const char *const addrs[] = { "10.1.0.1", "10.1.0.2", "10.1.0.3" };
@@ -5093,6 +5216,7 @@ lb_suite(void)
 	tcase_add_test(tc, test_aged_flows_give_their_table_entries_back);
 	tcase_add_test(tc, test_flow_table_structure_against_a_reference);
 	tcase_add_test(tc, test_flow_table_bounds_crafted_hashes);
+	tcase_add_test(tc, test_flow_table_index_grows_while_in_use);
 	tcase_add_test(tc, test_full_flow_table_counts_and_sends_new_flows_to_the_maglev_choice);
 	tcase_add_test(tc, test_fragments_of_a_datagram_go_to_one_backend_without_a_flow_entry);
 	tcase_add_test(tc, test_fragments_go_to_the_lowest_port_service_of_their_vip_and_protocol);
