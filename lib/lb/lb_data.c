@@ -1418,12 +1418,11 @@ pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 	}
 	if (w->defer_head != w->defer_tail)
 		lb_worker_reclaim(lb, w);
-	/* the flow index's growth (lb_ftab.h): a step a pass while one is
-	 * due or under way; a flow the new index has no room for (crafted
-	 * hashes) is forgotten, and made anew by its next packet */
-	if (unlikely(w->ftab.old != NULL || w->ftab.dirty != 0 ||
-	    w->ftab.n_free < w->ftab.grow_below)) {
-		int32_t p = lb_ftab_grow_step(&w->ftab, LB_FTAB_GROW_STEP);
+	/* the flow index's size (lb_ftab.h): a step a pass while a resize
+	 * is due or under way; a flow the new index has no room for
+	 * (crafted hashes) is forgotten, and made anew by its next packet */
+	if (unlikely(lb_ftab_resize_due(&w->ftab))) {
+		int32_t p = lb_ftab_resize_step(&w->ftab, LB_FTAB_GROW_STEP);
 
 		if (unlikely(p >= 0))
 			lb_flow_forget(lb, w, p);

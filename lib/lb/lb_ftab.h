@@ -27,21 +27,22 @@
  * a key for rte_hash's bulk lookup of a 48-byte key (measured with
  * perf/bench_lb_stage; docs/performance.md).
  *
- * The index grows with the flows, so that a big table holding few flows
- * is read like a small one (at 10k flows, a 1M table's 16 MB index put
+ * The index grows and shrinks with the flows, so that a big table
+ * holding few flows is read like a small one (at 10k flows, a 1M table's 16 MB index put
  * each flow's slot in a line of its own, out of L2: ~17 cycles a packet
  * more than a 32k-slot one; docs/performance.md). It starts at
  * LB_FTAB_MIN_SLOTS (or the whole index when smaller) and doubles when
  * half full, up to the size the table was made for (n_pos at most 3/4
- * of it, as before). A grow is hitless and bounded: the new index takes
- * every add at once, and the lcore moves the flows already there from
- * the old one LB_FTAB_GROW_STEP positions at a time
- * (lb_ftab_grow_step(), from pa_lb_poll()); meanwhile a lookup that
- * misses in the new index looks in the old. Two buffers take turns,
- * the whole size and half of it (the sizes alternate between them, the
- * last one the whole's), allocated and zeroed at creation; the one left
- * by a grow is zeroed again, LB_FTAB_ZERO_STEP slots at a time, before
- * the next grow may start. It does not shrink.
+ * of it, as before); it halves when fewer than 1/8 of its slots hold
+ * flows, down to the start's size (a flood's flows gone, it is small
+ * again). A resize is hitless and bounded: the new index takes every
+ * add at once, and the lcore moves the flows already there from the old
+ * one LB_FTAB_GROW_STEP positions at a time (lb_ftab_resize_step(), from
+ * pa_lb_poll()); meanwhile a lookup that misses in the new index looks
+ * in the old. Two buffers take turns, the whole size and half of it
+ * (the sizes alternate between them, the whole one's last), allocated
+ * and zeroed at creation; the one a resize leaves is zeroed again,
+ * LB_FTAB_ZERO_STEP slots at a time, before the next may start.
  *
  * Bounded work whatever the traffic: the flow hash is the parser's,
  * unkeyed (two appliances must agree on it), so a client can craft many
@@ -102,18 +103,22 @@ struct lb_ftab {
 	uint32_t *free;			/* the stack */
 	struct lb_ftab_line *line;	/* by position */
 	uint32_t *sig;			/* by position: the flow's hash */
-	/* the growing index (above) */
-	uint64_t *old;			/* while growing: the index left
+	/* the index's size (above) */
+	uint64_t *old;			/* while resizing: the index left
 					 * (omask + 1 slots); else NULL */
 	uint32_t omask;
 	uint32_t max_mask;		/* the whole index's slots - 1 */
+	uint32_t min_mask;		/* the smallest's */
 	uint32_t grow_below;		/* a grow is due when n_free is
-					 * below this (ftab_grow_mark()) */
-	uint32_t mig;			/* while growing: the next position
+					 * below this, */
+	uint32_t shrink_above;		/* a shrink when above this
+					 * (ftab_resize_mark()) */
+	uint32_t mig;			/* while resizing: the next position
 					 * to move */
 	uint32_t dirty;			/* slots of the spare buffer (the
 					 * one idx is not in) still to zero */
 	uint32_t grows;			/* grows so far */
+	uint32_t shrinks;		/* shrinks so far */
 	uint64_t *buf[2];		/* max_mask + 1 slots, half of it */
 };
 
@@ -251,7 +256,7 @@ lb_ftab_add(struct lb_ftab *t, const struct lb_flow_key *k, uint32_t hash)
 		return p;
 	if (t->n_free == 0)
 		return -ENOSPC;
-	/* while growing, the twins not moved yet are in the old index (the
+	/* while resizing, the twins not moved yet are in the old index (the
 	 * moved ones count twice: a crafted hash is refused early) */
 	if (unlikely(t->old != NULL) &&
 	    (twins = ftab_twins_in(t->old, t->omask, hash)) >=
@@ -319,7 +324,7 @@ lb_ftab_del(struct lb_ftab *t, uint32_t pos)
 	if (pos >= t->n_pos || t->line[pos].key[0] == 0)
 		return -ENOENT;
 	want = lb_ftab_slot(t->sig[pos], pos);
-	/* while growing, a flow moved is in both */
+	/* while resizing, a flow moved is in both */
 	a = ftab_slot_del(t->idx, t->mask, want);
 	if (t->old != NULL)
 		b = ftab_slot_del(t->old, t->omask, want);
@@ -330,15 +335,28 @@ lb_ftab_del(struct lb_ftab *t, uint32_t pos)
 	return 0;
 }
 
-/* When @p t's index may grow next: n_free below grow_below (live flows
- * half its slots; 0: never, the index is whole). */
+/* When @p t's index may resize next: a grow when n_free is below
+ * grow_below (live flows half its slots; 0: never, the index is whole),
+ * a shrink when above shrink_above (live flows under 1/8 of its slots;
+ * UINT32_MAX: never, the index is the smallest). */
 static inline void
-ftab_grow_mark(struct lb_ftab *t)
+ftab_resize_mark(struct lb_ftab *t)
 {
-	uint32_t half = (t->mask + 1) / 2, held = t->n_pos - 1;
+	uint32_t half = (t->mask + 1) / 2, eighth = (t->mask + 1) / 8;
+	uint32_t held = t->n_pos - 1;
 
 	t->grow_below = t->mask < t->max_mask && held >= half ?
 		held - half + 1 : 0;
+	t->shrink_above = t->mask <= t->min_mask ? UINT32_MAX :
+		held >= eighth ? held - eighth : 0;
+}
+
+/** Has @p t's index a resize due or under way (lb_ftab_resize_step())? */
+static __rte_always_inline bool
+lb_ftab_resize_due(const struct lb_ftab *t)
+{
+	return t->old != NULL || t->dirty != 0 ||
+		t->n_free < t->grow_below || t->n_free > t->shrink_above;
 }
 
 /** Give @p t an index: @p big of @p slots slots (a power of two) and
@@ -356,6 +374,7 @@ lb_ftab_index_init(struct lb_ftab *t, uint64_t *big, uint64_t *half,
 	t->buf[0] = big;
 	t->buf[1] = half;
 	t->max_mask = slots - 1;
+	t->min_mask = s - 1;
 	t->idx = t->buf[k & 1];
 	t->mask = s - 1;
 	t->old = NULL;
@@ -363,7 +382,8 @@ lb_ftab_index_init(struct lb_ftab *t, uint64_t *big, uint64_t *half,
 	t->mig = 0;
 	t->dirty = 0;
 	t->grows = 0;
-	ftab_grow_mark(t);
+	t->shrinks = 0;
+	ftab_resize_mark(t);
 }
 
 /* Put slot value @p v in @p idx unless it is there: false when its place
@@ -384,15 +404,15 @@ ftab_slot_put(uint64_t *idx, uint32_t mask, uint64_t v)
 	return false;
 }
 
-/** The index's housekeeping, bounded (a call per lcore loop pass): start
- * a grow when one is due, move @p n positions of a grow
- * (LB_FTAB_GROW_STEP), or zero @p n x 16 slots of the spare buffer
- * (LB_FTAB_ZERO_STEP for LB_FTAB_GROW_STEP). @return -1, or the
- * position of a flow the new index had no room for within
+/** The index's housekeeping, bounded (a call per lcore loop pass while
+ * lb_ftab_resize_due()): start a grow or a shrink when one is due, move
+ * @p n positions of one (LB_FTAB_GROW_STEP), or zero @p n x 16 slots of
+ * the spare buffer (LB_FTAB_ZERO_STEP for LB_FTAB_GROW_STEP). @return
+ * -1, or the position of a flow the new index had no room for within
  * LB_FTAB_MAX_PROBE of its home (crafted hashes only): the caller deletes
  * it, and its next packet makes it anew, as after a refused add. */
 static inline int32_t
-lb_ftab_grow_step(struct lb_ftab *t, unsigned int n)
+lb_ftab_resize_step(struct lb_ftab *t, unsigned int n)
 {
 	unsigned int j;
 
@@ -405,16 +425,22 @@ lb_ftab_grow_step(struct lb_ftab *t, unsigned int n)
 			memset(spare + t->dirty, 0, (size_t)k * sizeof(*spare));
 			return -1;
 		}
-		if (likely(t->n_free >= t->grow_below))
+		if (t->n_free < t->grow_below) {
+			t->omask = t->mask;
+			t->mask = t->mask * 2 + 1;
+			t->grows++;
+		} else if (t->n_free > t->shrink_above) {
+			t->omask = t->mask;
+			t->mask = t->mask / 2;
+			t->shrinks++;
+		} else {
 			return -1;
+		}
 		/* start: the spare buffer is zero up to the new size */
 		t->old = t->idx;
-		t->omask = t->mask;
 		t->idx = t->buf[t->idx == t->buf[0]];
-		t->mask = t->mask * 2 + 1;
 		t->mig = 0;
-		t->grows++;
-		ftab_grow_mark(t);
+		ftab_resize_mark(t);
 	}
 	for (j = 0; j < n && t->mig < t->hw; j++) {
 		uint32_t p = t->mig++;

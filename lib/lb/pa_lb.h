@@ -340,7 +340,7 @@ struct pa_lb_snapshot {
 					 * backend_gone - rescheduled */
 	uint64_t flow_table_capacity;	/**< flow table entries, all lcores */
 	uint64_t flow_index_slots;	/**< slots of their indexes now (they
-					 * grow with the flows) */
+					 * grow and shrink with the flows) */
 	uint64_t flow_table_bytes;	/**< heap the flow tables take */
 	uint64_t balanced;		/**< packets sent to a backend */
 	uint64_t flows_created;

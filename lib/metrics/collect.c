@@ -542,7 +542,7 @@ static const struct field lb_fields[] = {
 	{ LB(flow_table_capacity), "pktaccel_lb_flow_table_capacity", G, 0,
 	  "Flow table entries, all lcores." },
 	{ LB(flow_index_slots), "pktaccel_lb_flow_index_slots", G, 0,
-	  "Slots of the flow tables' indexes now (they grow with the flows)." },
+	  "Slots of the flow tables' indexes now (they grow and shrink with the flows)." },
 	{ LB(flow_table_bytes), "pktaccel_lb_flow_table_bytes", G, 0,
 	  "Heap the flow tables take." },
 	{ LB(balanced), "pktaccel_lb_balanced_packets_total", C, 0,

@@ -2538,15 +2538,16 @@ START_TEST(test_flow_table_bounds_crafted_hashes)
 }
 END_TEST
 
-/* The growing index (lb_ftab.h): a table of SIZE flows whose index may
- * reach SLOTS slots starts at MIN and doubles when half full, its flows
- * moved a step at a time while adds, deletes and lookups go on; every
- * live key is found at its position after each operation and each step,
- * deleted ones are gone, a grow is not started before the spare buffer
- * is zero again, and the index ends whole with every flow in it, the
- * spare buffer zero. Hashes crowd a few homes of the whole index (so
- * that a grow changes which keys share a cluster), some keys twins. */
-START_TEST(test_flow_table_index_grows_while_in_use)
+/* The index's size (lb_ftab.h): a table of SIZE flows whose index may
+ * reach SLOTS slots starts at MIN, doubles when half full and halves
+ * when under 1/8 full, its flows moved a step at a time while adds,
+ * deletes and lookups go on; every live key is found at its position
+ * after each operation and each step, deleted ones are gone, a resize is
+ * not started before the spare buffer is zero again. Filled, the index
+ * is whole; drained, it is back at MIN with the other buffer zero.
+ * Hashes crowd a few homes of the whole index (so that a resize changes
+ * which keys share a cluster), some keys twins. */
+START_TEST(test_flow_table_index_grows_and_shrinks_while_in_use)
 {
 	enum { SLOTS = 1024, MIN = 16, SIZE = 700, KEYS = 900 };
 	static struct lb_flow_key keys[KEYS];
@@ -2555,7 +2556,8 @@ START_TEST(test_flow_table_index_grows_while_in_use)
 	struct lb_ftab t;
 	uint64_t *big = calloc(SLOTS, sizeof(*big));
 	uint64_t *half = calloc(SLOTS / 2, sizeof(*half));
-	unsigned int i, step, live = 0, grows_seen = 0, forgotten = 0;
+	unsigned int i, step, live = 0, forgotten = 0;
+	unsigned int grows_seen = 0, shrinks_seen = 0;
 	uint32_t last_mask;
 
 	ck_assert(big != NULL && half != NULL);
@@ -2565,6 +2567,7 @@ START_TEST(test_flow_table_index_grows_while_in_use)
 	ck_assert_uint_eq(t.mask, MIN - 1);
 	/* 1024 / 16 = 2^6: the whole index's buffer is the start's */
 	ck_assert_ptr_eq(t.idx, big);
+	ck_assert(!lb_ftab_resize_due(&t));
 	last_mask = t.mask;
 	for (i = 0; i < KEYS; i++) {
 		memset(&keys[i], 0, sizeof(keys[i]));
@@ -2578,9 +2581,10 @@ START_TEST(test_flow_table_index_grows_while_in_use)
 			 (rng() & (SLOTS - 1)));
 		at[i] = -1;
 	}
-	for (step = 0; step < 60000; step++) {
-		/* fill towards SIZE first, then churn */
-		bool add = step < 20000 ? rng() % 8 != 0 : rng() % 2 == 0;
+	for (step = 0; step < 90000; step++) {
+		/* fill towards SIZE, churn, then drain to a few */
+		bool add = step < 20000 ? rng() % 8 != 0 :
+			step < 40000 ? rng() % 2 == 0 : rng() % 64 == 0;
 		int32_t p;
 
 		i = rng() % KEYS;
@@ -2599,13 +2603,13 @@ START_TEST(test_flow_table_index_grows_while_in_use)
 			at[i] = -1;
 			live--;
 		}
-		/* a step every other operation: grows overlap the churn */
+		/* a step every other operation, 3 positions (the lcore's
+		 * 256 would move this table's in one): resizes overlap
+		 * the churn */
 		if (step % 2 == 0) {
 			bool was_dirty = t.dirty != 0, was_old = t.old != NULL;
 
-			/* 3 positions a step (the lcore's 256 would
-			 * move this table's in one) */
-			p = lb_ftab_grow_step(&t, 3);
+			p = lb_ftab_resize_step(&t, 3);
 			if (p >= 0) {
 				unsigned int k = lb_ftab_flow(&t,
 					(uint32_t)p)->svc_uid;
@@ -2617,15 +2621,25 @@ START_TEST(test_flow_table_index_grows_while_in_use)
 				forgotten++;
 			}
 			if (t.mask != last_mask) {
-				/* a grow starts only from a clean state */
+				/* a resize starts only from a clean state */
 				REQUIRE(!was_dirty && !was_old);
-				REQUIRE(t.mask == last_mask * 2 + 1);
+				if (t.mask > last_mask) {
+					REQUIRE(t.mask == last_mask * 2 + 1);
+					grows_seen++;
+				} else {
+					REQUIRE(t.mask == last_mask / 2);
+					shrinks_seen++;
+				}
 				last_mask = t.mask;
-				grows_seen++;
 			}
 		}
 		REQUIRE(t.n_free == SIZE - live);
-		REQUIRE(t.mask <= SLOTS - 1);
+		REQUIRE(t.mask <= SLOTS - 1 && t.mask >= MIN - 1);
+		if (step == 40000) {
+			/* filled: the index whole */
+			REQUIRE(t.mask == SLOTS - 1 && t.idx == big);
+			REQUIRE(grows_seen == 6 && shrinks_seen == 0);
+		}
 		if (step % 7 != 0 && t.old == NULL)
 			continue;
 		for (i = 0; i < KEYS; i++) {
@@ -2635,25 +2649,27 @@ START_TEST(test_flow_table_index_grows_while_in_use)
 				REQUIRE(lb_ftab_flow(&t, (uint32_t)p)->svc_uid
 					== i);
 				/* the slot pass's candidate: a position of the
-				 * same hash, in range */
+				 * same hash */
 				p = lb_ftab_candidate(&t, hash[i]);
 				REQUIRE(p >= 0 && t.sig[p] == hash[i]);
 			}
 		}
 	}
-	/* the index whole, every flow in it, the spare buffer zeroed */
-	for (i = 0; i < 100000 && (t.old != NULL || t.dirty != 0); i++)
-		REQUIRE(lb_ftab_grow_step(&t, 3) < 0);
-	ck_assert_uint_eq(t.mask, SLOTS - 1);
+	ck_assert_uint_gt(shrinks_seen, 0);
+	/* drained: back at MIN, the whole index's buffer zeroed */
+	for (i = 0; i < KEYS; i++)
+		if (at[i] >= 0)
+			REQUIRE(lb_ftab_del(&t, (uint32_t)at[i]) == 0);
+	for (i = 0; i < 100000 && lb_ftab_resize_due(&t); i++)
+		REQUIRE(lb_ftab_resize_step(&t, 3) < 0);
+	ck_assert(!lb_ftab_resize_due(&t));
+	ck_assert_uint_eq(t.mask, MIN - 1);
 	ck_assert_ptr_eq(t.idx, big);
-	ck_assert_uint_eq(grows_seen, 6);
-	ck_assert_uint_eq(t.grows, 6);
+	ck_assert_uint_eq(t.grows, t.shrinks);
 	for (i = 0; i < SLOTS / 2; i++)
 		REQUIRE(half[i] == 0);
-	for (i = 0; i < KEYS; i++)
-		if (at[i] >= 0) {
-			REQUIRE(lb_ftab_lookup(&t, &keys[i], hash[i]) == at[i]);
-		}
+	for (i = 0; i < SLOTS; i++)
+		REQUIRE(big[i] == 0);
 	/* random hashes this crowded leave none out */
 	ck_assert_uint_eq(forgotten, 0);
 	ftab_drop(&t);
@@ -5216,7 +5232,7 @@ lb_suite(void)
 	tcase_add_test(tc, test_aged_flows_give_their_table_entries_back);
 	tcase_add_test(tc, test_flow_table_structure_against_a_reference);
 	tcase_add_test(tc, test_flow_table_bounds_crafted_hashes);
-	tcase_add_test(tc, test_flow_table_index_grows_while_in_use);
+	tcase_add_test(tc, test_flow_table_index_grows_and_shrinks_while_in_use);
 	tcase_add_test(tc, test_full_flow_table_counts_and_sends_new_flows_to_the_maglev_choice);
 	tcase_add_test(tc, test_fragments_of_a_datagram_go_to_one_backend_without_a_flow_entry);
 	tcase_add_test(tc, test_fragments_go_to_the_lowest_port_service_of_their_vip_and_protocol);
