@@ -13,8 +13,9 @@ scenarios need is made once per pair):
                flow table, --flows flows to the VIP) vs l3fwd-acl with
                the same rules and traffic                     (bench_lb.py)
   flows1m      acl_lb with --big-flows flows (1M): cycles/packet against
-               acl_lb's, Mpps against acl_lb's l3fwd-acl (l3fwd's mbuf
-               pool cannot preload 1M frames: it runs the acl_lb traffic);
+               acl_lb's, Mpps against l3fwd-acl on the same 1M traffic
+               (perf/l3fwd/build.sh lets its mbuf pool preload it), and
+               l3fwd's own growth 1M over 10k beside ours;
                and both traffics without the service (pktaccel, same
                rules): how much of the growth is the traffic source
                (net_pcap copying from as many stored frames as flows),
@@ -267,6 +268,10 @@ def m_l3fwd_lb(ctx):
     return _l3fwd(ctx, ctx.traffic.get("lb"))
 
 
+def m_l3fwd_lb_big(ctx):
+    return _l3fwd(ctx, ctx.traffic.get("lb_big"))
+
+
 def m_pa_lb_big(ctx):
     return _lb_run(ctx, ctx.traffic.get("lb_big"), bl.service("web", 10))
 
@@ -391,6 +396,7 @@ MEMBERS = {
     "pa_pass": m_pa_pass, "testpmd_io": m_testpmd,
     "pa_acl1k": m_pa_acl1k, "l3fwd_acl1k": m_l3fwd_acl1k,
     "pa_lb": m_pa_lb, "l3fwd_lb": m_l3fwd_lb,
+    "l3fwd_lb_big": m_l3fwd_lb_big,
     "pa_lb_big": m_pa_lb_big, "pa_nolb": m_pa_nolb,
     "pa_nolb_big": m_pa_nolb_big,
     "pa_nat": m_pa_nat, "pa_dsr": m_pa_dsr, "pa_ipip6": m_pa_ipip6,
@@ -403,7 +409,8 @@ SCENARIOS = {
     "passthrough": ["pa_pass", "testpmd_io"],
     "acl1k": ["pa_acl1k", "l3fwd_acl1k"],
     "acl_lb": ["pa_lb", "l3fwd_lb"],
-    "flows1m": ["pa_lb_big", "pa_lb", "l3fwd_lb", "pa_nolb_big", "pa_nolb"],
+    "flows1m": ["pa_lb_big", "pa_lb", "l3fwd_lb", "l3fwd_lb_big",
+                "pa_nolb_big", "pa_nolb"],
     "modes": ["pa_nat", "pa_dsr", "pa_ipip6", "pa_lb"],
     "pipeline": ["pa_pipeline", "pa_lb", "ring_hop_bench"],
     "latency": ["pa_lat_on", "pa_lat_off"],
@@ -490,14 +497,29 @@ def pair_figures(ctx, scen, runs):
                 runs.get("l3fwd_" + k))
     elif scen == "flows1m":
         big, small = runs.get("pa_lb_big"), runs.get("pa_lb")
-        l3 = runs.get("l3fwd_lb")
+        # the peer on the same 1M traffic (l3fwd_env() lets its pool
+        # preload it); the 10k-flow peer only where that run is missing
+        # (results before it existed, or it failed)
+        args = getattr(ctx, "args", None)
+        l3 = runs.get("l3fwd_lb_big")
+        f["l3fwd_flows"] = getattr(args, "big_flows", None)
+        if _get(l3, "mpps") is None:
+            l3 = runs.get("l3fwd_lb")
+            f["l3fwd_flows"] = getattr(args, "flows", None)
         f["pktaccel_mpps"] = _get(big, "mpps")
         f["pktaccel_cycles_per_packet"] = _get(big, "cpu_cycles_per_packet")
         f["cycles_vs_10k"] = _ratio(_get(big, "cpu_cycles_per_packet"),
                                     _get(small, "cpu_cycles_per_packet"))
+        f["l3fwd_mpps"] = _get(l3, "mpps")
+        f["l3fwd_cycles_per_packet"] = _peer_cp(ctx, l3)
         f["ratio"] = _ratio(_get(big, "mpps"), _get(l3, "mpps"))
         f["ratio_cpu"] = _ratio(_peer_cp(ctx, l3),
                                 _get(big, "cpu_cycles_per_packet"))
+        # the peer's own growth, 1M over 10k flows (the traffic source's
+        # and its ACL's: what pktaccel's nolb_cycles_vs_10k measures)
+        f["l3fwd_cycles_vs_10k"] = _ratio(
+            _peer_cp(ctx, runs.get("l3fwd_lb_big")),
+            _peer_cp(ctx, runs.get("l3fwd_lb")))
         # the same two traffics without the service: the traffic source
         # (net_pcap copying from as many stored frames as flows), the
         # parse and the ACL; the difference is the LB's own share
@@ -648,6 +670,7 @@ FIGURE_INFO = {
     "vs_ipip_cpu": ("x", "higher"),
     "ratio_cpu": ("x", "higher"),
     "cycles_vs_10k": ("x", "lower"),
+    "_flows": ("flows", None),
     "ring_hop_cycles": ("cycles/packet", "lower"),
     "hop_alone_cycles": ("cycles/packet", "lower"),
     "_op_cycles": ("cycles/packet", "lower"),
@@ -806,11 +829,20 @@ def table(res):
         "acl_lb.pktaccel_cycles_per_packet", "l3fwd-acl",
         "acl_lb.l3fwd_mpps", "acl_lb.l3fwd_cycles_per_packet",
         "acl_lb.ratio", "acl_lb.ratio_cpu")
-    row("ACL + LB ipip, %s flows" % _k(big), "flows1m.pktaccel_mpps",
-        "flows1m.pktaccel_cycles_per_packet",
-        "l3fwd-acl (%s flows)" % _k(n), "acl_lb.l3fwd_mpps",
-        "acl_lb.l3fwd_cycles_per_packet", "flows1m.ratio",
-        "flows1m.ratio_cpu")
+    if "flows1m.l3fwd_mpps" in F:
+        pf = F.get("flows1m.l3fwd_flows", {}).get("value")
+        row("ACL + LB ipip, %s flows" % _k(big), "flows1m.pktaccel_mpps",
+            "flows1m.pktaccel_cycles_per_packet",
+            "l3fwd-acl (%s flows)" % (_k(int(pf)) if pf else "?"),
+            "flows1m.l3fwd_mpps", "flows1m.l3fwd_cycles_per_packet",
+            "flows1m.ratio", "flows1m.ratio_cpu")
+    else:
+        # results from before flows1m had a peer of its own
+        row("ACL + LB ipip, %s flows" % _k(big), "flows1m.pktaccel_mpps",
+            "flows1m.pktaccel_cycles_per_packet",
+            "l3fwd-acl (%s flows)" % _k(n), "acl_lb.l3fwd_mpps",
+            "acl_lb.l3fwd_cycles_per_packet", "flows1m.ratio",
+            "flows1m.ratio_cpu")
     if "flows1m.cycles_vs_10k" in F:
         rows.append("| %s flows: CPU cycles/packet over %s flows' | | | | | "
                     "| | %s | %s |" % (
@@ -832,6 +864,10 @@ def table(res):
                        _k(n),
                        v("flows1m.lb_10k_cycles_per_packet"),
                        vr("flows1m.lb_cycles_vs_10k")))
+    if F.get("flows1m.l3fwd_cycles_vs_10k", {}).get("value") is not None:
+        rows.append("| l3fwd-acl itself, %s flows over %s: CPU cycles/packet "
+                    "| | | | | | | %s | |" % (
+                        _k(big), _k(n), vr("flows1m.l3fwd_cycles_vs_10k")))
     for k, label in (("nat", "ACL + LB nat"), ("dsr", "ACL + LB dsr"),
                      ("ipip6", "ACL + LB IPv6-in-IPv6 (IPv6 traffic)")):
         row(label, "modes.%s_mpps" % k, "modes.%s_cycles_per_packet" % k,
@@ -1195,7 +1231,7 @@ def main():
     for s in scens:
         members += [m for m in SCENARIOS[s] if m not in members]
     if any(m.startswith("l3fwd") for m in members) and \
-            not os.access(ba.L3FWD_BIN, os.X_OK):
+            not ba.l3fwd_ready():
         r = subprocess.run(["sh", ba.L3FWD_BUILD], stdout=subprocess.DEVNULL)
         if r.returncode != 0:
             sys.exit("run.py: perf/l3fwd/build.sh failed (l3fwd-acl is the "

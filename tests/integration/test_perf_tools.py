@@ -360,7 +360,20 @@ def test_flows1m_splits_the_growth_into_source_and_lb():
             "pa_nolb_big": {"mpps": 8.0, "cpu_cycles_per_packet": 180.0},
             "pa_nolb": {"mpps": 20.0, "cpu_cycles_per_packet": 90.0}}
     f = run.pair_figures(Ctx(), "flows1m", runs)
+    # no 1M peer run: against the 10k one
     assert f["cycles_vs_10k"] == 2.0 and f["ratio"] == 0.2, f
+    assert f["l3fwd_cycles_vs_10k"] is None, f
+    # the peer on the same 1M traffic, when it ran: the ratio is against
+    # it, and its own growth is beside ours
+    runs["l3fwd_lb_big"] = {"mpps": 10.0, "cpu_s_per_packet": 100e-9}
+    f = run.pair_figures(Ctx(), "flows1m", runs)
+    assert f["ratio"] == 0.5 and f["l3fwd_mpps"] == 10.0, f
+    assert abs(f["ratio_cpu"] - 200.0 / 300.0) < 1e-9, f
+    assert abs(f["l3fwd_cycles_vs_10k"] - 2.5) < 1e-9, f
+    # ... and a failed one falls back to the 10k peer
+    runs["l3fwd_lb_big"] = {"error": "boom"}
+    f = run.pair_figures(Ctx(), "flows1m", runs)
+    assert f["ratio"] == 0.2 and f["l3fwd_cycles_vs_10k"] is None, f
     assert f["nolb_cycles_per_packet"] == 180.0 and \
         f["nolb_10k_cycles_per_packet"] == 90.0 and \
         f["nolb_cycles_vs_10k"] == 2.0, f
