@@ -570,13 +570,57 @@ pkt_dst(const uint8_t *l3, uint8_t family)
 }
 
 /* The flow key of a packet: whole 8-byte words (no memset and byte
- * copies; the bytes are those lb_flow_key_from() gives, padding zero). */
+ * copies; the bytes are those lb_flow_key_from() gives, padding zero).
+ * With AVX2 its first 8 bytes come from the metadata's ports and
+ * protocol (adjacent: one 8-byte load) in one byte shuffle, and an IPv4
+ * key is 16-byte stores (24 instructions the scalar way, ~12 so). */
 static __rte_always_inline void
 flow_key_of(struct lb_flow_key *k, const uint8_t *l3,
 		const struct pa_pkt_meta *meta, uint8_t family)
 {
 	const uint64_t z = 0;
 
+#ifdef __AVX2__
+	RTE_BUILD_BUG_ON(offsetof(struct pa_pkt_meta, dport) !=
+		offsetof(struct pa_pkt_meta, sport) + 2 ||
+		offsetof(struct pa_pkt_meta, l4_proto) !=
+		offsetof(struct pa_pkt_meta, sport) + 4 ||
+		offsetof(struct pa_pkt_meta, sport) + 8 >
+		sizeof(struct pa_pkt_meta));
+	RTE_BUILD_BUG_ON(offsetof(struct lb_flow_key, src) != 8 ||
+		offsetof(struct lb_flow_key, dst) != 24);
+	{
+		/* { family, proto, sport (network order), dport (...), 0, 0 }
+		 * from { sport, dport (host order), proto, ... } */
+		const __m128i shuf = _mm_setr_epi8(-1, 4, 1, 0, 3, 2, -1, -1,
+			-1, -1, -1, -1, -1, -1, -1, -1);
+		const __m128i zero = _mm_setzero_si128();
+		__m128i h = _mm_loadl_epi64((const __m128i *)(const void *)
+			&meta->sport);
+		uint32_t a4;
+
+		h = _mm_or_si128(_mm_shuffle_epi8(h, shuf),
+			_mm_cvtsi32_si128(family));
+		if (family == 4) {
+			memcpy(&a4, l3 + offsetof(struct rte_ipv4_hdr,
+				src_addr), 4);
+			h = _mm_insert_epi32(h, (int)a4, 2);
+			_mm_storeu_si128((__m128i *)(void *)k, h);
+			_mm_storeu_si128((__m128i *)(void *)(k->src + 8), zero);
+			_mm_storeu_si128((__m128i *)(void *)(k->dst + 8), zero);
+			memcpy(k->dst, l3 + offsetof(struct rte_ipv4_hdr,
+				dst_addr), 4);
+		} else {
+			_mm_storel_epi64((__m128i *)(void *)k, h);
+			memcpy(k->src, l3 + offsetof(struct rte_ipv6_hdr,
+				src_addr), 16);
+			memcpy(k->dst, l3 + offsetof(struct rte_ipv6_hdr,
+				dst_addr), 16);
+			memcpy(k->pad2, &z, 8);
+		}
+		return;
+	}
+#endif
 	k->family = family;
 	k->proto = meta->l4_proto;
 	k->sport = lb_bswap16(meta->sport);
