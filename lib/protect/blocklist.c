@@ -39,6 +39,7 @@ struct bl_lcore {
 #define BL_DELTA_MAX	16384u
 
 struct pa_blocklist {
+	struct pa_blocklist_dp dp;		/* first: pa_blocklist_empty() */
 	struct bl_view *live;			/* data path reads this */
 	struct bl_lcore *lc;			/* [n_lcores] */
 	unsigned int n_lcores;
@@ -250,6 +251,7 @@ publish(struct pa_blocklist *bl, struct pa_bl_table *t, struct bl_delta *d,
 	if (set_changes)
 		pa_offload_blocklist_pre(bl->off);
 	__atomic_store_n(&bl->live, v, __ATOMIC_RELEASE);
+	__atomic_store_n(&bl->dp.any, n4 != 0 || n6 != 0, __ATOMIC_RELEASE);
 	if (bl->rcu != NULL)
 		rte_rcu_qsbr_synchronize(bl->rcu, RTE_QSBR_THRID_INVALID);
 	free(old);
@@ -820,15 +822,6 @@ pa_blocklist_set_offload(struct pa_blocklist *bl, struct pa_offload *off)
 	bl->off = off;
 	offload_post(bl);
 	pthread_mutex_unlock(&bl->lock);
-}
-
-bool
-pa_blocklist_empty(const struct pa_blocklist *bl)
-{
-	const struct bl_view *v = __atomic_load_n(&bl->live,
-		__ATOMIC_ACQUIRE);
-
-	return v == NULL || (v->n4 == 0 && v->n6 == 0);
 }
 
 /* ------------------------------------------------------------------ */

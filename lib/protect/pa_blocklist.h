@@ -265,9 +265,25 @@ int pa_blocklist_export(struct pa_blocklist *bl, struct pa_bl_set *out);
 uint16_t pa_blocklist_filter(struct pa_blocklist *bl, unsigned int lidx,
 		struct rte_mbuf **pkts, uint16_t n, uint8_t *hit);
 
+/**
+ * What the data path reads of a struct pa_blocklist without a call: the
+ * first member of the struct (lib/protect keeps it; not to be written
+ * elsewhere).
+ */
+struct pa_blocklist_dp {
+	/** the live set holds a prefix: stored with each publication,
+	 * before the lcores are waited for (like the table itself) */
+	bool any;
+};
+
 /** true when the live set is empty (the classify stage skips the
- * lookup). */
-bool pa_blocklist_empty(const struct pa_blocklist *bl);
+ * lookup): one load, inline. */
+static inline bool
+pa_blocklist_empty(const struct pa_blocklist *bl)
+{
+	return !__atomic_load_n(&((const struct pa_blocklist_dp *)
+		(const void *)bl)->any, __ATOMIC_ACQUIRE);
+}
 
 /** The RPC context of the blocklist_* methods (subsystem "blocklist"). */
 struct pa_blocklist_rpc_ctx {
