@@ -46,13 +46,14 @@ pa_acl_create(const struct pa_acl_opts *o, char *err, size_t err_len)
 	acl->cfg = o->cfg;
 	acl->port_index_of = o->port_index_of;
 	acl->alg = acl_best_algorithm(o->socket);
-	acl->extra = rte_zmalloc_socket("pa_acl_extra",
-		sizeof(*acl->extra) * acl->n_lcores, RTE_CACHE_LINE_SIZE,
+	acl->dp.extra = rte_zmalloc_socket("pa_acl_extra",
+		sizeof(*acl->dp.extra) * acl->n_lcores, RTE_CACHE_LINE_SIZE,
 		o->socket);
 	cap = RTE_MAX((uint32_t)ACL_MIN_SLOTS, rte_align32pow2(a->n_rules));
 	acl->store = acl_store_new(cap, acl->n_lcores, o->socket);
 	acl->slot_used = calloc(cap, 1);
-	if (acl->extra == NULL || acl->store == NULL || acl->slot_used == NULL) {
+	if (acl->dp.extra == NULL || acl->store == NULL ||
+	    acl->slot_used == NULL) {
 		snprintf(err, err_len, "out of memory for the ACL");
 		goto fail;
 	}
@@ -87,7 +88,7 @@ pa_acl_destroy(struct pa_acl *acl)
 	acl_folder_stop(acl);
 	acl_table_free(acl->live);
 	acl_store_free(acl->store, acl->n_lcores);
-	rte_free(acl->extra);
+	rte_free(acl->dp.extra);
 	free(acl->slot_used);
 	free(acl->rules);
 	free(acl->rule_slot);
@@ -162,9 +163,9 @@ snapshot_locked(const struct pa_acl *acl, unsigned int flags,
 
 	memset(s, 0, sizeof(*s));
 	for (l = 0; l < acl->n_lcores; l++) {
-		s->default_hits += __atomic_load_n(&acl->extra[l].default_hits,
-			__ATOMIC_RELAXED);
-		s->non_ip_frames += __atomic_load_n(&acl->extra[l].non_ip,
+		s->default_hits += __atomic_load_n(
+			&acl->dp.extra[l].default_hits, __ATOMIC_RELAXED);
+		s->non_ip_frames += __atomic_load_n(&acl->dp.extra[l].non_ip,
 			__ATOMIC_RELAXED);
 	}
 	s->rules = acl->n_rules;

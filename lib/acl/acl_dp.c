@@ -283,8 +283,7 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 	uint8_t v;
 
 	n = RTE_MIN(n, (uint16_t)ACL_MAX_BURST);
-	if (t->v4[0].n + t->v4[1].n + t->v6[0].n + t->v6[1].n == 0) {
-		/* (a set with port-less contexts has the main ones too) */
+	if (acl_table_ruleless(t)) {
 		/* No rules: the default for IP, non_ip for the rest. */
 		uint8_t def = t->def == PA_ACL_DROP ? PA_ACL_V_DROP_ACL :
 			PA_ACL_V_FORWARD;
@@ -307,8 +306,8 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 				non_ip += !ip;
 			}
 		}
-		acl->extra[lidx].default_hits += n - non_ip;
-		acl->extra[lidx].non_ip += non_ip;
+		acl->dp.extra[lidx].default_hits += n - non_ip;
+		acl->dp.extra[lidx].non_ip += non_ip;
 		return (uint16_t)((def != PA_ACL_V_FORWARD ? n - non_ip : 0) +
 			(other != PA_ACL_V_FORWARD ? non_ip : 0));
 	}
@@ -398,8 +397,8 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		verdicts[i6n[i]] = v;
 		stopped += v != PA_ACL_V_FORWARD;
 	}
-	acl->extra[lidx].default_hits += defaults;
-	acl->extra[lidx].non_ip += non_ip;
+	acl->dp.extra[lidx].default_hits += defaults;
+	acl->dp.extra[lidx].non_ip += non_ip;
 	return (uint16_t)stopped;
 }
 
@@ -410,12 +409,12 @@ pa_acl_classify_ip(struct pa_acl *acl, unsigned int lidx,
 	const struct acl_table *t = __atomic_load_n(&acl->live, __ATOMIC_ACQUIRE);
 	uint8_t def;
 
-	if (t->v4[0].n + t->v4[1].n + t->v6[0].n + t->v6[1].n != 0)
+	if (!acl_table_ruleless(t))
 		return pa_acl_classify(acl, lidx, pkts, n, verdicts);
 	n = RTE_MIN(n, (uint16_t)ACL_MAX_BURST);
 	def = t->def == PA_ACL_DROP ? PA_ACL_V_DROP_ACL : PA_ACL_V_FORWARD;
 	memset(verdicts, def, n);
-	acl->extra[lidx].default_hits += n;
+	acl->dp.extra[lidx].default_hits += n;
 	return def != PA_ACL_V_FORWARD ? n : 0;
 }
 

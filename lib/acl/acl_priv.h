@@ -82,12 +82,6 @@ struct acl_store {
 	struct rte_meter_srtcm **meters;	/**< [lcore][slot] */
 };
 
-/* Per-lcore counters that do not depend on rules. */
-struct acl_lcore_extra {
-	uint64_t default_hits;
-	uint64_t non_ip;
-} __rte_cache_aligned;
-
 /*
  * One published version: immutable once live. Two tiers of contexts per
  * family: the base holds the rules of the last full build, the delta the
@@ -129,9 +123,17 @@ struct acl_table {
 	struct acl_store *store;
 };
 
+/* A table without rules: every IP packet takes the default (a set
+ * with port-less contexts has the main ones too). */
+static inline bool
+acl_table_ruleless(const struct acl_table *t)
+{
+	return t->v4[0].n + t->v4[1].n + t->v6[0].n + t->v6[1].n == 0;
+}
+
 struct pa_acl {
+	struct pa_acl_dp dp;			/* first: pa_acl_inline.h */
 	struct acl_table *live;			/* data path reads this */
-	struct acl_lcore_extra *extra;		/* [n_lcores] */
 	const uint16_t *port_index_of;
 
 	struct rte_rcu_qsbr *rcu;

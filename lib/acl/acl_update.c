@@ -196,6 +196,8 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		t->v6[0] = old->v6[0];
 	}
 	__atomic_store_n(&acl->live, t, __ATOMIC_RELEASE);
+	__atomic_store_n(&acl->dp.forward_all, acl_table_ruleless(t) &&
+		t->def != PA_ACL_DROP, __ATOMIC_RELEASE);
 	if (acl->rcu != NULL)
 		rte_rcu_qsbr_synchronize(acl->rcu, RTE_QSBR_THRID_INVALID);
 	if (base4 == NULL && !full && old != NULL) {

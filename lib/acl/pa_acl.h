@@ -234,6 +234,9 @@ uint16_t pa_acl_classify(struct pa_acl *acl, unsigned int lcore_idx,
 uint16_t pa_acl_classify_ip(struct pa_acl *acl, unsigned int lcore_idx,
 		struct rte_mbuf **pkts, uint16_t n, uint8_t *verdicts);
 
+/* pa_acl_forward_all() (pa_acl_inline.h): whether a burst need not be
+ * classified at all (a table without rules that permits). */
+
 /**
  * The context of the acl_* methods (RPC subsystem "acl", bound by the
  * application with pa_rpc_bind("acl", ctx)): the ACL they change and the
@@ -246,5 +249,7 @@ struct pa_acl_rpc_ctx {
 };
 
 extern int pa_acl_logtype;
+
+#include "pa_acl_inline.h"
 
 #endif /* PA_ACL_H */

@@ -442,6 +442,11 @@ stage_classify(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 		n = blocklist_drop(w, pkts, n);
 	if (w->acl == NULL || n == 0)
 		return n;
+	/* a table without rules that permits decides nothing: the burst
+	 * is counted, and the verdicts are read only when some packet is
+	 * stopped */
+	if (all_ip && pa_acl_forward_all(w->acl, w->widx, n))
+		return n;
 	if (likely((all_ip ? pa_acl_classify_ip(w->acl, w->widx, pkts, n,
 			verdict) : pa_acl_classify(w->acl, w->widx, pkts, n,
 			verdict)) == 0))

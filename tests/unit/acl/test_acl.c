@@ -1380,6 +1380,30 @@ START_TEST(test_classify_ip_without_rules_takes_the_default)
 }
 END_TEST
 
+/* pa_acl_forward_all() (the classify stage's skip): true, and the burst
+ * counted in default_hits as pa_acl_classify_ip() counts it, only while
+ * the live table has no rule and permits by default; false and nothing
+ * counted once a rule or a "drop" default is live. */
+START_TEST(test_forward_all_only_while_no_rule_and_the_default_permits)
+{
+	setup_acl("{\"default\": \"permit\"}", NULL);
+	ck_assert(pa_acl_forward_all(acl, 0, 32));
+	ck_assert_int_eq(stat_int("default_hits"), 32);
+	add("{\"id\": 1, \"priority\": 10, \"src\": \"10.0.0.0/8\", \"action\": \"drop\"}");
+	ck_assert(!pa_acl_forward_all(acl, 0, 32));
+	ck_assert_int_eq(stat_int("default_hits"), 32);
+	ck_assert_int_eq(replace_rules(NULL, 0, PA_ACL_PERMIT, false), 0);
+	ck_assert(pa_acl_forward_all(acl, 0, 7));
+	ck_assert_int_eq(stat_int("default_hits"), 39);
+	ck_assert_int_eq(replace_rules(NULL, 0, PA_ACL_DROP, false), 0);
+	ck_assert(!pa_acl_forward_all(acl, 0, 32));
+	ck_assert_int_eq(stat_int("default_hits"), 39);
+	setup_acl("{\"default\": \"drop\"}", NULL);
+	ck_assert(!pa_acl_forward_all(acl, 0, 32));
+	ck_assert_int_eq(stat_int("default_hits"), 0);
+}
+END_TEST
+
 START_TEST(test_police_meter_keeps_its_tokens_across_rebuilds)
 {
 	struct tuple t;
@@ -2521,6 +2545,7 @@ acl_suite(void)
 	tcase_add_test(tc, test_police_passes_burst_then_drops);
 	tcase_add_test(tc, test_police_in_one_burst_passes_burst_packets);
 	tcase_add_test(tc, test_classify_ip_without_rules_takes_the_default);
+	tcase_add_test(tc, test_forward_all_only_while_no_rule_and_the_default_permits);
 	tcase_add_test(tc, test_police_meter_keeps_its_tokens_across_rebuilds);
 	suite_add_tcase(s, tc);
 
