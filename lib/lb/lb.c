@@ -540,6 +540,7 @@ commit(struct pa_lb *lb, unsigned int slot, struct lb_svc *s,
 	}
 
 	__atomic_store_n(&lb->live, t, __ATOMIC_RELEASE);
+	__atomic_store_n(&lb->dp.active, t->n_services > 0, __ATOMIC_RELEASE);
 	if (lb->rcu != NULL)
 		rte_rcu_qsbr_synchronize(lb->rcu, RTE_QSBR_THRID_INVALID);
 	__atomic_add_fetch(&lb->version, 1, __ATOMIC_RELEASE);
@@ -1431,7 +1432,7 @@ lb_trace_hash(const struct pa_flow_key *fk, bool fragment)
 /* Ask lcore @p w for its entry of @p k (read-only).
  * @return 1 (found, in @p out), 0 (none) or -EBUSY (no answer). */
 static int
-trace_ask(const struct pa_lb *lb, struct lb_worker *w,
+trace_ask(struct pa_lb *lb, unsigned int l, struct lb_worker *w,
 		const struct lb_flow_key *k, hash_sig_t sig, struct lb_flow *out)
 {
 	const struct lb_flow *f;
@@ -1444,6 +1445,7 @@ trace_ask(const struct pa_lb *lb, struct lb_worker *w,
 		w->trace_sig = sig;
 		req = w->trace_req + 1;
 		__atomic_store_n(&w->trace_req, req, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&lb->dp.poll[l], 1, __ATOMIC_RELEASE);
 		deadline = rte_get_timer_cycles() + rte_get_timer_hz() *
 			TRACE_WAIT_NS / 1000000000ULL;
 		while (__atomic_load_n(&w->trace_done, __ATOMIC_ACQUIRE) != req) {
@@ -1546,7 +1548,7 @@ pa_lb_trace(struct pa_lb *lb, const struct pa_flow_key *key, bool fragment,
 		for (l = 0; l < lb->n_lcores && bi < 0; l++) {
 			if (lb->w[l] == NULL)
 				continue;
-			r = trace_ask(lb, lb->w[l], &fk,
+			r = trace_ask(lb, l, lb->w[l], &fk,
 				lb_trace_hash(key, false), &f);
 			if (r < 0) {
 				ret = r;
@@ -1748,6 +1750,7 @@ tables_make(struct pa_lb *lb, char *err, size_t err_len)
 		if (w == NULL)
 			return -ENOMEM;
 		__atomic_store_n(&lb->w[i], w, __ATOMIC_RELEASE);
+		__atomic_store_n(&lb->dp.poll[i], 1, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&lb->ft_bytes, heap_bytes(lb->socket) - heap_before,
 		__ATOMIC_RELAXED);
@@ -1909,17 +1912,6 @@ void
 pa_lb_destroy_at_exit(struct pa_lb *lb)
 {
 	lb_destroy(lb, true);
-}
-
-bool
-pa_lb_active(const struct pa_lb *lb)
-{
-	const struct lb_table *t;
-
-	if (lb == NULL)
-		return false;
-	t = __atomic_load_n(&lb->live, __ATOMIC_RELAXED);
-	return t != NULL && t->n_services > 0;
 }
 
 void

@@ -1423,6 +1423,10 @@ pa_lb_process(struct pa_lb *lb, unsigned int lcore_idx,
 	memset(verdicts, PA_LB_V_FORWARD, n);
 	if (t == NULL || t->n_services == 0 || w == NULL)
 		return;
+	/* flows to come: pa_lb_poll() is due (pa_lb_poll_due()) */
+	if (unlikely(__atomic_load_n(&lb->dp.poll[lcore_idx],
+			__ATOMIC_RELAXED) == 0))
+		__atomic_fetch_or(&lb->dp.poll[lcore_idx], 1, __ATOMIC_RELAXED);
 	w->now = now;
 	for (off = 0; off < n; off += c) {
 		c = RTE_MIN((uint16_t)(n - off), (uint16_t)BULK);
@@ -1437,6 +1441,8 @@ pa_lb_process(struct pa_lb *lb, unsigned int lcore_idx,
 void
 pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 {
+	uint32_t due = __atomic_load_n(&lb->dp.poll[lcore_idx],
+		__ATOMIC_ACQUIRE);
 	struct lb_worker *w = __atomic_load_n(&lb->w[lcore_idx],
 		__ATOMIC_ACQUIRE);
 	const struct lb_table *t;
@@ -1472,8 +1478,17 @@ pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 			lb_flow_forget(lb, w, p);
 	}
 
-	if (w->n_flows == 0)
+	if (w->n_flows == 0) {
+		/* nothing left here (no deferred free, no index resize):
+		 * not due until lib/lb says so (a question asked since
+		 * keeps it due) */
+		if (w->defer_head == w->defer_tail &&
+		    !lb_ftab_resize_due(&w->ftab))
+			__atomic_compare_exchange_n(&lb->dp.poll[lcore_idx],
+				&due, 0, false, __ATOMIC_RELAXED,
+				__ATOMIC_RELAXED);
 		return;
+	}
 	if (!idle) {
 		uint64_t gap = now - w->last_sweep, period;
 

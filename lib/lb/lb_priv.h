@@ -507,6 +507,7 @@ struct lb_shape {
 };
 
 struct pa_lb {
+	struct pa_lb_dp dp;		/* first: pa_lb_inline.h */
 	pthread_mutex_t lock;
 	/* the last shape and the reads that used it (stats_lock_busy) */
 	pthread_mutex_t shape_lock;

@@ -502,7 +502,8 @@ void pa_lb_process(struct pa_lb *lb, unsigned int lcore_idx,
 /**
  * Data path housekeeping, once per loop of each lcore that runs the lb
  * stage: ages out a few flow table entries (more when @p idle) and
- * answers pa_lb_trace()'s questions about its table.
+ * answers pa_lb_trace()'s questions about its table. A loop may leave
+ * it out while pa_lb_poll_due() is false (pa_lb_inline.h).
  */
 void pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now,
 		bool idle);
@@ -511,9 +512,7 @@ void pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now,
  * it (pa_lb_trace() reads it directly). */
 void pa_lb_lcore_exit(struct pa_lb *lb, unsigned int lcore_idx);
 
-/** True when the LB has at least one service (the stage can be skipped
- * otherwise; one relaxed load). */
-bool pa_lb_active(const struct pa_lb *lb);
+/* pa_lb_active(): pa_lb_inline.h */
 
 /* ---- Neighbours (lib/neigh publishes resolved MACs here) ---- */
 
@@ -603,5 +602,7 @@ struct pa_lb_rpc_ctx {
 };
 
 extern int pa_lb_logtype;
+
+#include "pa_lb_inline.h"
 
 #endif /* PA_LB_H */

@@ -1351,7 +1351,7 @@ pa_worker_main(void *arg)
 			ctrl_tx(w);
 		rte_rcu_qsbr_quiescent(pl->rcu, w->lcore_id);
 		busy = got != 0;
-		if (w->lb != NULL)
+		if (w->lb != NULL && pa_lb_poll_due(w->lb, w->widx))
 			pa_lb_poll(w->lb, w->widx, now, !busy);
 		if (busy) {
 			idle_streak = 0;

@@ -3852,6 +3852,108 @@ START_TEST(test_trace_reports_the_existing_flows_backend_on_an_rr_service)
 }
 END_TEST
 
+/* An lcore that polls only when pa_lb_poll_due() says so, as the
+ * worker loop does, until told to stop. */
+struct due_poller {
+	pthread_t tid;
+	volatile int stop;
+};
+
+static void *
+poll_when_due(void *arg)
+{
+	struct due_poller *p = arg;
+
+	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
+		if (pa_lb_poll_due(lb, 0))
+			pa_lb_poll(lb, 0, T0 + 1, true);
+		else
+			rte_pause();
+	}
+	return NULL;
+}
+
+/* pa_lb_poll_due() (the worker loop's skip): not due without a flow
+ * table; due once it is made, with a flow and while one lives; not once
+ * a poll found nothing to do; due again on a pa_lb_trace() question, so
+ * that an idle lcore polling only when due answers it (no -EBUSY). */
+START_TEST(test_poll_is_due_only_while_the_lcore_has_work)
+{
+	struct due_poller p = { 0 };
+	struct pa_lb_trace_result tr;
+	struct pa_test_frame f;
+	struct pa_flow_key k;
+
+	setup_lb("");
+	ck_assert(!pa_lb_active(lb));
+	ck_assert(!pa_lb_poll_due(lb, 0));
+	setup_lb("{'name': 'dns4', 'vip': '10.0.0.40', 'port': 53, 'proto': 'udp',"
+		" 'forward': 'ipip', 'backends': [{'addr': '10.1.0.1'}]}");
+	ck_assert(pa_lb_active(lb));
+	ck_assert(pa_lb_poll_due(lb, 0));
+	pa_lb_poll(lb, 0, T0, false);
+	ck_assert(!pa_lb_poll_due(lb, 0));
+	frame_l4(&f, "198.51.100.7", "10.0.0.40", IPPROTO_UDP, 1000, 53, 0, 8);
+	send_ipip4(&f, T0);
+	ck_assert(pa_lb_poll_due(lb, 0));
+	pa_lb_poll(lb, 0, T0 + 1, false);
+	ck_assert(pa_lb_poll_due(lb, 0));
+	/* the sweep that ages the flow, then a poll that finds nothing */
+	pa_lb_poll(lb, 0, T0 + UDP_TMO * hz + 1, false);
+	ck_assert_int_eq(lb_stat("flows"), 0);
+	ck_assert(pa_lb_poll_due(lb, 0));
+	pa_lb_poll(lb, 0, T0 + UDP_TMO * hz + 2, false);
+	ck_assert(!pa_lb_poll_due(lb, 0));
+	/* a question to the running, idle lcore */
+	k = key_of(&f);
+	ck_assert_int_eq(pthread_create(&p.tid, NULL, poll_when_due, &p), 0);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert(tr.service_found);
+	ck_assert(!tr.existing_flow);
+	__atomic_store_n(&p.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(p.tid, NULL);
+	ck_assert(!pa_lb_poll_due(lb, 0));
+}
+END_TEST
+
+/* ... and stays due while its flow index resizes (lb_ftab.h): grown by
+ * its flows, then drained of them, an lcore polled only when due (as the
+ * worker loop does) still takes its index back to the least size. */
+START_TEST(test_poll_stays_due_until_the_flow_index_is_back_at_its_least)
+{
+	enum { N = 3000 };
+	struct lb_worker *w;
+	unsigned int i;
+	uint64_t now;
+
+	setup_lb_flows("{'name': 'dns4', 'vip': '10.0.0.40', 'port': 53,"
+		" 'proto': 'udp', 'forward': 'ipip', 'backends':"
+		" [{'addr': '10.1.0.1'}]}", 16384, 1);
+	for (i = 0; i < N; i++) {
+		char src[32];
+		struct pa_test_frame f;
+
+		snprintf(src, sizeof(src), "198.51.%u.%u", 100 + i / 200,
+			1 + i % 200);
+		frame_l4(&f, src, "10.0.0.40", IPPROTO_UDP,
+			(uint16_t)(1000 + i), 53, 0, 4);
+		send_ipip4(&f, T0);
+		if (pa_lb_poll_due(lb, 0))
+			pa_lb_poll(lb, 0, T0, false);
+	}
+	ck_assert_int_eq(lb_stat("flows"), N);
+	w = lb->w[0];
+	ck_assert_uint_gt(w->ftab.mask, w->ftab.min_mask);
+	now = T0 + UDP_TMO * hz + 1;
+	for (i = 0; i < 1000000 && pa_lb_poll_due(lb, 0); i++)
+		pa_lb_poll(lb, 0, now + i, true);
+	ck_assert(!pa_lb_poll_due(lb, 0));
+	ck_assert_int_eq(lb_stat("flows"), 0);
+	ck_assert(!lb_ftab_resize_due(&w->ftab));
+	ck_assert_uint_eq(w->ftab.mask, w->ftab.min_mask);
+}
+END_TEST
+
 START_TEST(test_two_lcores_keep_separate_tables_and_counters_sum)
 {
 	struct rte_mbuf *m;
@@ -5287,6 +5389,8 @@ lb_suite(void)
 	tcase_add_test(tc, test_deleted_service_no_longer_balances_and_its_flows_are_reaped);
 	tcase_add_test(tc, test_trace_gives_the_maglev_choice_for_a_new_flow_then_the_flows_backend);
 	tcase_add_test(tc, test_trace_reports_the_existing_flows_backend_on_an_rr_service);
+	tcase_add_test(tc, test_poll_is_due_only_while_the_lcore_has_work);
+	tcase_add_test(tc, test_poll_stays_due_until_the_flow_index_is_back_at_its_least);
 	tcase_add_test(tc, test_addresses_list_each_vip_and_backend_once_in_first_seen_order);
 	suite_add_tcase(s, tc);
 
