@@ -733,27 +733,20 @@ lat_pend_flush(struct pa_worker *w, uint64_t now)
 	w->lat_pend = 0;
 }
 
-/* Hand @p n packets to a TX queue; what the queue refuses is waited for
- * (replay) or dropped and counted (live). With latency on, the packets
- * the queue takes are recorded: now - rx stamp. @p stamp for the whole
- * burst (rtc: the loop pass's TSC, read at its start) is recorded at the
- * next pass's TSC read, which ends this pass (lat_pend, no TSC read
- * here); PA_STAMP_MIXED: each packet's own, against a TSC read here. */
-static void
-tx_send(struct pa_worker *w, const struct pa_txbuf *b, struct rte_mbuf **pkts,
-		uint16_t n, uint64_t stamp)
+/* What the TX queue refused of a burst (after the @p sent it took): waited
+ * for (replay) or dropped and counted (live). @return the packets sent in
+ * all. */
+static uint16_t
+tx_rest(struct pa_worker *w, const struct pa_txbuf *b, struct rte_mbuf **pkts,
+		uint16_t n, uint16_t sent)
 {
-	uint64_t run_stamp[PA_PIPELINE_MAX_BURST];
-	uint16_t run_end[PA_PIPELINE_MAX_BURST];
-	unsigned int n_runs = 0;
-	uint64_t now = 0;
-	uint16_t sent = 0;
-
-	if (w->latency && stamp == PA_STAMP_MIXED) {
-		n_runs = lat_runs(pkts, n, run_stamp, run_end);
-		now = rte_rdtsc();
-	}
 	for (;;) {
+		if (!w->replay || w->pl->abort) {
+			drop_bulk(w, pkts + sent, n - sent,
+				w->replay ? PA_DROP_SHUTDOWN : PA_DROP_TX_FULL);
+			return sent;
+		}
+		wait_a_little(w);
 		if (unlikely(b->shared))
 			rte_spinlock_lock(b->lock);
 		sent += rte_eth_tx_burst(b->port_id, b->queue, pkts + sent,
@@ -761,27 +754,77 @@ tx_send(struct pa_worker *w, const struct pa_txbuf *b, struct rte_mbuf **pkts,
 		if (unlikely(b->shared))
 			rte_spinlock_unlock(b->lock);
 		if (likely(sent == n))
-			break;
-		if (!w->replay || w->pl->abort) {
-			drop_bulk(w, pkts + sent, n - sent,
-				w->replay ? PA_DROP_SHUTDOWN : PA_DROP_TX_FULL);
-			break;
-		}
-		wait_a_little(w);
+			return sent;
 	}
+}
+
+/* Hand @p n packets to a TX queue (tx_rest() for what it refuses).
+ * @return the packets it took. */
+static __rte_always_inline uint16_t
+tx_burst(struct pa_worker *w, const struct pa_txbuf *b,
+		struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent;
+
+	if (unlikely(b->shared))
+		rte_spinlock_lock(b->lock);
+	sent = rte_eth_tx_burst(b->port_id, b->queue, pkts, n);
+	if (unlikely(b->shared))
+		rte_spinlock_unlock(b->lock);
+	if (unlikely(sent != n))
+		sent = tx_rest(w, b, pkts, n, sent);
+	return sent;
+}
+
+/* tx_send() of a burst of mixed stamps: each packet's own, recorded
+ * against a TSC read here, before the TX queue owns the mbufs. */
+static void
+tx_send_mixed(struct pa_worker *w, const struct pa_txbuf *b,
+		struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t run_stamp[PA_PIPELINE_MAX_BURST];
+	uint16_t run_end[PA_PIPELINE_MAX_BURST];
+	unsigned int n_runs = 0;
+	uint64_t now = 0;
+	uint16_t sent;
+
+	if (w->latency) {
+		n_runs = lat_runs(pkts, n, run_stamp, run_end);
+		now = rte_rdtsc();
+	}
+	sent = tx_burst(w, b, pkts, n);
+	w->stats.tx_packets += sent;
+	if (w->latency && sent != 0)
+		lat_record(w, now, run_stamp, run_end, n_runs, sent);
+}
+
+/* Hand @p n packets to a TX queue; what the queue refuses is waited for
+ * (replay) or dropped and counted (live). With latency on, the packets
+ * the queue takes are recorded: now - rx stamp. @p stamp for the whole
+ * burst (rtc: the loop pass's TSC, read at its start) is recorded at the
+ * next pass's TSC read, which ends this pass (lat_pend, no TSC read
+ * here; inline: the rtc loop's one send a burst); PA_STAMP_MIXED: each
+ * packet's own, against a TSC read here (tx_send_mixed()). */
+static __rte_always_inline void
+tx_send(struct pa_worker *w, const struct pa_txbuf *b, struct rte_mbuf **pkts,
+		uint16_t n, uint64_t stamp)
+{
+	uint16_t sent;
+
+	if (stamp == PA_STAMP_MIXED) {
+		tx_send_mixed(w, b, pkts, n);
+		return;
+	}
+	sent = tx_burst(w, b, pkts, n);
 	w->stats.tx_packets += sent;
 	if (!w->latency || sent == 0)
 		return;
-	if (stamp != PA_STAMP_MIXED) {
-		/* every uniform stamp of a pass is the pass's: one pending
-		 * record (another one, never expected, is recorded now) */
-		if (unlikely(w->lat_pend != 0 && w->lat_pend_stamp != stamp))
-			lat_pend_flush(w, rte_rdtsc());
-		w->lat_pend_stamp = stamp;
-		w->lat_pend += sent;
-		return;
-	}
-	lat_record(w, now, run_stamp, run_end, n_runs, sent);
+	/* every uniform stamp of a pass is the pass's: one pending record
+	 * (another one, never expected, is recorded now) */
+	if (unlikely(w->lat_pend != 0 && w->lat_pend_stamp != stamp))
+		lat_pend_flush(w, rte_rdtsc());
+	w->lat_pend_stamp = stamp;
+	w->lat_pend += sent;
 }
 
 static void
