@@ -414,6 +414,8 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 				w->hash_later = w->rx_seg.run_tx;
 				w->stamp_later = w->latency &&
 					w->rx_seg.run_tx;
+				w->rx_bare = w->hash_later &&
+					(!w->latency || w->stamp_later);
 			} else {
 				seg_init(w, &w->seg[w->n_seg++], &u->seg[s]);
 			}

@@ -146,6 +146,9 @@ struct pa_worker {
 	 * the burst's until TX, written into a packet's metadata only when
 	 * it leaves the burst (a TX buffer, a hand-over ring), not at rx */
 	bool stamp_later;
+	/** hash_later and no rx stamp to write (latency off, or
+	 * stamp_later): the rx pass writes neither (stage_rx()) */
+	bool rx_bare;
 	/** a port of the pipeline is routed: the route pass looks for
 	 * PA_PKT_F_ROUTE (no packet has it otherwise) */
 	bool route;

@@ -375,19 +375,19 @@ stage_rx(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 {
 	uint64_t bad[PA_RX_BAD_WORDS] = { 0 };
 	const uint16_t out = q->peer_port_id;
-	const bool lat = w->latency && !w->stamp_later;
 	unsigned int flags;
 	bool any_bad = false, any_slow = false;
 
 	w->stats.rx_packets += n;
 	w->stats.stage_packets[PA_STAGE_RX] += n;
 	/* rtc's: no hash, no stamps (a loop of its own, no tests in it) */
-	if (likely(w->hash_later && !lat))
+	if (likely(w->rx_bare))
 		flags = rx_parse(pkts, n, out, stamp, bad, &any_bad,
 			&any_slow, false, false);
 	else
 		flags = rx_parse(pkts, n, out, stamp, bad, &any_bad,
-			&any_slow, !w->hash_later, lat);
+			&any_slow, !w->hash_later,
+			w->latency && !w->stamp_later);
 	/* lib/neigh takes ARP (non-IP) and ICMPv6 (ND) alone
 	 * (pa_neigh_rx_classify()): a burst the fast path parsed whole
 	 * (IPv4 and IPv6 TCP/UDP) holds none */
