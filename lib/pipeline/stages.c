@@ -434,7 +434,7 @@ stage_classify(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 		[PA_ACL_V_DROP_NON_IP] = PA_DROP_NON_IP,
 	};
 	uint8_t verdict[PA_PIPELINE_MAX_BURST];
-	uint16_t i, kept = 0;
+	unsigned int i, kept = 0;
 
 	w->stats.stage_packets[PA_STAGE_CLASSIFY] += n;
 	if (w->blocklist != NULL && n != 0 &&
@@ -457,7 +457,7 @@ stage_classify(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 		else
 			pa_drop(w, pkts[i], (enum pa_drop_reason)reason[verdict[i]]);
 	}
-	return kept;
+	return (uint16_t)kept;
 }
 
 static void too_big(struct pa_worker *w, struct rte_mbuf *m);
