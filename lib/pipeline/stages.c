@@ -302,11 +302,15 @@ rx_parse(struct rte_mbuf **pkts, uint16_t n, uint16_t out, uint64_t stamp,
 {
 	uint64_t slow[PA_RX_BAD_WORDS] = { 0 };
 	const int off = pa_pkt_meta_offset;
+	struct rte_mbuf **const end = pkts + n;
+	struct rte_mbuf **p;
 	unsigned int flags = 0, f;
 	uint16_t i;
 
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
+	/* by pointer: the index only where a frame is left (GCC kept a
+	 * second copy of an index in a register move a packet) */
+	for (p = pkts; p != end; p++) {
+		struct rte_mbuf *m = *p;
 		struct pa_pkt_meta *meta = RTE_MBUF_DYNFIELD(m, off,
 			struct pa_pkt_meta *);
 
@@ -315,6 +319,7 @@ rx_parse(struct rte_mbuf **pkts, uint16_t n, uint16_t out, uint64_t stamp,
 			rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), meta,
 			out, true, hash);
 		if (unlikely(f == 0)) {
+			i = (uint16_t)(p - pkts);
 			slow[i / 64] |= UINT64_C(1) << (i % 64);
 			*any_slow = true;
 		}
