@@ -2239,6 +2239,19 @@ START_TEST(test_busy_sweep_ages_a_few_flows_at_once_in_a_large_table)
 }
 END_TEST
 
+/* A packet of UDP flow @p i of the dns4 service, at T0. */
+static void
+dns4_flow(unsigned int i)
+{
+	char src[32];
+	struct pa_test_frame f;
+
+	snprintf(src, sizeof(src), "198.51.%u.%u", 100 + i / 200, 1 + i % 200);
+	frame_l4(&f, src, "10.0.0.40", IPPROTO_UDP, (uint16_t)(1000 + i), 53,
+		0, 4);
+	send_ipip4(&f, T0);
+}
+
 /* UDP flows 0 .. n - 1 of the dns4 service, all at T0. */
 static void
 dns4_flows(unsigned int n)
@@ -2247,16 +2260,8 @@ dns4_flows(unsigned int n)
 
 	setup_lb("{'name': 'dns4', 'vip': '10.0.0.40', 'port': 53, 'proto': 'udp',"
 		" 'forward': 'ipip', 'backends': [{'addr': '10.1.0.1'}]}");
-	for (i = 0; i < n; i++) {
-		char src[32];
-		struct pa_test_frame f;
-
-		snprintf(src, sizeof(src), "198.51.%u.%u", 100 + i / 200,
-			1 + i % 200);
-		frame_l4(&f, src, "10.0.0.40", IPPROTO_UDP,
-			(uint16_t)(1000 + i), 53, 0, 4);
-		send_ipip4(&f, T0);
-	}
+	for (i = 0; i < n; i++)
+		dns4_flow(i);
 	ck_assert_int_eq(lb_stat("flows"), n);
 }
 
@@ -3930,14 +3935,7 @@ START_TEST(test_poll_stays_due_until_the_flow_index_is_back_at_its_least)
 		" 'proto': 'udp', 'forward': 'ipip', 'backends':"
 		" [{'addr': '10.1.0.1'}]}", 16384, 1);
 	for (i = 0; i < N; i++) {
-		char src[32];
-		struct pa_test_frame f;
-
-		snprintf(src, sizeof(src), "198.51.%u.%u", 100 + i / 200,
-			1 + i % 200);
-		frame_l4(&f, src, "10.0.0.40", IPPROTO_UDP,
-			(uint16_t)(1000 + i), 53, 0, 4);
-		send_ipip4(&f, T0);
+		dns4_flow(i);
 		if (pa_lb_poll_due(lb, 0))
 			pa_lb_poll(lb, 0, T0, false);
 	}
