@@ -446,7 +446,8 @@ lb_ftab_resize_step(struct lb_ftab *t, unsigned int n)
 	if (likely(t->old == NULL)) {
 		if (t->dirty != 0) {
 			uint64_t *spare = t->buf[t->idx == t->buf[0]];
-			uint32_t k = RTE_MIN(t->dirty, n * 16);
+			uint32_t k = RTE_MIN(t->dirty, n *
+				(LB_FTAB_ZERO_STEP / LB_FTAB_GROW_STEP));
 
 			t->dirty -= k;
 			memset(spare + t->dirty, 0, (size_t)k * sizeof(*spare));
