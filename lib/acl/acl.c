@@ -20,6 +20,68 @@ RTE_LOG_REGISTER(pa_acl_logtype, pa.acl, INFO);
 /* Life cycle                                                          */
 /* ------------------------------------------------------------------ */
 
+static void
+fcache_free(struct pa_acl *acl)
+{
+	unsigned int l;
+
+	if (acl->fc == NULL)
+		return;
+	for (l = 0; l < acl->n_lcores; l++) {
+		rte_free(acl->fc[l].v4);
+		rte_free(acl->fc[l].v6);
+	}
+	rte_free(acl->fc);
+	acl->fc = NULL;
+}
+
+/* @p entries (acl.flow_cache: 0, or at least two sets' worth) per lcore
+ * and family, rounded up to a power of two; zeroed: epoch 0, empty. */
+static int
+fcache_create(struct pa_acl *acl, uint32_t entries, char *err,
+		size_t err_len)
+{
+	uint32_t sets;
+	unsigned int l;
+
+	RTE_BUILD_BUG_ON(sizeof(struct acl_fc4) * ACL_FC_WAYS !=
+		RTE_CACHE_LINE_SIZE);
+	RTE_BUILD_BUG_ON(sizeof(struct acl_fc6) != RTE_CACHE_LINE_SIZE);
+	acl->fc_config = entries;
+	if (entries == 0)
+		return 0;
+	entries = rte_align32pow2(entries);
+	sets = entries / ACL_FC_WAYS;
+	acl->fc = rte_zmalloc_socket("pa_acl_fc", sizeof(*acl->fc) *
+		acl->n_lcores, RTE_CACHE_LINE_SIZE, acl->socket);
+	if (acl->fc == NULL)
+		goto nomem;
+	for (l = 0; l < acl->n_lcores; l++) {
+		struct acl_fcache *fc = &acl->fc[l];
+
+		fc->mask4 = sets - 1;
+		fc->mask6 = sets - 1;
+		fc->v4 = rte_zmalloc_socket("pa_acl_fc4",
+			sizeof(*fc->v4) * entries, RTE_CACHE_LINE_SIZE,
+			acl->socket);
+		fc->v6 = rte_zmalloc_socket("pa_acl_fc6",
+			sizeof(*fc->v6) * entries, RTE_CACHE_LINE_SIZE,
+			acl->socket);
+		if (fc->v4 == NULL || fc->v6 == NULL)
+			goto nomem;
+	}
+	acl->fc_entries = entries;
+	return 0;
+nomem:
+	fcache_free(acl);
+	snprintf(err, err_len,
+		"out of memory for the ACL's flow cache (%u entries for each of %u lcores: %u KB; lower acl.flow_cache, 0 turns it off)",
+		entries, acl->n_lcores, (unsigned int)((uint64_t)entries *
+		(sizeof(struct acl_fc4) + sizeof(struct acl_fc6)) *
+		acl->n_lcores / 1024));
+	return -ENOMEM;
+}
+
 struct pa_acl *
 pa_acl_create(const struct pa_acl_opts *o, char *err, size_t err_len)
 {
@@ -57,6 +119,8 @@ pa_acl_create(const struct pa_acl_opts *o, char *err, size_t err_len)
 		snprintf(err, err_len, "out of memory for the ACL");
 		goto fail;
 	}
+	if (fcache_create(acl, a->flow_cache, err, err_len) != 0)
+		goto fail;
 	acl->def = a->def;
 	acl->non_ip_drop = a->non_ip_drop;
 	if (acl_apply(acl, a->rules, a->n_rules, a->def, a->non_ip_drop, true,
@@ -88,6 +152,7 @@ pa_acl_destroy(struct pa_acl *acl)
 	acl_folder_stop(acl);
 	acl_table_free(acl->live);
 	acl_store_free(acl->store, acl->n_lcores);
+	fcache_free(acl);
 	rte_free(acl->dp.extra);
 	free(acl->slot_used);
 	free(acl->rules);
@@ -167,7 +232,14 @@ snapshot_locked(const struct pa_acl *acl, unsigned int flags,
 			&acl->dp.extra[l].default_hits, __ATOMIC_RELAXED);
 		s->non_ip_frames += __atomic_load_n(&acl->dp.extra[l].non_ip,
 			__ATOMIC_RELAXED);
+		s->flow_cache_hits += __atomic_load_n(
+			&acl->dp.extra[l].fc_hits, __ATOMIC_RELAXED);
+		s->flow_cache_misses += __atomic_load_n(
+			&acl->dp.extra[l].fc_misses, __ATOMIC_RELAXED);
+		s->flow_cache_pauses += __atomic_load_n(
+			&acl->dp.extra[l].fc_pauses, __ATOMIC_RELAXED);
 	}
+	s->flow_cache_entries = acl->fc_entries;
 	s->rules = acl->n_rules;
 	s->def = acl->def;
 	s->non_ip_drop = acl->non_ip_drop;
@@ -210,6 +282,7 @@ export_locked(const struct pa_acl *acl, struct pa_config_acl *out)
 	out->n_rules = acl->n_rules;
 	out->def = acl->def;
 	out->non_ip_drop = acl->non_ip_drop;
+	out->flow_cache = acl->fc_config;
 	out->present = true;
 	return 0;
 }

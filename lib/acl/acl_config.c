@@ -281,12 +281,32 @@ acl_rules(const struct pa_decode_field *f, const json_t *arr,
 	return rules_check_ids(acl, path, err, err_len);
 }
 
+/* 0 turns the cache off; a handful of entries would only cost. */
+static int
+acl_flow_cache_check(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	const struct pa_config_acl *acl = out;
+
+	if (acl->flow_cache != 0 &&
+	    acl->flow_cache < PA_CONFIG_ACL_FLOW_CACHE_MIN)
+		return pa_decode_fail(err, err_len,
+			"%s: expected 0 (no flow cache) or %u..%u entries, got %u",
+			path, PA_CONFIG_ACL_FLOW_CACHE_MIN,
+			PA_CONFIG_ACL_FLOW_CACHE_MAX, acl->flow_cache);
+	return 0;
+}
+
 static const struct pa_decode_field acl_fields[] = {
 	{ .name = "default", .type = PA_DECODE_ENUM, .names = default_names,
 	  PA_DECODE_AT(struct pa_config_acl, def) },
 	{ .name = "non_ip", .type = PA_DECODE_ENUM, .names = non_ip_names,
 	  PA_DECODE_AT(struct pa_config_acl, non_ip_drop) },
 	{ .name = "rules", .type = PA_DECODE_CUSTOM, .decode = acl_rules },
+	{ .name = "flow_cache", .type = PA_DECODE_INT, .min = 0,
+	  .max = PA_CONFIG_ACL_FLOW_CACHE_MAX, .check = acl_flow_cache_check,
+	  PA_DECODE_AT(struct pa_config_acl, flow_cache) },
 };
 
 int
@@ -303,6 +323,7 @@ static void
 acl_defaults(struct pa_config *cfg, const struct pa_config_opts *opts)
 {
 	cfg->acl.def = PA_ACL_PERMIT;
+	cfg->acl.flow_cache = PA_CONFIG_ACL_FLOW_CACHE_DEFAULT;
 }
 
 static int
@@ -342,6 +363,9 @@ acl_to_json(const struct pa_config *cfg, json_t **out)
 			json_string(action_names[acl->def]));
 	rc |= json_object_set_new(o, "non_ip",
 			json_string(acl->non_ip_drop ? "drop" : "forward"));
+	if (acl->flow_cache != PA_CONFIG_ACL_FLOW_CACHE_DEFAULT)
+		rc |= json_object_set_new(o, "flow_cache",
+				json_integer((json_int_t)acl->flow_cache));
 	for (i = 0; i < acl->n_rules; i++)
 		rc |= json_array_append_new(rules,
 				pa_acl_config_rule_to_json(&acl->rules[i], cfg));

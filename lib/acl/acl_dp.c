@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The ACL's data path: classify a burst on the live table (keys, lookups
- * in every context of both tiers), count the hits, mark and police; and
- * trace_packet's lookup of one described packet with the same code.
+ * The ACL's data path: classify a burst on the live table (keys, the
+ * lcore's flow cache, lookups in every context of both tiers for the keys
+ * it does not know), count the hits, mark and police; and trace_packet's
+ * lookup of one described packet with the same code (no cache).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_meter.h>
+#include <rte_prefetch.h>
 
 #include "acl_priv.h"
 
@@ -258,6 +260,193 @@ lookup(const struct acl_table *t, const struct acl_set *sets, bool np,
 		memset(res, 0, sizeof(*res) * n);
 }
 
+/* ------------------------------------------------------------------ */
+/* The flow cache (acl_priv.h)                                         */
+/* ------------------------------------------------------------------ */
+
+/* Where a key goes: a class of lookup() (family, with or without
+ * ports), or none (non-IP: its verdict is made). */
+enum { FC_C4, FC_C4N, FC_C6, FC_C6N, FC_NONE };
+
+#define FC_M1	0x9e3779b97f4a7c15ULL
+#define FC_M2	0xc2b2ae3d27d4eb4fULL
+#define FC_M3	0x165667b19e3779f9ULL
+
+/* The key's head (proto, in_port, ports_known: bytes 0, 4 and 5 of both
+ * layouts; the rest of the eight bytes is 0) in three bytes. */
+static __rte_always_inline uint64_t
+fc_head(const void *k)
+{
+	uint64_t w;
+
+	memcpy(&w, k, sizeof(w));
+	w = rte_le_to_cpu_64(w);
+	return (w | w >> 24) & 0xffffff;
+}
+
+static __rte_always_inline void
+fc4_words(const struct acl_key4 *k, uint64_t *k0, uint64_t *k1)
+{
+	uint32_t p;
+
+	memcpy(k0, &k->src, sizeof(*k0));	/* src, dst */
+	memcpy(&p, &k->sport, sizeof(p));	/* sport, dport */
+	*k1 = p | fc_head(k) << 32;
+}
+
+static __rte_always_inline uint32_t
+fc4_set(uint64_t k0, uint64_t k1, uint32_t mask)
+{
+	uint64_t h = (k0 ^ (k1 * FC_M2)) * FC_M1;
+
+	return (uint32_t)(h >> 32) & mask;
+}
+
+static __rte_always_inline void
+fc6_words(const struct acl_key6 *k, uint64_t w[5])
+{
+	uint32_t p;
+
+	memcpy(w, k->src, 32);			/* src, dst */
+	memcpy(&p, &k->sport, sizeof(p));
+	w[4] = p | fc_head(k) << 32;
+}
+
+static __rte_always_inline uint32_t
+fc6_set(const uint64_t w[5], uint32_t mask)
+{
+	uint64_t a = (w[0] ^ (w[1] * FC_M2)) * FC_M1;
+	uint64_t b = (w[2] ^ (w[3] * FC_M2)) * FC_M1;
+	uint64_t h = a ^ (b * FC_M3) ^ (w[4] * FC_M2);
+
+	return (uint32_t)(h >> 32) & mask;
+}
+
+/* The verdict a set holds for a key of epoch @p epoch, in @p *res. */
+static __rte_always_inline bool
+fc4_find(const struct acl_fc4 *set, uint64_t k0, uint64_t k1,
+		uint32_t epoch, uint32_t *res)
+{
+	bool h0 = ((set[0].k0 ^ k0) | (set[0].k1 ^ k1) |
+		(set[0].epoch ^ epoch)) == 0;
+	bool h1 = ((set[1].k0 ^ k0) | (set[1].k1 ^ k1) |
+		(set[1].epoch ^ epoch)) == 0;
+
+	*res = h0 ? set[0].res : set[1].res;
+	return h0 | h1;
+}
+
+static __rte_always_inline bool
+fc6_same(const struct acl_fc6 *e, const uint64_t w[5])
+{
+	return ((e->k[0] ^ w[0]) | (e->k[1] ^ w[1]) | (e->k[2] ^ w[2]) |
+		(e->k[3] ^ w[3]) | (e->k[4] ^ w[4])) == 0;
+}
+
+static __rte_always_inline bool
+fc6_find(const struct acl_fc6 *set, const uint64_t w[5], uint32_t epoch,
+		uint32_t *res)
+{
+	bool h0 = fc6_same(&set[0], w) & (set[0].epoch == epoch);
+	bool h1 = fc6_same(&set[1], w) & (set[1].epoch == epoch);
+
+	*res = h0 ? set[0].res : set[1].res;
+	return h0 | h1;
+}
+
+/* The way of a set that a miss may take (-1: none): an empty or stale
+ * one; in a full set, one miss in ACL_FC_EVICT takes a way in turn (the
+ * others leave the residents serving). None either when the key is
+ * there already (an earlier packet of the burst put it there).
+ * @p live: the way holds this epoch's entry; @p same: for this key. */
+static __rte_always_inline int
+fc_way(struct acl_fcache *fc, bool live0, bool same0, bool live1,
+		bool same1)
+{
+	if (!live0)
+		return 0;
+	if (same0)
+		return -1;
+	if (!live1)
+		return 1;
+	if (same1)
+		return -1;
+	if (++fc->evict % ACL_FC_EVICT != 0)
+		return -1;
+	return (int)(fc->evict / ACL_FC_EVICT % ACL_FC_WAYS);
+}
+
+static __rte_always_inline void
+fc4_fill(struct acl_fcache *fc, const struct acl_key4 *k, uint32_t set_idx,
+		uint32_t epoch, uint32_t res)
+{
+	struct acl_fc4 *set = &fc->v4[set_idx * ACL_FC_WAYS], *e;
+	uint64_t k0, k1;
+	int way;
+
+	fc4_words(k, &k0, &k1);
+	way = fc_way(fc, set[0].epoch == epoch,
+		set[0].k0 == k0 && set[0].k1 == k1, set[1].epoch == epoch,
+		set[1].k0 == k0 && set[1].k1 == k1);
+	if (way < 0)
+		return;
+	e = &set[way];
+	e->k0 = k0;
+	e->k1 = k1;
+	e->epoch = epoch;
+	e->res = res;
+}
+
+static __rte_always_inline void
+fc6_fill(struct acl_fcache *fc, const struct acl_key6 *k, uint32_t set_idx,
+		uint32_t epoch, uint32_t res)
+{
+	struct acl_fc6 *set = &fc->v6[set_idx * ACL_FC_WAYS], *e;
+	uint64_t w[5];
+	int way;
+
+	fc6_words(k, w);
+	way = fc_way(fc, set[0].epoch == epoch, fc6_same(&set[0], w),
+		set[1].epoch == epoch, fc6_same(&set[1], w));
+	if (way < 0)
+		return;
+	e = &set[way];
+	memcpy(e->k, w, sizeof(e->k));
+	e->epoch = epoch;
+	e->res = res;
+}
+
+/* Whether this burst uses the cache: not while it is paused (a poor hit
+ * rate), which counts down by the burst. */
+static __rte_always_inline bool
+fc_use(struct acl_fcache *fc, uint16_t n)
+{
+	if (likely(fc->pause_left == 0))
+		return true;
+	fc->pause_left -= RTE_MIN(fc->pause_left, (uint32_t)n);
+	return false;
+}
+
+/* Count a burst's @p lookups and @p hits; at the end of a window, pause
+ * the cache when it served under 1/ACL_FC_POOR of them. */
+static __rte_always_inline void
+fc_account(struct acl_fcache *fc, struct pa_acl_lcore_extra *x,
+		unsigned int lookups, unsigned int hits)
+{
+	x->fc_hits += hits;
+	x->fc_misses += lookups - hits;
+	fc->win_lookups += lookups;
+	fc->win_hits += hits;
+	if (unlikely(fc->win_lookups >= ACL_FC_WINDOW)) {
+		if (fc->win_hits < fc->win_lookups / ACL_FC_POOR) {
+			fc->pause_left = ACL_FC_PAUSE;
+			x->fc_pauses++;
+		}
+		fc->win_lookups = 0;
+		fc->win_hits = 0;
+	}
+}
+
 uint16_t
 pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		uint16_t n, uint8_t *verdicts)
@@ -271,6 +460,13 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 	uint32_t r4n[ACL_MAX_BURST], r6n[ACL_MAX_BURST];
 	uint16_t i4[ACL_MAX_BURST], i6[ACL_MAX_BURST];
 	uint16_t i4n[ACL_MAX_BURST], i6n[ACL_MAX_BURST];
+	/* the flow cache's: each key's class and set, the hits */
+	struct acl_fcache *fc = NULL;
+	uint32_t fset[ACL_MAX_BURST], rh[ACL_MAX_BURST];
+	uint16_t ih[ACL_MAX_BURST];
+	uint8_t cls[ACL_MAX_BURST];
+	uint64_t w[5];
+	unsigned int nh = 0;
 	uint8_t buf[40];
 	unsigned int i, n4 = 0, n6 = 0, n4n = 0, n6n = 0, stopped = 0;
 	unsigned int defaults = 0, non_ip = 0;
@@ -311,12 +507,16 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		return (uint16_t)((def != PA_ACL_V_FORWARD ? n - non_ip : 0) +
 			(other != PA_ACL_V_FORWARD ? non_ip : 0));
 	}
+	if (acl->fc != NULL && fc_use(&acl->fc[lidx], n))
+		fc = &acl->fc[lidx];
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct pa_pkt_meta *meta = RTE_MBUF_DYNFIELD(m, off,
 			const struct pa_pkt_meta *);
 		bool ports = has_ports(meta);
 		const uint8_t *l3;
+
+		cls[i] = FC_NONE;
 
 		/* a burst comes from one port, as a rule */
 		if (unlikely(m->port != last_port)) {
@@ -332,7 +532,14 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			memcpy((uint8_t *)k + offsetof(struct acl_key4, src),
 				l3 + 12, 8);
 			key_ports(&k->sport, meta);
-			if (likely(ports)) {
+			if (fc != NULL) {
+				/* its set fetched while the burst's keys are
+				 * made; looked at below */
+				fc4_words(k, &w[0], &w[1]);
+				fset[i] = fc4_set(w[0], w[1], fc->mask4);
+				rte_prefetch0(&fc->v4[fset[i] * ACL_FC_WAYS]);
+				cls[i] = ports ? FC_C4 : FC_C4N;
+			} else if (likely(ports)) {
 				d4[n4] = (const uint8_t *)k;
 				i4[n4++] = (uint16_t)i;
 			} else {
@@ -347,7 +554,16 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			memcpy((uint8_t *)k + offsetof(struct acl_key6, src),
 				l3 + 8, 32);
 			key_ports(&k->sport, meta);
-			if (likely(ports)) {
+			if (fc != NULL) {
+				const struct acl_fc6 *set;
+
+				fc6_words(k, w);
+				fset[i] = fc6_set(w, fc->mask6);
+				set = &fc->v6[fset[i] * ACL_FC_WAYS];
+				rte_prefetch0(&set[0]);
+				rte_prefetch0(&set[1]);
+				cls[i] = ports ? FC_C6 : FC_C6N;
+			} else if (likely(ports)) {
 				d6[n6] = (const uint8_t *)k;
 				i6[n6++] = (uint16_t)i;
 			} else {
@@ -363,6 +579,48 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			verdicts[i] = PA_ACL_V_FORWARD;
 		}
 	}
+	if (fc != NULL) {
+		/* The keys the cache knows take its verdict; the rest go to
+		 * rte_acl, and their verdicts into the cache. */
+		for (i = 0; i < n; i++) {
+			uint32_t res;
+
+			switch (cls[i]) {
+			case FC_C4:
+			case FC_C4N:
+				fc4_words(&k4[i], &w[0], &w[1]);
+				if (fc4_find(&fc->v4[fset[i] * ACL_FC_WAYS],
+						w[0], w[1], t->epoch, &res))
+					break;
+				if (cls[i] == FC_C4) {
+					d4[n4] = (const uint8_t *)&k4[i];
+					i4[n4++] = (uint16_t)i;
+				} else {
+					d4n[n4n] = (const uint8_t *)&k4[i];
+					i4n[n4n++] = (uint16_t)i;
+				}
+				continue;
+			case FC_C6:
+			case FC_C6N:
+				fc6_words(&k6[i], w);
+				if (fc6_find(&fc->v6[fset[i] * ACL_FC_WAYS], w,
+						t->epoch, &res))
+					break;
+				if (cls[i] == FC_C6) {
+					d6[n6] = (const uint8_t *)&k6[i];
+					i6[n6++] = (uint16_t)i;
+				} else {
+					d6n[n6n] = (const uint8_t *)&k6[i];
+					i6n[n6n++] = (uint16_t)i;
+				}
+				continue;
+			default:
+				continue;
+			}
+			ih[nh] = (uint16_t)i;
+			rh[nh++] = res;
+		}
+	}
 	if (n4 != 0)
 		lookup(t, t->v4, false, d4, r4, n4);
 	if (n4n != 0)
@@ -371,8 +629,28 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		lookup(t, t->v6, false, d6, r6, n6);
 	if (n6n != 0)
 		lookup(t, t->v6, true, d6n, r6n, n6n);
-	if (n4 + n6 + n4n + n6n != 0)
+	if (fc != NULL) {
+		for (i = 0; i < n4; i++)
+			fc4_fill(fc, &k4[i4[i]], fset[i4[i]], t->epoch, r4[i]);
+		for (i = 0; i < n4n; i++)
+			fc4_fill(fc, &k4[i4n[i]], fset[i4n[i]], t->epoch,
+				r4n[i]);
+		for (i = 0; i < n6; i++)
+			fc6_fill(fc, &k6[i6[i]], fset[i6[i]], t->epoch, r6[i]);
+		for (i = 0; i < n6n; i++)
+			fc6_fill(fc, &k6[i6n[i]], fset[i6n[i]], t->epoch,
+				r6n[i]);
+		fc_account(fc, &acl->dp.extra[lidx],
+			nh + n4 + n4n + n6 + n6n, nh);
+	}
+	if (n4 + n6 + n4n + n6n + nh != 0)
 		now = rte_rdtsc();
+	for (i = 0; i < nh; i++) {
+		v = act(t, lidx, pkts[ih[i]], pa_pkt_meta(pkts[ih[i]]),
+			rh[i], now, &defaults);
+		verdicts[ih[i]] = v;
+		stopped += v != PA_ACL_V_FORWARD;
+	}
 	for (i = 0; i < n4; i++) {
 		v = act(t, lidx, pkts[i4[i]], pa_pkt_meta(pkts[i4[i]]),
 			r4[i], now, &defaults);

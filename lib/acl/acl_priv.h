@@ -113,6 +113,9 @@ struct acl_set {
 };
 
 struct acl_table {
+	/** this version's number in the flow caches (never 0, which marks
+	 * an empty entry): a cached verdict of another version is stale */
+	uint32_t epoch;
 	struct acl_set v4[ACL_TIERS];
 	struct acl_set v6[ACL_TIERS];
 	enum pa_acl_action def;
@@ -131,9 +134,62 @@ acl_table_ruleless(const struct acl_table *t)
 	return t->v4[0].n + t->v4[1].n + t->v6[0].n + t->v6[1].n == 0;
 }
 
+/*
+ * The flow cache: each data-path lcore remembers the verdicts (the slot
+ * a key matched, 0 for none) of the keys it classified lately, tagged
+ * with the table's epoch, so that the packets of a known flow skip
+ * rte_acl. The key is the whole rte_acl input (protocol, in_port,
+ * ports_known, addresses, ports): the verdict is a function of it and
+ * the version alone, and the actions (counters, meters, marks) are
+ * applied per packet as before. A new version makes every entry stale.
+ *
+ * Sets of two ways, one cache line (IPv4: 32-byte entries) or two
+ * (IPv6: 64-byte entries). A miss fills an empty or stale way; a full
+ * set gives a way up only to one miss in ACL_FC_EVICT, so that a set
+ * with more flows than ways keeps serving two of them rather than
+ * thrashing. A lcore whose hit rate over ACL_FC_WINDOW lookups falls
+ * under 1/ACL_FC_POOR (many more flows than entries) leaves its cache
+ * alone for ACL_FC_PAUSE packets, then measures again.
+ */
+#define ACL_FC_WAYS		2
+#define ACL_FC_EVICT		8
+#define ACL_FC_WINDOW		65536
+#define ACL_FC_POOR		4
+#define ACL_FC_PAUSE		(1u << 20)
+
+struct acl_fc4 {
+	uint64_t k0;		/* src, dst as in the key */
+	uint64_t k1;		/* sport, dport as in the key; head << 32 */
+	uint32_t epoch;
+	uint32_t res;
+	uint64_t pad;
+};
+
+struct acl_fc6 {
+	uint64_t k[5];		/* src, dst; sport, dport | head << 32 */
+	uint32_t epoch;
+	uint32_t res;
+	uint64_t pad[2];
+};
+
+struct acl_fcache {
+	struct acl_fc4 *v4;		/* [(mask4 + 1) * ACL_FC_WAYS] */
+	struct acl_fc6 *v6;		/* [(mask6 + 1) * ACL_FC_WAYS] */
+	uint32_t mask4;			/* sets - 1 */
+	uint32_t mask6;
+	uint32_t win_lookups;		/* this window's */
+	uint32_t win_hits;
+	uint32_t pause_left;		/* packets still to classify without */
+	uint32_t evict;			/* misses into full sets */
+} __rte_cache_aligned;
+
 struct pa_acl {
 	struct pa_acl_dp dp;			/* first: pa_acl_inline.h */
 	struct acl_table *live;			/* data path reads this */
+	struct acl_fcache *fc;			/* [n_lcores], NULL: none */
+	uint32_t fc_entries;			/* per lcore and family */
+	uint32_t fc_config;			/* acl.flow_cache as given */
+	uint32_t epoch;				/* the last version's */
 	const uint16_t *port_index_of;
 
 	struct rte_rcu_qsbr *rcu;

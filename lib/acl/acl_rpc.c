@@ -120,18 +120,25 @@ rpc_acl_rules_replace(void *ctx, const json_t *params, json_t **result,
 	struct pa_acl_rpc_ctx *x = ctx;
 	struct pa_config_acl table;
 	char why[PA_RPC_MSG_MAX];
+	uint32_t flow_cache;
 	int ret;
 
 	memset(&table, 0, sizeof(table));
-	pa_acl_export(x->acl, &table);	/* current default and non_ip */
+	/* current default, non_ip and flow_cache */
+	pa_acl_export(x->acl, &table);
 	free(table.rules);
 	table.rules = NULL;
 	table.n_rules = 0;
+	flow_cache = table.flow_cache;
 	ret = pa_acl_config_parse_acl(params, x->running, "params", &table,
 			why, sizeof(why));
 	if (ret == 0 && json_object_get(params, "rules") == NULL)
 		ret = pa_decode_fail(why, sizeof(why),
 				"params.rules: required key missing");
+	if (ret == 0 && table.flow_cache != flow_cache)
+		ret = pa_decode_fail(why, sizeof(why),
+				"params.flow_cache: the flow cache is sized at start (%u): restart the daemon to change it",
+				flow_cache);
 	if (ret == 0)
 		ret = pa_acl_rules_replace(x->acl, &table, why, sizeof(why));
 	if (ret == 0) {

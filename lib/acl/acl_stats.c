@@ -23,7 +23,7 @@ pa_acl_snapshot_free(struct pa_acl_snapshot *s)
 json_t *
 pa_acl_snapshot_json(const struct pa_acl_snapshot *s)
 {
-	return json_pack("{s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:s}",
+	return json_pack("{s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:s, s:I, s:I, s:I, s:I}",
 		"rules", (int)s->rules,
 		"default", s->def == PA_ACL_DROP ? "drop" : "permit",
 		"non_ip", s->non_ip_drop ? "drop" : "forward",
@@ -36,7 +36,11 @@ pa_acl_snapshot_json(const struct pa_acl_snapshot *s)
 		"build_ms", s->build_ms,
 		"update_ms", s->update_ms,
 		"memory_bytes", (json_int_t)s->memory_bytes,
-		"algorithm", s->algorithm);
+		"algorithm", s->algorithm,
+		"flow_cache_entries", (json_int_t)s->flow_cache_entries,
+		"flow_cache_hits", (json_int_t)s->flow_cache_hits,
+		"flow_cache_misses", (json_int_t)s->flow_cache_misses,
+		"flow_cache_pauses", (json_int_t)s->flow_cache_pauses);
 }
 
 json_t *

@@ -141,6 +141,9 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	t->def = def;
 	t->non_ip_drop = non_ip_drop;
 	t->store = store;
+	/* a new epoch: every verdict the flow caches hold goes stale (0 is
+	 * the empty entry's; a wrap takes 2^32 versions) */
+	t->epoch = acl->epoch + 1 != 0 ? acl->epoch + 1 : 1;
 	t->n_slots = store->capacity;
 	t->slots = rte_zmalloc_socket("pa_acl_slots",
 		sizeof(*t->slots) * t->n_slots, RTE_CACHE_LINE_SIZE, acl->socket);
@@ -195,6 +198,7 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		t->v4[0] = old->v4[0];
 		t->v6[0] = old->v6[0];
 	}
+	acl->epoch = t->epoch;
 	__atomic_store_n(&acl->live, t, __ATOMIC_RELEASE);
 	__atomic_store_n(&acl->dp.forward_all, acl_table_ruleless(t) &&
 		t->def != PA_ACL_DROP, __ATOMIC_RELEASE);

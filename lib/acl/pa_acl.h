@@ -159,6 +159,12 @@ struct pa_acl_snapshot {
 	double build_ms;		/**< build time of the last change, ms */
 	double update_ms;		/**< last change until live, ms */
 	uint64_t memory_bytes;		/**< heap growth of the last full build */
+	uint32_t flow_cache_entries;	/**< per lcore and family (0: off) */
+	uint64_t flow_cache_hits;	/**< IP packets whose verdict the flow
+					 * cache held */
+	uint64_t flow_cache_misses;	/**< IP packets it did not hold */
+	uint64_t flow_cache_pauses;	/**< times an lcore left its cache
+					 * alone for a poor hit rate */
 	const char *algorithm;		/**< pa_acl_algorithm() (static) */
 	/** Per-rule counters, sorted by id; only with
 	 * PA_ACL_SNAPSHOT_RULES (else 0 and NULL). Owned by the snapshot:
@@ -183,7 +189,9 @@ void pa_acl_snapshot_free(struct pa_acl_snapshot *s);
 
 /** "acl" part of stats_get rendered from a snapshot: rules, default,
  * non_ip, default_hits, non_ip_frames, version, folds, delta_rules,
- * builds, build_ms, update_ms, memory_bytes, algorithm.
+ * builds, build_ms, update_ms, memory_bytes, algorithm,
+ * flow_cache_entries, flow_cache_hits, flow_cache_misses,
+ * flow_cache_pauses.
  * @return new reference, or NULL on allocation failure. */
 json_t *pa_acl_snapshot_json(const struct pa_acl_snapshot *s);
 

@@ -19,6 +19,10 @@
 struct pa_acl_lcore_extra {
 	uint64_t default_hits;		/**< IP packets no rule matched */
 	uint64_t non_ip;		/**< non-IP frames */
+	uint64_t fc_hits;		/**< IP packets the flow cache knew */
+	uint64_t fc_misses;		/**< looked up there and not found */
+	uint64_t fc_pauses;		/**< times the cache was left alone
+					 * for its poor hit rate */
 } __rte_cache_aligned;
 
 /**

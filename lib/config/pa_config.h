@@ -168,9 +168,17 @@ struct pa_config_acl {
 	bool present;
 	enum pa_acl_action def;		/**< permit or drop */
 	bool non_ip_drop;		/**< acl.non_ip = "drop" */
+	/** acl.flow_cache: verdict cache entries per data-path lcore and
+	 * family (0: off; else PA_CONFIG_ACL_FLOW_CACHE_MIN..MAX, rounded
+	 * up to a power of two when the ACL is created) */
+	uint32_t flow_cache;
 	unsigned int n_rules;
 	struct pa_config_acl_rule *rules;
 };
+
+#define PA_CONFIG_ACL_FLOW_CACHE_DEFAULT	32768
+#define PA_CONFIG_ACL_FLOW_CACHE_MIN		256
+#define PA_CONFIG_ACL_FLOW_CACHE_MAX		(1u << 22)
 
 enum pa_lb_sched { PA_LB_MAGLEV = 0, PA_LB_RR, PA_LB_WRR, PA_LB_LC };
 enum pa_lb_forward { PA_LB_IPIP = 0, PA_LB_NAT, PA_LB_DSR };

@@ -485,6 +485,14 @@ static const struct field acl_fields[] = {
 	  "Time the last ACL change took until live (build, publish, quiescence)." },
 	{ ACL(memory_bytes), "pktaccel_acl_memory_bytes", G, 0,
 	  "Heap taken by the last full build of the ACL table." },
+	{ ACL(flow_cache_entries), "pktaccel_acl_flow_cache_entries", G, 0,
+	  "Verdict cache entries per data-path lcore and family (0: off)." },
+	{ ACL(flow_cache_hits), "pktaccel_acl_flow_cache_hits_total", C, 0,
+	  "IP packets whose verdict the flow cache held (rte_acl skipped)." },
+	{ ACL(flow_cache_misses), "pktaccel_acl_flow_cache_misses_total", C, 0,
+	  "IP packets looked up in the flow cache and classified by rte_acl." },
+	{ ACL(flow_cache_pauses), "pktaccel_acl_flow_cache_pauses_total", C, 0,
+	  "Times an lcore left its flow cache alone for a poor hit rate." },
 };
 
 /*

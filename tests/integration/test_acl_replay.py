@@ -178,6 +178,64 @@ def test_reference_model_replay(mode, big, daemon_factory, tmp_path):
     assert stats["drops"]["acl"] == n_drop, stats["drops"]
 
 
+def repeated(pkts, times):
+    """pkts sent @p times over, in turn: the same frames (and flows) but
+    each copy with its own index marker, so that fates stay traceable."""
+    out = []
+    for r in range(times):
+        for j, p in enumerate(pkts):
+            i = r * len(pkts) + j
+            old, new = am.MARK_FMT % j, am.MARK_FMT % i
+            assert len(old) == len(new) and p.data.count(old) == 1
+            out.append(am.GenPkt(p.data.replace(old, new), p.desc, p.kind,
+                                 p.flow))
+    return out
+
+
+# the default flow cache (one classify lcore), none, and one far smaller
+# than the flows behind two classify lcores (its sets overflow)
+FLOW_CACHES = {"rtc1-default": ("rtc1", None),
+               "rtc1-off": ("rtc1", 0),
+               "pipeline-2classify-256": ("pipeline-2classify", 256)}
+
+
+@pytest.mark.parametrize("case", sorted(FLOW_CACHES))
+def test_flow_cache_repeats_agree_with_the_model(case, big, daemon_factory,
+                                                 tmp_path):
+    """3000 of the big replay's packets three times over: the second and
+    third pass of each flow take the cached verdict, and every fate and
+    counter is still the model's."""
+    mode, size = FLOW_CACHES[case]
+    acl, pkts, pcap, model = big
+    pkts = repeated(pkts[:3000], 3)
+    pcap = str(tmp_path / "repeated.pcap")
+    write_pcap(pcap, [p.data for p in pkts])
+    acl = dict(acl)
+    if size is not None:
+        acl["flow_cache"] = size
+    hits, default_hits, non_ip = am.expected_hits(model,
+                                                  [p.desc for p in pkts])
+    n_drop = sum(1 for p in pkts if model.classify(p.desc).verdict == "drop")
+    res, outs, drops, rule_list, stats = run_stay(
+        daemon_factory, tmp_path, acl_conf(mode, acl), pkts, pcap, case)
+    check_fates(pkts, model, outs, drops)
+    check_summary(res, len(pkts), {"acl": n_drop})
+    check_rule_list(rule_list, acl["rules"], pkts, model)
+    sa = stats["acl"]
+    assert sa["default_hits"] == default_hits, sa
+    n_ip = len(pkts) - non_ip
+    looked = sa["flow_cache_hits"] + sa["flow_cache_misses"]
+    if size == 0:
+        assert sa["flow_cache_entries"] == 0 and looked == 0, sa
+    elif size is None:
+        # every IP packet looked up; all but each flow's first pass known
+        assert sa["flow_cache_entries"] == 32768 and looked == n_ip, sa
+        assert sa["flow_cache_hits"] >= 0.6 * n_ip, sa
+    else:
+        assert sa["flow_cache_entries"] == 256 and looked == n_ip, sa
+        assert 0 < sa["flow_cache_hits"] < 0.6 * n_ip, sa
+
+
 def test_default_drop_and_non_ip_drop(daemon_factory, tmp_path):
     """default drop: packets no rule matches are dropped ("acl"); non_ip
     drop: ARP dropped with reason non_ip and not counted as acl."""

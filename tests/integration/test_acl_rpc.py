@@ -270,6 +270,29 @@ def test_replace_is_atomic(c):
     assert_table(c, BASE_RULES, default="permit")
 
 
+def test_replace_keeps_the_flow_cache_size(c):
+    """flow_cache is fixed at start: a replace may repeat the running
+    value (config_get's acl object replays as it is), not change it."""
+    st = c.call("stats_get")["acl"]
+    assert st["flow_cache_entries"] == 32768, st
+    # the module's replay went through the cache: its repeated flows hit
+    assert st["flow_cache_hits"] > 0 and st["flow_cache_misses"] > 0, st
+    assert st["flow_cache_pauses"] == 0, st
+    msg = err(c.call_raw("acl_rules_replace",
+                         {"rules": [], "flow_cache": 1024}), -32602)
+    assert msg == ("params.flow_cache: the flow cache is sized at start "
+                   "(32768): restart the daemon to change it"), msg
+    msg = err(c.call_raw("acl_rules_replace",
+                         {"rules": [], "flow_cache": 7}), -32602)
+    assert msg.startswith("params.flow_cache: expected 0 (no flow cache) "
+                          "or 256..4194304 entries, got 7"), msg
+    assert_table(c, BASE_RULES, default="permit")
+    r = c.call("acl_rules_replace", {"rules": BASE_RULES,
+                                     "flow_cache": 32768})
+    assert r == {"rules": len(BASE_RULES)}, r
+    assert "flow_cache" not in c.call("config_get")["acl"]
+
+
 def test_replace_whole_table(c):
     rules = am.gen_rules(32, 300, actions=("permit", "drop", "mark"))
     try:

@@ -1307,6 +1307,8 @@ START_TEST(test_police_passes_burst_then_drops)
 			"packet %u: verdict %u", i, v);
 	}
 	ck_assert_uint_eq(hits(1), 20);
+	/* the meter took every packet, those the flow cache knew too */
+	ck_assert_int_eq(stat_int("flow_cache_hits"), 19);
 	/* the trace consults no meter: it reports the action */
 	ck_assert_uint_eq(trace_tuple(&t, &a), 1);
 	ck_assert_int_eq(a, PA_ACL_POLICE);
@@ -1957,7 +1959,8 @@ START_TEST(test_stats_json_has_every_field)
 {
 	static const char *const ints[] = {
 		"rules", "default_hits", "non_ip_frames", "version", "builds",
-		"memory_bytes"
+		"memory_bytes", "flow_cache_entries", "flow_cache_hits",
+		"flow_cache_misses", "flow_cache_pauses"
 	};
 	struct pa_test_frame f;
 	json_t *s;
@@ -1978,7 +1981,9 @@ START_TEST(test_stats_json_has_every_field)
 	ck_assert_int_eq(json_integer_value(json_object_get(s, "rules")), 4);
 	ck_assert_int_eq(json_integer_value(json_object_get(s, "version")), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(s, "builds")), 1);
-	ck_assert_uint_eq(json_object_size(s), 13);
+	ck_assert_int_eq(json_integer_value(json_object_get(s,
+		"flow_cache_entries")), PA_CONFIG_ACL_FLOW_CACHE_DEFAULT);
+	ck_assert_uint_eq(json_object_size(s), 17);
 	json_decref(s);
 
 	/* counters and versions move; "builds" counts full builds only */
@@ -2436,8 +2441,17 @@ START_TEST(test_random_rule_sets_agree_with_a_reference_model)
 	struct pa_test_frame f;
 	unsigned int round, i, j, k, n, n_base, mism = 0;
 
-	srand(4242);
-	setup_acl(NULL, map_3_is_1());
+	/* the default flow cache, none, and one so small that its sets
+	 * overflow (each round's tuples repeat, and new rules come in
+	 * between: the cached verdicts must follow) */
+	static const char *const caches[] = {
+		NULL, "{\"flow_cache\": 0}", "{\"flow_cache\": 256}"
+	};
+
+	srand(4242 + _i);
+	setup_acl(caches[_i], map_3_is_1());
+	ck_assert_int_eq(stat_int("flow_cache_entries"),
+		_i == 0 ? PA_CONFIG_ACL_FLOW_CACHE_DEFAULT : _i == 1 ? 0 : 256);
 	for (round = 0; round < 8; round++) {
 		/* fresh ids every round, so every counter starts at 0 */
 		n = 5 + rnd(N_RULES - 5);
@@ -2488,12 +2502,155 @@ START_TEST(test_random_rule_sets_agree_with_a_reference_model)
 			}
 		}
 		ck_assert_uint_eq(mism, 0);
+		if (_i == 1)
+			ck_assert_int_eq(stat_int("flow_cache_hits") +
+				stat_int("flow_cache_misses"), 0);
+		else
+			ck_assert_int_gt(stat_int("flow_cache_hits"), 0);
 		for (k = 0; k < n; k++)
 			ck_assert_msg(hits(rules[k].id) == want_hits[k],
 				"round %u rule %u: %" PRIu64 " hits, model %" PRIu64,
 				round, rules[k].id, hits(rules[k].id),
 				want_hits[k]);
 	}
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The flow cache                                                      */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_flow_cache_serves_repeats_and_follows_every_change)
+{
+	struct pa_config_acl_rule r;
+	struct tuple t, lan;
+
+	setup_acl("{\"rules\": ["
+		"{\"id\": 1, \"priority\": 10, \"dst\": \"192.0.2.0/24\", \"proto\": \"tcp\", \"action\": \"permit\"},"
+		" {\"id\": 5, \"priority\": 30, \"in_port\": \"lan0\", \"action\": \"drop\"}]}",
+		map_3_is_1());
+	t = tup("198.51.100.1", "192.0.2.7", IPPROTO_TCP, 1000, 80);
+	lan = t;
+	lan.port = 3;
+	/* lookup() checks each verdict and counter against the trace */
+	ck_assert_uint_eq(lookup(&t), 1);
+	ck_assert_int_eq(stat_int("flow_cache_misses"), 1);
+	ck_assert_int_eq(stat_int("flow_cache_hits"), 0);
+	ck_assert_uint_eq(lookup(&t), 1);
+	ck_assert_int_eq(stat_int("flow_cache_hits"), 1);
+	/* the same addresses and ports from another port: another key */
+	ck_assert_uint_eq(lookup(&lan), 5);
+	ck_assert_uint_eq(lookup(&lan), 5);
+	ck_assert_uint_eq(lookup(&t), 1);
+	ck_assert_int_eq(stat_int("flow_cache_hits"), 3);
+	ck_assert_int_eq(stat_int("flow_cache_misses"), 2);
+	/* an add, a delete from the delta, a delete from the base (voided
+	 * there), a replace: the flow's next packet takes the new table */
+	add("{\"id\": 2, \"priority\": 20, \"src\": \"198.51.100.0/24\", \"action\": \"drop\"}");
+	ck_assert_uint_eq(lookup(&t), 2);
+	ck_assert_uint_eq(lookup(&t), 2);
+	del(2);
+	ck_assert_uint_eq(lookup(&t), 1);
+	ck_assert_uint_eq(lookup(&t), 1);
+	del(1);
+	ck_assert_uint_eq(lookup(&t), 0);
+	ck_assert_uint_eq(lookup(&t), 0);
+	r = rule_of("{\"id\": 3, \"proto\": \"tcp\", \"dport\": \"80\", \"action\": \"mark\", \"dscp\": 10}");
+	ck_assert_int_eq(replace_rules(&r, 1, PA_ACL_DROP, false), 0);
+	ck_assert_uint_eq(lookup(&t), 3);
+	ck_assert_uint_eq(lookup(&t), 3);
+	ck_assert_uint_eq(lookup(&lan), 3);
+	/* each table: a miss, then hits */
+	ck_assert_int_eq(stat_int("flow_cache_hits"), 3 + 1 + 1 + 1 + 1);
+	ck_assert_int_eq(stat_int("flow_cache_misses"), 2 + 1 + 1 + 1 + 2);
+	/* the trace and the fast path that skips the ACL never count */
+	ck_assert_uint_eq(trace_tuple(&t, NULL), 3);
+	ck_assert_int_eq(stat_int("flow_cache_hits") +
+		stat_int("flow_cache_misses"), 14);
+}
+END_TEST
+
+/* Classify @p n packets of flow numbers first.. (UDP 10.<f>.<f>.<f> ->
+ * 192.0.2.1, dport f % 200) in bursts; rule 1 drops dports 0-99. Every
+ * verdict checked. @return the drops. */
+static unsigned int
+overfull_traffic(unsigned int first, unsigned int n, unsigned int flows)
+{
+	struct rte_mbuf *m[32];
+	struct pa_test_frame f;
+	struct tuple t;
+	unsigned int i, j, b, fl, drops = 0;
+	uint8_t v[32];
+
+	for (i = 0; i < n; i += b) {
+		b = RTE_MIN(32u, n - i);
+		for (j = 0; j < b; j++) {
+			fl = (first + i + j) % flows;
+			t = tup("10.0.0.0", "192.0.2.1", IPPROTO_UDP,
+				(uint16_t)(1000 + fl), (uint16_t)(fl % 200));
+			t.src[1] = (uint8_t)(fl >> 8);
+			t.src[3] = (uint8_t)fl;
+			frame_of(&t, &f);
+			m[j] = mbuf_of(&f, 0);
+		}
+		pa_acl_classify(acl, 0, m, (uint16_t)b, v);
+		for (j = 0; j < b; j++) {
+			fl = (first + i + j) % flows;
+			ck_assert_msg(v[j] == (fl % 200 < 100 ?
+				PA_ACL_V_DROP_ACL : PA_ACL_V_FORWARD),
+				"packet %u (flow %u): verdict %u", i + j, fl,
+				v[j]);
+			drops += v[j] != PA_ACL_V_FORWARD;
+			rte_pktmbuf_free(m[j]);
+		}
+	}
+	return drops;
+}
+
+START_TEST(test_flow_cache_overfull_pauses_and_stays_exact)
+{
+	/* 4096 flows in turn through 256 entries: a few sets' residents
+	 * hit, the rest miss; past a window (65536 lookups) of such a hit
+	 * rate the cache pauses */
+	enum { FLOWS = 4096, FIRST = 70000, MORE = 5000 };
+	json_int_t looked;
+	unsigned int drops;
+
+	setup_acl("{\"flow_cache\": 256, \"rules\": [{\"id\": 1, \"proto\": \"udp\", \"dport\": \"0-99\", \"action\": \"drop\"}]}",
+		NULL);
+	ck_assert_int_eq(stat_int("flow_cache_entries"), 256);
+	drops = overfull_traffic(0, FIRST, FLOWS);
+	ck_assert_int_eq(stat_int("flow_cache_pauses"), 1);
+	looked = stat_int("flow_cache_hits") + stat_int("flow_cache_misses");
+	ck_assert_int_lt(looked, FIRST);
+	ck_assert_int_ge(looked, 65536);
+	ck_assert_int_lt(stat_int("flow_cache_hits"), looked / 4);
+	/* paused: the verdicts still exact, the cache not looked at */
+	drops += overfull_traffic(FIRST, MORE, FLOWS);
+	ck_assert_int_eq(stat_int("flow_cache_hits") +
+		stat_int("flow_cache_misses"), looked);
+	ck_assert_int_eq(hits(1) + (uint64_t)stat_int("default_hits"),
+		FIRST + MORE);
+	ck_assert_uint_eq(hits(1), drops);
+	ck_assert_uint_gt(drops, 0);
+}
+END_TEST
+
+START_TEST(test_flow_cache_size_is_checked_and_fixed_at_start)
+{
+	char err[PA_CONFIG_ERR_MAX];
+	struct pa_config *c;
+
+	c = pa_config_load_string("{" DOC_PORTS ", \"acl\": {\"flow_cache\": 100}}",
+		NULL, err, sizeof(err));
+	ck_assert_ptr_null(c);
+	ck_assert_msg(strstr(err, "$.acl.flow_cache: expected 0 (no flow cache) or 256..4194304 entries, got 100") != NULL,
+		"%s", err);
+	/* rounded up to a power of two */
+	setup_acl("{\"flow_cache\": 1000}", NULL);
+	ck_assert_int_eq(stat_int("flow_cache_entries"), 1024);
+	setup_acl("{\"flow_cache\": 0}", NULL);
+	ck_assert_int_eq(stat_int("flow_cache_entries"), 0);
 }
 END_TEST
 
@@ -2534,7 +2691,11 @@ acl_suite(void)
 	tcase_add_test(tc, test_trace_in_port_index_and_unknown);
 	tcase_add_test(tc, test_non_ip_frames_are_forwarded_by_default);
 	tcase_add_test(tc, test_non_ip_frames_are_dropped_when_non_ip_is_drop);
-	tcase_add_test(tc, test_random_rule_sets_agree_with_a_reference_model);
+	tcase_add_loop_test(tc, test_random_rule_sets_agree_with_a_reference_model,
+		0, 3);
+	tcase_add_test(tc, test_flow_cache_serves_repeats_and_follows_every_change);
+	tcase_add_test(tc, test_flow_cache_overfull_pauses_and_stays_exact);
+	tcase_add_test(tc, test_flow_cache_size_is_checked_and_fixed_at_start);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("actions");
