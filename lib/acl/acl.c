@@ -35,8 +35,9 @@ fcache_free(struct pa_acl *acl)
 	acl->fc = NULL;
 }
 
-/* @p entries (acl.flow_cache: 0, or at least two sets' worth) per lcore
- * and family, rounded up to a power of two; zeroed: epoch 0, empty. */
+/* @p entries (acl.flow_cache: 0, or at least 256) per lcore and family,
+ * rounded up to a power of two: entries / 2 sets of each family (IPv4
+ * sets hold 3 flows in a line, IPv6 ones 2 in two); zeroed: empty. */
 static int
 fcache_create(struct pa_acl *acl, uint32_t entries, char *err,
 		size_t err_len)
@@ -44,14 +45,13 @@ fcache_create(struct pa_acl *acl, uint32_t entries, char *err,
 	uint32_t sets;
 	unsigned int l;
 
-	RTE_BUILD_BUG_ON(sizeof(struct acl_fc4) * ACL_FC_WAYS !=
-		RTE_CACHE_LINE_SIZE);
+	RTE_BUILD_BUG_ON(sizeof(struct acl_fc4_set) != RTE_CACHE_LINE_SIZE);
 	RTE_BUILD_BUG_ON(sizeof(struct acl_fc6) != RTE_CACHE_LINE_SIZE);
 	acl->fc_config = entries;
 	if (entries == 0)
 		return 0;
 	entries = rte_align32pow2(entries);
-	sets = entries / ACL_FC_WAYS;
+	sets = entries / 2;
 	acl->fc = rte_zmalloc_socket("pa_acl_fc", sizeof(*acl->fc) *
 		acl->n_lcores, RTE_CACHE_LINE_SIZE, acl->socket);
 	if (acl->fc == NULL)
@@ -59,14 +59,13 @@ fcache_create(struct pa_acl *acl, uint32_t entries, char *err,
 	for (l = 0; l < acl->n_lcores; l++) {
 		struct acl_fcache *fc = &acl->fc[l];
 
-		fc->mask4 = sets - 1;
-		fc->mask6 = sets - 1;
+		fc->shift = 64 - (unsigned int)rte_log2_u32(sets);
 		fc->v4 = rte_zmalloc_socket("pa_acl_fc4",
-			sizeof(*fc->v4) * entries, RTE_CACHE_LINE_SIZE,
+			sizeof(*fc->v4) * sets, RTE_CACHE_LINE_SIZE,
 			acl->socket);
 		fc->v6 = rte_zmalloc_socket("pa_acl_fc6",
-			sizeof(*fc->v6) * entries, RTE_CACHE_LINE_SIZE,
-			acl->socket);
+			sizeof(*fc->v6) * sets * ACL_FC6_WAYS,
+			RTE_CACHE_LINE_SIZE, acl->socket);
 		if (fc->v4 == NULL || fc->v6 == NULL)
 			goto nomem;
 	}
@@ -76,9 +75,9 @@ nomem:
 	fcache_free(acl);
 	snprintf(err, err_len,
 		"out of memory for the ACL's flow cache (%u entries for each of %u lcores: %u KB; lower acl.flow_cache, 0 turns it off)",
-		entries, acl->n_lcores, (unsigned int)((uint64_t)entries *
-		(sizeof(struct acl_fc4) + sizeof(struct acl_fc6)) *
-		acl->n_lcores / 1024));
+		entries, acl->n_lcores, (unsigned int)((uint64_t)sets *
+		(sizeof(struct acl_fc4_set) +
+		 sizeof(struct acl_fc6) * ACL_FC6_WAYS) * acl->n_lcores / 1024));
 	return -ENOMEM;
 }
 

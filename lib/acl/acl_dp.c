@@ -268,9 +268,14 @@ lookup(const struct acl_table *t, const struct acl_set *sets, bool np,
  * ports), or none (non-IP: its verdict is made). */
 enum { FC_C4, FC_C4N, FC_C6, FC_C6N, FC_NONE };
 
+/* Odd multipliers: the top bits of a word times one of them depend on
+ * every bit of the word (Fibonacci hashing); a set is the top bits of
+ * the words' products XORed. */
 #define FC_M1	0x9e3779b97f4a7c15ULL
 #define FC_M2	0xc2b2ae3d27d4eb4fULL
 #define FC_M3	0x165667b19e3779f9ULL
+#define FC_M4	0xd6e8feb86659fd93ULL
+#define FC_M5	0xff51afd7ed558ccdULL
 
 /* The key's head (proto, in_port, ports_known: bytes 0, 4 and 5 of both
  * layouts; the rest of the eight bytes is 0) in three bytes. */
@@ -291,15 +296,13 @@ fc4_words(const struct acl_key4 *k, uint64_t *k0, uint64_t *k1)
 
 	memcpy(k0, &k->src, sizeof(*k0));	/* src, dst */
 	memcpy(&p, &k->sport, sizeof(p));	/* sport, dport */
-	*k1 = p | fc_head(k) << 32;
+	*k1 = p | fc_head(k) << 32 | ACL_FC4_LIVE;
 }
 
 static __rte_always_inline uint32_t
-fc4_set(uint64_t k0, uint64_t k1, uint32_t mask)
+fc4_set(uint64_t k0, uint64_t k1, unsigned int shift)
 {
-	uint64_t h = (k0 ^ (k1 * FC_M2)) * FC_M1;
-
-	return (uint32_t)(h >> 32) & mask;
+	return (uint32_t)((k0 * FC_M1 ^ k1 * FC_M2) >> shift);
 }
 
 static __rte_always_inline void
@@ -313,27 +316,25 @@ fc6_words(const struct acl_key6 *k, uint64_t w[5])
 }
 
 static __rte_always_inline uint32_t
-fc6_set(const uint64_t w[5], uint32_t mask)
+fc6_set(const uint64_t w[5], unsigned int shift)
 {
-	uint64_t a = (w[0] ^ (w[1] * FC_M2)) * FC_M1;
-	uint64_t b = (w[2] ^ (w[3] * FC_M2)) * FC_M1;
-	uint64_t h = a ^ (b * FC_M3) ^ (w[4] * FC_M2);
-
-	return (uint32_t)(h >> 32) & mask;
+	return (uint32_t)((w[0] * FC_M1 ^ w[1] * FC_M2 ^ w[2] * FC_M3 ^
+		w[3] * FC_M4 ^ w[4] * FC_M5) >> shift);
 }
 
 /* The verdict a set holds for a key of epoch @p epoch, in @p *res. */
 static __rte_always_inline bool
-fc4_find(const struct acl_fc4 *set, uint64_t k0, uint64_t k1,
+fc4_find(const struct acl_fc4_set *set, uint64_t k0, uint64_t k1,
 		uint32_t epoch, uint32_t *res)
 {
-	bool h0 = ((set[0].k0 ^ k0) | (set[0].k1 ^ k1) |
-		(set[0].epoch ^ epoch)) == 0;
-	bool h1 = ((set[1].k0 ^ k0) | (set[1].k1 ^ k1) |
-		(set[1].epoch ^ epoch)) == 0;
+	const struct acl_fc4_way *w = set->way;
+	bool h0 = ((w[0].k0 ^ k0) | (w[0].k1 ^ k1)) == 0;
+	bool h1 = ((w[1].k0 ^ k0) | (w[1].k1 ^ k1)) == 0;
+	bool h2 = ((w[2].k0 ^ k0) | (w[2].k1 ^ k1)) == 0;
 
-	*res = h0 ? set[0].res : set[1].res;
-	return h0 | h1;
+	RTE_BUILD_BUG_ON(ACL_FC4_WAYS != 3);
+	*res = h0 ? w[0].res : h1 ? w[1].res : w[2].res;
+	return (h0 | h1 | h2) & (set->epoch == epoch);
 }
 
 static __rte_always_inline bool
@@ -354,60 +355,71 @@ fc6_find(const struct acl_fc6 *set, const uint64_t w[5], uint32_t epoch,
 	return h0 | h1;
 }
 
-/* The way of a set that a miss may take (-1: none): an empty or stale
- * one; in a full set, one miss in ACL_FC_EVICT takes a way in turn (the
- * others leave the residents serving). None either when the key is
- * there already (an earlier packet of the burst put it there).
- * @p live: the way holds this epoch's entry; @p same: for this key. */
+/* A full set's way that a miss takes over: one miss in ACL_FC_EVICT
+ * takes one, the ways in turn (the others leave the residents serving);
+ * -1: none. */
 static __rte_always_inline int
-fc_way(struct acl_fcache *fc, bool live0, bool same0, bool live1,
-		bool same1)
+fc_evict(struct acl_fcache *fc, unsigned int ways)
 {
-	if (!live0)
-		return 0;
-	if (same0)
-		return -1;
-	if (!live1)
-		return 1;
-	if (same1)
-		return -1;
 	if (++fc->evict % ACL_FC_EVICT != 0)
 		return -1;
-	return (int)(fc->evict / ACL_FC_EVICT % ACL_FC_WAYS);
+	return (int)(fc->evict / ACL_FC_EVICT % ways);
 }
 
+/* A miss's verdict into its set: an empty way (a set of another epoch
+ * is emptied first; ways fill in order), else fc_evict()'s. Nothing when
+ * the key is there already (an earlier packet of the burst put it). */
 static __rte_always_inline void
 fc4_fill(struct acl_fcache *fc, const struct acl_key4 *k, uint32_t set_idx,
 		uint32_t epoch, uint32_t res)
 {
-	struct acl_fc4 *set = &fc->v4[set_idx * ACL_FC_WAYS], *e;
+	struct acl_fc4_set *set = &fc->v4[set_idx];
+	struct acl_fc4_way *w;
 	uint64_t k0, k1;
+	unsigned int i;
 	int way;
 
 	fc4_words(k, &k0, &k1);
-	way = fc_way(fc, set[0].epoch == epoch,
-		set[0].k0 == k0 && set[0].k1 == k1, set[1].epoch == epoch,
-		set[1].k0 == k0 && set[1].k1 == k1);
+	if (set->epoch != epoch) {
+		memset(set->way, 0, sizeof(set->way));
+		set->epoch = epoch;
+	}
+	for (i = 0; i < ACL_FC4_WAYS; i++) {
+		w = &set->way[i];
+		if (w->k1 == 0)
+			goto fill;
+		if (w->k0 == k0 && w->k1 == k1)
+			return;
+	}
+	way = fc_evict(fc, ACL_FC4_WAYS);
 	if (way < 0)
 		return;
-	e = &set[way];
-	e->k0 = k0;
-	e->k1 = k1;
-	e->epoch = epoch;
-	e->res = res;
+	w = &set->way[way];
+fill:
+	w->k0 = k0;
+	w->k1 = k1;
+	w->res = res;
 }
 
 static __rte_always_inline void
 fc6_fill(struct acl_fcache *fc, const struct acl_key6 *k, uint32_t set_idx,
 		uint32_t epoch, uint32_t res)
 {
-	struct acl_fc6 *set = &fc->v6[set_idx * ACL_FC_WAYS], *e;
+	struct acl_fc6 *set = &fc->v6[set_idx * ACL_FC6_WAYS], *e;
 	uint64_t w[5];
 	int way;
 
 	fc6_words(k, w);
-	way = fc_way(fc, set[0].epoch == epoch, fc6_same(&set[0], w),
-		set[1].epoch == epoch, fc6_same(&set[1], w));
+	if (set[0].epoch != epoch)
+		way = 0;
+	else if (fc6_same(&set[0], w))
+		return;
+	else if (set[1].epoch != epoch)
+		way = 1;
+	else if (fc6_same(&set[1], w))
+		return;
+	else
+		way = fc_evict(fc, ACL_FC6_WAYS);
 	if (way < 0)
 		return;
 	e = &set[way];
@@ -536,8 +548,8 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 				/* its set fetched while the burst's keys are
 				 * made; looked at below */
 				fc4_words(k, &w[0], &w[1]);
-				fset[i] = fc4_set(w[0], w[1], fc->mask4);
-				rte_prefetch0(&fc->v4[fset[i] * ACL_FC_WAYS]);
+				fset[i] = fc4_set(w[0], w[1], fc->shift);
+				rte_prefetch0(&fc->v4[fset[i]]);
 				cls[i] = ports ? FC_C4 : FC_C4N;
 			} else if (likely(ports)) {
 				d4[n4] = (const uint8_t *)k;
@@ -558,8 +570,8 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 				const struct acl_fc6 *set;
 
 				fc6_words(k, w);
-				fset[i] = fc6_set(w, fc->mask6);
-				set = &fc->v6[fset[i] * ACL_FC_WAYS];
+				fset[i] = fc6_set(w, fc->shift);
+				set = &fc->v6[fset[i] * ACL_FC6_WAYS];
 				rte_prefetch0(&set[0]);
 				rte_prefetch0(&set[1]);
 				cls[i] = ports ? FC_C6 : FC_C6N;
@@ -589,7 +601,7 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			case FC_C4:
 			case FC_C4N:
 				fc4_words(&k4[i], &w[0], &w[1]);
-				if (fc4_find(&fc->v4[fset[i] * ACL_FC_WAYS],
+				if (fc4_find(&fc->v4[fset[i]],
 						w[0], w[1], t->epoch, &res))
 					break;
 				if (cls[i] == FC_C4) {
@@ -603,7 +615,7 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			case FC_C6:
 			case FC_C6N:
 				fc6_words(&k6[i], w);
-				if (fc6_find(&fc->v6[fset[i] * ACL_FC_WAYS], w,
+				if (fc6_find(&fc->v6[fset[i] * ACL_FC6_WAYS], w,
 						t->epoch, &res))
 					break;
 				if (cls[i] == FC_C6) {

@@ -143,27 +143,36 @@ acl_table_ruleless(const struct acl_table *t)
  * the version alone, and the actions (counters, meters, marks) are
  * applied per packet as before. A new version makes every entry stale.
  *
- * Sets of two ways, one cache line (IPv4: 32-byte entries) or two
- * (IPv6: 64-byte entries). A miss fills an empty or stale way; a full
- * set gives a way up only to one miss in ACL_FC_EVICT, so that a set
- * with more flows than ways keeps serving two of them rather than
- * thrashing. A lcore whose hit rate over ACL_FC_WINDOW lookups falls
- * under 1/ACL_FC_POOR (many more flows than entries) leaves its cache
- * alone for ACL_FC_PAUSE packets, then measures again.
+ * Set associative, a hash's top bits picking the set. IPv4: a set is one
+ * cache line, three ways and the epoch they were filled in (a set of
+ * another epoch is empty). IPv6: two ways of a line each, each with its
+ * epoch. A miss fills an empty or stale way; a full set gives a way up
+ * only to one miss in ACL_FC_EVICT, in turn, so that a set with more
+ * flows than ways keeps serving some of them rather than thrashing. An
+ * lcore whose hit rate over ACL_FC_WINDOW lookups falls under
+ * 1/ACL_FC_POOR (many more flows than entries) leaves its cache alone
+ * for ACL_FC_PAUSE packets, then measures again.
  */
-#define ACL_FC_WAYS		2
+#define ACL_FC4_WAYS		3
+#define ACL_FC6_WAYS		2
 #define ACL_FC_EVICT		8
 #define ACL_FC_WINDOW		65536
 #define ACL_FC_POOR		4
 #define ACL_FC_PAUSE		(1u << 20)
+/* k1's top bit: set in every filled IPv4 way (an empty one is 0) */
+#define ACL_FC4_LIVE		(1ULL << 63)
 
-struct acl_fc4 {
+struct acl_fc4_way {
 	uint64_t k0;		/* src, dst as in the key */
-	uint64_t k1;		/* sport, dport as in the key; head << 32 */
-	uint32_t epoch;
+	uint64_t k1;		/* sport, dport as in the key; head << 32;
+				 * ACL_FC4_LIVE */
 	uint32_t res;
-	uint64_t pad;
-};
+} __rte_packed;
+
+struct acl_fc4_set {
+	uint32_t epoch;
+	struct acl_fc4_way way[ACL_FC4_WAYS];
+} __rte_cache_aligned;
 
 struct acl_fc6 {
 	uint64_t k[5];		/* src, dst; sport, dport | head << 32 */
@@ -173,10 +182,10 @@ struct acl_fc6 {
 };
 
 struct acl_fcache {
-	struct acl_fc4 *v4;		/* [(mask4 + 1) * ACL_FC_WAYS] */
-	struct acl_fc6 *v6;		/* [(mask6 + 1) * ACL_FC_WAYS] */
-	uint32_t mask4;			/* sets - 1 */
-	uint32_t mask6;
+	struct acl_fc4_set *v4;		/* [sets] */
+	struct acl_fc6 *v6;		/* [sets * ACL_FC6_WAYS] */
+	uint32_t shift;			/* 64 - log2(sets): a hash's top
+					 * bits pick the set */
 	uint32_t win_lookups;		/* this window's */
 	uint32_t win_hits;
 	uint32_t pause_left;		/* packets still to classify without */
