@@ -440,7 +440,8 @@ fc_use(struct acl_fcache *fc, uint16_t n)
 }
 
 /* Count a burst's @p lookups and @p hits; at the end of a window, pause
- * the cache when it served under 1/ACL_FC_POOR of them. */
+ * the cache when it served under 1/ACL_FC_POOR of them, twice as long as
+ * last time when that window followed a pause too. */
 static __rte_always_inline void
 fc_account(struct acl_fcache *fc, struct pa_acl_lcore_extra *x,
 		unsigned int lookups, unsigned int hits)
@@ -451,8 +452,13 @@ fc_account(struct acl_fcache *fc, struct pa_acl_lcore_extra *x,
 	fc->win_hits += hits;
 	if (unlikely(fc->win_lookups >= ACL_FC_WINDOW)) {
 		if (fc->win_hits < fc->win_lookups / ACL_FC_POOR) {
-			fc->pause_left = ACL_FC_PAUSE;
+			fc->pause_left = RTE_MAX(fc->pause_next,
+				ACL_FC_PAUSE);
+			fc->pause_next = RTE_MIN(fc->pause_left * 2,
+				ACL_FC_PAUSE_MAX);
 			x->fc_pauses++;
+		} else {
+			fc->pause_next = ACL_FC_PAUSE;
 		}
 		fc->win_lookups = 0;
 		fc->win_hits = 0;

@@ -151,7 +151,9 @@ acl_table_ruleless(const struct acl_table *t)
  * flows than ways keeps serving some of them rather than thrashing. An
  * lcore whose hit rate over ACL_FC_WINDOW lookups falls under
  * 1/ACL_FC_POOR (many more flows than entries) leaves its cache alone
- * for ACL_FC_PAUSE packets, then measures again.
+ * for ACL_FC_PAUSE packets, then measures again; each poor window in a
+ * row doubles the pause, up to ACL_FC_PAUSE_MAX (a window's misses cost
+ * more than the pause saves).
  */
 #define ACL_FC4_WAYS		3
 #define ACL_FC6_WAYS		2
@@ -159,6 +161,7 @@ acl_table_ruleless(const struct acl_table *t)
 #define ACL_FC_WINDOW		65536
 #define ACL_FC_POOR		4
 #define ACL_FC_PAUSE		(1u << 20)
+#define ACL_FC_PAUSE_MAX	(1u << 24)
 /* k1's top bit: set in every filled IPv4 way (an empty one is 0) */
 #define ACL_FC4_LIVE		(1ULL << 63)
 
@@ -189,6 +192,7 @@ struct acl_fcache {
 	uint32_t win_lookups;		/* this window's */
 	uint32_t win_hits;
 	uint32_t pause_left;		/* packets still to classify without */
+	uint32_t pause_next;		/* the next pause's (0: ACL_FC_PAUSE) */
 	uint32_t evict;			/* misses into full sets */
 } __rte_cache_aligned;
 

@@ -2636,6 +2636,59 @@ START_TEST(test_flow_cache_overfull_pauses_and_stays_exact)
 }
 END_TEST
 
+/* Classify @p n packets (a multiple of 32) of new flows each: the burst
+ * @p m rewritten in place, the IPv4 source from *@p next on (the
+ * parse's metadata stays true: only the address changes). */
+static void
+new_flows(struct rte_mbuf **m, uint32_t *next, unsigned int n)
+{
+	unsigned int i, j;
+	uint32_t src;
+	uint8_t v[32];
+
+	for (i = 0; i < n; i += 32) {
+		for (j = 0; j < 32; j++) {
+			src = rte_cpu_to_be_32(0x0a000000u | (*next)++);
+			memcpy(rte_pktmbuf_mtod_offset(m[j], uint8_t *,
+				RTE_ETHER_HDR_LEN + 12), &src, sizeof(src));
+		}
+		pa_acl_classify(acl, 0, m, 32, v);
+	}
+}
+
+START_TEST(test_flow_cache_pauses_double_while_the_hit_rate_stays_poor)
+{
+	/* every packet a new flow: each window (65536 lookups) is poor; the
+	 * first pause is 2^20 packets, the next 2^21 */
+	enum { WIN = 65536, PAUSE = 1 << 20 };
+	struct rte_mbuf *m[32];
+	struct pa_test_frame f;
+	struct tuple t;
+	uint32_t next = 0;
+	unsigned int j;
+
+	setup_acl("{\"flow_cache\": 256, \"rules\": [{\"id\": 1, \"proto\": \"udp\", \"dport\": \"0-99\", \"action\": \"drop\"}]}",
+		NULL);
+	t = tup("10.0.0.1", "192.0.2.1", IPPROTO_UDP, 1000, 53);
+	frame_of(&t, &f);
+	for (j = 0; j < 32; j++)
+		m[j] = mbuf_of(&f, 0);
+	new_flows(m, &next, WIN + PAUSE + WIN);
+	ck_assert_int_eq(stat_int("flow_cache_pauses"), 2);
+	ck_assert_int_eq(stat_int("flow_cache_hits") +
+		stat_int("flow_cache_misses"), 2 * WIN);
+	/* still in the second, longer pause */
+	new_flows(m, &next, PAUSE + WIN);
+	ck_assert_int_eq(stat_int("flow_cache_pauses"), 2);
+	ck_assert_int_eq(stat_int("flow_cache_hits") +
+		stat_int("flow_cache_misses"), 2 * WIN);
+	/* every packet dropped by rule 1, paused or not */
+	ck_assert_uint_eq(hits(1), next);
+	for (j = 0; j < 32; j++)
+		rte_pktmbuf_free(m[j]);
+}
+END_TEST
+
 START_TEST(test_flow_cache_size_is_checked_and_fixed_at_start)
 {
 	char err[PA_CONFIG_ERR_MAX];
@@ -2695,6 +2748,7 @@ acl_suite(void)
 		0, 3);
 	tcase_add_test(tc, test_flow_cache_serves_repeats_and_follows_every_change);
 	tcase_add_test(tc, test_flow_cache_overfull_pauses_and_stays_exact);
+	tcase_add_test(tc, test_flow_cache_pauses_double_while_the_hit_rate_stays_poor);
 	tcase_add_test(tc, test_flow_cache_size_is_checked_and_fixed_at_start);
 	suite_add_tcase(s, tc);
 
