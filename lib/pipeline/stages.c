@@ -291,10 +291,14 @@ rx_sort(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 
 /* rx's first pass (below): parse @p n packets, set their out port (and
  * rx stamp: @p lat), mark the ones that failed in @p bad. @return the OR
- * of their flags. @p hash and @p lat are constants at each call. The
- * loop takes the parser's fast path alone (pa_pkt_parse_try_out(): no call,
- * so nothing of the loop's leaves its registers); the frames it leaves
- * (@p slow) get the general parser after it. */
+ * of their flags and of the IPv4 fast path's (PA_PKT_F_IPV4 |
+ * PA_PKT_F_L4, and PA_PKT_F_HASH_LATER without @p hash) whatever the
+ * burst holds: the caller tests PA_PKT_F_NON_IP and PA_PKT_F_IPV6 alone,
+ * and the common packet then needs no OR. @p hash and @p lat are
+ * constants at each call. The loop takes the parser's fast path alone
+ * (pa_pkt_parse_try_out(): no call, so nothing of the loop's leaves its
+ * registers); the frames it leaves (@p slow) get the general parser
+ * after it. */
 static __rte_always_inline unsigned int
 rx_parse(struct rte_mbuf **pkts, uint16_t n, uint16_t out, uint64_t stamp,
 		uint64_t *bad, bool *any_bad, bool *any_slow, const bool hash,
@@ -304,7 +308,11 @@ rx_parse(struct rte_mbuf **pkts, uint16_t n, uint16_t out, uint64_t stamp,
 	const int off = pa_pkt_meta_offset;
 	struct rte_mbuf **const end = pkts + n;
 	struct rte_mbuf **p;
-	unsigned int flags = 0, f;
+	/* the IPv4 fast path's flags, in from the start: on that path f
+	 * is this constant, and GCC drops the test below from it */
+	const unsigned int f4 = PA_PKT_F_IPV4 | PA_PKT_F_L4 |
+		(hash ? 0 : PA_PKT_F_HASH_LATER);
+	unsigned int flags = f4, f;
 	uint16_t i;
 
 	/* by pointer: the index only where a frame is left (GCC kept a
@@ -318,12 +326,14 @@ rx_parse(struct rte_mbuf **pkts, uint16_t n, uint16_t out, uint64_t stamp,
 		f = pa_pkt_parse_try_out(rte_pktmbuf_mtod(m, const uint8_t *),
 			rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), meta,
 			out, true, hash);
-		if (unlikely(f == 0)) {
-			i = (uint16_t)(p - pkts);
-			slow[i / 64] |= UINT64_C(1) << (i % 64);
-			*any_slow = true;
+		if (unlikely(f != f4)) {
+			if (f == 0) {
+				i = (uint16_t)(p - pkts);
+				slow[i / 64] |= UINT64_C(1) << (i % 64);
+				*any_slow = true;
+			}
+			flags |= f;
 		}
-		flags |= f;
 		if (lat)
 			pa_pkt_rx_tsc_set(meta, stamp);
 	}
