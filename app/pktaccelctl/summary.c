@@ -327,6 +327,32 @@ print_lb(const json_t *r, const json_t *prev, double dt)
 	printf("\n");
 }
 
+/* The ACL, when it has rules: their number, the packets no rule matched,
+ * and the share of the lookups its flow cache served, since start. */
+static void
+print_acl(const json_t *r)
+{
+	const json_t *acl = json_object_get(r, "acl");
+	double hits = ctl_num(acl, "flow_cache_hits");
+	double looked = hits + ctl_num(acl, "flow_cache_misses");
+
+	if (!(ctl_num(acl, "rules") > 0))
+		return;
+	printf("acl       rules %.0f  default hits %.0f", ctl_num(acl, "rules"),
+		ctl_num(acl, "default_hits"));
+	if (json_object_get(acl, "flow_cache_entries") == NULL)
+		;	/* a daemon without the cache */
+	else if (!(ctl_num(acl, "flow_cache_entries") > 0))
+		printf("  flow cache off");
+	else if (looked > 0)
+		printf("  flow cache %.1f%% of %.0f lookups (pauses %.0f)",
+			100.0 * hits / looked, looked,
+			ctl_num(acl, "flow_cache_pauses"));
+	else
+		printf("  flow cache not used yet");
+	printf("\n");
+}
+
 /* The source blocklist, when it holds anything or dropped anything: its
  * size by family, drops (and their rate), what the delta table holds
  * until the background merge, the lookup tables' memory. */
@@ -409,6 +435,7 @@ ctl_summary_print(struct ctl *ctl, const char *method, const json_t *resp)
 	else
 		printf("rates     %s\n", why);
 	print_drops(r, prev, dt);
+	print_acl(r);
 	print_lb(r, prev, dt);
 	print_blocklist(r, prev, dt);
 	print_latency(r);

@@ -104,6 +104,29 @@ def test_stats_get_summary(shared, tmp_path):
     assert len(list(d.iterdir())) == 2, list(d.iterdir())
 
 
+def test_stats_get_summary_acl_line(module_daemons, mixed, mixed_pcap,
+                                    tmp_path):
+    """With ACL rules the summary has an acl line: rules, default hits and
+    the flow cache's share of the lookups, as stats_get counts them."""
+    rules = [{"id": 1, "proto": "udp", "dport": "53", "action": "permit"},
+             {"id": 2, "src": "10.0.0.0/8", "action": "permit"}]
+    d = module_daemons({"pipeline": pautil.RTC1,
+                        "acl": {"default": "permit", "rules": rules}},
+                       mixed_pcap, name="ctl-acl")
+    d.wait_replay_done(len(mixed))
+    st = d.call("stats_get")["acl"]
+    looked = st["flow_cache_hits"] + st["flow_cache_misses"]
+    assert looked > 0 and st["flow_cache_hits"] > 0, st
+    r = ctl("-s", d.sock, "stats_get",
+            env=dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path)))
+    assert r.rc == 0, r
+    want = ("acl       rules 2  default hits %d  flow cache %.1f%% of %d "
+            "lookups (pauses 0)" % (st["default_hits"],
+                                    100.0 * st["flow_cache_hits"] / looked,
+                                    looked))
+    assert want in r.stdout.splitlines(), r.stdout
+
+
 def test_piped_console_top_batch(shared):
     r = ctl("-s", shared.sock, stdin=b"top -b -n 1 -d 0.2\n")
     assert r.rc == 0, r
