@@ -32,7 +32,9 @@ scenarios need is made once per pair):
                the split costs); and measured alone by
                build/perf/bench_ring_hop (the ring operation and the
                packet's lines crossing CPU 0 -> 1: 3 rounds of 3
-               variants of --seconds/6).
+               variants of --seconds/6). Beside it, the automatic plan
+               for two lcores: rx+classify on CPU 0, lb+tx on CPU 1,
+               one hop.
   latency      1k rules, pipeline.latency on vs off: the stamping's cost
                and the percentiles at full load (bench_latency.py); with
                root (and not --quick) also the wake-up of an idle adaptive
@@ -345,6 +347,29 @@ def m_pa_pipeline(ctx):
     raise last
 
 
+# The automatic plan's for two lcores (lib/pipeline/planner.c): one ring
+# hop, classify -> lb, and the two halves of the path about even.
+LAYOUT_1HOP = {"name": "2 stage lcores: rx+classify on CPU 0, lb+tx on CPU 1",
+               "lcores": {"rx": [1], "classify": [1], "lb": [2], "tx": [2]},
+               "eal": "0@0,1@0,2@1", "hops": 1, "own_cpus": True}
+
+
+def m_pa_pipeline_1hop(ctx):
+    """Pipeline mode in the automatic two-lcore plan (rx+classify, lb+tx);
+    no figures where the daemon refuses one lcore for several stages."""
+    t = ctx.traffic.get("lb")
+    if ctx.pipeline_layout is not None and \
+            ctx.pipeline_layout is not LAYOUTS[0]:
+        return {"skipped": "the daemon refuses one lcore for several stages"}
+    r = _lb_run(ctx, t, bl.service("web", 10), mode="pipeline",
+                lcores=LAYOUT_1HOP["lcores"], eal_lcores=LAYOUT_1HOP["eal"],
+                name="pipeline1")
+    r["layout"] = LAYOUT_1HOP["name"]
+    r["ring_hops"] = LAYOUT_1HOP["hops"]
+    r["stage_lcores_own_cpus"] = LAYOUT_1HOP["own_cpus"]
+    return r
+
+
 def m_ring_hop_bench(ctx):
     """perf/ring_hop/bench_ring_hop (built beside the daemon): the ring hop
     alone, cross-CPU, the edge lcore on CPU 0 and the stage lcore on CPU 1
@@ -401,6 +426,7 @@ MEMBERS = {
     "pa_nolb_big": m_pa_nolb_big,
     "pa_nat": m_pa_nat, "pa_dsr": m_pa_dsr, "pa_ipip6": m_pa_ipip6,
     "pa_pipeline": m_pa_pipeline, "ring_hop_bench": m_ring_hop_bench,
+    "pa_pipeline_1hop": m_pa_pipeline_1hop,
     "pa_lat_on": m_pa_lat_on, "pa_lat_off": m_pa_lat_off,
 }
 
@@ -412,7 +438,8 @@ SCENARIOS = {
     "flows1m": ["pa_lb_big", "pa_lb", "l3fwd_lb", "l3fwd_lb_big",
                 "pa_nolb_big", "pa_nolb"],
     "modes": ["pa_nat", "pa_dsr", "pa_ipip6", "pa_lb"],
-    "pipeline": ["pa_pipeline", "pa_lb", "ring_hop_bench"],
+    "pipeline": ["pa_pipeline", "pa_lb", "ring_hop_bench",
+                 "pa_pipeline_1hop"],
     "latency": ["pa_lat_on", "pa_lat_off"],
 }
 
@@ -567,6 +594,14 @@ def pair_figures(ctx, scen, runs):
             f["ring_hop_cycles"] = ring_hop(pl, rtc)
         # the ring hop measured alone (perf/ring_hop/bench_ring_hop.c):
         # the ring operation and the packet's lines crossing, per hop
+        # the automatic two-lcore plan: rx+classify, lb+tx (one hop)
+        p1 = runs.get("pa_pipeline_1hop")
+        f["auto2_tx_mpps"] = _get(p1, "tx_mpps")
+        f["auto2_cycles_per_tx_packet"] = _get(p1,
+                                               "cpu_cycles_per_tx_packet")
+        f["auto2_ratio"] = _ratio(f["auto2_tx_mpps"], f["rtc_tx_mpps"])
+        f["auto2_ratio_cpu"] = _ratio(_get(rtc, "cpu_cycles_per_tx_packet"),
+                                      busiest_lcore_cycles(p1))
         rb = runs.get("ring_hop_bench")
         f["hop_alone_cycles"] = _get(rb, "hop_cycles")
         f["hop_alone_ring_op_cycles"] = _get(rb, "ring_op_cycles")
@@ -882,6 +917,16 @@ def table(res):
                         v("pipeline.rtc_cycles_per_tx_packet"),
                         vr("pipeline.ratio"), vr("pipeline.ratio_cpu"),
                         GOALS["pipeline.ratio"]))
+        if F.get("pipeline.auto2_ratio", {}).get("value") is not None:
+            rows.append("| pipeline mode, the automatic 2-lcore plan: "
+                        "rx+classify on CPU 0, lb+tx on CPU 1 (one hop) "
+                        "| %s | %s | rtc, 1 worker | %s | %s | %s | %s | |"
+                        % (v("pipeline.auto2_tx_mpps"),
+                           v("pipeline.auto2_cycles_per_tx_packet"),
+                           v("pipeline.rtc_tx_mpps"),
+                           v("pipeline.rtc_cycles_per_tx_packet"),
+                           vr("pipeline.auto2_ratio"),
+                           vr("pipeline.auto2_ratio_cpu")))
         rows.append("| ring hop, per hop, all the split costs (the stage "
                     "lcores' CPU cycles/packet along the path: %s, rtc: %s) "
                     "| | %s | | | | | | %s |"

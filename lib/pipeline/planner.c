@@ -119,13 +119,16 @@ pa_plan_make(const struct pa_config_pipeline *pc,
 		return -ENODEV;
 	}
 	if (pc->mode == PA_PIPELINE_STAGED && n_chosen < need) {
-		/* Fewer lcores than stages: put stages together, rings only
-		 * between rx+tx and the middle stages (3: rx+tx, classify,
-		 * lb; 2: rx+tx, classify+lb; 1: all four). */
+		/* Fewer lcores than stages: put stages together (3: rx+tx,
+		 * classify, lb; 2: rx+classify, lb+tx, one ring hop a packet
+		 * and the two halves of the path's cost about even; 1: all
+		 * four). docs/performance.md, "Pipeline mode: which two
+		 * halves". */
 		plan->lcores[PA_CONFIG_STAGE_RX][0] = chosen[0];
-		plan->lcores[PA_CONFIG_STAGE_TX][0] = chosen[0];
+		plan->lcores[PA_CONFIG_STAGE_TX][0] =
+			chosen[n_chosen == 2 ? 1 : 0];
 		plan->lcores[PA_CONFIG_STAGE_CLASSIFY][0] =
-			chosen[n_chosen > 1 ? 1 : 0];
+			chosen[n_chosen > 2 ? 1 : 0];
 		plan->lcores[PA_CONFIG_STAGE_LB][0] =
 			chosen[n_chosen > 2 ? 2 : n_chosen - 1];
 		for (s = 0; s < PA_CONFIG_STAGE_WORKER; s++)

@@ -81,12 +81,13 @@ START_TEST(pipeline_auto_with_no_lcore_is_refused)
 }
 END_TEST
 
-/* Fewer lcores than stages: rx+tx together, then classify, lb. */
+/* Fewer lcores than stages: two run rx+classify and lb+tx (one ring
+ * hop); three rx+tx, classify and lb. */
 START_TEST(pipeline_auto_puts_stages_together_below_four_lcores)
 {
 	static const unsigned int want[4][4] = {
 		/* rx, classify, lb, tx for 1, 2, 3 lcores (ids 1..) */
-		{ 0 }, { 1, 1, 1, 1 }, { 1, 2, 2, 1 }, { 1, 2, 3, 1 },
+		{ 0 }, { 1, 1, 1, 1 }, { 1, 1, 2, 2 }, { 1, 2, 3, 1 },
 	};
 	struct pa_config_pipeline pc = pc_default(PA_PIPELINE_STAGED);
 	struct pa_plan_lcore avail[3];
@@ -107,13 +108,21 @@ START_TEST(pipeline_auto_puts_stages_together_below_four_lcores)
 		ck_assert_int_eq(pa_plan_layout(&plan, &lay), 0);
 		ck_assert_uint_eq(lay.n, n);
 	}
-	/* two: rx+tx and classify+lb */
+	/* two: rx+classify and lb+tx */
 	two_sockets(avail, 2);
 	ck_assert_int_eq(pa_plan_make(&pc, avail, 2, sockets, 1, &plan, err,
 		sizeof(err)), 0);
 	ck_assert_int_eq(pa_plan_layout(&plan, &lay), 0);
-	ck_assert_str_eq(pa_plan_stages_name(lay.unit[0].stages), "rx+tx");
-	ck_assert_str_eq(pa_plan_stages_name(lay.unit[1].stages), "classify+lb");
+	ck_assert_str_eq(pa_plan_stages_name(lay.unit[0].stages),
+		"rx+classify");
+	ck_assert_str_eq(pa_plan_stages_name(lay.unit[1].stages), "lb+tx");
+	/* one ring, from classify to lb: a segment each */
+	ck_assert_uint_eq(lay.unit[0].n_seg, 1);
+	ck_assert_uint_eq(lay.unit[0].seg[0].first, PA_STAGE_RX);
+	ck_assert_uint_eq(lay.unit[0].seg[0].last, PA_STAGE_CLASSIFY);
+	ck_assert_uint_eq(lay.unit[1].n_seg, 1);
+	ck_assert_uint_eq(lay.unit[1].seg[0].first, PA_STAGE_LB);
+	ck_assert_uint_eq(lay.unit[1].seg[0].last, PA_STAGE_TX);
 }
 END_TEST
 
