@@ -4,8 +4,9 @@ runs them in turn, with rings only where a packet changes lcore.
 
 A replay in each layout forwards what the ACL permits, in order, and
 drops the rest (mbufs_in_use 0 at the end); pipeline_get lists each
-lcore's stages. A live daemon in the CONTRACT's example layout forwards
-on veth pairs and stops cleanly. The model-checked replays in that layout
+lcore's stages. A live daemon in the CONTRACT's example layout, and one
+in the automatic plan for two lcores (rx+classify, lb+tx), forward on
+veth pairs and stop cleanly. The model-checked replays in that layout
 are pautil.PIPE2 in test_acl_replay.py and test_lb_replay.py."""
 
 import pytest
@@ -118,4 +119,36 @@ def test_contract_layout_live_forwards_and_stops(tmp_path):
             rc = d.stop(timeout=30)
         # a clean stop (live mode prints no summary: the replays above
         # check mbufs_in_use)
+        assert rc == 0, d.describe()
+
+
+def test_auto_plan_two_lcores_live_forwards_and_stops(tmp_path):
+    """Pipeline mode without lcores, two offered (--lcores 0@0,1@0,2@1):
+    the automatic plan runs rx+classify on one and lb+tx on the other,
+    one ring between them; live on veth pairs it forwards both ways, the
+    per-lcore stage counters say who ran what, and it stops cleanly."""
+    from test_idle import start
+    from test_live_veth import VETHS, _exchange
+    from netpair import veth_namespace
+
+    with veth_namespace("i16a", VETHS, "stage lcores auto plan") as ns:
+        d = start(ns, tmp_path, "i16a-live",
+                  {"mode": "pipeline", "idle": {"mode": "adaptive"}},
+                  ("--lcores", "0@0,1@0,2@1"))
+        try:
+            pl = d.call("pipeline_get")
+            assert {lc["lcore"]: lc["stages"] for lc in pl["lcores"]} == \
+                {1: ["rx", "classify"], 2: ["lb", "tx"]}, pl
+            sent, got = _exchange(ns, "vB1", "vB2", 1, str(tmp_path),
+                                  count=20)
+            assert sorted(got) == sorted(sent), d.describe()
+            st = d.call("stats_get")
+            assert st["tx_packets"] >= len(sent), st
+            assert st["lcores"]["1"]["stage_packets"]["classify"] >= \
+                len(sent), st
+            assert "tx" not in st["lcores"]["1"]["stage_packets"] or \
+                st["lcores"]["1"]["stage_packets"]["tx"] == 0, st
+            assert st["lcores"]["2"]["stage_packets"]["tx"] >= len(sent), st
+        finally:
+            rc = d.stop(timeout=30)
         assert rc == 0, d.describe()
