@@ -592,8 +592,6 @@ def pair_figures(ctx, scen, runs):
         f["rtc_cycles_per_tx_packet"] = _get(rtc, "cpu_cycles_per_tx_packet")
         f["pipeline_path_cycles"], f["rtc_path_cycles"], \
             f["ring_hop_cycles"] = ring_hop(pl, rtc)
-        # the ring hop measured alone (perf/ring_hop/bench_ring_hop.c):
-        # the ring operation and the packet's lines crossing, per hop
         # the automatic two-lcore plan: rx+classify, lb+tx (one hop)
         p1 = runs.get("pa_pipeline_1hop")
         f["auto2_tx_mpps"] = _get(p1, "tx_mpps")
@@ -602,6 +600,8 @@ def pair_figures(ctx, scen, runs):
         f["auto2_ratio"] = _ratio(f["auto2_tx_mpps"], f["rtc_tx_mpps"])
         f["auto2_ratio_cpu"] = _ratio(_get(rtc, "cpu_cycles_per_tx_packet"),
                                       busiest_lcore_cycles(p1))
+        # the ring hop measured alone (perf/ring_hop/bench_ring_hop.c):
+        # the ring operation and the packet's lines crossing, per hop
         rb = runs.get("ring_hop_bench")
         f["hop_alone_cycles"] = _get(rb, "hop_cycles")
         f["hop_alone_ring_op_cycles"] = _get(rb, "ring_op_cycles")

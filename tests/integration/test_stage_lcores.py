@@ -125,7 +125,7 @@ def test_contract_layout_live_forwards_and_stops(tmp_path):
 def test_auto_plan_two_lcores_live_forwards_and_stops(tmp_path):
     """Pipeline mode without lcores, two offered (--lcores 0@0,1@0,2@1):
     the automatic plan runs rx+classify on one and lb+tx on the other,
-    one ring between them; live on veth pairs it forwards both ways, the
+    one ring between them; live on veth pairs it forwards, the
     per-lcore stage counters say who ran what, and it stops cleanly."""
     from test_idle import start
     from test_live_veth import VETHS, _exchange
