@@ -1790,12 +1790,16 @@ START_TEST(idle_deadline_makes_server_fd_readable)
 	struct pollfd pfd;
 	struct client c;
 	struct srv t;
-	int64_t t0, dt;
+	int64_t t0, t_sent, dt;
 	json_t *r;
 
 	srv_start(&t, &o, false);
 	ck_assert_int_eq(client_connect(&c, t.path), 0);
 	pump(&t, 20);
+	/* the connection's last activity is after this: the deadline
+	 * cannot wake the fd sooner than idle_timeout_ms after it, however
+	 * slow the machine */
+	t_sent = now_ms();
 	client_send(&c, "[" ECHO_REQ(1));
 	pump(&t, 20);
 	pfd.fd = pa_rpc_server_fd(t.s);
@@ -1804,8 +1808,9 @@ START_TEST(idle_deadline_makes_server_fd_readable)
 	/* nothing to do until the deadline; then the fd wakes the caller */
 	ck_assert_int_eq(poll(&pfd, 1, 3000), 1);
 	dt = now_ms() - t0;
-	ck_assert_msg(dt >= 100 && dt < 1000, "woke after %lld ms",
-		(long long)dt);
+	ck_assert_msg(now_ms() - t_sent >= 150 && dt < 1000,
+		"woke after %lld ms (%lld after the send)", (long long)dt,
+		(long long)(now_ms() - t_sent));
 	pa_rpc_server_poll(t.s, 0);
 	r = client_read(&c, NULL);
 	ck_assert_int_eq(error_code(r), PA_RPC_INVALID_REQUEST);
