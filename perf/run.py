@@ -316,15 +316,28 @@ LAYOUTS = [
 ]
 
 
+def _pipeline_run(ctx, t, lay, name):
+    """The LB benchmark in pipeline mode in layout @p lay (LAYOUTS'
+    shape), its run marked with the layout."""
+    r = _lb_run(ctx, t, bl.service("web", 10), mode="pipeline",
+                lcores=lay["lcores"], eal_lcores=lay["eal"], name=name)
+    r["layout"] = lay["name"]
+    r["ring_hops"] = lay["hops"]
+    # Stage lcores that time-share a CPU: one whose ring is empty
+    # yields, its CPU time is mostly polls and yields, and a busy one
+    # never yields (rx, fed by infinite_rx, starves the tx lcore beside
+    # it): no per-packet cost can be read from their CPU time.
+    r["stage_lcores_own_cpus"] = lay["own_cpus"]
+    return r
+
+
 def m_pa_pipeline(ctx):
     t = ctx.traffic.get("lb")
     layouts = [ctx.pipeline_layout] if ctx.pipeline_layout else LAYOUTS
     last = None
     for lay in layouts:
         try:
-            r = _lb_run(ctx, t, bl.service("web", 10), mode="pipeline",
-                        lcores=lay["lcores"], eal_lcores=lay["eal"],
-                        name="pipeline")
+            r = _pipeline_run(ctx, t, lay, "pipeline")
         except (RuntimeError, AssertionError) as e:
             last = e
             with open(os.path.join(ctx.tmp, "pipeline.log"),
@@ -336,18 +349,11 @@ def m_pa_pipeline(ctx):
                 continue
             raise
         ctx.pipeline_layout = lay
-        r["layout"] = lay["name"]
-        r["ring_hops"] = lay["hops"]
-        # Stage lcores that time-share a CPU: one whose ring is empty
-        # yields, its CPU time is mostly polls and yields, and a busy one
-        # never yields (rx, fed by infinite_rx, starves the tx lcore beside
-        # it): no per-packet cost can be read from their CPU time.
-        r["stage_lcores_own_cpus"] = lay["own_cpus"]
         return r
     raise last
 
 
-# The automatic plan's for two lcores (lib/pipeline/planner.c): one ring
+# The automatic plan for two lcores (lib/pipeline/planner.c): one ring
 # hop, classify -> lb, and the two halves of the path about even.
 LAYOUT_1HOP = {"name": "2 stage lcores: rx+classify on CPU 0, lb+tx on CPU 1",
                "lcores": {"rx": [1], "classify": [1], "lb": [2], "tx": [2]},
@@ -361,13 +367,7 @@ def m_pa_pipeline_1hop(ctx):
     if ctx.pipeline_layout is not None and \
             ctx.pipeline_layout is not LAYOUTS[0]:
         return {"skipped": "the daemon refuses one lcore for several stages"}
-    r = _lb_run(ctx, t, bl.service("web", 10), mode="pipeline",
-                lcores=LAYOUT_1HOP["lcores"], eal_lcores=LAYOUT_1HOP["eal"],
-                name="pipeline1")
-    r["layout"] = LAYOUT_1HOP["name"]
-    r["ring_hops"] = LAYOUT_1HOP["hops"]
-    r["stage_lcores_own_cpus"] = LAYOUT_1HOP["own_cpus"]
-    return r
+    return _pipeline_run(ctx, t, LAYOUT_1HOP, "pipeline1")
 
 
 def m_ring_hop_bench(ctx):
