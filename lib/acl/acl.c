@@ -5,6 +5,7 @@
  * configuration.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ fcache_free(struct pa_acl *acl)
 
 /* @p entries (acl.flow_cache: 0, or at least 256) per lcore and family,
  * rounded up to a power of two: entries / 2 sets of each family (IPv4
- * sets hold 3 flows in a line, IPv6 ones 2 in two); zeroed: empty. */
+ * sets hold 3 flows in a line, IPv6 ones 3 in two); zeroed: empty. */
 static int
 fcache_create(struct pa_acl *acl, uint32_t entries, char *err,
 		size_t err_len)
@@ -46,7 +47,9 @@ fcache_create(struct pa_acl *acl, uint32_t entries, char *err,
 	unsigned int l;
 
 	RTE_BUILD_BUG_ON(sizeof(struct acl_fc4_set) != RTE_CACHE_LINE_SIZE);
-	RTE_BUILD_BUG_ON(sizeof(struct acl_fc6) != RTE_CACHE_LINE_SIZE);
+	RTE_BUILD_BUG_ON(sizeof(struct acl_fc6_set) !=
+		2 * RTE_CACHE_LINE_SIZE);
+	RTE_BUILD_BUG_ON(offsetof(struct acl_fc6_set, k) != 8);
 	acl->fc_config = entries;
 	if (entries == 0)
 		return 0;
@@ -64,8 +67,7 @@ fcache_create(struct pa_acl *acl, uint32_t entries, char *err,
 			sizeof(*fc->v4) * sets, RTE_CACHE_LINE_SIZE,
 			acl->socket);
 		fc->v6 = rte_zmalloc_socket("pa_acl_fc6",
-			sizeof(*fc->v6) * sets * ACL_FC6_WAYS,
-			RTE_CACHE_LINE_SIZE, acl->socket);
+			sizeof(*fc->v6) * sets, sizeof(*fc->v6), acl->socket);
 		if (fc->v4 == NULL || fc->v6 == NULL)
 			goto nomem;
 	}
@@ -77,7 +79,7 @@ nomem:
 		"out of memory for the ACL's flow cache (%u entries for each of %u lcores: %u KB; lower acl.flow_cache, 0 turns it off)",
 		entries, acl->n_lcores, (unsigned int)((uint64_t)sets *
 		(sizeof(struct acl_fc4_set) +
-		 sizeof(struct acl_fc6) * ACL_FC6_WAYS) * acl->n_lcores / 1024));
+		 sizeof(struct acl_fc6_set)) * acl->n_lcores / 1024));
 	return -ENOMEM;
 }
 

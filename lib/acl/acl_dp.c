@@ -337,22 +337,36 @@ fc4_find(const struct acl_fc4_set *set, uint64_t k0, uint64_t k1,
 	return (h0 | h1 | h2) & (set->epoch == epoch);
 }
 
+/* Way @p i of @p set holds the key @p w (fc6_words()) and is filled. */
 static __rte_always_inline bool
-fc6_same(const struct acl_fc6 *e, const uint64_t w[5])
+fc6_same(const struct acl_fc6_set *set, unsigned int i, const uint64_t w[5])
 {
-	return ((e->k[0] ^ w[0]) | (e->k[1] ^ w[1]) | (e->k[2] ^ w[2]) |
-		(e->k[3] ^ w[3]) | (e->k[4] ^ w[4])) == 0;
+	const uint64_t *k = set->k[i];
+
+	return ((k[0] ^ w[0]) | (k[1] ^ w[1]) | (k[2] ^ w[2]) |
+		(k[3] ^ w[3]) | ((k[4] ^ (w[4] | ACL_FC6_LIVE)) &
+		ACL_FC6_KEY_MASK)) == 0;
+}
+
+/* Way @p i's verdict. */
+static __rte_always_inline uint32_t
+fc6_res(const struct acl_fc6_set *set, unsigned int i)
+{
+	return (uint32_t)(set->k[i][4] >> ACL_FC6_RES_SHIFT) << 8 |
+		set->res_lo[i];
 }
 
 static __rte_always_inline bool
-fc6_find(const struct acl_fc6 *set, const uint64_t w[5], uint32_t epoch,
+fc6_find(const struct acl_fc6_set *set, const uint64_t w[5], uint32_t epoch,
 		uint32_t *res)
 {
-	bool h0 = fc6_same(&set[0], w) & (set[0].epoch == epoch);
-	bool h1 = fc6_same(&set[1], w) & (set[1].epoch == epoch);
+	bool h0 = fc6_same(set, 0, w);
+	bool h1 = fc6_same(set, 1, w);
+	bool h2 = fc6_same(set, 2, w);
 
-	*res = h0 ? set[0].res : set[1].res;
-	return h0 | h1;
+	RTE_BUILD_BUG_ON(ACL_FC6_WAYS != 3);
+	*res = fc6_res(set, h0 ? 0 : h1 ? 1 : 2);
+	return (h0 | h1 | h2) & (set->epoch == epoch);
 }
 
 /* A full set's way that a miss takes over: one miss in ACL_FC_EVICT
@@ -405,27 +419,34 @@ static __rte_always_inline void
 fc6_fill(struct acl_fcache *fc, const struct acl_key6 *k, uint32_t set_idx,
 		uint32_t epoch, uint32_t res)
 {
-	struct acl_fc6 *set = &fc->v6[set_idx * ACL_FC6_WAYS], *e;
+	struct acl_fc6_set *set = &fc->v6[set_idx];
 	uint64_t w[5];
+	unsigned int i;
 	int way;
 
+	if (unlikely(res > ACL_FC6_RES_MAX))
+		return;
 	fc6_words(k, w);
-	if (set[0].epoch != epoch)
-		way = 0;
-	else if (fc6_same(&set[0], w))
-		return;
-	else if (set[1].epoch != epoch)
-		way = 1;
-	else if (fc6_same(&set[1], w))
-		return;
-	else
-		way = fc_evict(fc, ACL_FC6_WAYS);
+	if (set->epoch != epoch) {
+		for (i = 0; i < ACL_FC6_WAYS; i++)
+			set->k[i][4] = 0;
+		set->epoch = epoch;
+	}
+	for (i = 0; i < ACL_FC6_WAYS; i++) {
+		if (!(set->k[i][4] & ACL_FC6_LIVE))
+			goto fill;
+		if (fc6_same(set, i, w))
+			return;
+	}
+	way = fc_evict(fc, ACL_FC6_WAYS);
 	if (way < 0)
 		return;
-	e = &set[way];
-	memcpy(e->k, w, sizeof(e->k));
-	e->epoch = epoch;
-	e->res = res;
+	i = (unsigned int)way;
+fill:
+	memcpy(set->k[i], w, 4 * sizeof(w[0]));
+	set->k[i][4] = w[4] | ACL_FC6_LIVE |
+		(uint64_t)(res >> 8) << ACL_FC6_RES_SHIFT;
+	set->res_lo[i] = (uint8_t)res;
 }
 
 /* Whether this burst uses the cache: not while it is paused (a poor hit
@@ -573,13 +594,14 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 				l3 + 8, 32);
 			key_ports(&k->sport, meta);
 			if (fc != NULL) {
-				const struct acl_fc6 *set;
+				const struct acl_fc6_set *set;
 
 				fc6_words(k, w);
 				fset[i] = fc6_set(w, fc->shift);
-				set = &fc->v6[fset[i] * ACL_FC6_WAYS];
-				rte_prefetch0(&set[0]);
-				rte_prefetch0(&set[1]);
+				set = &fc->v6[fset[i]];
+				rte_prefetch0(set);
+				rte_prefetch0((const uint8_t *)set +
+					RTE_CACHE_LINE_SIZE);
 				cls[i] = ports ? FC_C6 : FC_C6N;
 			} else if (likely(ports)) {
 				d6[n6] = (const uint8_t *)k;
@@ -621,7 +643,7 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			case FC_C6:
 			case FC_C6N:
 				fc6_words(&k6[i], w);
-				if (fc6_find(&fc->v6[fset[i] * ACL_FC6_WAYS], w,
+				if (fc6_find(&fc->v6[fset[i]], w,
 						t->epoch, &res))
 					break;
 				if (cls[i] == FC_C6) {

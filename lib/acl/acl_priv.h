@@ -145,8 +145,10 @@ acl_table_ruleless(const struct acl_table *t)
  *
  * Set associative, a hash's top bits picking the set. IPv4: a set is one
  * cache line, three ways and the epoch they were filled in (a set of
- * another epoch is empty). IPv6: two ways of a line each, each with its
- * epoch. A miss fills an empty or stale way; a full set gives a way up
+ * another epoch is empty). IPv6: a set is two lines (128 bytes), three
+ * ways of 40 bytes and the epoch, a verdict's bits in its key's spare
+ * ones and a byte beside the epoch. A miss fills an empty or stale
+ * way; a full set gives a way up
  * only to one miss in ACL_FC_EVICT, in turn, so that a set with more
  * flows than ways keeps serving some of them rather than thrashing. An
  * lcore whose hit rate over ACL_FC_WINDOW lookups falls under
@@ -156,7 +158,7 @@ acl_table_ruleless(const struct acl_table *t)
  * more than the pause saves).
  */
 #define ACL_FC4_WAYS		3
-#define ACL_FC6_WAYS		2
+#define ACL_FC6_WAYS		3
 #define ACL_FC_EVICT		8
 #define ACL_FC_WINDOW		65536
 #define ACL_FC_POOR		4
@@ -177,16 +179,28 @@ struct acl_fc4_set {
 	struct acl_fc4_way way[ACL_FC4_WAYS];
 } __rte_cache_aligned;
 
-struct acl_fc6 {
-	uint64_t k[5];		/* src, dst; sport, dport | head << 32 */
+/*
+ * An IPv6 way's last key word: sport, dport | head << 32 (bits 32-48,
+ * fc_head()), then ACL_FC6_LIVE (set in every filled way; an empty one
+ * is 0) and the verdict's bits above its low byte; the low byte is the
+ * set's res_lo byte for the way. A verdict over ACL_FC6_RES_MAX (a slot
+ * past 4M rules) is not cached.
+ */
+#define ACL_FC6_LIVE		(1ULL << 49)
+#define ACL_FC6_RES_SHIFT	50
+#define ACL_FC6_KEY_MASK	((1ULL << ACL_FC6_RES_SHIFT) - 1)
+#define ACL_FC6_RES_MAX		((1u << (64 - ACL_FC6_RES_SHIFT + 8)) - 1)
+
+struct acl_fc6_set {
 	uint32_t epoch;
-	uint32_t res;
-	uint64_t pad[2];
-};
+	uint8_t res_lo[ACL_FC6_WAYS];
+	uint8_t pad;
+	uint64_t k[ACL_FC6_WAYS][5];	/* src, dst; the last word above */
+} __rte_aligned(2 * RTE_CACHE_LINE_SIZE);
 
 struct acl_fcache {
 	struct acl_fc4_set *v4;		/* [sets] */
-	struct acl_fc6 *v6;		/* [sets * ACL_FC6_WAYS] */
+	struct acl_fc6_set *v6;		/* [sets] */
 	uint32_t shift;			/* 64 - log2(sets): a hash's top
 					 * bits pick the set */
 	uint32_t win_lookups;		/* this window's */

@@ -2689,6 +2689,64 @@ START_TEST(test_flow_cache_pauses_double_while_the_hit_rate_stays_poor)
 }
 END_TEST
 
+START_TEST(test_flow_cache_ipv6_verdicts_of_high_slots_and_full_sets)
+{
+	/* 1200 rules: IPv4 ones, and every 37th an IPv6 /128 (their slots
+	 * spread over the store, many past 255: an IPv6 way keeps a
+	 * verdict's low byte in its set's header, the rest in its key's
+	 * spare bits); each IPv6 flow's second and third packets take the
+	 * cached verdict, and its counter moves (lookup()) */
+	enum { N = 1200, STEP = 37 };
+	struct pa_config_acl_rule *r;
+	struct tuple t;
+	json_int_t h0, m0;
+	unsigned int i, k, n6 = 0;
+
+	r = calloc(N, sizeof(*r));
+	ck_assert_ptr_nonnull(r);
+	setup_acl(NULL, NULL);
+	big_rules(r, N);
+	for (i = STEP - 1; i < N; i += STEP) {
+		r[i].dst.addr.family = AF_INET6;
+		ck_assert_int_eq(inet_pton(AF_INET6, "2001:db8::",
+			&r[i].dst.addr.v6), 1);
+		r[i].dst.addr.v6.s6_addr[14] = (uint8_t)(i >> 8);
+		r[i].dst.addr.v6.s6_addr[15] = (uint8_t)i;
+		r[i].dst.len = 128;
+	}
+	ck_assert_int_eq(replace_rules(r, N, PA_ACL_DROP, false), 0);
+	h0 = stat_int("flow_cache_hits");
+	m0 = stat_int("flow_cache_misses");
+	for (i = STEP - 1; i < N; i += STEP, n6++) {
+		t = tup("2001:db8:1::1", "2001:db8::", IPPROTO_UDP, 1000, 53);
+		t.dst[14] = (uint8_t)(i >> 8);
+		t.dst[15] = (uint8_t)i;
+		for (k = 0; k < 3; k++)
+			ck_assert_uint_eq(lookup(&t), i + 1);
+	}
+	ck_assert_int_eq(stat_int("flow_cache_misses") - m0, n6);
+	ck_assert_int_eq(stat_int("flow_cache_hits") - h0, 2 * n6);
+	/* a set holds three IPv6 flows: 256 flows through 128 sets (256
+	 * entries), each flow four times in turn, every verdict exact; with
+	 * two flows a set a quarter of them (the third and later of each
+	 * set, Poisson with a mean of 2) would miss every time round, with
+	 * three about a tenth */
+	setup_acl("{\"flow_cache\": 256, \"rules\": [{\"id\": 1, \"proto\": \"udp\", \"dport\": \"0-99\", \"action\": \"drop\"}]}",
+		NULL);
+	for (k = 0; k < 4; k++)
+		for (i = 0; i < 256; i++) {
+			t = tup("2001:db8:1::", "2001:db8::1", IPPROTO_UDP,
+				(uint16_t)(1000 + i), (uint16_t)(i % 200));
+			t.src[15] = (uint8_t)i;
+			ck_assert_uint_eq(lookup(&t), i % 200 < 100 ? 1 : 0);
+		}
+	ck_assert_int_eq(stat_int("flow_cache_hits") +
+		stat_int("flow_cache_misses"), 4 * 256);
+	ck_assert_int_ge(stat_int("flow_cache_hits"), 3 * 256 * 8 / 10);
+	free(r);
+}
+END_TEST
+
 START_TEST(test_flow_cache_size_is_checked_and_fixed_at_start)
 {
 	char err[PA_CONFIG_ERR_MAX];
@@ -2749,6 +2807,7 @@ acl_suite(void)
 	tcase_add_test(tc, test_flow_cache_serves_repeats_and_follows_every_change);
 	tcase_add_test(tc, test_flow_cache_overfull_pauses_and_stays_exact);
 	tcase_add_test(tc, test_flow_cache_pauses_double_while_the_hit_rate_stays_poor);
+	tcase_add_test(tc, test_flow_cache_ipv6_verdicts_of_high_slots_and_full_sets);
 	tcase_add_test(tc, test_flow_cache_size_is_checked_and_fixed_at_start);
 	suite_add_tcase(s, tc);
 
