@@ -7,6 +7,7 @@ under callgrind's cache simulator, counted after the warm-up only
 where ACL + LB's cycles go at 10k flows".
 
   perf/lb_cachesim.py --daemon BUILD/app/pktaccel --out /tmp/x/cg-lb
+  perf/lb_cachesim.py --v6 --no-cache-sim --daemon ... --out /tmp/x/cg-lb6
   callgrind_annotate --inclusive=no /tmp/x/cg-lb.1
 
 The daemon should be a -Dcpu=x86-64-v3 build (valgrind cannot run
@@ -32,6 +33,11 @@ def main():
     ap.add_argument("--daemon", required=True)
     ap.add_argument("--out", required=True, help="callgrind output file")
     ap.add_argument("--no-lb", action="store_true", help="ACL alone")
+    ap.add_argument("--v6", action="store_true",
+                    help="IPv6-in-IPv6: run.py's modes.ipip6 traffic, "
+                    "rules and service")
+    ap.add_argument("--no-cache-sim", action="store_true",
+                    help="instructions only (about twice as fast)")
     ap.add_argument("--flows", type=int, default=10000)
     ap.add_argument("--rules", type=int, default=1000)
     ap.add_argument("--seconds", type=float, default=20)
@@ -39,19 +45,30 @@ def main():
     ap.add_argument("--ll", default="33554432,16,64")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="lb-cachesim-")
-    flows = bl.make_flows(a.flows)
     pcap = os.path.join(tmp, "lb.pcap")
-    bl.write_bench_pcap(pcap, flows)
-    rules = ba.make_rules(a.rules, flows, False)
+    extra = None
+    if a.v6:
+        import run as R  # noqa: E402 (run.py's IPv6 traffic and service)
+        flows = R.lb_flows6(a.flows)
+        ba.write_pcap(pcap, flows)
+        rules = R.rules_v6(a.rules, flows)
+        svc = R.ipip6_service(10)
+        extra = {"local_addr6": "2001:db8::fe"}
+    else:
+        flows = bl.make_flows(a.flows)
+        bl.write_bench_pcap(pcap, flows)
+        rules = ba.make_rules(a.rules, flows, False)
+        svc = bl.service("web", 10)
     wrap = ba.callgrind_wrapper(tmp, a.out, os.path.abspath(a.daemon),
+                                "" if a.no_cache_sim else
                                 "--cache-sim=yes --D1=%s --LL=%s" % (a.d1,
                                                                      a.ll))
     ba.DAEMON = wrap
-    svc = [] if a.no_lb else [bl.service("web", 10)]
     proc, sock, _ = bl.start(tmp, pcap, a.flows, rules,
-                             1024 + a.flows * 5 // 1000, svc, "rtc",
+                             1024 + a.flows * 5 // 1000,
+                             [] if a.no_lb else [svc], "rtc",
                              flow_table={"size": max(1048576, 2 * a.flows)},
-                             name="cachesim")
+                             name="cachesim", lb_extra=extra)
     try:
         c = ba.rpc_connect(sock)
         ba.wait_rx(c, 3 * a.flows)
