@@ -504,7 +504,8 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 	uint32_t fset[ACL_MAX_BURST], rh[ACL_MAX_BURST];
 	uint16_t ih[ACL_MAX_BURST];
 	uint8_t cls[ACL_MAX_BURST];
-	uint64_t w[5];
+	/* ... and its words (fc4_words(), fc6_words()), made once */
+	uint64_t fw[ACL_MAX_BURST][5];
 	unsigned int nh = 0;
 	uint8_t buf[40];
 	unsigned int i, n4 = 0, n6 = 0, n4n = 0, n6n = 0, stopped = 0;
@@ -574,6 +575,8 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			if (fc != NULL) {
 				/* its set fetched while the burst's keys are
 				 * made; looked at below */
+				uint64_t *w = fw[i];
+
 				fc4_words(k, &w[0], &w[1]);
 				fset[i] = fc4_set(w[0], w[1], fc->shift);
 				rte_prefetch0(&fc->v4[fset[i]]);
@@ -595,6 +598,7 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			key_ports(&k->sport, meta);
 			if (fc != NULL) {
 				const struct acl_fc6_set *set;
+				uint64_t *w = fw[i];
 
 				fc6_words(k, w);
 				fset[i] = fc6_set(w, fc->shift);
@@ -620,6 +624,9 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		}
 	}
 	if (fc != NULL) {
+		/* (in a register: the stores below may alias the table) */
+		const uint32_t epoch = t->epoch;
+
 		/* The keys the cache knows take its verdict; the rest go to
 		 * rte_acl, and their verdicts into the cache. */
 		for (i = 0; i < n; i++) {
@@ -628,9 +635,8 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 			switch (cls[i]) {
 			case FC_C4:
 			case FC_C4N:
-				fc4_words(&k4[i], &w[0], &w[1]);
 				if (fc4_find(&fc->v4[fset[i]],
-						w[0], w[1], t->epoch, &res))
+						fw[i][0], fw[i][1], epoch, &res))
 					break;
 				if (cls[i] == FC_C4) {
 					d4[n4] = (const uint8_t *)&k4[i];
@@ -642,9 +648,8 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 				continue;
 			case FC_C6:
 			case FC_C6N:
-				fc6_words(&k6[i], w);
-				if (fc6_find(&fc->v6[fset[i]], w,
-						t->epoch, &res))
+				if (fc6_find(&fc->v6[fset[i]], fw[i],
+						epoch, &res))
 					break;
 				if (cls[i] == FC_C6) {
 					d6[n6] = (const uint8_t *)&k6[i];
