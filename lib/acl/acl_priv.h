@@ -147,15 +147,14 @@ acl_table_ruleless(const struct acl_table *t)
  * cache line, three ways and the epoch they were filled in (a set of
  * another epoch is empty). IPv6: a set is two lines (128 bytes), three
  * ways of 40 bytes and the epoch, a verdict's bits in its key's spare
- * ones and a byte beside the epoch. A miss fills an empty or stale
- * way; a full set gives a way up
- * only to one miss in ACL_FC_EVICT, in turn, so that a set with more
- * flows than ways keeps serving some of them rather than thrashing. An
- * lcore whose hit rate over ACL_FC_WINDOW lookups falls under
- * 1/ACL_FC_POOR (many more flows than entries) leaves its cache alone
- * for ACL_FC_PAUSE packets, then measures again; each poor window in a
- * row doubles the pause, up to ACL_FC_PAUSE_MAX (a window's misses cost
- * more than the pause saves).
+ * ones and a byte beside the epoch. A miss fills an empty or stale way;
+ * a full set gives a way up only to one miss in ACL_FC_EVICT, in turn,
+ * so that a set with more flows than ways keeps serving some of them
+ * rather than thrashing. An lcore whose hit rate over ACL_FC_WINDOW
+ * lookups falls under 1/ACL_FC_POOR (many more flows than entries)
+ * leaves its cache alone for ACL_FC_PAUSE packets, then measures again;
+ * each poor window in a row doubles the pause, up to ACL_FC_PAUSE_MAX (a
+ * window's misses cost more than the pause saves).
  */
 #define ACL_FC4_WAYS		3
 #define ACL_FC6_WAYS		3
