@@ -380,20 +380,21 @@ fc_evict(struct acl_fcache *fc, unsigned int ways)
 	return (int)(fc->evict / ACL_FC_EVICT % ways);
 }
 
-/* A miss's verdict into its set: an empty way (a set of another epoch
- * is emptied first; ways fill in order), else fc_evict()'s. Nothing when
- * the key is there already (an earlier packet of the burst put it). */
+/* A miss's verdict into its set (@p kw: its key's words, as
+ * fc4_words() or fc6_words() made them): an empty way (a set of another
+ * epoch is emptied first; ways fill in order), else fc_evict()'s.
+ * Nothing when the key is there already (an earlier packet of the burst
+ * put it). */
 static __rte_always_inline void
-fc4_fill(struct acl_fcache *fc, const struct acl_key4 *k, uint32_t set_idx,
+fc4_fill(struct acl_fcache *fc, const uint64_t kw[2], uint32_t set_idx,
 		uint32_t epoch, uint32_t res)
 {
 	struct acl_fc4_set *set = &fc->v4[set_idx];
+	const uint64_t k0 = kw[0], k1 = kw[1];
 	struct acl_fc4_way *w;
-	uint64_t k0, k1;
 	unsigned int i;
 	int way;
 
-	fc4_words(k, &k0, &k1);
 	if (set->epoch != epoch) {
 		memset(set->way, 0, sizeof(set->way));
 		set->epoch = epoch;
@@ -416,17 +417,15 @@ fill:
 }
 
 static __rte_always_inline void
-fc6_fill(struct acl_fcache *fc, const struct acl_key6 *k, uint32_t set_idx,
+fc6_fill(struct acl_fcache *fc, const uint64_t kw[5], uint32_t set_idx,
 		uint32_t epoch, uint32_t res)
 {
 	struct acl_fc6_set *set = &fc->v6[set_idx];
-	uint64_t w[5];
 	unsigned int i;
 	int way;
 
 	if (unlikely(res > ACL_FC6_RES_MAX))
 		return;
-	fc6_words(k, w);
 	if (set->epoch != epoch) {
 		for (i = 0; i < ACL_FC6_WAYS; i++)
 			set->k[i][4] = 0;
@@ -435,7 +434,7 @@ fc6_fill(struct acl_fcache *fc, const struct acl_key6 *k, uint32_t set_idx,
 	for (i = 0; i < ACL_FC6_WAYS; i++) {
 		if (!(set->k[i][4] & ACL_FC6_LIVE))
 			goto fill;
-		if (fc6_same(set, i, w))
+		if (fc6_same(set, i, kw))
 			return;
 	}
 	way = fc_evict(fc, ACL_FC6_WAYS);
@@ -443,8 +442,8 @@ fc6_fill(struct acl_fcache *fc, const struct acl_key6 *k, uint32_t set_idx,
 		return;
 	i = (unsigned int)way;
 fill:
-	memcpy(set->k[i], w, 4 * sizeof(w[0]));
-	set->k[i][4] = w[4] | ACL_FC6_LIVE |
+	memcpy(set->k[i], kw, 4 * sizeof(kw[0]));
+	set->k[i][4] = kw[4] | ACL_FC6_LIVE |
 		(uint64_t)(res >> 8) << ACL_FC6_RES_SHIFT;
 	set->res_lo[i] = (uint8_t)res;
 }
@@ -676,14 +675,14 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		lookup(t, t->v6, true, d6n, r6n, n6n);
 	if (fc != NULL) {
 		for (i = 0; i < n4; i++)
-			fc4_fill(fc, &k4[i4[i]], fset[i4[i]], t->epoch, r4[i]);
+			fc4_fill(fc, fw[i4[i]], fset[i4[i]], t->epoch, r4[i]);
 		for (i = 0; i < n4n; i++)
-			fc4_fill(fc, &k4[i4n[i]], fset[i4n[i]], t->epoch,
+			fc4_fill(fc, fw[i4n[i]], fset[i4n[i]], t->epoch,
 				r4n[i]);
 		for (i = 0; i < n6; i++)
-			fc6_fill(fc, &k6[i6[i]], fset[i6[i]], t->epoch, r6[i]);
+			fc6_fill(fc, fw[i6[i]], fset[i6[i]], t->epoch, r6[i]);
 		for (i = 0; i < n6n; i++)
-			fc6_fill(fc, &k6[i6n[i]], fset[i6n[i]], t->epoch,
+			fc6_fill(fc, fw[i6n[i]], fset[i6n[i]], t->epoch,
 				r6n[i]);
 		fc_account(fc, &acl->dp.extra[lidx],
 			nh + n4 + n4n + n6 + n6n, nh);
