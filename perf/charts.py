@@ -102,9 +102,16 @@ def scenario_rows(run, what):
         ("ACL 1k", "acl1k." + pa, "acl1k." + l3, "l3fwd-acl"),
         ("ACL+LB\n%s flows" % k(n), "acl_lb." + pa, "acl_lb." + l3,
          "l3fwd-acl"),
-        ("ACL+LB\n%s flows" % k(big), "flows1m." + pa, "acl_lb." + l3,
-         "l3fwd-acl"),
     ]
+    # the 1M-flow row's peer: l3fwd-acl on the same 1M-flow traffic
+    # where the run measured it (run.py since 2026-12-02), else the
+    # older runs' l3fwd-acl on the 10k-flow traffic, and said so
+    if fig_value(run, "flows1m." + l3) is not None:
+        rows.append(("ACL+LB\n%s flows" % k(big), "flows1m." + pa,
+                     "flows1m." + l3, "l3fwd-acl"))
+    else:
+        rows.append(("ACL+LB\n%s flows" % k(big), "flows1m." + pa,
+                     "acl_lb." + l3, "l3fwd-acl (%s flows)" % k(n)))
     suffix = "_mpps" if what == "mpps" else "_cycles_per_packet"
     for m, label in (("nat", "nat"), ("dsr", "dsr"), ("ipip6", "IPv6\nipip")):
         rows.append((label, "modes." + m + suffix, "modes.ipip" + suffix,
