@@ -163,6 +163,35 @@ def test_charts_draws_valid_pngs_from_sample_results(tmp_path):
         assert 5000 < len(data) < 100 * 1024, (n, len(data))
 
 
+def _charts_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("pa_charts", CHARTS)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("what", ["mpps", "cycles"])
+def test_charts_1m_bar_beside_l3fwd_on_the_1m_traffic(what):
+    """The 1M-flow bar's peer is l3fwd-acl on the same 1M-flow traffic
+    where the run measured it, else (older runs) the 10k-flow run's,
+    labelled so."""
+    ch = _charts_module()
+    unit = "_mpps" if what == "mpps" else "_cycles_per_packet"
+    figs = {"acl_lb.pktaccel" + unit: _fig(17.0, "x", "higher"),
+            "acl_lb.l3fwd" + unit: _fig(26.0, "x", "higher"),
+            "flows1m.pktaccel" + unit: _fig(6.0, "x", "higher")}
+    old = {r[0]: r for r in ch.scenario_rows(_result(dict(figs)), what)}
+    figs["flows1m.l3fwd" + unit] = _fig(11.0, "x", "higher")
+    new = {r[0]: r for r in ch.scenario_rows(_result(figs), what)}
+    big, small = "ACL+LB\n1M flows", "ACL+LB\n10k flows"
+    assert new[big][1:] == ("flows1m.pktaccel" + unit,
+                            "flows1m.l3fwd" + unit, "l3fwd-acl")
+    assert old[big][1:] == ("flows1m.pktaccel" + unit,
+                            "acl_lb.l3fwd" + unit, "l3fwd-acl (10k flows)")
+    assert new[small][2] == old[small][2] == "acl_lb.l3fwd" + unit
+
+
 def test_charts_with_no_results_says_so(tmp_path):
     empty = tmp_path / "results"
     empty.mkdir()
