@@ -515,6 +515,8 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 	uint16_t last_port = UINT16_MAX;
 	uint64_t in_head = key_in_head(ACL_PORT_ANY);
 	uint64_t now = 0;
+	/* the table's epoch in a register: the cache's stores may alias it */
+	const uint32_t epoch = t->epoch;
 	uint8_t v;
 
 	n = RTE_MIN(n, (uint16_t)ACL_MAX_BURST);
@@ -623,9 +625,6 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		}
 	}
 	if (fc != NULL) {
-		/* (in a register: the stores below may alias the table) */
-		const uint32_t epoch = t->epoch;
-
 		/* The keys the cache knows take its verdict; the rest go to
 		 * rte_acl, and their verdicts into the cache. */
 		for (i = 0; i < n; i++) {
@@ -675,15 +674,13 @@ pa_acl_classify(struct pa_acl *acl, unsigned int lidx, struct rte_mbuf **pkts,
 		lookup(t, t->v6, true, d6n, r6n, n6n);
 	if (fc != NULL) {
 		for (i = 0; i < n4; i++)
-			fc4_fill(fc, fw[i4[i]], fset[i4[i]], t->epoch, r4[i]);
+			fc4_fill(fc, fw[i4[i]], fset[i4[i]], epoch, r4[i]);
 		for (i = 0; i < n4n; i++)
-			fc4_fill(fc, fw[i4n[i]], fset[i4n[i]], t->epoch,
-				r4n[i]);
+			fc4_fill(fc, fw[i4n[i]], fset[i4n[i]], epoch, r4n[i]);
 		for (i = 0; i < n6; i++)
-			fc6_fill(fc, fw[i6[i]], fset[i6[i]], t->epoch, r6[i]);
+			fc6_fill(fc, fw[i6[i]], fset[i6[i]], epoch, r6[i]);
 		for (i = 0; i < n6n; i++)
-			fc6_fill(fc, fw[i6n[i]], fset[i6n[i]], t->epoch,
-				r6n[i]);
+			fc6_fill(fc, fw[i6n[i]], fset[i6n[i]], epoch, r6n[i]);
 		fc_account(fc, &acl->dp.extra[lidx],
 			nh + n4 + n4n + n6 + n6n, nh);
 	}
