@@ -107,11 +107,11 @@ def scenario_rows(run, what):
     # where the run measured it (run.py since 2026-12-02), else the
     # older runs' l3fwd-acl on the 10k-flow traffic, and said so
     if fig_value(run, "flows1m." + l3) is not None:
-        rows.append(("ACL+LB\n%s flows" % k(big), "flows1m." + pa,
-                     "flows1m." + l3, "l3fwd-acl"))
+        peer, peer_label = "flows1m." + l3, "l3fwd-acl"
     else:
-        rows.append(("ACL+LB\n%s flows" % k(big), "flows1m." + pa,
-                     "acl_lb." + l3, "l3fwd-acl (%s flows)" % k(n)))
+        peer, peer_label = "acl_lb." + l3, "l3fwd-acl (%s flows)" % k(n)
+    rows.append(("ACL+LB\n%s flows" % k(big), "flows1m." + pa, peer,
+                 peer_label))
     suffix = "_mpps" if what == "mpps" else "_cycles_per_packet"
     for m, label in (("nat", "nat"), ("dsr", "dsr"), ("ipip6", "IPv6\nipip")):
         rows.append((label, "modes." + m + suffix, "modes.ipip" + suffix,
