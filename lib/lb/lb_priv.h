@@ -13,6 +13,7 @@
 #include <rte_ether.h>
 #include <rte_hash.h>
 #include <rte_hash_crc.h>
+#include <rte_log.h>
 
 #include "pa_lb.h"
 #include "pa_protect_src.h"
@@ -569,11 +570,51 @@ struct pa_lb {
 	unsigned int seq;		/* rte_hash names */
 };
 
-/* lb.c: a backend's weight scaled by its agent's percentage */
-uint32_t lb_effective_weight(const struct lb_svc_ctl *c, unsigned int i);
+/* The library's log (lb.c registers the type). */
+#define LB_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, pa_lb_logtype, "pa.lb: " fmt "\n", \
+		##__VA_ARGS__)
 
-/* lb.c: names of the probe results (index: lb_be_health.last) */
+/* ---- lb_build.c: the published objects ---- */
+
+/* A backend's weight scaled by its agent's percentage. */
+uint32_t lb_effective_weight(const struct lb_svc_ctl *c, unsigned int i);
+/* Takes new flows by its admin record: uid, state up, weight > 0. */
+bool lb_be_usable(const struct pa_config_backend *b, uint32_t uid);
+/* Down by the checks: health, or the agent said "down". */
+bool lb_be_down_hc(const struct lb_svc_ctl *c, unsigned int i);
+/* Every backend that would take new flows is down by the checks. */
+bool lb_ctl_panic(const struct lb_svc_ctl *c);
+/* A new read-only service from its control record (NULL: @p err). */
+struct lb_svc *lb_svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c,
+		unsigned int slot, char *err, size_t err_len);
+void lb_svc_free(struct lb_svc *s);
+/* Publish @p s (NULL: none) in @p slot with new maps, wait for the
+ * lcores, free what was replaced. Lock held. */
+int lb_commit(struct pa_lb *lb, unsigned int slot, struct lb_svc *s,
+		bool set_changed, char *err, size_t err_len);
+
+/* ---- lb_update.c: services and backends ---- */
+
+/* Slot of service @p name, or -1. Lock held. */
+int lb_find_service(const struct pa_lb *lb, const char *name);
+/* Backends in use (not holes). */
+unsigned int lb_live_backends(const struct lb_svc_ctl *c);
+/* Free a control record's backends and counter slots. Lock held. */
+void lb_ctl_clear(struct pa_lb *lb, struct lb_svc_ctl *c);
+/* Rebuild the service in @p slot from its record and publish it. */
+int lb_rebuild_publish(struct pa_lb *lb, unsigned int slot,
+		bool set_changed, char *err, size_t err_len);
+
+/* ---- lb_hc.c: health ---- */
+
+/* Names of the probe results (index: lb_be_health.last). */
 const char *lb_health_result_name(uint8_t i);
+
+/* ---- lb.c: life cycle ---- */
+
+/* The published table and the per-lcore flow tables, at create. */
+int lb_tables_make(struct pa_lb *lb, char *err, size_t err_len);
 /* A real as jansson's json_dumps() writes it (lb_stats.c). */
 void lb_real_text(double v, char *buf, size_t len);
 
@@ -595,6 +636,9 @@ lb_maglev_pick(const struct lb_svc *s, uint32_t hash)
 		return -1;
 	return s->maglev[hash % s->m];
 }
+
+/* lb_sched.c: what the NAT reply index says of a reply that matched no
+ * flow */
 
 /** What the NAT reply index says of a reply that matched no flow. */
 enum lb_nat_guess {
@@ -721,7 +765,7 @@ void lb_icmp_nat(struct rte_mbuf *m, const struct pa_pkt_meta *meta,
  * incrementally. @return true when it was rewritten. */
 bool lb_mss_clamp(uint8_t *tcp, uint32_t len, uint16_t clamp);
 
-/* lb.c helpers for the data path and trace */
+/* lb.c: helpers for the data path and trace */
 void lb_flow_key_from(struct lb_flow_key *k, const struct pa_flow_key *fk);
 /** Is the flow's backend still its backend? @return its index or -1.
  * (Inline: the data path asks it of every packet of a known flow.) */

@@ -2,8 +2,13 @@
 /*
  * Schedulers: the choice of a backend for a new flow. Each sees the
  * published service (read-only) and the choosing lcore's own state (its
- * cursors and its flow counts), so none takes a lock.
+ * cursors and its flow counts), so none takes a lock. And the stateless
+ * side of a choice: which service's Maglev choice explains a NAT reply
+ * that matched no flow, asked by the data path and by trace alike.
  */
+#include <string.h>
+
+#include <rte_byteorder.h>
 #include <rte_common.h>
 
 #include "lb_priv.h"
@@ -87,3 +92,55 @@ const struct lb_sched_ops *const lb_sched_table[] = {
 	[PA_LB_WRR] = &ops_wrr,
 	[PA_LB_LC] = &ops_lc,
 };
+
+uint32_t
+lb_client_hash(const struct lb_svc *s, uint8_t proto, const uint8_t *cl,
+		uint16_t cl_port)
+{
+	uint32_t ports = (uint32_t)rte_be_to_cpu_16(cl_port) << 16 |
+		rte_be_to_cpu_16(s->port);
+	uint32_t c;
+
+	if (s->family == 4) {
+		memcpy(&c, cl, 4);
+		return pa_pkt_hash_v4(c, s->vip.v4.s_addr, ports, proto);
+	}
+	return pa_pkt_hash_v6(cl, s->vip.v6.s6_addr, ports, proto);
+}
+
+enum lb_nat_guess
+lb_nat_stateless(const struct lb_table *t, uint8_t family, uint8_t proto,
+		const uint8_t *be, uint16_t be_port, const uint8_t *cl,
+		uint16_t cl_port, const struct lb_svc **out)
+{
+	const struct lb_svc *one = NULL;
+	const struct lb_rev_ent *e;
+	unsigned int i, agree = 0, may = 0;
+
+	*out = NULL;
+	if (t->rev == NULL)
+		return LB_NAT_NOT_BACKEND;
+	e = lb_rev_find(t->rev, family, proto, be_port, be);
+	if (e == NULL)
+		return LB_NAT_NOT_BACKEND;
+	for (i = 0; i < e->n; i++) {
+		const struct lb_rev_ref *r = &t->rev->ref[e->first + i];
+		const struct lb_svc *s = t->svc[r->slot];
+
+		if (s->sched != PA_LB_MAGLEV) {
+			may++;
+			continue;
+		}
+		if (lb_maglev_pick(s, lb_client_hash(s, proto, cl, cl_port)) ==
+		    (int)r->be) {
+			agree++;
+			one = s;
+		}
+	}
+	if (agree == 0)
+		return LB_NAT_NO_AGREE;
+	if (agree + may > 1)
+		return LB_NAT_AMBIGUOUS;
+	*out = one;
+	return LB_NAT_ONE;
+}

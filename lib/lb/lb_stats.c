@@ -730,3 +730,82 @@ pa_lb_services_text(struct pa_lb *lb, size_t *len)
 	pa_lb_snapshot_free(&s);
 	return t;
 }
+
+/* ------------------------------------------------------------------ */
+/* Views of the configuration                                          */
+/* ------------------------------------------------------------------ */
+
+/* Copy a service's configuration without its holes. */
+static int
+ctl_export(const struct lb_svc_ctl *c, struct pa_config_service *out)
+{
+	unsigned int i, n = 0;
+
+	*out = c->cfg;
+	out->backends = NULL;
+	out->n_backends = 0;
+	if (lb_live_backends(c) == 0)
+		return 0;
+	out->backends = calloc(lb_live_backends(c), sizeof(*out->backends));
+	if (out->backends == NULL)
+		return -ENOMEM;
+	for (i = 0; i < c->n_slots; i++)
+		if (c->be_uid[i] != 0)
+			out->backends[n++] = c->cfg.backends[i];
+	out->n_backends = n;
+	return 0;
+}
+
+int
+pa_lb_service_get(const struct pa_lb *lb, const char *name,
+		struct pa_config_service *out)
+{
+	struct pa_lb *l = (struct pa_lb *)(uintptr_t)lb;
+	int slot, ret;
+
+	pthread_mutex_lock(&l->lock);
+	slot = lb_find_service(lb, name);
+	ret = slot < 0 ? -ENOENT : ctl_export(&lb->ctl[slot], out);
+	pthread_mutex_unlock(&l->lock);
+	return ret;
+}
+
+int
+pa_lb_export(const struct pa_lb *lb, struct pa_config_lb *out)
+{
+	struct pa_lb *l = (struct pa_lb *)(uintptr_t)lb;
+	struct pa_config_service *svcs = NULL;
+	unsigned int i, n = 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&l->lock);
+	if (lb->n_services > 0) {
+		svcs = calloc(lb->n_services, sizeof(*svcs));
+		if (svcs == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	for (i = 0; i < PA_LB_MAX_SERVICES && n < lb->n_services; i++) {
+		if (!lb->ctl[i].used)
+			continue;
+		ret = ctl_export(&lb->ctl[i], &svcs[n]);
+		if (ret != 0)
+			goto out;
+		n++;
+	}
+	for (i = 0; i < out->n_services; i++)
+		pa_lb_config_service_clear(&out->services[i]);
+	free(out->services);
+	out->services = svcs;
+	out->n_services = n;
+	svcs = NULL;
+out:
+	if (svcs != NULL) {
+		for (i = 0; i < n; i++)
+			pa_lb_config_service_clear(&svcs[i]);
+		free(svcs);
+	}
+	pthread_mutex_unlock(&l->lock);
+	return ret;
+}

@@ -160,8 +160,9 @@ answerable(const struct pa_lb *lb, const struct rte_mbuf *m)
  * that may not be fragmented (IPv4 DF, any IPv6) becomes, within the
  * rate, the ICMP error its source gets, with next-hop MTU @p mtu. */
 static __rte_noinline uint8_t
-too_big(const struct pa_lb *lb, struct lb_worker *w, struct rte_mbuf *m,
-		struct pa_pkt_meta *meta, const uint8_t *inner, uint32_t mtu)
+too_big_build(const struct pa_lb *lb, struct lb_worker *w,
+		struct rte_mbuf *m, struct pa_pkt_meta *meta, const uint8_t *inner,
+		uint32_t mtu)
 {
 	w->st.mtu++;
 	if ((meta->flags & PA_PKT_F_IPV4) &&
@@ -378,7 +379,7 @@ fwd_fast(struct pa_lb *lb, struct lb_worker *w, struct lb_fast *x,
 			ilen = sizeof(struct rte_ipv6_hdr) + lb_bswap16(
 				((struct rte_ipv6_hdr *)inner)->payload_len);
 		if (unlikely(mtu != 0 && ilen + hlen > mtu))
-			return too_big(lb, w, m, meta, inner, mtu - hlen);
+			return too_big_build(lb, w, m, meta, inner, mtu - hlen);
 		/* Ethernet padding after the inner packet would end up
 		 * inside the tunnel: cut it */
 		if (len > l3 + ilen)
@@ -857,58 +858,6 @@ clamp_mss(struct lb_worker *w, const struct lb_svc *s, struct rte_mbuf *m,
 		return;
 	if (lb_mss_clamp(tcp, len, s->mss_clamp))
 		w->st.mss_clamped++;
-}
-
-uint32_t
-lb_client_hash(const struct lb_svc *s, uint8_t proto, const uint8_t *cl,
-		uint16_t cl_port)
-{
-	uint32_t ports = (uint32_t)rte_be_to_cpu_16(cl_port) << 16 |
-		rte_be_to_cpu_16(s->port);
-	uint32_t c;
-
-	if (s->family == 4) {
-		memcpy(&c, cl, 4);
-		return pa_pkt_hash_v4(c, s->vip.v4.s_addr, ports, proto);
-	}
-	return pa_pkt_hash_v6(cl, s->vip.v6.s6_addr, ports, proto);
-}
-
-enum lb_nat_guess
-lb_nat_stateless(const struct lb_table *t, uint8_t family, uint8_t proto,
-		const uint8_t *be, uint16_t be_port, const uint8_t *cl,
-		uint16_t cl_port, const struct lb_svc **out)
-{
-	const struct lb_svc *one = NULL;
-	const struct lb_rev_ent *e;
-	unsigned int i, agree = 0, may = 0;
-
-	*out = NULL;
-	if (t->rev == NULL)
-		return LB_NAT_NOT_BACKEND;
-	e = lb_rev_find(t->rev, family, proto, be_port, be);
-	if (e == NULL)
-		return LB_NAT_NOT_BACKEND;
-	for (i = 0; i < e->n; i++) {
-		const struct lb_rev_ref *r = &t->rev->ref[e->first + i];
-		const struct lb_svc *s = t->svc[r->slot];
-
-		if (s->sched != PA_LB_MAGLEV) {
-			may++;
-			continue;
-		}
-		if (lb_maglev_pick(s, lb_client_hash(s, proto, cl, cl_port)) ==
-		    (int)r->be) {
-			agree++;
-			one = s;
-		}
-	}
-	if (agree == 0)
-		return LB_NAT_NO_AGREE;
-	if (agree + may > 1)
-		return LB_NAT_AMBIGUOUS;
-	*out = one;
-	return LB_NAT_ONE;
 }
 
 /*
