@@ -65,33 +65,6 @@ rewrite_addr_port(struct rte_ipv4_hdr *ip4, uint8_t *addr,
 }
 
 /* ------------------------------------------------------------------ */
-/* L2                                                                  */
-/* ------------------------------------------------------------------ */
-
-int
-pa_lb_route_macs(const struct pa_lb *lb, struct rte_ether_hdr *eth,
-		uint16_t out, bool v6)
-{
-	const struct lb_port *p;
-	uint64_t nh;
-
-	if (lb == NULL || out >= RTE_MAX_ETHPORTS)
-		return -EHOSTUNREACH;
-	p = &lb->port[out];
-	if (p->has_gw) {
-		eth->dst_addr = p->gw;
-	} else {
-		nh = __atomic_load_n(&p->gw_nh[v6], __ATOMIC_RELAXED);
-		if (!(nh & LB_NH_VALID))
-			return -EHOSTUNREACH;
-		memcpy(&eth->dst_addr, &nh, RTE_ETHER_ADDR_LEN);
-	}
-	if (p->known)
-		eth->src_addr = p->mac;
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
 /* Forwarding modes                                                    */
 /* ------------------------------------------------------------------ */
 

@@ -528,16 +528,6 @@ void pa_lb_lcore_exit(struct pa_lb *lb, unsigned int lcore_idx);
 unsigned int pa_lb_neigh_set(struct pa_lb *lb, const struct pa_ip_addr *addr,
 		uint16_t port_id, const uint8_t *mac, bool wanted);
 
-/**
- * Address a routed transit frame (not load-balanced, IPv6 if @p v6)
- * leaving port @p out (ethdev id): destination its gateway_mac, else its
- * resolved "gateway" of the frame's family; source its MAC. Data path, any lcore, no lock.
- * @return 0, or -EHOSTUNREACH (no gateway, or not resolved: the frame
- *         is untouched).
- */
-int pa_lb_route_macs(const struct pa_lb *lb, struct rte_ether_hdr *eth,
-		uint16_t out, bool v6);
-
 /** The resolved MAC of port @p port_id's "gateway" of @p family (AF_INET
  * or AF_INET6: a dual-stack port has one next hop per family; NULL:
  * unresolved; @p wanted as above). gateway_mac, when configured, wins. */

@@ -255,7 +255,26 @@ usable(const struct neigh_ent *e)
 		e->state == PA_NEIGH_STALE || e->state == PA_NEIGH_PROBE);
 }
 
-/* Tell the LB what it should use for this entry, if it is a target. */
+/* The route stage's word for port @p port_id's gateway of @p family
+ * (NULL: unresolved). */
+static void
+gateway_publish(struct pa_neigh *n, uint16_t port_id, uint8_t family,
+		const uint8_t *mac)
+{
+	uint64_t w = 0;
+
+	if (port_id >= RTE_MAX_ETHPORTS)
+		return;
+	if (mac != NULL) {
+		memcpy(&w, mac, RTE_ETHER_ADDR_LEN);
+		w = (w & PA_NEIGH_NH_MAC_MASK) | PA_NEIGH_NH_VALID;
+	}
+	__atomic_store_n(&n->fast.l2[port_id].gw_nh[family == 6], w,
+		__ATOMIC_RELAXED);
+}
+
+/* Tell the LB and the route stage what they should use for this entry,
+ * if it is a target. */
 static void
 publish(struct pa_neigh *n, const struct neigh_ent *e)
 {
@@ -263,10 +282,12 @@ publish(struct pa_neigh *n, const struct neigh_ent *e)
 	uint16_t port_id = n->port[e->key.port].port_id;
 	struct pa_ip_addr a;
 
-	if (e->target & TARGET_GATEWAY)
+	if (e->target & TARGET_GATEWAY) {
+		gateway_publish(n, port_id, e->key.family, mac);
 		pa_lb_gateway_set(n->lb, port_id,
 				e->key.family == 6 ? AF_INET6 : AF_INET, mac,
 				true);
+	}
 	if (e->target & TARGET_BACKEND) {
 		key_addr(&e->key, &a);
 		pa_lb_neigh_set(n->lb, &a, port_id, mac, true);
@@ -640,10 +661,13 @@ targets_refresh(struct pa_neigh *n, uint64_t now)
 		if (!e->used)
 			continue;
 		gone = e->target & ~e->want;
-		if ((gone & TARGET_GATEWAY) && !(e->want & TARGET_GATEWAY))
+		if ((gone & TARGET_GATEWAY) && !(e->want & TARGET_GATEWAY)) {
+			gateway_publish(n, n->port[e->key.port].port_id,
+				e->key.family, NULL);
 			pa_lb_gateway_set(n->lb, n->port[e->key.port].port_id,
 				e->key.family == 6 ? AF_INET6 : AF_INET, NULL,
 				false);
+		}
 		if (e->want != 0 && e->target == 0 && !usable(e) &&
 		    e->probes == 0)
 			start_incomplete(n, e, now);
@@ -1089,6 +1113,17 @@ pa_neigh_create(const struct pa_neigh_opts *o, uint64_t now_ms, char *err,
 		memcpy(p->ll6, pp->ll6, 16);
 		p->cp = o->cfg != NULL && i < o->cfg->n_ports ?
 			&o->cfg->ports[i] : NULL;
+		if (pp->port_id < RTE_MAX_ETHPORTS) {
+			struct pa_neigh_port_l2 *l2 = &n->fast.l2[pp->port_id];
+
+			l2->known = true;
+			l2->mac = pp->mac;
+			if (p->cp != NULL && p->cp->has_gateway_mac) {
+				l2->has_gw = true;
+				memcpy(l2->gw.addr_bytes, p->cp->gateway_mac,
+					RTE_ETHER_ADDR_LEN);
+			}
+		}
 		snprintf(name, sizeof(name), "pa_neigh_tx%u_%u", id, i);
 		p->tx = rte_ring_create(name, PA_NEIGH_TX_RING, pp->socket < 0 ?
 			0 : pp->socket, RING_F_SC_DEQ);

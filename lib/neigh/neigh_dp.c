@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The rx stage's classification of ARP and ND frames (pa_neigh_inline.h
- * says which go where). Reads the mbuf with rte_pktmbuf_read(), so chains
- * are fine; never writes.
+ * The data path's side: the rx stage's classification of ARP and ND
+ * frames (pa_neigh_inline.h says which go where; reads the mbuf with
+ * rte_pktmbuf_read(), so chains are fine; never writes), and the route
+ * stage's next hops.
  */
+#include <errno.h>
 #include <netinet/in.h>
+#include <string.h>
 
 #include <rte_byteorder.h>
 #include <rte_ether.h>
@@ -93,4 +96,27 @@ pa_neigh_rx_nd(const struct pa_neigh_fast *nf, const struct rte_mbuf *m,
 	if (icmp[0] == 136 && (e->watch_ports & bit))
 		return PA_NEIGH_RX_LOCAL;
 	return PA_NEIGH_RX_PASS;
+}
+
+int
+pa_neigh_route_macs(const struct pa_neigh_fast *nf, struct rte_ether_hdr *eth,
+		uint16_t out, bool v6)
+{
+	const struct pa_neigh_port_l2 *p;
+	uint64_t nh;
+
+	if (nf == NULL || out >= RTE_MAX_ETHPORTS)
+		return -EHOSTUNREACH;
+	p = &nf->l2[out];
+	if (p->has_gw) {
+		eth->dst_addr = p->gw;
+	} else {
+		nh = __atomic_load_n(&p->gw_nh[v6], __ATOMIC_RELAXED);
+		if (!(nh & PA_NEIGH_NH_VALID))
+			return -EHOSTUNREACH;
+		memcpy(&eth->dst_addr, &nh, RTE_ETHER_ADDR_LEN);
+	}
+	if (p->known)
+		eth->src_addr = p->mac;
+	return 0;
 }

@@ -4,7 +4,9 @@
 
 /**
  * @file
- * The rx stage's side of lib/neigh. Include pa_neigh.h, not this file.
+ * The data path's side of lib/neigh: the rx stage's classification of
+ * ARP and ND, and the route stage's next hops. Include pa_neigh.h, not
+ * this file.
  *
  * Which frames go to the control side (PA_NEIGH_RX_LOCAL)
  * --------------------------------------------------------
@@ -31,10 +33,12 @@
  * senders...) and counts what it refuses.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <rte_branch_prediction.h>
+#include <rte_ether.h>
 #include <rte_hash_crc.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -69,10 +73,28 @@ struct pa_neigh_dp {
 	struct pa_neigh_dp_ent ent[];
 };
 
-/** What the rx stage reads of the subsystem. */
+/** A resolved next hop: one word, stored and loaded atomically. Bits
+ * 0-47: the MAC (memory order); PA_NEIGH_NH_VALID: the MAC is good. */
+#define PA_NEIGH_NH_VALID	(1ULL << 63)
+#define PA_NEIGH_NH_MAC_MASK	((1ULL << 48) - 1)
+
+/** How a routed port addresses the transit frames it sends
+ * (pa_neigh_route_macs()). */
+struct pa_neigh_port_l2 {
+	/** its resolved "gateway", [0] IPv4, [1] IPv6 (atomic words) */
+	uint64_t gw_nh[2];
+	struct rte_ether_addr mac;	/**< the port's own */
+	struct rte_ether_addr gw;	/**< its gateway_mac (has_gw) */
+	bool has_gw;
+	bool known;			/**< a port of the appliance */
+};
+
+/** What the data path reads of the subsystem. */
 struct pa_neigh_fast {
 	struct pa_neigh_dp *dp;		/**< RCU: read with acquire */
 	struct rte_ring *rx;		/**< to the control side */
+	/** by ethdev port id: the route stage's next hops */
+	struct pa_neigh_port_l2 l2[RTE_MAX_ETHPORTS];
 };
 
 static __rte_always_inline uint32_t
@@ -116,6 +138,17 @@ int pa_neigh_rx_arp(const struct pa_neigh_fast *nf, const struct rte_mbuf *m,
 		const struct pa_pkt_meta *meta, uint16_t port_index);
 int pa_neigh_rx_nd(const struct pa_neigh_fast *nf, const struct rte_mbuf *m,
 		const struct pa_pkt_meta *meta, uint16_t port_index);
+
+/**
+ * Address a routed transit frame (not load-balanced, IPv6 if @p v6)
+ * leaving port @p out (ethdev id): destination its gateway_mac, else its
+ * resolved "gateway" of the frame's family; source its MAC. Data path,
+ * any lcore, no lock (neigh_dp.c).
+ * @return 0, or -EHOSTUNREACH (no gateway, or not resolved: the frame
+ *         is untouched).
+ */
+int pa_neigh_route_macs(const struct pa_neigh_fast *nf,
+		struct rte_ether_hdr *eth, uint16_t out, bool v6);
 
 /**
  * Is this parsed frame for the control side? One flag test for all but

@@ -649,7 +649,7 @@ route_one(struct pa_worker *w, struct rte_mbuf *m, struct pa_pkt_meta *meta)
 		time_exceeded(w, m, meta);
 		return PA_DROP_TTL;
 	}
-	if (unlikely(pa_lb_route_macs(w->lb, rte_pktmbuf_mtod(m,
+	if (unlikely(pa_neigh_route_macs(w->addrs, rte_pktmbuf_mtod(m,
 			struct rte_ether_hdr *), meta->out_port, !v4) < 0))
 		return PA_DROP_NO_ROUTE;
 	if (v4)

@@ -115,13 +115,16 @@ teardown(void)
 	ck_assert_uint_eq(rte_mempool_in_use_count(pool), 0);
 }
 
+/* the configuration the next setup loads (NULL: CONF) */
+static const char *conf_next;
+
 static void
 setup_opts(bool replay, uint32_t max_entries)
 {
 	char err[PA_CONFIG_ERR_MAX];
 	struct pa_neigh_opts no;
 	struct pa_lb_opts lo;
-	char *text = dq(CONF);
+	char *text = dq(conf_next != NULL ? conf_next : CONF);
 	unsigned int i;
 
 	teardown();
@@ -843,6 +846,68 @@ START_TEST(test_reply_resolves_the_gateway_and_the_lb_uses_it_then_it_ages_and_i
 }
 END_TEST
 
+/* The route stage's next hops: a transit frame leaving a routed port goes
+ * to its gateway_mac, else to its resolved "gateway" of the frame's
+ * family, with the port's MAC as source; none known: untouched,
+ * -EHOSTUNREACH. */
+START_TEST(test_route_stage_sends_transit_to_the_gateway_of_its_port_and_family)
+{
+	static const uint8_t FIXED[6] = { 0x02, 0, 0, 0, 0x77, 0x01 };
+	const struct pa_neigh_fast *nf;
+	struct rte_ether_hdr eth, was;
+	uint8_t f[128];
+	uint32_t len;
+	uint64_t t;
+
+	nf = pa_neigh_fast(nb);
+	memset(&eth, 0x5a, sizeof(eth));
+	was = eth;
+	/* not resolved yet, and no gateway at all on p1 */
+	ck_assert_int_eq(pa_neigh_route_macs(nf, &eth, 0, false), -EHOSTUNREACH);
+	ck_assert_int_eq(pa_neigh_route_macs(nf, &eth, 1, false), -EHOSTUNREACH);
+	ck_assert_int_eq(pa_neigh_route_macs(nf, &eth, RTE_MAX_ETHPORTS, false),
+		-EHOSTUNREACH);
+	ck_assert_mem_eq(&eth, &was, sizeof(eth));
+
+	len = arp_frame(f, 2, MAC0, GWMAC, "198.51.100.1", MAC0,
+		"198.51.100.5");
+	inject(f, len, 0, T0 + 10);
+	ck_assert_int_eq(pa_neigh_route_macs(nf, &eth, 0, false), 0);
+	ck_assert_mem_eq(eth.dst_addr.addr_bytes, GWMAC, 6);
+	ck_assert_mem_eq(eth.src_addr.addr_bytes, MAC0, 6);
+	/* p0 has no IPv6 gateway: IPv6 transit has no route */
+	eth = was;
+	ck_assert_int_eq(pa_neigh_route_macs(nf, &eth, 0, true), -EHOSTUNREACH);
+	ck_assert_mem_eq(&eth, &was, sizeof(eth));
+
+	/* the gateway stops answering: failed, no route again */
+	t = T0 + 10 + PA_NEIGH_DEF_REACHABLE_MS;
+	pa_neigh_poll(nb, t);
+	pa_neigh_poll(nb, t + 1000);
+	pa_neigh_poll(nb, t + 2000);
+	pa_neigh_poll(nb, t + 3000);
+	ck_assert_int_eq(state_of("198.51.100.1", 0, NULL), PA_NEIGH_FAILED);
+	ck_assert_int_eq(pa_neigh_route_macs(nf, &eth, 0, false), -EHOSTUNREACH);
+	drain(0);
+
+	/* a gateway_mac needs no resolving, for either family */
+	conf_next =
+"{'ports': [{'name': 'p0', 'devargs': 'net_null0',"
+"  'addr': ['198.51.100.5/24', '2001:db8:1::5/64'],"
+"  'gateway_mac': '02:00:00:00:77:01'},"
+" {'name': 'p1', 'devargs': 'net_null1', 'addr': ['203.0.113.5/24']}]}";
+	setup();
+	conf_next = NULL;
+	nf = pa_neigh_fast(nb);
+	eth = was;
+	ck_assert_int_eq(pa_neigh_route_macs(nf, &eth, 0, true), 0);
+	ck_assert_mem_eq(eth.dst_addr.addr_bytes, FIXED, 6);
+	ck_assert_mem_eq(eth.src_addr.addr_bytes, MAC0, 6);
+	ck_assert_int_eq(pa_neigh_route_macs(nf, &eth, 0, false), 0);
+	ck_assert_int_eq(pa_neigh_route_macs(nf, &eth, 1, false), -EHOSTUNREACH);
+}
+END_TEST
+
 START_TEST(test_resolved_on_link_backend_wins_over_the_gateway)
 {
 	uint8_t f[256], mac[6];
@@ -1047,6 +1112,7 @@ neigh_suite(void)
 	tcase_add_test(tc, test_targets_are_the_gateway_and_on_link_backends_asked_for_at_start);
 	tcase_add_test(tc, test_unanswered_target_fails_after_its_probes_then_is_asked_again);
 	tcase_add_test(tc, test_reply_resolves_the_gateway_and_the_lb_uses_it_then_it_ages_and_is_probed);
+	tcase_add_test(tc, test_route_stage_sends_transit_to_the_gateway_of_its_port_and_family);
 	tcase_add_test(tc, test_resolved_on_link_backend_wins_over_the_gateway);
 	tcase_add_test(tc, test_replies_never_asked_for_and_unknown_gratuitous_arp_teach_nothing);
 	tcase_add_test(tc, test_backends_added_at_runtime_are_resolved_and_deleted_ones_forgotten_as_targets);
