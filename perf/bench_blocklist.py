@@ -182,7 +182,7 @@ def main():
            "old_daemon": ba.shown_path(args.old_daemon),
            "loadavg_start": open("/proc/loadavg").read().split()[:3],
            "throughput": []}
-    with tempfile.TemporaryDirectory(prefix="pa-bench-i17b-bl-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="pa-bench-blocklist-") as tmp:
         for v in [x for x in args.variants.split(",") if x]:
             flows = ba.make_flows(args.flows, v == "mixed")
             pcap = os.path.join(tmp, "flows-%s.pcap" % v)
