@@ -55,6 +55,22 @@ DROP_SPORT = (1024, 4299)       # the one drop rule: ~5% of the flows
 DROP_ID = 1
 
 # rte_acl classify algorithms (enum rte_acl_classify_alg) as l3fwd dumps them
+
+
+def shown_path(path):
+    """@p path as results record it: relative to the repository when it
+    lies in it (build/app/pktaccel), else only its last three components
+    after '.../' (.../build/app/pktaccel), so that no directory of the
+    machine that ran the benchmark is written into a result; None stays
+    None."""
+    if path is None:
+        return None
+    path = os.path.abspath(path)
+    if path == ROOT or path.startswith(ROOT + os.sep):
+        return os.path.relpath(path, ROOT)
+    return ".../" + "/".join(path.split(os.sep)[-3:]).lstrip("/")
+
+
 ACL_ALG_NAMES = {0: "default", 1: "scalar", 2: "sse", 3: "neon", 4: "altivec",
                  5: "avx2", 6: "avx512x16", 7: "avx512x32"}
 
@@ -893,7 +909,7 @@ def main():
     head = subprocess.run(["git", "-C", ROOT, "describe", "--always",
                            "--dirty"], capture_output=True, text=True).stdout
     res = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
-           "git": head.strip(), "daemon": DAEMON,
+           "git": head.strip(), "daemon": shown_path(DAEMON),
            "flows": args.flows, "seconds": args.seconds,
            "frame_bytes": {"ipv4": 60, "ipv6": 62}, "eal_mem_mb": args.mem,
            "loadavg_start": open("/proc/loadavg").read().split()[:3],

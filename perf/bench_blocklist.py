@@ -178,11 +178,11 @@ def main():
     res = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
            "flows": args.flows, "rules": args.rules,
            "seconds": args.seconds, "pairs": args.pairs,
-           "daemon": os.path.abspath(args.daemon),
-           "old_daemon": args.old_daemon,
+           "daemon": ba.shown_path(args.daemon),
+           "old_daemon": ba.shown_path(args.old_daemon),
            "loadavg_start": open("/proc/loadavg").read().split()[:3],
            "throughput": []}
-    with tempfile.TemporaryDirectory(prefix="pa-bench-i17b-bl-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="pa-bench-blocklist-") as tmp:
         for v in [x for x in args.variants.split(",") if x]:
             flows = ba.make_flows(args.flows, v == "mixed")
             pcap = os.path.join(tmp, "flows-%s.pcap" % v)

@@ -147,7 +147,7 @@ def main():
     res = {"date": datetime.datetime.utcnow().isoformat() + "Z",
            "flood_sources": args.flood, "legit_flows": args.legit,
            "legit_packets": 5 * args.legit, "runs": {}}
-    with tempfile.TemporaryDirectory(prefix="pa-i17s-flood-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="pa-bench-flood-") as tmp:
         t0 = time.monotonic()
         legit, mixed = make(args.flood, args.legit, args.seed)
         clean, flood = (os.path.join(tmp, "clean.pcap"),

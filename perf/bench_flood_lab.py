@@ -86,7 +86,7 @@ def main():
     lab = Lab("i17sf", False)
     res = {"date": datetime.datetime.utcnow().isoformat() + "Z",
            "cpus": len(os.sched_getaffinity(0)), "runs": {}}
-    work = tempfile.mkdtemp(prefix="pa-i17s-floodlab-")
+    work = tempfile.mkdtemp(prefix="pa-bench-floodlab-")
     try:
         lab.up()
         for v in a.variants.split(","):

@@ -14,7 +14,7 @@ every burst is full), so both sides are divided alike.
   callgrind_annotate --inclusive=no /tmp/x/pa.1
 
 The daemon should be a -Dcpu=x86-64-v3 build (valgrind cannot run
-AVX-512). docs/performance.md, "Issue 16: the plain forwarding path"."""
+AVX-512). perf/NOTES.md, "Issue 16: the plain forwarding path"."""
 import argparse
 import os
 import re

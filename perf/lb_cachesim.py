@@ -3,7 +3,7 @@
 configuration (rtc, one worker, net_pcap infinite_rx, 1k ACL rules, 10k
 flows, one Maglev ipip service; --no-lb: the same without the service),
 under callgrind's cache simulator, counted after the warm-up only
-(callgrind_control -i on / -z / -d). docs/performance.md, "Issue 16:
+(callgrind_control -i on / -z / -d). perf/NOTES.md, "Issue 16:
 where ACL + LB's cycles go at 10k flows".
 
   perf/lb_cachesim.py --daemon BUILD/app/pktaccel --out /tmp/x/cg-lb

@@ -770,9 +770,11 @@ def summarize_b(per_pair_b):
 
 
 def daemon_info(path):
-    """What identifies a daemon binary: its path, the git describe of the
-    tree it sits in (None outside one: the binary's mtime, size and hash
-    say which build it is), its mtime, size and sha256 (first 16)."""
+    """What identifies a daemon binary: its path (relative to the
+    repository, or .../ and its last three components outside it:
+    bench_acl.shown_path), the git describe of the tree it sits in (None
+    outside one: the binary's mtime, size and hash say which build it
+    is), its mtime, size and sha256 (first 16)."""
     st = os.stat(path)
     g = subprocess.run(["git", "-C", os.path.dirname(path), "describe",
                         "--always", "--dirty"], capture_output=True,
@@ -781,7 +783,7 @@ def daemon_info(path):
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
-    return {"path": path,
+    return {"path": ba.shown_path(path),
             "git": g.stdout.strip() if g.returncode == 0 else None,
             "mtime": datetime.datetime.fromtimestamp(
                 st.st_mtime).isoformat(timespec="seconds"),

@@ -493,3 +493,30 @@ def test_daemon_b_takes_b_over_a_within_each_pair_and_tables_it():
         in ab, ab
     assert "(old was run with --daemon-b: these are its A figures" in \
         run.compare(res, _result({}))
+
+
+def test_results_name_binaries_relative_to_the_repository(tmp_path):
+    """A result identifies a binary without a directory of the machine
+    that ran it: a file in the repository by its path from the
+    repository's root, one outside it by '.../' and its last three
+    components; the hash still tells builds apart."""
+    run = _run_module()
+    inside = run.daemon_info(RUN)
+    assert inside["path"] == os.path.join("perf", "run.py"), inside
+    exe = tmp_path / "elsewhere" / "build" / "app" / "pktaccel"
+    exe.parent.mkdir(parents=True)
+    exe.write_bytes(b"\x7fELF not really")
+    outside = run.daemon_info(str(exe))
+    assert outside["path"] == ".../build/app/pktaccel", outside
+    assert str(tmp_path) not in json.dumps(outside), outside
+    assert outside["sha256"] != inside["sha256"]
+    assert run.ba.shown_path(None) is None
+    # a relative argument is taken from the current directory, as the
+    # benchmarks' --daemon is
+    cwd = os.getcwd()
+    try:
+        os.chdir(REPO)
+        assert run.ba.shown_path("build/app/pktaccel") == \
+            os.path.join("build", "app", "pktaccel")
+    finally:
+        os.chdir(cwd)
