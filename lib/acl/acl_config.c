@@ -143,10 +143,40 @@ static const struct pa_decode_field rule_fields[] = {
 	  .doc = "the name of a port of the configuration" },
 };
 
+/* What action_field() says of dscp, rate_pps and burst, for the schema:
+ * required with their action, refused with the others. */
+static json_t *
+action_fields_schema(const char *action, const char *f1, const char *f2)
+{
+	json_t *need = f2 != NULL ? json_pack("[ss]", f1, f2) :
+		json_pack("[s]", f1);
+	json_t *refuse = f2 != NULL ?
+		json_pack("{s:[{s:[s]}, {s:[s]}]}", "anyOf", "required", f1,
+			"required", f2) :
+		json_pack("{s:[s]}", "required", f1);
+
+	return json_pack("{s:{s:{s:{s:s}}, s:[s]}, s:{s:o}, s:{s:o}}",
+		"if", "properties", "action", "const", action,
+		"required", "action",
+		"then", "required", need,
+		"else", "not", refuse);
+}
+
 json_t *
 pa_acl_config_rule_schema(void)
 {
-	return pa_decode_schema_object(rule_fields, PA_DECODE_N(rule_fields));
+	json_t *s = pa_decode_schema_object(rule_fields,
+			PA_DECODE_N(rule_fields));
+
+	if (s != NULL && json_object_set_new(s, "allOf", json_pack("[oo]",
+			action_fields_schema(action_names[PA_ACL_MARK], "dscp",
+				NULL),
+			action_fields_schema(action_names[PA_ACL_POLICE],
+				"rate_pps", "burst"))) != 0) {
+		json_decref(s);
+		return NULL;
+	}
+	return s;
 }
 
 int
