@@ -54,16 +54,24 @@ def _describe(m):
             kind = "|".join(kind)
         if "enum" in sch:
             kind = " | ".join(json.dumps(e) for e in sch["enum"])
+        elif "minimum" in sch and "maximum" in sch:
+            kind += " %d..%d" % (sch["minimum"], sch["maximum"])
         lines.append("%s%s: %s%s" % (p["name"],
                                      "" if p.get("required") else "?",
                                      kind,
-                                     (" -- " + p["description"])
-                                     if p.get("description") else ""))
-    res = m.get("result")
-    if res:
-        lines.append("")
-        lines.append("returns: %s" % (res.get("description") or
-                                      res.get("name", "")))
+                                     (" -- " + sch["description"])
+                                     if sch.get("description") else ""))
+    sch = (m.get("result") or {}).get("schema") or {}
+    if sch:
+        if lines[-1]:
+            lines.append("")
+        kind = sch.get("type", "")
+        if "const" in sch:
+            kind = json.dumps(sch["const"])
+        if isinstance(kind, list):
+            kind = "|".join(kind)
+        lines.append("returns: %s%s" % (kind, (" -- " + sch["description"])
+                                        if sch.get("description") else ""))
     return "\n".join(lines).rstrip()
 
 
