@@ -47,8 +47,6 @@ params_schema(const struct pa_rpc_schema *sc)
 		return pa_decode_schema_object(sc->params, sc->n_params);
 	if (sc != NULL && sc->params_fn != NULL)
 		return sc->params_fn();
-	if (sc != NULL && sc->params_json != NULL)
-		return pa_decode_schema_text(sc->params_json);
 	return json_pack("{s:s, s:{}, s:b}", "type", "object", "properties",
 			"additionalProperties", 0);
 }

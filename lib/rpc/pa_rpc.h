@@ -91,9 +91,10 @@ struct pa_decode_field;
  * JSON Schema, its result, its errors. The params' schema comes from what
  * decodes them, so that it cannot say other than the decoder does: the
  * method's own field table (pa_decode.h), or a function that builds the
- * schema of the config's tables that decode a whole object (a rule, a
+ * schema from the config's tables that decode a whole object (a rule, a
  * service, a configuration); only a decoder that is not made of a table
- * states its schema as text (and the API test checks it call by call).
+ * (the blocklist's) has its function state the schema beside it, which
+ * the API test (tests/integration/test_openrpc.py) checks call by call.
  * A method registered without one takes no params. Every method may
  * answer -32602 and -32603; @c errors adds the application errors.
  */
@@ -102,10 +103,8 @@ struct pa_rpc_schema {
 	const struct pa_decode_field *params;
 	size_t n_params;
 	/** ... or the params object's schema built by a function (new
-	 * reference, NULL when out of memory) ... */
+	 * reference, NULL when out of memory). */
 	json_t *(*params_fn)(void);
-	/** ... or written as JSON text. */
-	const char *params_json;
 	/** The result's JSON Schema as text (NULL: any value). */
 	const char *result_json;
 	/** PA_RPC_ERRS_* */
