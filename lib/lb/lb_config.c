@@ -167,7 +167,8 @@ backend_mac_check(const struct pa_decode_field *f, const json_t *v,
 
 static const struct pa_decode_field backend_fields[] = {
 	{ .name = "addr", .type = PA_DECODE_IP, .required = true,
-	  BACKEND(addr), .check = backend_addr_check },
+	  BACKEND(addr), .check = backend_addr_check,
+	  .doc = "a unicast address of the service's VIP family, not the VIP" },
 	{ .name = "port", .type = PA_DECODE_PORT, .min = 0, .max = 65535,
 	  BACKEND(port), .check = backend_port_check },
 	{ .name = "weight", .type = PA_DECODE_INT, .min = 0, .max = 65535,

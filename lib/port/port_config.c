@@ -938,11 +938,26 @@ ports_to_json(const struct pa_config *cfg, json_t **out)
 	return 0;
 }
 
+/* port_fields, with what their decoders check together: one of devargs
+ * and pci (port_pci()), kernel_if on a routed port (port_kernel_if()),
+ * its limits beside it (port_kernel_if_check()), gateway or gateway_mac
+ * (port_gateway()) */
 static json_t *
 ports_schema(void)
 {
-	return pa_decode_schema_array(pa_decode_schema_object(port_fields,
-			PA_DECODE_N(port_fields)), PA_CONFIG_MAX_PORTS);
+	json_t *port = pa_decode_schema_object(port_fields,
+			PA_DECODE_N(port_fields));
+
+	if (port == NULL || json_object_update_missing_new(port, json_pack(
+			"{s:[{s:[s]}, {s:[s]}], s:{s:[s], s:[s], s:[s]}, s:{s:[ss]}}",
+			"oneOf", "required", "devargs", "required", "pci",
+			"dependencies", "kernel_if", "addr",
+			"kernel_if_pps", "kernel_if", "kernel_if_burst", "kernel_if",
+			"not", "required", "gateway", "gateway_mac")) != 0) {
+		json_decref(port);
+		return NULL;
+	}
+	return pa_decode_schema_array(port, PA_CONFIG_MAX_PORTS);
 }
 
 static struct pa_config_section ports_section = {

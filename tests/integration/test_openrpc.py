@@ -233,9 +233,12 @@ def mutations(s, value, where="params"):
 
 # Methods whose valid call the test does not make: it stops the daemon.
 NOT_CALLED = {"shutdown"}
-# Values of the valid calls that name what exists: lb_backend_add looks
-# its service up before it decodes the backend.
-EXISTING = {"lb_backend_add": {"service": "web"}}
+# Values of the valid calls that the samples cannot get right: what
+# exists (lb_backend_add looks its service up before it decodes the
+# backend), and what another parameter decides (a backend is not the
+# VIP).
+OVERRIDES = {"lb_backend_add": {"service": "web"},
+             "lb_service_add": {"vip": "192.0.2.20"}}
 
 
 # Values of the configuration the daemon runs, for the parameters that
@@ -260,13 +263,16 @@ def allowed(schema, value):
 
 def variants(method, s, valid, running):
     """Calls the schema allows beside @valid: each optional property
-    added, with each value of its enum (params whose schema refuses the
-    addition, e.g. "dscp" without "action": "mark", are left out)."""
+    added, with each value of its enum, an array with one element (params
+    whose schema refuses the addition, e.g. "dscp" without "action":
+    "mark", are left out)."""
     for p, ps in s.get("properties", {}).items():
         if p in valid or (method, p) in STATE_BOUND:
             continue
         values = ps["enum"] if "enum" in ps else \
             [running.get((method, p), running.get(p, sample(ps)))]
+        if "array" in types_of(ps) and isinstance(ps.get("items"), dict):
+            values.append([sample(ps["items"])])    # one element
         for x in values:
             params = dict(valid, **{p: x})
             if allowed(s, params):
@@ -299,7 +305,7 @@ def test_sample_calls_cover_every_method(doc):
 def test_daemon_accepts_exactly_what_the_schema_allows(c, method, tmp_path):
     name = method["name"]
     ps = method["x-params-schema"]
-    valid = dict(sample(ps), **EXISTING.get(name, {}))
+    valid = dict(sample(ps), **OVERRIDES.get(name, {}))
     unbound = False
     if name not in NOT_CALLED:
         e = call(c, name, valid)
