@@ -77,6 +77,29 @@ def test_docs_openrpc_json_is_what_rpc_discover_returns(doc):
         "regenerate it with scripts/openrpc-doc.sh")
 
 
+def test_openrpc_doc_script_writes_the_checked_in_file(tmp_path):
+    out = str(tmp_path / "openrpc.json")
+    r = subprocess.run([os.path.join(pautil.REPO, "scripts",
+                                     "openrpc-doc.sh"), out],
+                       capture_output=True, text=True, timeout=180,
+                       env=dict(os.environ, PKTACCEL_BUILD_DIR=pautil.BUILD))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip().splitlines()[-1] == out
+    with open(out, "rb") as a, open(DOC, "rb") as b:
+        assert a.read() == b.read()
+
+
+@pytest.mark.parametrize("script", ["openrpc-doc.sh", "openrpc-meta.sh"])
+def test_openrpc_scripts_pass_shellcheck(script):
+    import shutil
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck not installed (scripts/deps.sh installs it)")
+    r = subprocess.run(["shellcheck", os.path.join(pautil.REPO, "scripts",
+                                                   script)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 def test_client_package_carries_the_same_document():
     from pktaccel.client import load_openrpc
     with open(DOC) as f:
@@ -299,9 +322,13 @@ def test_sample_calls_cover_every_method(doc):
         sample(m["x-params-schema"])
 
 
-@pytest.mark.parametrize("method", sorted(
-    json.load(open(DOC))["methods"], key=lambda m: m["name"]),
-    ids=lambda m: m["name"])
+def checked_in_methods():
+    with open(DOC) as f:
+        return sorted(json.load(f)["methods"], key=lambda m: m["name"])
+
+
+@pytest.mark.parametrize("method", checked_in_methods(),
+                         ids=lambda m: m["name"])
 def test_daemon_accepts_exactly_what_the_schema_allows(c, method, tmp_path):
     name = method["name"]
     ps = method["x-params-schema"]
