@@ -35,7 +35,16 @@ PACKAGES=(
 	gcovr			# scripts/coverage.sh
 	shellcheck		# lints scripts/*.sh (tests/integration/test_deploy.py)
 	bird2			# the BGP lab: BIRD 2 in the appliance and router namespaces
+	python3-jsonschema	# validates docs/openrpc.json (tests/integration/test_openrpc.py)
+	python3-setuptools	# builds the client package offline (pip install --no-build-isolation tools/pylib)
+	python3-venv		# the client package's install test
 )
+# npm fetches the OpenRPC meta-schema (scripts/openrpc-meta.sh). Debian's
+# nodejs and npm, unless a node with its own npm is already there (a
+# NodeSource nodejs carries npm and conflicts with Debian's package).
+if ! command -v npm >/dev/null 2>&1; then
+	PACKAGES+=(nodejs npm)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

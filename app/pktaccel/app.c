@@ -38,7 +38,8 @@ rpc_shutdown(void *ctx, const json_t *params, json_t **result,
 	return 0;
 }
 PA_RPC_SUBSYSTEM(app, "app", "daemon not running");
-PA_RPC_METHOD(app, "shutdown", rpc_shutdown, "stop the daemon cleanly")
+PA_RPC_METHOD_SCHEMA(app, "shutdown", rpc_shutdown, "stop the daemon cleanly",
+	.result_json = "{\"const\": true}")
 
 static int
 make_replay_devargs(struct pa_app *app, char *err, size_t err_len)

@@ -2,7 +2,8 @@
 /*
  * The interactive console of pktaccelctl: commands read from the terminal
  * with libedit (line editing, history, completion of the names that
- * rpc_get_methods gives) or line by line from a pipe, each run like a
+ * rpc_get_methods gives and, after a method, of its parameter names as
+ * "key=" from rpc.discover) or line by line from a pipe, each run like a
  * command line; help and quit are the console's own.
  */
 #include <ctype.h>
@@ -64,6 +65,71 @@ fetch_methods(struct ctl *ctl)
 	return list;
 }
 
+/* The daemon's OpenRPC document (rpc.discover), fetched on the first
+ * completion of a parameter; json_null() when the daemon gives none. */
+static json_t *discover_doc;
+static struct ctl *console_ctl;
+/* The params (OpenRPC content descriptors) of the method whose
+ * parameter is being completed. */
+static const json_t *param_list;
+
+/* The "params" of @p method in the daemon's rpc.discover, or NULL. */
+static const json_t *
+method_params(const char *method, size_t len)
+{
+	const json_t *m, *name;
+	json_t *resp;
+	size_t i;
+
+	if (discover_doc == NULL) {
+		discover_doc = json_null();
+		if (console_ctl != NULL && ctl_client_call(&console_ctl->client,
+				"rpc.discover", NULL, &resp) == 0) {
+			if (json_is_object(json_object_get(resp, "result"))) {
+				json_decref(discover_doc);
+				discover_doc = json_incref(json_object_get(resp,
+						"result"));
+			}
+			json_decref(resp);
+		}
+	}
+	json_array_foreach(json_object_get(discover_doc, "methods"), i, m) {
+		name = json_object_get(m, "name");
+		if (json_is_string(name) &&
+		    strlen(json_string_value(name)) == len &&
+		    strncmp(json_string_value(name), method, len) == 0)
+			return json_object_get(m, "params");
+	}
+	return NULL;
+}
+
+/* "key=" for each parameter of the method that starts with @p text. */
+static char *
+complete_param(const char *text, int state)
+{
+	static size_t pi;
+	size_t len = strlen(text);
+	const char *n;
+	char *out;
+
+	if (state == 0)
+		pi = 0;
+	while (pi < json_array_size(param_list)) {
+		n = json_string_value(json_object_get(
+				json_array_get(param_list, pi++), "name"));
+		if (n == NULL || strncmp(n, text, len) != 0)
+			continue;
+		out = malloc(strlen(n) + 2);
+		if (out == NULL)
+			return NULL;
+		memcpy(out, n, strlen(n));
+		out[strlen(n)] = '=';
+		out[strlen(n) + 1] = '\0';
+		return out;
+	}
+	return NULL;
+}
+
 static char *
 complete_name(const char *text, int state)
 {
@@ -92,12 +158,28 @@ complete(const char *text, int start, int end)
 {
 	int i;
 
+	const char *method;
+	size_t len;
+
 	(void)end;
 	rl_attempted_completion_over = 1;	/* never file names */
 	for (i = 0; i < start; i++)
 		if (!isspace((unsigned char)rl_line_buffer[i]))
-			return NULL;
-	return rl_completion_matches(text, complete_name);
+			break;
+	if (i == start) {
+		rl_completion_append_character = ' ';
+		return rl_completion_matches(text, complete_name);
+	}
+	/* a word after the method: one of its parameters, as "key=" */
+	method = rl_line_buffer + i;
+	for (len = 0; (int)(i + len) < start &&
+	     !isspace((unsigned char)method[len]); len++)
+		;
+	param_list = method_params(method, len);
+	if (param_list == NULL || strchr(text, '=') != NULL)
+		return NULL;
+	rl_completion_append_character = '\0';	/* the value follows */
+	return rl_completion_matches(text, complete_param);
 }
 
 static int
@@ -239,6 +321,7 @@ console_tty(struct ctl *ctl)
 		read_history(hist);	/* a missing file is fine */
 
 	method_list = fetch_methods(ctl);
+	console_ctl = ctl;
 	printf("pktaccelctl %s: connected to %s. Type help, or quit.\n",
 		PA_VERSION, ctl->client.path);
 	status = console_loop(ctl, next_line_tty);
@@ -247,6 +330,9 @@ console_tty(struct ctl *ctl)
 	free(hist);
 	json_decref(method_list);
 	method_list = NULL;
+	json_decref(discover_doc);
+	discover_doc = NULL;
+	console_ctl = NULL;
 	return status;
 }
 

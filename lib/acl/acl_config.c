@@ -126,15 +126,58 @@ static const struct pa_decode_field rule_fields[] = {
 	{ .name = "action", .type = PA_DECODE_ENUM, .required = true,
 	  .names = action_names, RULE(action) },
 	{ .name = "dscp", .type = PA_DECODE_CUSTOM, .flags = PA_DECODE_ALWAYS,
-	  .decode = rule_mark_field, .min = 0, .max = 63, RULE(dscp) },
+	  .decode = rule_mark_field, .min = 0, .max = 63, RULE(dscp),
+	  .schema = pa_decode_schema_int,
+	  .doc = "with \"action\": \"mark\" only, and required with it" },
 	{ .name = "rate_pps", .type = PA_DECODE_CUSTOM,
 	  .flags = PA_DECODE_ALWAYS, .decode = rule_police_field,
-	  .min = 1, .max = INT64_MAX, RULE(rate_pps) },
+	  .min = 1, .max = INT64_MAX, RULE(rate_pps),
+	  .schema = pa_decode_schema_int,
+	  .doc = "with \"action\": \"police\" only, and required with it" },
 	{ .name = "burst", .type = PA_DECODE_CUSTOM, .flags = PA_DECODE_ALWAYS,
 	  .decode = rule_police_field, .min = 1, .max = INT64_MAX,
-	  RULE(burst) },
-	{ .name = "in_port", .type = PA_DECODE_CUSTOM, .decode = rule_in_port },
+	  RULE(burst), .schema = pa_decode_schema_int,
+	  .doc = "with \"action\": \"police\" only, and required with it" },
+	{ .name = "in_port", .type = PA_DECODE_CUSTOM, .decode = rule_in_port,
+	  .schema = pa_decode_schema_string,
+	  .doc = "the name of a port of the configuration" },
 };
+
+/* What action_field() says of dscp, rate_pps and burst, for the schema:
+ * required with their action, refused with the others. */
+static json_t *
+action_fields_schema(const char *action, const char *f1, const char *f2)
+{
+	json_t *need = f2 != NULL ? json_pack("[ss]", f1, f2) :
+		json_pack("[s]", f1);
+	json_t *refuse = f2 != NULL ?
+		json_pack("{s:[{s:[s]}, {s:[s]}]}", "anyOf", "required", f1,
+			"required", f2) :
+		json_pack("{s:[s]}", "required", f1);
+
+	return json_pack("{s:{s:{s:{s:s}}, s:[s]}, s:{s:o}, s:{s:o}}",
+		"if", "properties", "action", "const", action,
+		"required", "action",
+		"then", "required", need,
+		"else", "not", refuse);
+}
+
+json_t *
+pa_acl_config_rule_schema(void)
+{
+	json_t *s = pa_decode_schema_object(rule_fields,
+			PA_DECODE_N(rule_fields));
+
+	if (s != NULL && json_object_set_new(s, "allOf", json_pack("[oo]",
+			action_fields_schema(action_names[PA_ACL_MARK], "dscp",
+				NULL),
+			action_fields_schema(action_names[PA_ACL_POLICE],
+				"rate_pps", "burst"))) != 0) {
+		json_decref(s);
+		return NULL;
+	}
+	return s;
+}
 
 int
 pa_acl_config_parse_rule(const json_t *obj, const struct pa_config *cfg,
@@ -298,16 +341,42 @@ acl_flow_cache_check(const struct pa_decode_field *f, const json_t *v,
 	return 0;
 }
 
+static json_t *
+acl_rules_schema(const struct pa_decode_field *f)
+{
+	return pa_decode_schema_array(pa_acl_config_rule_schema(), 0);
+}
+
+/* 0, or PA_CONFIG_ACL_FLOW_CACHE_MIN..MAX (acl_flow_cache_check) */
+static json_t *
+acl_flow_cache_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:s, s:I, s:I, s:{s:I, s:I}, s:s}",
+			"type", "integer", "minimum", (json_int_t)f->min,
+			"maximum", (json_int_t)f->max,
+			"not", "minimum", (json_int_t)1,
+			"maximum", (json_int_t)PA_CONFIG_ACL_FLOW_CACHE_MIN - 1,
+			"description", "entries of the flow cache; 0: none");
+}
+
 static const struct pa_decode_field acl_fields[] = {
 	{ .name = "default", .type = PA_DECODE_ENUM, .names = default_names,
 	  PA_DECODE_AT(struct pa_config_acl, def) },
 	{ .name = "non_ip", .type = PA_DECODE_ENUM, .names = non_ip_names,
 	  PA_DECODE_AT(struct pa_config_acl, non_ip_drop) },
-	{ .name = "rules", .type = PA_DECODE_CUSTOM, .decode = acl_rules },
+	{ .name = "rules", .type = PA_DECODE_CUSTOM, .decode = acl_rules,
+	  .schema = acl_rules_schema },
 	{ .name = "flow_cache", .type = PA_DECODE_INT, .min = 0,
 	  .max = PA_CONFIG_ACL_FLOW_CACHE_MAX, .check = acl_flow_cache_check,
-	  PA_DECODE_AT(struct pa_config_acl, flow_cache) },
+	  PA_DECODE_AT(struct pa_config_acl, flow_cache),
+	  .schema = acl_flow_cache_schema },
 };
+
+json_t *
+pa_acl_config_schema(void)
+{
+	return pa_decode_schema_object(acl_fields, PA_DECODE_N(acl_fields));
+}
 
 int
 pa_acl_config_parse_acl(const json_t *obj, const struct pa_config *cfg,
@@ -388,6 +457,7 @@ static struct pa_config_section acl_section = {
 	.parse = acl_parse,
 	.clear = acl_clear,
 	.to_json = acl_to_json,
+	.schema = pa_acl_config_schema,
 };
 
 PA_CONFIG_SECTION_REGISTER(acl_section)

@@ -54,8 +54,11 @@ rpc_acl_rule_add(void *ctx, const json_t *params, json_t **result,
 	*result = json_pack("{s:I}", "id", (json_int_t)rule.id);
 	return 0;
 }
-PA_RPC_METHOD(acl, "acl_rule_add", rpc_acl_rule_add,
-	"add an ACL rule: id priority src dst sport dport proto action [dscp rate_pps burst in_port]")
+PA_RPC_METHOD_SCHEMA(acl, "acl_rule_add", rpc_acl_rule_add,
+	"add an ACL rule: id priority src dst sport dport proto action [dscp rate_pps burst in_port]",
+	.params_fn = pa_acl_config_rule_schema,
+	.result_json = "{\"type\": \"object\", \"properties\": {\"id\": {\"type\": \"integer\"}}, \"required\": [\"id\"]}",
+	.errors = PA_RPC_ERRS_EXISTS)
 
 /* acl_rule_delete: {"id": N} */
 struct delete_params {
@@ -89,8 +92,11 @@ rpc_acl_rule_delete(void *ctx, const json_t *params, json_t **result,
 	*result = json_true();
 	return 0;
 }
-PA_RPC_METHOD(acl, "acl_rule_delete", rpc_acl_rule_delete,
-	"delete the ACL rule with this id")
+PA_RPC_METHOD_SCHEMA(acl, "acl_rule_delete", rpc_acl_rule_delete,
+	"delete the ACL rule with this id",
+	PA_RPC_PARAMS(delete_fields),
+	.result_json = "{\"const\": true}",
+	.errors = PA_RPC_ERRS_NOT_FOUND)
 
 static int
 rpc_acl_rule_list(void *ctx, const json_t *params, json_t **result,
@@ -105,8 +111,9 @@ rpc_acl_rule_list(void *ctx, const json_t *params, json_t **result,
 			"out of memory");
 	return 0;
 }
-PA_RPC_METHOD(acl, "acl_rule_list", rpc_acl_rule_list,
-	"the ACL rules, best first, with hit counters")
+PA_RPC_METHOD_SCHEMA(acl, "acl_rule_list", rpc_acl_rule_list,
+	"the ACL rules, best first, with hit counters",
+	.result_json = "{\"type\": \"array\", \"items\": {\"type\": \"object\", \"description\": \"a rule with its hits and bytes\"}}")
 
 /*
  * acl_rules_replace: the "acl" section's object, decoded by the section's
@@ -148,5 +155,20 @@ rpc_acl_rules_replace(void *ctx, const json_t *params, json_t **result,
 	free(table.rules);
 	return ret != 0 ? core_error(ret, why, err) : 0;
 }
-PA_RPC_METHOD(acl, "acl_rules_replace", rpc_acl_rules_replace,
-	"replace the whole ACL atomically: {\"default\", \"rules\", \"non_ip\"?}")
+/* the "acl" section's schema, "rules" required */
+static json_t *
+replace_schema(void)
+{
+	json_t *s = pa_acl_config_schema();
+
+	if (s != NULL && json_object_set_new(s, "required",
+			json_pack("[s]", "rules")) != 0) {
+		json_decref(s);
+		return NULL;
+	}
+	return s;
+}
+PA_RPC_METHOD_SCHEMA(acl, "acl_rules_replace", rpc_acl_rules_replace,
+	"replace the whole ACL atomically: {\"default\", \"rules\", \"non_ip\"?}",
+	.params_fn = replace_schema,
+	.result_json = "{\"type\": \"object\", \"properties\": {\"rules\": {\"type\": \"integer\"}}, \"required\": [\"rules\"]}")

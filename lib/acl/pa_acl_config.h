@@ -51,4 +51,10 @@ int pa_acl_config_parse_acl(const json_t *obj, const struct pa_config *cfg,
 json_t *pa_acl_config_rule_to_json(const struct pa_config_acl_rule *r,
 		const struct pa_config *cfg);
 
+/** The JSON Schema of a rule object and of an "acl" object, from the
+ * field tables pa_acl_config_parse_rule() and pa_acl_config_parse_acl()
+ * decode with (new references, NULL when out of memory). */
+json_t *pa_acl_config_rule_schema(void);
+json_t *pa_acl_config_schema(void);
+
 #endif /* PA_ACL_CONFIG_H */

@@ -13,7 +13,8 @@
 
 static const struct pa_decode_field announce_fields[] = {
 	{ .name = "table", .type = PA_DECODE_INT, .required = true,
-	  .min = 1, .max = UINT32_MAX, ANNOUNCE(table) },
+	  .min = 1, .max = UINT32_MAX, ANNOUNCE(table),
+	  .doc = "a kernel routing table, not 253..255" },
 	{ .name = "drain_s", .type = PA_DECODE_INT, .min = 0,
 	  .max = PA_ANNOUNCE_MAX_DRAIN_S, ANNOUNCE(drain_s) },
 };
@@ -65,10 +66,18 @@ announce_to_json(const struct pa_config *cfg, json_t **out)
 	return *out != NULL ? 0 : -ENOMEM;
 }
 
+static json_t *
+announce_schema(void)
+{
+	return pa_decode_schema_object(announce_fields,
+		PA_DECODE_N(announce_fields));
+}
+
 static struct pa_config_section announce_section = {
 	.key = "announce",
 	.order = PA_CONFIG_ORDER_ANNOUNCE,
 	.parse = announce_parse,
 	.to_json = announce_to_json,
+	.schema = announce_schema,
 };
 PA_CONFIG_SECTION_REGISTER(announce_section)

@@ -24,8 +24,9 @@ rpc_health_get(void *ctx, const json_t *params, json_t **result,
 			"out of memory");
 	return 0;
 }
-PA_RPC_METHOD(health, "health_get", rpc_health_get,
-	"readiness, drain, services and announced routes")
+PA_RPC_METHOD_SCHEMA(health, "health_get", rpc_health_get,
+	"readiness, drain, services and announced routes",
+	.result_json = "{\"type\": \"object\", \"properties\": {\"ready\": {\"type\": \"boolean\"}, \"draining\": {\"type\": \"boolean\"}, \"reasons\": {\"type\": \"array\"}, \"services\": {\"type\": \"object\"}}, \"required\": [\"ready\", \"draining\", \"reasons\", \"services\"]}")
 
 struct set_params {
 	bool draining;
@@ -52,5 +53,6 @@ rpc_health_set(void *ctx, const json_t *params, json_t **result,
 	*result = json_true();
 	return 0;
 }
-PA_RPC_METHOD(health, "health_set", rpc_health_set,
-	"{\"draining\": bool}: withdraw the VIPs (keep forwarding), or announce again")
+PA_RPC_METHOD_SCHEMA(health, "health_set", rpc_health_set,
+	"{\"draining\": bool}: withdraw the VIPs (keep forwarding), or announce again",
+	PA_RPC_PARAMS(set_fields), .result_json = "{\"const\": true}")

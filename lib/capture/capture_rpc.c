@@ -84,13 +84,50 @@ start_path_check(const struct pa_decode_field *f, const json_t *v,
 	return 0;
 }
 
+/* "reason": a drop reason's name or "any" (start_reason_check) */
+static json_t *
+start_reason_schema(const struct pa_decode_field *f)
+{
+	json_t *s, *e;
+	unsigned int r;
+
+	s = json_pack("{s:s, s:[]}", "type", "string", "enum");
+	if (s == NULL)
+		return NULL;
+	e = json_object_get(s, "enum");
+	for (r = 0; r < PA_DROP_MAX; r++)
+		if (json_array_append_new(e, json_string(pa_stats_drop_name(
+				(enum pa_drop_reason)r))) != 0)
+			goto fail;
+	if (json_array_append_new(e, json_string("any")) != 0)
+		goto fail;
+	return s;
+fail:
+	json_decref(s);
+	return NULL;
+}
+
+/* "path": what pa_capture_check_name() takes (start_path_check) */
+static json_t *
+start_path_schema(const struct pa_decode_field *f)
+{
+	char pat[64];
+
+	snprintf(pat, sizeof(pat), "^[A-Za-z0-9_-][A-Za-z0-9._-]{0,%u}$",
+		PA_CAPTURE_NAME_MAX - 1);
+	return json_pack("{s:s, s:s, s:s}", "type", "string", "pattern", pat,
+		"description", "a file name in the capture directory");
+}
+
 #define START(m)	PA_DECODE_AT(struct start_params, m)
 
 static const struct pa_decode_field start_fields[] = {
 	{ .name = "reason", .type = PA_DECODE_STRING, .required = true,
-	  START(reason), .check = start_reason_check },
+	  START(reason), .check = start_reason_check,
+	  .schema = start_reason_schema },
 	{ .name = "path", .type = PA_DECODE_STRING, .required = true,
-	  START(path), .check = start_path_check },
+	  START(path), .check = start_path_check,
+	  .schema = start_path_schema },
 	{ .name = "max_packets", .type = PA_DECODE_INT,
 	  .min = 1, .max = PA_CAPTURE_LIMIT_MAX_PACKETS,
 	  START(cap.max_packets) },
@@ -159,8 +196,11 @@ rpc_capture_start(void *ctx, const json_t *params, json_t **result,
 	pa_capture_get(cap, &st);
 	return status_result(cap, &st, false, result, err);
 }
-PA_RPC_METHOD(capture, "capture_start", rpc_capture_start,
-	"write dropped packets to a pcap file: reason (acl, ..., any) path [max_packets max_bytes snaplen]")
+PA_RPC_METHOD_SCHEMA(capture, "capture_start", rpc_capture_start,
+	"write dropped packets to a pcap file: reason (acl, ..., any) path [max_packets max_bytes snaplen]",
+	PA_RPC_PARAMS(start_fields),
+	.result_json = "{\"type\": \"object\", \"description\": \"the capture's status\"}",
+	.errors = PA_RPC_ERRS_EXISTS)
 
 static int
 rpc_capture_stop(void *ctx, const json_t *params, json_t **result,
@@ -184,8 +224,10 @@ rpc_capture_stop(void *ctx, const json_t *params, json_t **result,
 	}
 	return status_result(cap, &st, false, result, err);
 }
-PA_RPC_METHOD(capture, "capture_stop", rpc_capture_stop,
-	"stop the running capture: packets written, bytes, lost")
+PA_RPC_METHOD_SCHEMA(capture, "capture_stop", rpc_capture_stop,
+	"stop the running capture: packets written, bytes, lost",
+	.result_json = "{\"type\": \"object\", \"description\": \"the capture's status\"}",
+	.errors = PA_RPC_ERRS_NOT_FOUND)
 
 static int
 rpc_capture_get(void *ctx, const json_t *params, json_t **result,
@@ -199,5 +241,6 @@ rpc_capture_get(void *ctx, const json_t *params, json_t **result,
 	pa_capture_get(cap, &st);
 	return status_result(cap, &st, true, result, err);
 }
-PA_RPC_METHOD(capture, "capture_get", rpc_capture_get,
-	"the running capture, or the last one: state, counts, why it stopped")
+PA_RPC_METHOD_SCHEMA(capture, "capture_get", rpc_capture_get,
+	"the running capture, or the last one: state, counts, why it stopped",
+	.result_json = "{\"type\": \"object\", \"description\": \"the capture's status and directory\"}")

@@ -56,6 +56,26 @@ pa_config_section_register(struct pa_config_section *s)
 	*pp = s;
 }
 
+json_t *
+pa_config_schema(void)
+{
+	const struct pa_config_section *sec;
+	json_t *s, *props;
+
+	s = json_pack("{s:s, s:{}, s:b}", "type", "object", "properties",
+			"additionalProperties", 0);
+	if (s == NULL)
+		return NULL;
+	props = json_object_get(s, "properties");
+	for (sec = sections; sec != NULL; sec = sec->next)
+		if (json_object_set_new(props, sec->key, sec->schema != NULL ?
+				sec->schema() : json_object()) != 0) {
+			json_decref(s);
+			return NULL;
+		}
+	return s;
+}
+
 int
 pa_config_port_index(const struct pa_config *cfg, const char *name)
 {
@@ -122,9 +142,19 @@ struct metrics_doc {
 	const char *listen;
 };
 
+/* "listen": what listen_check() takes (the pattern says its shape) */
+static json_t *
+metrics_listen_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:s, s:s, s:s}", "type", "string",
+			"pattern", "^([0-9.]+|\\[[0-9A-Fa-f:.]+\\]):[0-9]{1,5}$",
+			"description", "IPV4:PORT or [IPV6]:PORT, port 1..65535");
+}
+
 static const struct pa_decode_field metrics_fields[] = {
 	{ .name = "listen", .type = PA_DECODE_STRING,
-	  PA_DECODE_AT(struct metrics_doc, listen) },
+	  PA_DECODE_AT(struct metrics_doc, listen),
+	  .schema = metrics_listen_schema },
 };
 
 static void
@@ -182,12 +212,25 @@ metrics_to_json(const struct pa_config *cfg, json_t **out)
 	return *out != NULL ? 0 : -ENOMEM;
 }
 
+/* an object, or null: off */
+static json_t *
+metrics_schema(void)
+{
+	json_t *o = pa_decode_schema_object(metrics_fields,
+			PA_DECODE_N(metrics_fields));
+
+	if (o == NULL)
+		return NULL;
+	return json_pack("{s:[o{s:s}]}", "anyOf", o, "type", "null");
+}
+
 static struct pa_config_section metrics_section = {
 	.key = "metrics",
 	.order = PA_CONFIG_ORDER_METRICS,
 	.defaults = metrics_defaults,
 	.parse = metrics_parse,
 	.to_json = metrics_to_json,
+	.schema = metrics_schema,
 };
 
 PA_CONFIG_SECTION_REGISTER(metrics_section)
@@ -243,6 +286,15 @@ rpc_group(const struct pa_decode_field *f, const json_t *g, const char *path,
 	return 0;
 }
 
+static json_t *
+rpc_group_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:s, s:i, s:i, s:s}", "type", "string",
+			"minLength", 1, "maxLength",
+			(int)sizeof(((struct pa_config_rpc *)0)->group) - 1,
+			"description", "a group name or number of this host");
+}
+
 static const struct pa_decode_field rpc_fields[] = {
 	{ .name = "max_connections", .type = PA_DECODE_INT,
 	  .min = 1, .max = CFG_MAX_RPC_CONNS,
@@ -256,8 +308,15 @@ static const struct pa_decode_field rpc_fields[] = {
 	{ .name = "idle_timeout", .type = PA_DECODE_INT,
 	  .min = 1, .max = CFG_MAX_RPC_IDLE,
 	  PA_DECODE_AT(struct pa_config_rpc, idle_timeout) },
-	{ .name = "group", .type = PA_DECODE_CUSTOM, .decode = rpc_group },
+	{ .name = "group", .type = PA_DECODE_CUSTOM, .decode = rpc_group,
+	  .schema = rpc_group_schema },
 };
+
+static json_t *
+rpc_schema(void)
+{
+	return pa_decode_schema_object(rpc_fields, PA_DECODE_N(rpc_fields));
+}
 
 static int
 rpc_parse(const json_t *v, struct pa_config *cfg,
@@ -299,6 +358,7 @@ static struct pa_config_section rpc_section = {
 	.defaults = rpc_defaults,
 	.parse = rpc_parse,
 	.to_json = rpc_to_json,
+	.schema = rpc_schema,
 };
 
 PA_CONFIG_SECTION_REGISTER(rpc_section)

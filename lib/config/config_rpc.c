@@ -34,8 +34,9 @@ config_get(void *ctx, const json_t *params, json_t **result,
 	return 0;
 }
 
-PA_RPC_METHOD(config, "config_get", config_get,
-		"the running configuration, in the file's schema")
+PA_RPC_METHOD_SCHEMA(config, "config_get", config_get,
+		"the running configuration, in the file's schema",
+		.result_json = "{\"type\": \"object\", \"description\": \"the running configuration (config_validate's params)\"}")
 
 /* Errors that say the path is wrong are the caller's; the rest are ours. */
 static bool
@@ -71,9 +72,19 @@ save_path_check(const struct pa_decode_field *f, const json_t *v,
 	return 0;
 }
 
+/* save_path_check: not empty, shorter than PATH_MAX */
+static json_t *
+save_path_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:s, s:i, s:i, s:s}", "type", "string",
+			"minLength", 1, "maxLength", PATH_MAX - 1,
+			"description", "the file to write (default: the daemon's own)");
+}
+
 static const struct pa_decode_field save_fields[] = {
 	{ .name = "path", .type = PA_DECODE_STRING,
-	  PA_DECODE_AT(struct save_params, path), .check = save_path_check },
+	  PA_DECODE_AT(struct save_params, path), .check = save_path_check,
+	  .schema = save_path_schema },
 };
 
 static int
@@ -112,8 +123,9 @@ config_save(void *ctx, const json_t *params, json_t **result,
 	return 0;
 }
 
-PA_RPC_METHOD(config, "config_save", config_save,
-		"write the running configuration to its file (or params.path), atomically")
+PA_RPC_METHOD_SCHEMA(config, "config_save", config_save,
+		"write the running configuration to its file (or params.path), atomically",
+		PA_RPC_PARAMS(save_fields), .result_json = "{\"const\": true}")
 
 static int
 config_validate(void *ctx, const json_t *params, json_t **result,
@@ -134,5 +146,6 @@ config_validate(void *ctx, const json_t *params, json_t **result,
 	return 0;
 }
 
-PA_RPC_METHOD(config, "config_validate", config_validate,
-		"check a configuration document without applying it")
+PA_RPC_METHOD_SCHEMA(config, "config_validate", config_validate,
+		"check a configuration document without applying it",
+		.params_fn = pa_config_schema, .result_json = "{\"const\": true}")

@@ -443,6 +443,11 @@ struct pa_config_section {
 	/** Serialize: *out = new reference, or left NULL to omit the key.
 	 * @return 0 or -ENOMEM. */
 	int (*to_json)(const struct pa_config *cfg, json_t **out);
+	/** The section's JSON Schema, built from the field tables its
+	 * parse() decodes with (pa_decode_schema_object()): new reference,
+	 * NULL when out of memory. NULL: the section's value is described
+	 * as any value. */
+	json_t *(*schema)(void);
 	struct pa_config_section *next;	/**< the registry's */
 };
 
@@ -471,6 +476,23 @@ void pa_config_section_register(struct pa_config_section *s);
 	{								\
 		pa_config_section_register(&(sec));			\
 	}
+
+/**
+ * The JSON Schema of a whole configuration document: an object whose
+ * keys are the registered sections (no other key), each with its
+ * section's schema. What config_validate's params are (rpc.discover).
+ * @return new reference, NULL when out of memory.
+ */
+json_t *pa_config_schema(void);
+
+/**
+ * The OpenRPC (1.2.x) document of every registered RPC method, as
+ * rpc.discover returns it and docs/openrpc.json holds it: each method's
+ * params by name with their JSON Schema (from the field tables its
+ * decoder runs, struct pa_rpc_schema), its result and its errors.
+ * @return new reference, NULL when out of memory.
+ */
+json_t *pa_config_openrpc(void);
 
 /* Serialization helpers of the sections: new JSON strings (NULL when out
  * of memory, which json_object_set_new() then reports). */

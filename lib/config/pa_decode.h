@@ -95,6 +95,14 @@ typedef int (*pa_decode_fn)(const struct pa_decode_field *f, const json_t *v,
 		const char *path, void *out, void *arg,
 		char *err, size_t err_len);
 
+/**
+ * A field's JSON Schema (.schema), for what its type does not say: the
+ * whole schema of a CUSTOM field (its decoder's rules), or one that
+ * replaces the schema of a typed field whose .check narrows it.
+ * @return new reference, or NULL when out of memory.
+ */
+typedef json_t *(*pa_decode_schema_fn)(const struct pa_decode_field *f);
+
 /** One key of an object. */
 struct pa_decode_field {
 	const char *name;		/**< the key */
@@ -111,6 +119,12 @@ struct pa_decode_field {
 	bool has_present;		/**< set a bool when the key is there */
 	size_t present_offset;		/**< (PA_DECODE_PRESENT) */
 	unsigned int flags;		/**< PA_DECODE_ALWAYS */
+	/** JSON Schema of the field (pa_decode_schema_field()): CUSTOM
+	 * fields' own (NULL: any value), or a typed field's narrower one
+	 * (NULL: the one its type, bounds and names give). */
+	pa_decode_schema_fn schema;
+	const char *doc;		/**< one line for the schema's
+					 * "description" (NULL: none) */
 };
 
 /** Destination of a field: member @p m of struct type @p t. */
@@ -141,6 +155,50 @@ int pa_decode_object(const json_t *obj, const char *path,
  */
 void pa_decode_store_int(const struct pa_decode_field *f, void *out,
 		long long x);
+
+/* ---- JSON Schema of a table (rpc.discover, docs/openrpc.json) ---- */
+
+/**
+ * The JSON Schema of what field @p f accepts, derived from the same table
+ * that decodes it: INT as an integer with "minimum" and "maximum", POW2 as
+ * the "enum" of its powers of two, ENUM as a string "enum", IP, PREFIX,
+ * MAC, NAME, PORT_RANGE and PROTO as strings with a "pattern" (PORT,
+ * PORT_RANGE and PROTO also as integers), CUSTOM from its .schema hook.
+ * A .schema hook of a typed field replaces the derived schema.
+ * @return new reference, NULL when out of memory.
+ */
+json_t *pa_decode_schema_field(const struct pa_decode_field *f);
+
+/**
+ * The JSON Schema of an object decoded by pa_decode_object() with
+ * @p fields: "type": "object", each field under "properties" (in table
+ * order), "required", "additionalProperties": false.
+ * @return new reference, NULL when out of memory.
+ */
+json_t *pa_decode_schema_object(const struct pa_decode_field *fields,
+		size_t n_fields);
+
+/**
+ * {"type": "array", "items": @p items} (the reference to @p items is
+ * stolen, as by json_object_set_new()); @p max_items 0: no bound.
+ * @return new reference, NULL when out of memory (or @p items NULL).
+ */
+json_t *pa_decode_schema_array(json_t *items, size_t max_items);
+
+/** .schema hooks for CUSTOM fields whose decoder takes what a typed
+ * field would: an integer in f->min..f->max (_int), a name as
+ * pa_decode_check_name() wants it (_name), any string (_string), an IP
+ * address (_ip). */
+json_t *pa_decode_schema_int(const struct pa_decode_field *f);
+json_t *pa_decode_schema_name(const struct pa_decode_field *f);
+json_t *pa_decode_schema_string(const struct pa_decode_field *f);
+json_t *pa_decode_schema_ip(const struct pa_decode_field *f);
+
+/**
+ * A schema written as JSON text (a constant of the program).
+ * @return new reference, NULL when out of memory or not JSON.
+ */
+json_t *pa_decode_schema_text(const char *text);
 
 /* ---- messages and paths ---- */
 

@@ -21,5 +21,6 @@ rpc_lb_health_get(void *ctx, const json_t *params, json_t **result,
 			"out of memory");
 	return 0;
 }
-PA_RPC_METHOD(lb_health, "lb_health_get", rpc_lb_health_get,
-	"the backend health checks: targets by verdict, probes by result, sockets in flight")
+PA_RPC_METHOD_SCHEMA(lb_health, "lb_health_get", rpc_lb_health_get,
+	"the backend health checks: targets by verdict, probes by result, sockets in flight",
+	.result_json = "{\"type\": \"object\", \"description\": \"targets by verdict, probes by result, sockets in flight\"}")

@@ -167,18 +167,27 @@ backend_mac_check(const struct pa_decode_field *f, const json_t *v,
 
 static const struct pa_decode_field backend_fields[] = {
 	{ .name = "addr", .type = PA_DECODE_IP, .required = true,
-	  BACKEND(addr), .check = backend_addr_check },
+	  BACKEND(addr), .check = backend_addr_check,
+	  .doc = "a unicast address of the service's VIP family, not the VIP" },
 	{ .name = "port", .type = PA_DECODE_PORT, .min = 0, .max = 65535,
 	  BACKEND(port), .check = backend_port_check },
 	{ .name = "weight", .type = PA_DECODE_INT, .min = 0, .max = 65535,
 	  BACKEND(weight) },
 	{ .name = "mac", .type = PA_DECODE_MAC, BACKEND(mac),
 	  PA_DECODE_PRESENT(struct pa_config_backend, has_mac),
-	  .check = backend_mac_check, .flags = PA_DECODE_ALWAYS },
+	  .check = backend_mac_check, .flags = PA_DECODE_ALWAYS,
+	  .doc = "the backend's MAC address; required with \"forward\": \"dsr\"" },
 	{ .name = "state", .type = PA_DECODE_ENUM,
 	  .names = pa_lb_config_state_names,
 	  BACKEND(state) },
 };
+
+json_t *
+pa_lb_config_backend_schema(void)
+{
+	return pa_decode_schema_object(backend_fields,
+			PA_DECODE_N(backend_fields));
+}
 
 int
 pa_lb_config_parse_backend(const json_t *obj,
@@ -252,6 +261,15 @@ service_proto(const struct pa_decode_field *f, const json_t *v,
 				"%s: a service is \"tcp\" or \"udp\"", path);
 	svc->proto = (uint8_t)proto;
 	return 0;
+}
+
+static json_t *
+service_proto_schema(const struct pa_decode_field *f)
+{
+	/* pa_decode_proto()'s forms of TCP and UDP */
+	return json_pack("{s:[ss], s:[sisiss]}", "type", "string", "integer",
+			"enum", "tcp", IPPROTO_TCP, "udp", IPPROTO_UDP,
+			"6", "17");
 }
 
 /* Also called when "forward" is absent ("ipip", the default). */
@@ -340,6 +358,12 @@ backend_elem(const json_t *v, const char *path, void *elems, size_t i,
 					path, pa_net_format_ip(&be[i].addr, buf,
 						sizeof(buf)), x->path, j);
 	return 0;
+}
+
+static json_t *
+service_backends_schema(const struct pa_decode_field *f)
+{
+	return pa_decode_schema_array(pa_lb_config_backend_schema(), 0);
 }
 
 static int
@@ -444,13 +468,33 @@ health_expect(const struct pa_decode_field *f, const json_t *v,
 
 #define HEALTH(m)	PA_DECODE_AT(struct pa_config_health, m)
 
+static json_t *
+health_path_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:s, s:s, s:i, s:s}", "type", "string",
+			"pattern", "^/[!-~]*$", "maxLength",
+			(int)sizeof(((struct pa_config_health *)0)->path) - 1,
+			"description", "\"http\": the request's absolute path, printable, no spaces");
+}
+
+static json_t *
+health_expect_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:s, s:s, s:i, s:i, s:s}", "type", "string",
+			"pattern", "^[ -~]+$", "minLength", 1, "maxLength",
+			(int)sizeof(((struct pa_config_health *)0)->expect) - 1,
+			"description", "\"http\": text the answer must contain; printable ASCII");
+}
+
 static const struct pa_decode_field health_fields[] = {
 	{ .name = "type", .type = PA_DECODE_ENUM, .required = true,
 	  .names = pa_lb_config_health_names, HEALTH(type) },
 	{ .name = "port", .type = PA_DECODE_PORT, .min = 1, .max = 65535,
 	  HEALTH(port) },
-	{ .name = "path", .type = PA_DECODE_CUSTOM, .decode = health_path },
-	{ .name = "expect", .type = PA_DECODE_CUSTOM, .decode = health_expect },
+	{ .name = "path", .type = PA_DECODE_CUSTOM, .decode = health_path,
+	  .schema = health_path_schema },
+	{ .name = "expect", .type = PA_DECODE_CUSTOM, .decode = health_expect,
+	  .schema = health_expect_schema },
 	{ .name = "interval_ms", .type = PA_DECODE_INT,
 	  .min = PA_CONFIG_HEALTH_MIN_INTERVAL_MS,
 	  .max = PA_CONFIG_HEALTH_MAX_INTERVAL_MS, HEALTH(interval_ms) },
@@ -475,6 +519,13 @@ pa_lb_config_health_defaults(struct pa_config_health *h)
 	h->timeout_ms = PA_CONFIG_HEALTH_DEF_TIMEOUT_MS;
 	h->rise = PA_CONFIG_HEALTH_DEF_RISE;
 	h->fall = PA_CONFIG_HEALTH_DEF_FALL;
+}
+
+static json_t *
+service_health_schema(const struct pa_decode_field *f)
+{
+	return pa_decode_schema_object(health_fields,
+			PA_DECODE_N(health_fields));
 }
 
 /* A service's "health": the fields, then what they say together and
@@ -583,7 +634,7 @@ static const struct pa_decode_field service_fields[] = {
 	{ .name = "port", .type = PA_DECODE_PORT, .required = true,
 	  .min = 1, .max = 65535, SERVICE(port) },
 	{ .name = "proto", .type = PA_DECODE_CUSTOM, .required = true,
-	  .decode = service_proto },
+	  .decode = service_proto, .schema = service_proto_schema },
 	{ .name = "scheduler", .type = PA_DECODE_ENUM, .names = sched_names,
 	  SERVICE(scheduler) },
 	{ .name = "forward", .type = PA_DECODE_ENUM, .names = forward_names,
@@ -591,18 +642,27 @@ static const struct pa_decode_field service_fields[] = {
 	  .flags = PA_DECODE_ALWAYS },
 	{ .name = "table_size", .type = PA_DECODE_INT,
 	  .min = CFG_MIN_TABLE_SIZE, .max = CFG_MAX_TABLE_SIZE,
-	  SERVICE(table_size), .check = service_table_size_check },
+	  SERVICE(table_size), .check = service_table_size_check,
+	  .doc = "a prime" },
 	{ .name = "mss_clamp", .type = PA_DECODE_INT,
 	  .min = CFG_MIN_MSS_CLAMP, .max = CFG_MAX_MSS_CLAMP,
 	  SERVICE(mss_clamp) },
 	{ .name = "max_flows", .type = PA_DECODE_INT,
 	  .min = 1, .max = CFG_MAX_FLOWS, SERVICE(max_flows),
-	  .check = service_max_flows_check },
+	  .check = service_max_flows_check,
+	  .doc = "at most lb.flow_table.size" },
 	{ .name = "health", .type = PA_DECODE_CUSTOM,
-	  .decode = service_health },
+	  .decode = service_health, .schema = service_health_schema },
 	{ .name = "backends", .type = PA_DECODE_CUSTOM,
-	  .decode = service_backends },
+	  .decode = service_backends, .schema = service_backends_schema },
 };
+
+json_t *
+pa_lb_config_service_schema(void)
+{
+	return pa_decode_schema_object(service_fields,
+			PA_DECODE_N(service_fields));
+}
 
 void
 pa_lb_config_service_clear(struct pa_config_service *svc)
@@ -693,6 +753,13 @@ static const struct pa_decode_field flow_table_fields[] = {
 	  .min = 1, .max = CFG_MAX_TIMEOUT, FLOWS(udp_timeout) },
 };
 
+static json_t *
+lb_flow_table_schema(const struct pa_decode_field *f)
+{
+	return pa_decode_schema_object(flow_table_fields,
+			PA_DECODE_N(flow_table_fields));
+}
+
 static int
 lb_flow_table(const struct pa_decode_field *f, const json_t *v,
 		const char *path, void *out, void *arg, char *err,
@@ -764,6 +831,12 @@ service_elem(const json_t *v, const char *path, void *elems, size_t i,
 	return 0;
 }
 
+static json_t *
+lb_services_schema(const struct pa_decode_field *f)
+{
+	return pa_decode_schema_array(pa_lb_config_service_schema(), 0);
+}
+
 static int
 lb_services(const struct pa_decode_field *f, const json_t *arr,
 		const char *path, void *out, void *arg, char *err,
@@ -786,10 +859,17 @@ static const struct pa_decode_field lb_fields[] = {
 	  PA_DECODE_PRESENT(struct pa_config_lb, has_local_addr6),
 	  .check = lb_local_addr_check },
 	{ .name = "flow_table", .type = PA_DECODE_CUSTOM,
-	  .decode = lb_flow_table },
+	  .decode = lb_flow_table, .schema = lb_flow_table_schema },
 	{ .name = "icmp_echo", .type = PA_DECODE_BOOL, LB(icmp_echo) },
-	{ .name = "services", .type = PA_DECODE_CUSTOM, .decode = lb_services },
+	{ .name = "services", .type = PA_DECODE_CUSTOM, .decode = lb_services,
+	  .schema = lb_services_schema },
 };
+
+static json_t *
+lb_schema(void)
+{
+	return pa_decode_schema_object(lb_fields, PA_DECODE_N(lb_fields));
+}
 
 static void
 lb_defaults(struct pa_config *cfg, const struct pa_config_opts *opts)
@@ -892,6 +972,7 @@ static struct pa_config_section lb_section = {
 	.parse = lb_parse,
 	.clear = lb_clear,
 	.to_json = lb_to_json,
+	.schema = lb_schema,
 };
 
 PA_CONFIG_SECTION_REGISTER(lb_section)

@@ -111,8 +111,11 @@ rpc_lb_service_add(void *ctx, const json_t *params, json_t **result,
 	pa_lb_config_service_clear(&svc);
 	return ret != 0 ? core_error(ret, why, err) : 0;
 }
-PA_RPC_METHOD(lb, "lb_service_add", rpc_lb_service_add,
-	"add a service: name vip port proto [scheduler forward table_size mss_clamp max_flows health backends]")
+PA_RPC_METHOD_SCHEMA(lb, "lb_service_add", rpc_lb_service_add,
+	"add a service: name vip port proto [scheduler forward table_size mss_clamp max_flows health backends]",
+	.params_fn = pa_lb_config_service_schema,
+	.result_json = "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"}}, \"required\": [\"name\"]}",
+	.errors = PA_RPC_ERRS_EXISTS)
 
 static int
 rpc_lb_service_delete(void *ctx, const json_t *params, json_t **result,
@@ -133,8 +136,10 @@ rpc_lb_service_delete(void *ctx, const json_t *params, json_t **result,
 	*result = json_true();
 	return 0;
 }
-PA_RPC_METHOD(lb, "lb_service_delete", rpc_lb_service_delete,
-	"delete a service by name")
+PA_RPC_METHOD_SCHEMA(lb, "lb_service_delete", rpc_lb_service_delete,
+	"delete a service by name",
+	PA_RPC_PARAMS(service_delete_fields), .result_json = "{\"const\": true}",
+	.errors = PA_RPC_ERRS_NOT_FOUND)
 
 static int
 rpc_lb_service_list(void *ctx, const json_t *params, json_t **result,
@@ -155,8 +160,9 @@ rpc_lb_service_list(void *ctx, const json_t *params, json_t **result,
 			"out of memory");
 	return 0;
 }
-PA_RPC_METHOD(lb, "lb_service_list", rpc_lb_service_list,
-	"services with their backends' flows, packets and bytes")
+PA_RPC_METHOD_SCHEMA(lb, "lb_service_list", rpc_lb_service_list,
+	"services with their backends' flows, packets and bytes",
+	.result_json = "{\"type\": \"array\", \"items\": {\"type\": \"object\", \"description\": \"a service with its backends' flows, packets and health\"}}")
 
 static int
 rpc_lb_backend_add(void *ctx, const json_t *params, json_t **result,
@@ -209,8 +215,26 @@ rpc_lb_backend_add(void *ctx, const json_t *params, json_t **result,
 	*result = json_true();
 	return 0;
 }
-PA_RPC_METHOD(lb, "lb_backend_add", rpc_lb_backend_add,
-	"add a backend: service addr [port weight mac state]")
+/* a backend object, and the service's name */
+static json_t *
+backend_add_schema(void)
+{
+	json_t *s = pa_lb_config_backend_schema();
+
+	if (s == NULL ||
+	    json_object_set_new(json_object_get(s, "properties"), "service",
+			json_pack("{s:s}", "type", "string")) != 0 ||
+	    json_array_insert_new(json_object_get(s, "required"), 0,
+			json_string("service")) != 0) {
+		json_decref(s);
+		return NULL;
+	}
+	return s;
+}
+PA_RPC_METHOD_SCHEMA(lb, "lb_backend_add", rpc_lb_backend_add,
+	"add a backend: service addr [port weight mac state]",
+	.params_fn = backend_add_schema, .result_json = "{\"const\": true}",
+	.errors = PA_RPC_ERRS_EXISTS | PA_RPC_ERRS_NOT_FOUND)
 
 static int
 rpc_lb_backend_delete(void *ctx, const json_t *params, json_t **result,
@@ -232,8 +256,10 @@ rpc_lb_backend_delete(void *ctx, const json_t *params, json_t **result,
 	*result = json_true();
 	return 0;
 }
-PA_RPC_METHOD(lb, "lb_backend_delete", rpc_lb_backend_delete,
-	"delete a backend: service addr")
+PA_RPC_METHOD_SCHEMA(lb, "lb_backend_delete", rpc_lb_backend_delete,
+	"delete a backend: service addr",
+	PA_RPC_PARAMS(backend_delete_fields), .result_json = "{\"const\": true}",
+	.errors = PA_RPC_ERRS_NOT_FOUND)
 
 static int
 rpc_lb_backend_set(void *ctx, const json_t *params, json_t **result,
@@ -259,5 +285,22 @@ rpc_lb_backend_set(void *ctx, const json_t *params, json_t **result,
 	*result = json_true();
 	return 0;
 }
-PA_RPC_METHOD(lb, "lb_backend_set", rpc_lb_backend_set,
-	"change a backend: service addr [weight] [state up|down|drain]")
+/* backend_set_fields, and at least one of "weight" and "state" */
+static json_t *
+backend_set_schema(void)
+{
+	json_t *s = pa_decode_schema_object(backend_set_fields,
+			PA_DECODE_N(backend_set_fields));
+
+	if (s == NULL || json_object_set_new(s, "anyOf", json_pack(
+			"[{s:[s]}, {s:[s]}]", "required", "weight",
+			"required", "state")) != 0) {
+		json_decref(s);
+		return NULL;
+	}
+	return s;
+}
+PA_RPC_METHOD_SCHEMA(lb, "lb_backend_set", rpc_lb_backend_set,
+	"change a backend: service addr [weight] [state up|down|drain]",
+	.params_fn = backend_set_schema, .result_json = "{\"const\": true}",
+	.errors = PA_RPC_ERRS_NOT_FOUND)

@@ -39,6 +39,12 @@ int pa_lb_config_parse_backend(const json_t *obj,
 		const struct pa_config_service *svc, const char *path,
 		struct pa_config_backend *be, char *err, size_t err_len);
 
+/** The JSON Schema of a service object and of a backend object, from
+ * the field tables the two parsers above decode with (new references,
+ * NULL when out of memory). */
+json_t *pa_lb_config_service_schema(void);
+json_t *pa_lb_config_backend_schema(void);
+
 /* "health" bounds and defaults */
 #define PA_CONFIG_HEALTH_DEF_INTERVAL_MS	2000
 #define PA_CONFIG_HEALTH_DEF_TIMEOUT_MS		1000

@@ -17,5 +17,6 @@ rpc_neigh_list(void *ctx, const json_t *params, json_t **result,
 			"out of memory");
 	return 0;
 }
-PA_RPC_METHOD(neigh, "neigh_list", rpc_neigh_list,
-	"the neighbour cache: address, MAC, port, state, age, target, probes")
+PA_RPC_METHOD_SCHEMA(neigh, "neigh_list", rpc_neigh_list,
+	"the neighbour cache: address, MAC, port, state, age, target, probes",
+	.result_json = "{\"type\": \"array\", \"items\": {\"type\": \"object\"}, \"description\": \"one entry per neighbour: address, MAC, port, state, age\"}")

@@ -92,6 +92,32 @@ lb_by_hash(struct pa_config_pipeline *pl, const char *path, char *err,
 	return 0;
 }
 
+/* "pipeline.lcores": a stage's lcores, each once */
+static json_t *
+pipeline_lcores_schema(const struct pa_decode_field *f)
+{
+	json_t *s, *props;
+	unsigned int st;
+
+	s = json_pack("{s:s, s:{}, s:b, s:s}", "type", "object",
+			"properties", "additionalProperties", 0, "description",
+			"mode \"pipeline\": rx, classify, lb and tx; mode \"rtc\": worker");
+	if (s == NULL)
+		return NULL;
+	props = json_object_get(s, "properties");
+	for (st = 0; st < PA_CONFIG_STAGE_MAX; st++)
+		if (json_object_set_new(props, stage_names[st], json_pack(
+				"{s:s, s:{s:s, s:i, s:i}, s:i, s:i, s:b}",
+				"type", "array", "items", "type", "integer",
+				"minimum", 0, "maximum", PA_CONFIG_MAX_LCORES - 1,
+				"minItems", 1, "maxItems", PA_CONFIG_MAX_LCORES,
+				"uniqueItems", 1)) != 0) {
+			json_decref(s);
+			return NULL;
+		}
+	return s;
+}
+
 /* "pipeline.lcores": its keys depend on the mode, decoded before it. */
 static int
 pipeline_lcores(const struct pa_decode_field *f, const json_t *obj,
@@ -179,6 +205,12 @@ static const struct pa_decode_field idle_fields[] = {
 	  .min = 1, .max = CFG_MAX_MAX_SLEEP_US, IDLE(max_sleep_us) },
 };
 
+static json_t *
+pipeline_idle_schema(const struct pa_decode_field *f)
+{
+	return pa_decode_schema_object(idle_fields, PA_DECODE_N(idle_fields));
+}
+
 static int
 pipeline_idle(const struct pa_decode_field *f, const json_t *v,
 		const char *path, void *out, void *arg, char *err,
@@ -196,7 +228,7 @@ static const struct pa_decode_field pipeline_fields[] = {
 	{ .name = "mode", .type = PA_DECODE_ENUM, .names = mode_names,
 	  PIPELINE(mode) },
 	{ .name = "lcores", .type = PA_DECODE_CUSTOM,
-	  .decode = pipeline_lcores },
+	  .decode = pipeline_lcores, .schema = pipeline_lcores_schema },
 	{ .name = "ring_size", .type = PA_DECODE_POW2,
 	  .min = 64, .max = 65536, PIPELINE(ring_size) },
 	{ .name = "burst", .type = PA_DECODE_INT, .min = 1, .max = 256,
@@ -204,7 +236,8 @@ static const struct pa_decode_field pipeline_fields[] = {
 	{ .name = "tx_drain_us", .type = PA_DECODE_INT, .min = 1, .max = 100000,
 	  PIPELINE(tx_drain_us) },
 	{ .name = "latency", .type = PA_DECODE_BOOL, PIPELINE(latency) },
-	{ .name = "idle", .type = PA_DECODE_CUSTOM, .decode = pipeline_idle },
+	{ .name = "idle", .type = PA_DECODE_CUSTOM, .decode = pipeline_idle,
+	  .schema = pipeline_idle_schema },
 	{ .name = "stall_ms", .type = PA_DECODE_INT, .min = CFG_MIN_STALL_MS,
 	  .max = CFG_MAX_STALL_MS, PIPELINE(stall_ms) },
 };
@@ -283,12 +316,20 @@ fail:
 	return -ENOMEM;
 }
 
+static json_t *
+pipeline_schema(void)
+{
+	return pa_decode_schema_object(pipeline_fields,
+			PA_DECODE_N(pipeline_fields));
+}
+
 static struct pa_config_section pipeline_section = {
 	.key = "pipeline",
 	.order = PA_CONFIG_ORDER_PIPELINE,
 	.defaults = pipeline_defaults,
 	.parse = pipeline_parse,
 	.to_json = pipeline_to_json,
+	.schema = pipeline_schema,
 };
 
 PA_CONFIG_SECTION_REGISTER(pipeline_section)

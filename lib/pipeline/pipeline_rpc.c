@@ -36,8 +36,9 @@ rpc_stats_get(void *ctx, const json_t *params, json_t **result,
 {
 	return reply_view(pa_pipeline_stats_json, ctx, params, result, err);
 }
-PA_RPC_METHOD(pipeline, "stats_get", rpc_stats_get,
-	"packet, drop, port and lcore counters")
+PA_RPC_METHOD_SCHEMA(pipeline, "stats_get", rpc_stats_get,
+	"packet, drop, port and lcore counters",
+	.result_json = "{\"type\": \"object\", \"description\": \"rx_packets, tx_packets, dropped_packets, drops, ports, lcores, acl, lb, ... (docs/rpc.md)\"}")
 
 static int
 rpc_pipeline_get(void *ctx, const json_t *params, json_t **result,
@@ -45,8 +46,9 @@ rpc_pipeline_get(void *ctx, const json_t *params, json_t **result,
 {
 	return reply_view(pa_pipeline_describe_json, ctx, params, result, err);
 }
-PA_RPC_METHOD(pipeline, "pipeline_get", rpc_pipeline_get,
-	"lcores, their stages, NUMA socket, queues and ring fill levels")
+PA_RPC_METHOD_SCHEMA(pipeline, "pipeline_get", rpc_pipeline_get,
+	"lcores, their stages, NUMA socket, queues and ring fill levels",
+	.result_json = "{\"type\": \"object\", \"description\": \"mode, lcores with their stages, NUMA socket, queues and rings (docs/rpc.md)\"}")
 
 /*
  * trace_packet: the verdict the data path would give a described packet,
@@ -133,21 +135,43 @@ trace_in_port(const struct pa_decode_field *f, const json_t *v,
 	return 0;
 }
 
+/* what trace_port() takes: one port, never "any" or a wider range */
+static json_t *
+trace_port_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:[ss], s:i, s:i, s:s, s:s}",
+			"type", "integer", "string", "minimum", 0,
+			"maximum", 65535, "pattern", "^[0-9]{1,5}(-[0-9]{1,5})?$",
+			"description", "one port: an integer, \"N\" or \"N-N\"");
+}
+
+/* a protocol as PA_DECODE_PROTO takes it, but not "any" */
+static json_t *
+trace_proto_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:[ss], s:i, s:i, s:s, s:s}",
+			"type", "integer", "string", "minimum", 0,
+			"maximum", 255, "pattern", "^(tcp|udp|icmp|icmpv6|[0-9]{1,3})$",
+			"description", "\"tcp\", \"udp\", \"icmp\", \"icmpv6\" or a protocol number 0..255");
+}
+
 #define TRACE(m)	PA_DECODE_AT(struct trace_params, m)
 
 static const struct pa_decode_field trace_fields[] = {
 	{ .name = "src", .type = PA_DECODE_IP, .required = true, TRACE(src) },
 	{ .name = "dst", .type = PA_DECODE_IP, .required = true, TRACE(dst),
-	  .check = trace_dst_check },
+	  .check = trace_dst_check, .doc = "of the family of src" },
 	{ .name = "proto", .type = PA_DECODE_PROTO, .required = true,
-	  TRACE(proto), .check = trace_proto_check },
+	  TRACE(proto), .check = trace_proto_check,
+	  .schema = trace_proto_schema },
 	{ .name = "sport", .type = PA_DECODE_CUSTOM, .decode = trace_port,
-	  TRACE(sport) },
+	  TRACE(sport), .schema = trace_port_schema },
 	{ .name = "dport", .type = PA_DECODE_CUSTOM, .decode = trace_port,
-	  TRACE(dport) },
+	  TRACE(dport), .schema = trace_port_schema },
 	{ .name = "fragment", .type = PA_DECODE_BOOL, TRACE(fragment) },
 	{ .name = "in_port", .type = PA_DECODE_CUSTOM, .decode = trace_in_port,
-	  TRACE(in_port) },
+	  TRACE(in_port), .schema = pa_decode_schema_string,
+	  .doc = "the name of a port of the configuration" },
 };
 
 /* trace_packet's nat_reply: null, or how a nat backend's reply is
@@ -265,5 +289,8 @@ rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 			json_string("nat_ambiguous"));
 	return 0;
 }
-PA_RPC_METHOD(pipeline, "trace_packet", rpc_trace_packet,
-	"verdict for a described packet: src dst sport dport proto [in_port]")
+PA_RPC_METHOD_SCHEMA(pipeline, "trace_packet", rpc_trace_packet,
+	"verdict for a described packet: src dst sport dport proto [in_port]",
+	PA_RPC_PARAMS(trace_fields),
+	.result_json = "{\"type\": \"object\", \"properties\": {\"verdict\": {\"enum\": [\"forward\", \"drop\"]}, \"acl_rule\": {\"type\": [\"integer\", \"null\"]}, \"service\": {\"type\": [\"string\", \"null\"]}, \"backend\": {\"type\": [\"string\", \"null\"]}}, \"required\": [\"verdict\", \"acl_rule\", \"service\", \"backend\"]}",
+	.errors = PA_RPC_ERRS_BUSY)

@@ -477,14 +477,65 @@ static const char *const rss_steer_names[] = {
 	NULL
 };
 
+/* The schemas of the custom fields (port_devargs() ... port_kernel_if()) */
+static json_t *
+port_devargs_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:s, s:i, s:s}", "type", "string", "minLength", 1,
+			"description", "DPDK device arguments (a vdev); one of devargs and pci");
+}
+
+static json_t *
+port_pci_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:s, s:s, s:s}", "type", "string", "pattern",
+			"^([0-9A-Fa-f]{4}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\\.[0-7]$",
+			"description", "PCI address DDDD:BB:DD.F or BB:DD.F; one of devargs and pci");
+}
+
+static json_t *
+port_gateway_schema(const struct pa_decode_field *f)
+{
+	json_t *ip = pa_decode_schema_ip(f), *ip2 = pa_decode_schema_ip(f);
+
+	return json_pack("{s:[o{s:s, s:o, s:i, s:i}], s:s}", "anyOf", ip,
+			"type", "array", "items", ip2, "minItems", 1,
+			"maxItems", 2, "description",
+			"the next hop, or one IPv4 and one IPv6 next hop; not with gateway_mac");
+}
+
+static json_t *
+port_addrs_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:s, s:{s:s, s:s}, s:i, s:b, s:s}", "type", "array",
+			"items", "type", "string", "pattern",
+			"^[0-9A-Fa-f:.]+/[0-9]{1,3}$", "maxItems",
+			PA_CONFIG_MAX_ADDRS, "uniqueItems", 1, "description",
+			"the port's own addresses ADDRESS/LENGTH: a routed port");
+}
+
+static json_t *
+port_kernel_if_schema(const struct pa_decode_field *f)
+{
+	char pat[48];
+
+	snprintf(pat, sizeof(pat), "^[A-Za-z0-9_.-]{1,%d}$",
+			PA_CONFIG_IFNAME_MAX - 1);
+	return json_pack("{s:s, s:s, s:s}", "type", "string", "pattern", pat,
+			"description", "the kernel interface (TAP) of a routed port (with addr); not \".\" or \"..\"");
+}
+
 /* In the order of the checks: "devargs"/"pci" and the profile first. */
 static const struct pa_decode_field port_fields[] = {
 	{ .name = "name", .type = PA_DECODE_NAME, .required = true,
 	  PORT(name) },
-	{ .name = "devargs", .type = PA_DECODE_CUSTOM, .decode = port_devargs },
+	{ .name = "devargs", .type = PA_DECODE_CUSTOM, .decode = port_devargs,
+	  .schema = port_devargs_schema },
 	{ .name = "pci", .type = PA_DECODE_CUSTOM, .decode = port_pci,
-	  .flags = PA_DECODE_ALWAYS },
-	{ .name = "profile", .type = PA_DECODE_CUSTOM, .decode = port_profile },
+	  .flags = PA_DECODE_ALWAYS, .schema = port_pci_schema },
+	{ .name = "profile", .type = PA_DECODE_CUSTOM, .decode = port_profile,
+	  .schema = pa_decode_schema_name,
+	  .doc = "a NIC profile of drivers-config/" },
 	{ .name = "rx_queues", .type = PA_DECODE_INT,
 	  .min = 1, .max = CFG_MAX_QUEUES, PORT(rx_queues) },
 	{ .name = "tx_queues", .type = PA_DECODE_INT,
@@ -498,13 +549,17 @@ static const struct pa_decode_field port_fields[] = {
 	{ .name = "mbufs", .type = PA_DECODE_INT,
 	  .min = 1, .max = CFG_MAX_MBUFS, PORT(mbufs) },
 	{ .name = "promisc", .type = PA_DECODE_BOOL, PORT(promisc) },
-	{ .name = "peer", .type = PA_DECODE_CUSTOM, .decode = port_peer },
+	{ .name = "peer", .type = PA_DECODE_CUSTOM, .decode = port_peer,
+	  .schema = pa_decode_schema_string,
+	  .doc = "the name of the port where traffic that is not load-balanced leaves" },
 	{ .name = "gateway_mac", .type = PA_DECODE_MAC, PORT(gateway_mac),
 	  PA_DECODE_PRESENT(struct pa_config_port, has_gateway_mac) },
-	{ .name = "gateway", .type = PA_DECODE_CUSTOM, .decode = port_gateway },
-	{ .name = "addr", .type = PA_DECODE_CUSTOM, .decode = port_addrs },
+	{ .name = "gateway", .type = PA_DECODE_CUSTOM, .decode = port_gateway,
+	  .schema = port_gateway_schema },
+	{ .name = "addr", .type = PA_DECODE_CUSTOM, .decode = port_addrs,
+	  .schema = port_addrs_schema },
 	{ .name = "kernel_if", .type = PA_DECODE_CUSTOM,
-	  .decode = port_kernel_if },
+	  .decode = port_kernel_if, .schema = port_kernel_if_schema },
 	{ .name = "kernel_if_pps", .type = PA_DECODE_INT,
 	  .min = 1, .max = CFG_MAX_EXCP_PPS, PORT(kernel_if_pps),
 	  .check = port_kernel_if_check },
@@ -883,12 +938,35 @@ ports_to_json(const struct pa_config *cfg, json_t **out)
 	return 0;
 }
 
+/* port_fields, with what their decoders check together: one of devargs
+ * and pci (port_pci()), kernel_if on a routed port (port_kernel_if()),
+ * its limits beside it (port_kernel_if_check()), gateway or gateway_mac
+ * (port_gateway()) */
+static json_t *
+ports_schema(void)
+{
+	json_t *port = pa_decode_schema_object(port_fields,
+			PA_DECODE_N(port_fields));
+
+	if (port == NULL || json_object_update_missing_new(port, json_pack(
+			"{s:[{s:[s]}, {s:[s]}], s:{s:[s], s:[s], s:[s]}, s:{s:[ss]}}",
+			"oneOf", "required", "devargs", "required", "pci",
+			"dependencies", "kernel_if", "addr",
+			"kernel_if_pps", "kernel_if", "kernel_if_burst", "kernel_if",
+			"not", "required", "gateway", "gateway_mac")) != 0) {
+		json_decref(port);
+		return NULL;
+	}
+	return pa_decode_schema_array(port, PA_CONFIG_MAX_PORTS);
+}
+
 static struct pa_config_section ports_section = {
 	.key = "ports",
 	.order = PA_CONFIG_ORDER_PORTS,
 	.parse = ports_section_parse,
 	.clear = ports_clear,
 	.to_json = ports_to_json,
+	.schema = ports_schema,
 };
 
 PA_CONFIG_SECTION_REGISTER(ports_section)

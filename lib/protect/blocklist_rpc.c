@@ -103,6 +103,49 @@ count_now(struct pa_blocklist *bl, uint32_t *max)
 	return in.prefixes;
 }
 
+/*
+ * The params' schemas: these decoders are not field tables (check_keys(),
+ * decode_prefixes(), the "limit" check), so the schemas follow them here,
+ * and the API test checks them call by call.
+ */
+static json_t *
+prefixes_schema(void)
+{
+	return json_pack("{s:s, s:I, s:{s:s, s:s, s:s}}", "type", "array",
+		"maxItems", (json_int_t)PA_BLOCKLIST_MAX * 2, "items",
+		"type", "string", "pattern", "^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$",
+		"description", "an IPv4 or IPv6 prefix ADDRESS/LENGTH without host bits, or an address");
+}
+
+static json_t *
+replace_schema(void)
+{
+	return json_pack("{s:s, s:{s:o, s:{s:s, s:s}}, s:b, s:[{s:[s]}, {s:[s]}]}",
+		"type", "object", "properties", "prefixes", prefixes_schema(),
+		"path", "type", "string", "description",
+		"a file of the daemon's host: one prefix a line, # comments",
+		"additionalProperties", 0,
+		"oneOf", "required", "prefixes", "required", "path");
+}
+
+static json_t *
+add_delete_schema(void)
+{
+	return json_pack("{s:s, s:{s:o}, s:[s], s:b}", "type", "object",
+		"properties", "prefixes", prefixes_schema(),
+		"required", "prefixes", "additionalProperties", 0);
+}
+
+static json_t *
+get_schema(void)
+{
+	return json_pack("{s:s, s:{s:{s:s, s:i, s:I, s:s}}, s:b}",
+		"type", "object", "properties", "limit", "type", "integer",
+		"minimum", 0, "maximum", (json_int_t)PA_BLOCKLIST_MAX,
+		"description", "prefixes in the sample (default 100)",
+		"additionalProperties", 0);
+}
+
 static int
 rpc_blocklist_replace(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
@@ -146,8 +189,9 @@ rpc_blocklist_replace(void *ctx, const json_t *params, json_t **result,
 		return pa_rpc_error_errno(err, ret, "params: ", why);
 	return total(x->bl, before, result);
 }
-PA_RPC_METHOD(blocklist, "blocklist_replace", rpc_blocklist_replace,
-	"replace the source blocklist: {\"prefixes\": [...]} or {\"path\": FILE}")
+PA_RPC_METHOD_SCHEMA(blocklist, "blocklist_replace", rpc_blocklist_replace,
+	"replace the source blocklist: {\"prefixes\": [...]} or {\"path\": FILE}",
+	.params_fn = replace_schema, .result_json = "{\"type\": \"object\", \"properties\": {\"prefixes\": {\"type\": \"integer\"}, \"changed\": {\"type\": \"integer\"}}, \"required\": [\"prefixes\", \"changed\"]}")
 
 static int
 add_or_delete(void *ctx, const json_t *params, json_t **result,
@@ -187,8 +231,9 @@ rpc_blocklist_add(void *ctx, const json_t *params, json_t **result,
 {
 	return add_or_delete(ctx, params, result, err, true);
 }
-PA_RPC_METHOD(blocklist, "blocklist_add", rpc_blocklist_add,
-	"add source prefixes to the blocklist: {\"prefixes\": [...]}")
+PA_RPC_METHOD_SCHEMA(blocklist, "blocklist_add", rpc_blocklist_add,
+	"add source prefixes to the blocklist: {\"prefixes\": [...]}",
+	.params_fn = add_delete_schema, .result_json = "{\"type\": \"object\", \"properties\": {\"prefixes\": {\"type\": \"integer\"}, \"changed\": {\"type\": \"integer\"}}, \"required\": [\"prefixes\", \"changed\"]}")
 
 static int
 rpc_blocklist_delete(void *ctx, const json_t *params, json_t **result,
@@ -196,8 +241,9 @@ rpc_blocklist_delete(void *ctx, const json_t *params, json_t **result,
 {
 	return add_or_delete(ctx, params, result, err, false);
 }
-PA_RPC_METHOD(blocklist, "blocklist_delete", rpc_blocklist_delete,
-	"delete source prefixes from the blocklist: {\"prefixes\": [...]}")
+PA_RPC_METHOD_SCHEMA(blocklist, "blocklist_delete", rpc_blocklist_delete,
+	"delete source prefixes from the blocklist: {\"prefixes\": [...]}",
+	.params_fn = add_delete_schema, .result_json = "{\"type\": \"object\", \"properties\": {\"prefixes\": {\"type\": \"integer\"}, \"changed\": {\"type\": \"integer\"}}, \"required\": [\"prefixes\", \"changed\"]}")
 
 static int
 rpc_blocklist_get(void *ctx, const json_t *params, json_t **result,
@@ -232,5 +278,7 @@ rpc_blocklist_get(void *ctx, const json_t *params, json_t **result,
 			"out of memory");
 	return 0;
 }
-PA_RPC_METHOD(blocklist, "blocklist_get", rpc_blocklist_get,
-	"the source blocklist: prefixes, hits, memory_bytes, sample [limit]")
+PA_RPC_METHOD_SCHEMA(blocklist, "blocklist_get", rpc_blocklist_get,
+	"the source blocklist: prefixes, hits, memory_bytes, sample [limit]",
+	.params_fn = get_schema,
+	.result_json = "{\"type\": \"object\", \"properties\": {\"prefixes\": {\"type\": \"integer\"}, \"hits\": {\"type\": \"integer\"}, \"sample\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}}, \"required\": [\"prefixes\", \"hits\", \"sample\"]}")

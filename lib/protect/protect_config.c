@@ -59,6 +59,19 @@ src_decode(const struct pa_decode_field *f, const json_t *v,
 	return 0;
 }
 
+static json_t *
+src_schema(const struct pa_decode_field *f)
+{
+	return pa_decode_schema_object(src_fields, PA_DECODE_N(src_fields));
+}
+
+static json_t *
+blocklist_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:s, s:i, s:s}", "type", "string", "minLength", 1,
+		"description", "a file of prefixes, one a line, loaded at start");
+}
+
 static int
 blocklist_decode(const struct pa_decode_field *f, const json_t *v,
 		const char *path, void *out, void *arg, char *err,
@@ -88,10 +101,17 @@ static const struct pa_decode_field protect_fields[] = {
 	  .max = PA_PROTECT_MAX_SYN_TIMEOUT_S, PROTECT(syn_timeout_s) },
 	{ .name = "syn_defer", .type = PA_DECODE_BOOL, PROTECT(syn_defer) },
 	{ .name = "src_new_flows", .type = PA_DECODE_CUSTOM,
-	  .decode = src_decode },
+	  .decode = src_decode, .schema = src_schema },
 	{ .name = "blocklist", .type = PA_DECODE_CUSTOM,
-	  .decode = blocklist_decode },
+	  .decode = blocklist_decode, .schema = blocklist_schema },
 };
+
+static json_t *
+protect_schema(void)
+{
+	return pa_decode_schema_object(protect_fields,
+		PA_DECODE_N(protect_fields));
+}
 
 static int
 protect_parse(const json_t *v, struct pa_config *cfg,
@@ -164,5 +184,6 @@ static struct pa_config_section protect_section = {
 	.parse = protect_parse,
 	.clear = protect_clear,
 	.to_json = protect_to_json,
+	.schema = protect_schema,
 };
 PA_CONFIG_SECTION_REGISTER(protect_section)

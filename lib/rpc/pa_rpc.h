@@ -79,11 +79,49 @@ struct pa_rpc_subsystem {
 typedef int (*pa_rpc_handler_t)(void *ctx, const json_t *params,
 		json_t **result, struct pa_rpc_error *err);
 
+struct pa_decode_field;
+
+/* Application errors a method may answer (struct pa_rpc_schema.errors). */
+#define PA_RPC_ERRS_EXISTS	0x1u	/**< PA_RPC_ERR_EXISTS */
+#define PA_RPC_ERRS_NOT_FOUND	0x2u	/**< PA_RPC_ERR_NOT_FOUND */
+#define PA_RPC_ERRS_BUSY	0x4u	/**< PA_RPC_ERR_BUSY */
+
+/**
+ * What rpc.discover (docs/openrpc.json) says of a method: its params as a
+ * JSON Schema, its result, its errors. The params' schema comes from what
+ * decodes them, so that it cannot say other than the decoder does: the
+ * method's own field table (pa_decode.h), or a function that builds the
+ * schema from the config's tables that decode a whole object (a rule, a
+ * service, a configuration); only a decoder that is not made of a table
+ * (the blocklist's) has its function state the schema beside it, which
+ * the API test (tests/integration/test_openrpc.py) checks call by call.
+ * A method registered without one takes no params. Every method may
+ * answer -32602 and -32603; @c errors adds the application errors.
+ */
+struct pa_rpc_schema {
+	/** params: an object decoded with this field table ... */
+	const struct pa_decode_field *params;
+	size_t n_params;
+	/** ... or the params object's schema built by a function (new
+	 * reference, NULL when out of memory). */
+	json_t *(*params_fn)(void);
+	/** The result's JSON Schema as text (NULL: any value). */
+	const char *result_json;
+	/** PA_RPC_ERRS_* */
+	unsigned int errors;
+};
+
+/** .params and .n_params of a struct pa_rpc_schema: field table @p t. */
+#define PA_RPC_PARAMS(t)	.params = (t), .n_params = sizeof(t) / sizeof((t)[0])
+
 struct pa_rpc_method {
 	const char *name;
 	pa_rpc_handler_t handler;
 	const char *help;		/**< one line, for the console */
 	struct pa_rpc_subsystem *subsys;	/**< NULL: needs no context */
+	/** params, result and errors for rpc.discover (NULL: no params,
+	 * any result) */
+	const struct pa_rpc_schema *schema;
 	struct pa_rpc_method *next;
 	/** Calls of this method (notifications included) and those that
 	 * failed, counted by pa_rpc_handle*() on the thread that calls it
@@ -95,9 +133,10 @@ struct pa_rpc_method {
 /** Add a method to the global table (constructor time or later). */
 void pa_rpc_register(struct pa_rpc_method *m);
 
-#define PA_RPC_REGISTER_IN_(subsys_ptr, name, fn, help_text)		\
+#define PA_RPC_REGISTER_IN_(subsys_ptr, name_str, fn, help_text, schema_ptr) \
 	static struct pa_rpc_method pa_rpc_method_##fn = {		\
-		(name), (fn), (help_text), (subsys_ptr), NULL, 0, 0 };	\
+		.name = (name_str), .handler = (fn), .help = (help_text),	\
+		.subsys = (subsys_ptr), .schema = (schema_ptr) };	\
 	static void __attribute__((constructor))			\
 	pa_rpc_register_##fn(void)					\
 	{								\
@@ -107,12 +146,31 @@ void pa_rpc_register(struct pa_rpc_method *m);
 /** Register @p fn as method @p name of subsystem @p id (declared with
  * PA_RPC_SUBSYSTEM() in the same file) at load time. */
 #define PA_RPC_METHOD(id, name, fn, help_text)				\
-	PA_RPC_REGISTER_IN_(&pa_rpc_subsystem_##id, name, fn, help_text)
+	PA_RPC_REGISTER_IN_(&pa_rpc_subsystem_##id, name, fn, help_text, NULL)
+
+/**
+ * Same as PA_RPC_METHOD(), with what rpc.discover says of it: the
+ * initialisers of a struct pa_rpc_schema follow, e.g.
+ *
+ *     PA_RPC_METHOD_SCHEMA(acl, "acl_rule_delete", rpc_acl_rule_delete,
+ *         "delete the ACL rule with this id",
+ *         PA_RPC_PARAMS(delete_fields), .result_json = "{\"const\": true}",
+ *         .errors = PA_RPC_ERRS_NOT_FOUND)
+ */
+#define PA_RPC_METHOD_SCHEMA(id, name, fn, help_text, ...)		\
+	static const struct pa_rpc_schema pa_rpc_schema_##fn = { __VA_ARGS__ }; \
+	PA_RPC_REGISTER_IN_(&pa_rpc_subsystem_##id, name, fn, help_text, \
+		&pa_rpc_schema_##fn)
 
 /** Register @p fn as method @p name that needs no context (its handler
  * gets ctx NULL) at load time. */
 #define PA_RPC_REGISTER(name, fn, help_text)				\
-	PA_RPC_REGISTER_IN_(NULL, name, fn, help_text)
+	PA_RPC_REGISTER_IN_(NULL, name, fn, help_text, NULL)
+
+/** PA_RPC_REGISTER() with a struct pa_rpc_schema's initialisers. */
+#define PA_RPC_REGISTER_SCHEMA(name, fn, help_text, ...)		\
+	static const struct pa_rpc_schema pa_rpc_schema_##fn = { __VA_ARGS__ }; \
+	PA_RPC_REGISTER_IN_(NULL, name, fn, help_text, &pa_rpc_schema_##fn)
 
 /**
  * Bind @p ctx as the context of the methods of subsystem @p name (NULL:

@@ -514,5 +514,6 @@ rpc_get_methods(void *ctx, const json_t *params, json_t **result,
 	return 0;
 }
 
-PA_RPC_REGISTER("rpc_get_methods", rpc_get_methods,
-	"list the methods this daemon serves")
+PA_RPC_REGISTER_SCHEMA("rpc_get_methods", rpc_get_methods,
+	"list the methods this daemon serves",
+	.result_json = "{\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"uniqueItems\": true}")

@@ -37,7 +37,8 @@ DROP_REASONS = ("malformed", "acl", "police", "non_ip", "no_backend", "mtu",
                 "icmp_bad_quote", "icmp_no_service", "no_service", "handover_full",
                 "nat_ambiguous", "src_limit", "max_flows", "blocklist")
 
-RPC_METHODS_NOW = ("rpc_get_methods", "stats_get", "pipeline_get",
+RPC_METHODS_NOW = ("rpc_get_methods", "rpc.discover", "stats_get",
+                   "pipeline_get",
                    "config_get", "shutdown",
                    "acl_rule_add", "acl_rule_delete", "acl_rule_list",
                    "acl_rules_replace", "trace_packet",

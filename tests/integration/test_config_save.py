@@ -265,9 +265,9 @@ def test_save_killed_midway_leaves_a_whole_file(tmp_path, traffic):
         try:
             d.wait_ready(timeout=120)
             c = d.client()
-            reqs = b"".join(json.dumps({"jsonrpc": "2.0", "id": k,
-                                        "method": "config_save"}).encode()
-                            + b"\n" for k in range(40))
+            # 40 saves pipelined in one write
+            reqs = b"".join(json.dumps(c.request("config_save", id=k))
+                            .encode() + b"\n" for k in range(40))
             c.send_raw(reqs)
             c.recv(timeout=60)                  # the first save is done
             time.sleep(rng.uniform(0.0, 0.05))

@@ -188,6 +188,56 @@ def test_piped_interactive_mode(shared):
     assert "rx_packets" in r.stdout, r
 
 
+def tty_session(sock, keys):
+    """Type @keys (byte strings, one after the other) into the interactive
+    console on a terminal (a pty); what the terminal showed after each."""
+    import pty
+    import select
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(CTL, [CTL, "-s", sock])
+    shown = []
+
+    def read_until(want, timeout=20):
+        out = b""
+        deadline = time.monotonic() + timeout
+        while want not in out and time.monotonic() < deadline:
+            r, _, _ = select.select([fd], [], [], 0.2)
+            if r:
+                try:
+                    out += os.read(fd, 4096)
+                except OSError:
+                    break
+        return out
+
+    try:
+        read_until(b"pktaccel> ")
+        for k, want in keys:
+            os.write(fd, k)
+            shown.append(read_until(want))
+        os.write(fd, b"\x15quit\r")
+        read_until(b"\n")
+    finally:
+        os.close(fd)
+        os.waitpid(pid, 0)
+    return shown
+
+
+def test_tty_console_completes_methods_then_their_parameter_names(shared):
+    # a method name, then "id=" from the method's params in rpc.discover,
+    # then the call runs
+    shown = tty_session(shared.sock, [
+        (b"acl_rule_del\t", b"ete "),
+        (b"i\t", b"d="),
+        (b"77\r", b"pktaccel> "),
+        (b"trace_packet s\t\t", b"src="),
+    ])
+    assert shown[0].endswith(b"ete "), shown
+    assert shown[1].endswith(b"d="), shown
+    assert b"-32001" in shown[2], shown     # no rule 77: the call was made
+    assert b"sport=" in shown[3] and b"src=" in shown[3], shown
+
+
 def test_shutdown_via_console(daemon_factory, mixed, mixed_pcap):
     d = daemon_factory({"pipeline": pautil.RTC1}, mixed_pcap, name="ctlstop")
     d.wait_replay_done(len(mixed))

@@ -66,36 +66,22 @@ FIGURES = []        # (target, abuse, n, p50, p99, max, rx delta)
 # ------------------------------------------------------------------ prober
 
 PROBER = r"""
-import json, select, socket, sys, time
-path, interval = sys.argv[1], float(sys.argv[2])
+import json, select, sys, time
+path, interval, pylib = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+sys.path.insert(0, pylib)
+import pktaccel
 out = {"lat": [], "rx": [], "errors": []}
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.settimeout(5)
-buf = b""
-n = 0
-def call():
-    global buf, n
-    n += 1
+def call(c):
     t0 = time.perf_counter()
-    s.sendall(b'{"jsonrpc":"2.0","method":"stats_get","id":%d}\n' % n)
-    while b"\n" not in buf:
-        chunk = s.recv(1 << 16)
-        if not chunk:
-            raise EOFError("server closed the prober's connection")
-        buf += chunk
-    line, buf = buf.split(b"\n", 1)
-    dt = time.perf_counter() - t0
-    r = json.loads(line)
-    if r.get("id") != n or "result" not in r:
-        raise AssertionError("bad answer %r" % line[:300])
-    return dt, r["result"]["rx_packets"]
+    rx = c.stats_get()["rx_packets"]
+    return time.perf_counter() - t0, rx
 try:
-    s.connect(path)
-    call()
+    c = pktaccel.Client(path, timeout=5)
+    call(c)
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     while not select.select([sys.stdin], [], [], 0)[0]:
-        dt, rx = call()
+        dt, rx = call(c)
         out["lat"].append(dt)
         out["rx"].append(rx)
         time.sleep(max(0.0, interval - dt))
@@ -112,7 +98,8 @@ class Probe:
         self.target = target
         self.name = name
         self.p = subprocess.Popen(
-            [PYTHON, "-c", PROBER, target.sock, str(PROBE_INTERVAL_S)],
+            [PYTHON, "-c", PROBER, target.sock, str(PROBE_INTERVAL_S),
+             pautil.PYLIB],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         line = self.p.stdout.readline()
         assert line == b"ready\n", "prober did not start: %r\n%s" % (

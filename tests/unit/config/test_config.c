@@ -2043,6 +2043,87 @@ START_TEST(test_config_get_refuses_params)
 }
 END_TEST
 
+/* ---- rpc.discover ---- */
+
+static json_t *
+find_method(json_t *doc, const char *name)
+{
+	json_t *m;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "methods"), i, m)
+		if (strcmp(json_string_value(json_object_get(m, "name")),
+				name) == 0)
+			return m;
+	return NULL;
+}
+
+START_TEST(test_openrpc_describes_every_registered_method)
+{
+	json_t *doc = pa_config_openrpc(), *names, *n;
+	size_t i;
+
+	ck_assert_ptr_nonnull(doc);
+	ck_assert(strncmp(json_string_value(json_object_get(doc, "openrpc")),
+			"1.2.", 4) == 0);
+	names = pa_rpc_method_names();
+	ck_assert_int_eq(json_array_size(json_object_get(doc, "methods")),
+			json_array_size(names));
+	json_array_foreach(names, i, n) {
+		json_t *m = find_method(doc, json_string_value(n));
+
+		ck_assert_msg(m != NULL, "%s missing", json_string_value(n));
+		ck_assert(json_is_array(json_object_get(m, "params")));
+		ck_assert(json_is_object(json_object_get(m, "result")));
+		/* every method: -32602 and -32603 at least */
+		ck_assert_int_ge(json_array_size(json_object_get(m, "errors")), 2);
+		ck_assert(json_is_false(json_object_get(json_object_get(m,
+				"x-params-schema"), "additionalProperties")));
+	}
+	ck_assert_ptr_nonnull(find_method(doc, "rpc.discover"));
+	json_decref(names);
+	json_decref(doc);
+}
+END_TEST
+
+START_TEST(test_openrpc_params_come_from_the_decoders_tables)
+{
+	json_t *doc = pa_config_openrpc(), *m, *ps, *cfg, *id;
+
+	ck_assert_ptr_nonnull(doc);
+	/* config_validate: the whole document, one property per section */
+	m = find_method(doc, "config_validate");
+	ck_assert_ptr_nonnull(m);
+	cfg = pa_config_schema();
+	ck_assert(json_equal(json_object_get(m, "x-params-schema"), cfg));
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(cfg,
+			"properties"), "acl"));
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(cfg,
+			"properties"), "ports"));
+	json_decref(cfg);
+	/* acl_rule_add: the rule table of the loader (id bounds, action) */
+	m = find_method(doc, "acl_rule_add");
+	ps = json_object_get(m, "x-params-schema");
+	cfg = pa_acl_config_rule_schema();
+	ck_assert(json_equal(ps, cfg));
+	json_decref(cfg);
+	id = json_object_get(json_object_get(ps, "properties"), "id");
+	ck_assert_int_eq(json_integer_value(json_object_get(id, "minimum")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(id, "maximum")),
+			2147483648LL);
+	/* lb_service_add: the service table, backends nested */
+	m = find_method(doc, "lb_service_add");
+	ps = json_object_get(m, "x-params-schema");
+	ck_assert(json_is_false(json_object_get(json_object_get(
+			json_object_get(json_object_get(ps, "properties"),
+			"backends"), "items"), "additionalProperties")));
+	/* methods without params: none */
+	m = find_method(doc, "stats_get");
+	ck_assert_int_eq(json_array_size(json_object_get(m, "params")), 0);
+	json_decref(doc);
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -2129,6 +2210,8 @@ config_suite(void)
 	tcase_add_test(tc, test_config_get_without_running_config_is_internal_error);
 	tcase_add_test(tc, test_config_get_returns_running_config_in_file_schema);
 	tcase_add_test(tc, test_config_get_refuses_params);
+	tcase_add_test(tc, test_openrpc_describes_every_registered_method);
+	tcase_add_test(tc, test_openrpc_params_come_from_the_decoders_tables);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -281,6 +281,141 @@ START_TEST(test_long_paths_end_in_dots)
 }
 END_TEST
 
+/* ---- JSON Schema of a table ---- */
+
+static json_t *
+label_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:s, s:i}", "type", "string", "maxLength", 8);
+}
+
+static const struct pa_decode_field schema_fields[] = {
+	{ .name = "id", .type = PA_DECODE_INT, .required = true,
+	  .min = 1, .max = 4294967295LL, T(id) },
+	{ .name = "small", .type = PA_DECODE_POW2, .min = 4, .max = 100,
+	  T(small) },
+	{ .name = "kind", .type = PA_DECODE_ENUM, .names = kinds, T(kind),
+	  .doc = "which one" },
+	{ .name = "port", .type = PA_DECODE_PORT, .min = 1, .max = 65535,
+	  T(port) },
+	{ .name = "label", .type = PA_DECODE_CUSTOM, .decode = custom_label,
+	  .schema = label_schema },
+	{ .name = "always", .type = PA_DECODE_CUSTOM, .decode = count_always },
+};
+
+static json_t *
+prop(json_t *s, const char *name)
+{
+	json_t *p = json_object_get(json_object_get(s, "properties"), name);
+
+	ck_assert_msg(p != NULL, "no property %s", name);
+	return p;
+}
+
+START_TEST(test_schema_of_a_table_says_types_bounds_enums_required)
+{
+	json_t *s = pa_decode_schema_object(schema_fields,
+			PA_DECODE_N(schema_fields));
+	json_t *want;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(json_string_value(json_object_get(s, "type")),
+			"object");
+	ck_assert(json_is_false(json_object_get(s, "additionalProperties")));
+	want = json_pack("[s]", "id");
+	ck_assert(json_equal(json_object_get(s, "required"), want));
+	json_decref(want);
+	/* properties in table order */
+	ck_assert_int_eq(json_object_size(json_object_get(s, "properties")),
+			PA_DECODE_N(schema_fields));
+	want = json_pack("{s:s, s:I, s:I}", "type", "integer",
+			"minimum", (json_int_t)1, "maximum",
+			(json_int_t)4294967295LL);
+	ck_assert(json_equal(prop(s, "id"), want));
+	json_decref(want);
+	want = json_pack("{s:s, s:[iiiii]}", "type", "integer", "enum",
+			4, 8, 16, 32, 64);
+	ck_assert(json_equal(prop(s, "small"), want));
+	json_decref(want);
+	want = json_pack("{s:s, s:[sss], s:s}", "type", "string", "enum",
+			"one", "two", "three", "description", "which one");
+	ck_assert(json_equal(prop(s, "kind"), want));
+	json_decref(want);
+	/* a port: an integer in its bounds, or a string of digits */
+	ck_assert_int_eq(json_integer_value(json_object_get(prop(s, "port"),
+			"minimum")), 1);
+	ck_assert_int_eq(json_array_size(json_object_get(prop(s, "port"),
+			"type")), 2);
+	/* CUSTOM: its own hook; none: any value */
+	ck_assert_int_eq(json_integer_value(json_object_get(prop(s, "label"),
+			"maxLength")), 8);
+	ck_assert_int_eq(json_object_size(prop(s, "always")), 0);
+	json_decref(s);
+}
+END_TEST
+
+START_TEST(test_schema_of_a_table_without_required_keys_has_no_required)
+{
+	json_t *s = pa_decode_schema_object(schema_fields + 1,
+			PA_DECODE_N(schema_fields) - 1);
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_null(json_object_get(s, "required"));
+	json_decref(s);
+}
+END_TEST
+
+START_TEST(test_schema_of_string_forms_has_a_pattern)
+{
+	/* each typed field of the test table: its JSON type, and the
+	 * "pattern" of a string form; PORT_RANGE and PROTO are integers or
+	 * strings */
+	size_t i;
+	json_t *s;
+
+	for (i = 0; i < PA_DECODE_N(fields); i++) {
+		s = pa_decode_schema_field(&fields[i]);
+		ck_assert_ptr_nonnull(s);
+		switch (fields[i].type) {
+		case PA_DECODE_IP:
+		case PA_DECODE_PREFIX:
+		case PA_DECODE_MAC:
+		case PA_DECODE_NAME:
+			ck_assert_str_eq(json_string_value(
+					json_object_get(s, "type")), "string");
+			ck_assert_ptr_nonnull(json_object_get(s, "pattern"));
+			break;
+		case PA_DECODE_PORT_RANGE:
+		case PA_DECODE_PROTO:
+			ck_assert(json_is_array(json_object_get(s, "type")));
+			ck_assert_ptr_nonnull(json_object_get(s, "pattern"));
+			break;
+		case PA_DECODE_BOOL:
+			ck_assert_str_eq(json_string_value(
+					json_object_get(s, "type")), "boolean");
+			break;
+		default:
+			break;
+		}
+		json_decref(s);
+	}
+}
+END_TEST
+
+START_TEST(test_schema_array_steals_its_items)
+{
+	json_t *s = pa_decode_schema_array(json_pack("{s:s}", "type",
+			"string"), 3);
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(json_integer_value(json_object_get(s, "maxItems")), 3);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(s,
+			"items"), "type")), "string");
+	json_decref(s);
+	ck_assert_ptr_null(pa_decode_schema_array(NULL, 0));
+}
+END_TEST
+
 static Suite *
 decode_suite(void)
 {
@@ -298,6 +433,10 @@ decode_suite(void)
 	tcase_add_test(tc, test_control_characters_never_reach_the_message);
 	tcase_add_test(tc, test_why_writes_nothing_without_a_buffer);
 	tcase_add_test(tc, test_long_paths_end_in_dots);
+	tcase_add_test(tc, test_schema_of_a_table_says_types_bounds_enums_required);
+	tcase_add_test(tc, test_schema_of_a_table_without_required_keys_has_no_required);
+	tcase_add_test(tc, test_schema_of_string_forms_has_a_pattern);
+	tcase_add_test(tc, test_schema_array_steals_its_items);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -60,7 +60,8 @@ test_fail(void *ctx, const json_t *params, json_t **result,
 	return pa_rpc_error_set(err, PA_RPC_ERR_NOT_FOUND,
 		"widget %d not found", 7);
 }
-PA_RPC_REGISTER("test_fail", test_fail, "always fails")
+PA_RPC_REGISTER_SCHEMA("test_fail", test_fail, "always fails",
+	.result_json = "{\"const\": true}", .errors = PA_RPC_ERRS_BUSY)
 
 static int
 test_no_result(void *ctx, const json_t *params, json_t **result,
@@ -2342,6 +2343,20 @@ START_TEST(destroy_removes_socket_and_lock_file)
 }
 END_TEST
 
+START_TEST(registration_carries_the_schema_for_discovery)
+{
+	const struct pa_rpc_method *m = pa_rpc_find("test_fail");
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_nonnull(m->schema);
+	ck_assert_str_eq(m->schema->result_json, "{\"const\": true}");
+	ck_assert_uint_eq(m->schema->errors, PA_RPC_ERRS_BUSY);
+	ck_assert_ptr_null(m->schema->params);
+	/* registered without one: no params, any result */
+	ck_assert_ptr_null(pa_rpc_find("test_echo")->schema);
+}
+END_TEST
+
 static Suite *
 rpc_suite(void)
 {
@@ -2350,6 +2365,7 @@ rpc_suite(void)
 
 	tc = tcase_create("handle");
 	tcase_add_test(tc, request_gets_result_with_its_id);
+	tcase_add_test(tc, registration_carries_the_schema_for_discovery);
 	tcase_add_test(tc, params_may_be_array_or_absent);
 	tcase_add_test(tc, missing_or_wrong_jsonrpc_is_invalid_request_with_id_echoed);
 	tcase_add_test(tc, method_not_a_string_is_invalid_request);

@@ -1,14 +1,24 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""pktaccel's Python tooling, one home for what the integration tests,
-perf/ and the lab share.
+"""pktaccel's Python client and tooling.
 
-    pktaccel.rpc     the JSON-RPC client over the daemon's Unix socket,
-                     waiting for the socket
-    pktaccel.daemon  paths of the built binaries ($PKTACCEL_BUILD_DIR),
-                     replay runs, a daemon in the background
-    pktaccel.lab     the network-namespace lab of scripts/lab-netns.sh:
-                     appliances in it and the lab client
+    pktaccel.Client    the daemon's JSON-RPC API, a method per RPC with
+                       keyword parameters (pktaccel.client; docs/client.md)
+    pktaccel.RpcError  a JSON-RPC error (.code, .message)
+    pktaccel.rpc       the JSON-RPC connection underneath (raw sends,
+                       batches, waiting for the socket)
+    pktaccel.daemon    for the source tree's tests and tools: paths of the
+                       built binaries ($PKTACCEL_BUILD_DIR), replay runs, a
+                       daemon in the background
+    pktaccel.lab       the network-namespace lab of scripts/lab-netns.sh
 
-Import it with tools/pylib on sys.path (the callers insert it relative
-to their own file). Run it with /usr/bin/python3.
+Install it with `pip install tools/pylib` (standard library only), or
+import it with tools/pylib on sys.path as the tests and perf/ do. Run it
+with /usr/bin/python3.
 """
+
+from .rpc import RpcClient, RpcClosed, RpcError, call, wait_socket
+from .client import DEFAULT_SOCKET, Client
+
+__all__ = ["Client", "RpcError", "RpcClient", "RpcClosed", "call",
+           "wait_socket", "DEFAULT_SOCKET"]
+__version__ = "0.1.0"

@@ -11,7 +11,8 @@ import subprocess
 import time
 import uuid
 
-from .rpc import RpcClient, wait_socket
+from .client import Client
+from .rpc import wait_socket
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -147,7 +148,9 @@ class Daemon:
             raise AssertionError("%s\n%s" % (e, self.describe()))
 
     def client(self, timeout=10.0):
-        return RpcClient(self.sock, timeout)
+        """A pktaccel.Client on the daemon's socket (a method per RPC,
+        and RpcClient's raw sends)."""
+        return Client(self.sock, timeout)
 
     def call(self, method, params=None):
         with self.client() as c:

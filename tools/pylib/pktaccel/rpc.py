@@ -11,14 +11,22 @@ START_TIMEOUT = 30
 
 class RpcError(AssertionError):
     """An RPC answered with an error (or a response that is not JSON-RPC
-    2.0). An AssertionError, so that a test reads a failed call as a failed
-    check. .method, .resp (the whole response) and .err (its "error")."""
+    2.0). .code and .message are the JSON-RPC error's (-32602 and
+    "params.id: ..."; .code None for a response that is not JSON-RPC
+    2.0), .data its optional "data"; .method the method called, .resp
+    the whole response and .err its "error" object. An AssertionError, so
+    that a test reads a failed call as a failed check."""
 
     def __init__(self, method, resp):
         super().__init__("%s failed: %s" % (method, resp))
         self.method = method
         self.resp = resp
         self.err = resp.get("error") if isinstance(resp, dict) else None
+        err = self.err if isinstance(self.err, dict) else {}
+        self.code = err.get("code")
+        self.message = err.get("message",
+                               "not a JSON-RPC 2.0 response: %r" % (resp,))
+        self.data = err.get("data")
 
 
 class RpcClosed(EOFError, ConnectionError):
