@@ -46,6 +46,7 @@
 #include "pa_lb.h"
 #include "pa_pkt.h"
 #include "pa_test_frame.h"
+#include "pa_test_main.h"
 
 #include "lb_priv.h"
 
@@ -5412,40 +5413,32 @@ lb_suite(void)
 	return s;
 }
 
+static int
+run_setup(void)
+{
+	if (pa_pkt_init() != 0) {
+		fprintf(stderr, "test_lb: pa_pkt_init failed\n");
+		return -1;
+	}
+	hz = rte_get_tsc_hz();
+	return 0;
+}
+
 int
 main(void)
 {
-	char *argv[] = { "test_lb", "--no-huge", "--no-shconf", "--no-pci",
-		"-m", "256", "--no-telemetry", "--log-level=lib.eal:notice",
+	static const char *const eal_args[] = { "-m", "256",
 		"--log-level=pa.lb:warning", "-l", "0", NULL };
-	int argc = RTE_DIM(argv) - 1;
-	SRunner *sr;
-	int failed;
+	static Suite *(*const suites[])(void) = { lb_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_lb",
+		.suites = suites,
+		.eal_args = eal_args,
+		.mbufs = 1023,
+		.pool = &pool,
+		.setup = run_setup,
+		.teardown = teardown_lb,
+	};
 
-	if (rte_eal_init(argc, argv) < 0) {
-		fprintf(stderr, "test_lb: cannot start the EAL\n");
-		return EXIT_FAILURE;
-	}
-	if (pa_pkt_init() != 0) {
-		fprintf(stderr, "test_lb: pa_pkt_init failed\n");
-		return EXIT_FAILURE;
-	}
-	hz = rte_get_tsc_hz();
-	pool = rte_pktmbuf_pool_create("test_lb", 1023, 0, 0,
-		RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (pool == NULL) {
-		fprintf(stderr, "test_lb: no mbuf pool\n");
-		return EXIT_FAILURE;
-	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	sr = srunner_create(lb_suite());
-	/* one EAL for the whole run: tests must not fork */
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	teardown_lb();
-	rte_mempool_free(pool);
-	rte_eal_cleanup();
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main_eal(&t);
 }
