@@ -404,6 +404,23 @@ frame4(struct pa_test_frame *f, const uint8_t *dmac, const char *src,
 	pa_test_frame_fix(f, PA_TEST_FIX_IP4_CSUM | PA_TEST_FIX_L4_CSUM);
 }
 
+/* The IPv6 twin of frame4(): hop limit @p hlim. */
+static void
+frame6(struct pa_test_frame *f, const uint8_t *dmac, const char *src,
+		const char *dst, uint16_t sport, uint16_t dport, uint8_t hlim,
+		uint8_t tag)
+{
+	uint8_t s[16], d[16];
+
+	ck_assert_int_eq(inet_pton(AF_INET6, src, s), 1);
+	ck_assert_int_eq(inet_pton(AF_INET6, dst, d), 1);
+	pa_test_frame_l2(f, dmac, MAC_CLIENT, 0, NULL, 0, RTE_ETHER_TYPE_IPV6);
+	pa_test_frame_ipv6(f, s, d, IPPROTO_UDP, 0, 0x12345, hlim);
+	pa_test_frame_udp(f, sport, dport);
+	pa_test_frame_payload(f, 16, tag, 1);
+	pa_test_frame_fix(f, PA_TEST_FIX_L4_CSUM);
+}
+
 /* A frame of EtherType 0x88b5 (local experimental): not IP, not ARP. */
 static void
 frame_non_ip(struct pa_test_frame *f, const uint8_t *dmac, uint8_t tag)
@@ -904,7 +921,9 @@ port_mac(unsigned int idx)
 
 START_TEST(test_routed_port_drops_frames_for_another_mac_as_not_ours)
 {
-	struct pa_test_frame f[2];
+	/* its address's solicited-node group, 2001:db8:1::5's */
+	static const uint8_t mac_snm[6] = { 0x33, 0x33, 0xff, 0, 0, 0x05 };
+	struct pa_test_frame f[3];
 	struct rte_mbuf *out[4];
 	struct pa_worker *w;
 
@@ -913,10 +932,13 @@ START_TEST(test_routed_port_drops_frames_for_another_mac_as_not_ours)
 	frame4(&f[0], MAC_OTHER, "198.51.100.66", "203.0.113.9", IPPROTO_TCP,
 		40000, 80, 64, 1);
 	frame_non_ip(&f[1], MAC_OTHER, 2);
-	arrive(0, f, 2);
+	/* a group it listens to for ND alone: anything else there */
+	frame6(&f[2], mac_snm, "2001:db8:1::66", "ff02::1:ff00:5", 40000,
+		5353, 255, 3);
+	arrive(0, f, 3);
 	poll_once(w);
 	ck_assert_uint_eq(sent(0, out, RTE_DIM(out)), 0);
-	ck_assert_uint_eq(drops(w, PA_DROP_NOT_OURS), 2);
+	ck_assert_uint_eq(drops(w, PA_DROP_NOT_OURS), 3);
 	assert_each_left_once(w);
 }
 END_TEST
@@ -944,7 +966,21 @@ START_TEST(test_routed_transit_goes_to_the_gateway_with_one_hop_less)
 	/* the rest of the packet as it came */
 	ck_assert(memcmp(o + 34, f.b + 34, f.len - 34) == 0);
 	free_all(out, 1);
-	ck_assert_uint_eq(w->stats.tx_packets, 1);
+	/* IPv6: the hop limit, nothing else of the packet */
+	frame6(&f, port_mac(0), "2001:db8:1::66", "2001:db8:9::9", 40000, 53,
+		64, 2);
+	arrive(0, &f, 1);
+	poll_once(w);
+	ck_assert_uint_eq(sent(0, out, RTE_DIM(out)), 1);
+	o = rte_pktmbuf_mtod(out[0], const uint8_t *);
+	ck_assert_uint_eq(rte_pktmbuf_pkt_len(out[0]), f.len);
+	ck_assert(memcmp(o, MAC_GW, 6) == 0);
+	ck_assert(memcmp(o + 6, port_mac(0), 6) == 0);
+	ck_assert_uint_eq(o[14 + 7], 63);
+	ck_assert(memcmp(o + 14, f.b + 14, 7) == 0);
+	ck_assert(memcmp(o + 14 + 8, f.b + 14 + 8, f.len - 14 - 8) == 0);
+	free_all(out, 1);
+	ck_assert_uint_eq(w->stats.tx_packets, 2);
 	assert_each_left_once(w);
 }
 END_TEST
