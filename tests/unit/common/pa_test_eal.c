@@ -4,6 +4,7 @@
  * shared runtime directory (several suites run side by side), no PCI.
  */
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
