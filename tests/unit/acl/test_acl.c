@@ -43,6 +43,7 @@
 #include "pa_config.h"
 #include "pa_pkt.h"
 #include "pa_test_frame.h"
+#include "pa_test_main.h"
 
 #define NO_PORT		0xffff
 
@@ -2849,38 +2850,30 @@ acl_suite(void)
 	return s;
 }
 
+static int
+run_setup(void)
+{
+	if (pa_pkt_init() != 0) {
+		fprintf(stderr, "test_acl: pa_pkt_init failed\n");
+		return -1;
+	}
+	return 0;
+}
+
 int
 main(void)
 {
-	char *argv[] = { "test_acl", "--no-huge", "--no-shconf", "--no-pci",
-		"-m", "256", "--no-telemetry", "--log-level=lib.eal:notice",
-		"-l", "0", NULL };
-	int argc = RTE_DIM(argv) - 1;
-	SRunner *sr;
-	int failed;
+	static const char *const eal_args[] = { "-m", "256", "-l", "0", NULL };
+	static Suite *(*const suites[])(void) = { acl_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_acl",
+		.suites = suites,
+		.eal_args = eal_args,
+		.mbufs = 1023,
+		.pool = &pool,
+		.setup = run_setup,
+		.teardown = teardown_acl,
+	};
 
-	if (rte_eal_init(argc, argv) < 0) {
-		fprintf(stderr, "test_acl: cannot start the EAL\n");
-		return EXIT_FAILURE;
-	}
-	if (pa_pkt_init() != 0) {
-		fprintf(stderr, "test_acl: pa_pkt_init failed\n");
-		return EXIT_FAILURE;
-	}
-	pool = rte_pktmbuf_pool_create("test_acl", 1023, 0, 0,
-		RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (pool == NULL) {
-		fprintf(stderr, "test_acl: no mbuf pool\n");
-		return EXIT_FAILURE;
-	}
-	sr = srunner_create(acl_suite());
-	/* one EAL for the whole run: tests must not fork */
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	teardown_acl();
-	rte_mempool_free(pool);
-	rte_eal_cleanup();
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main_eal(&t);
 }

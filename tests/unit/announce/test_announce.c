@@ -23,6 +23,7 @@
 #include <check.h>
 
 #include "pa_announce.h"
+#include "pa_test_main.h"
 
 /* ---- watchdog ---- */
 
@@ -513,11 +514,11 @@ announce_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(announce_suite());
-	int failed;
+	static Suite *(*const suites[])(void) = { announce_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_announce",
+		.suites = suites,
+	};
 
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main(&t);
 }

@@ -33,6 +33,7 @@
 #include "pa_capture.h"
 #include "pa_pkt.h"
 #include "pa_rpc.h"
+#include "pa_test_main.h"
 
 #define POOL_SIZE	1023
 #define RING_SIZE	64
@@ -813,41 +814,46 @@ capture_suite(void)
 	return s;
 }
 
-int
-main(void)
+static int
+run_setup(void)
 {
-	char *argv[] = { "test_capture", "--no-huge", "--no-shconf",
-		"--no-pci", "-m", "128", "--no-telemetry",
-		"--log-level=lib.eal:notice", "--log-level=pa.capture:warning",
-		"-l", "0", NULL };
-	int argc = RTE_DIM(argv) - 1;
-	char cmd[PATH_MAX + 16];
-	SRunner *sr;
-	int failed;
-
-	if (rte_eal_init(argc, argv) < 0) {
-		fprintf(stderr, "test_capture: cannot start the EAL\n");
-		return EXIT_FAILURE;
+	if (mkdtemp(base) == NULL) {
+		fprintf(stderr, "test_capture: no temp dir\n");
+		return -1;
 	}
 	if (pa_pkt_init() != 0) {
 		fprintf(stderr, "test_capture: pa_pkt_init failed\n");
-		return EXIT_FAILURE;
+		return -1;
 	}
-	pool = rte_pktmbuf_pool_create("test_capture", POOL_SIZE, 0, 0,
-		RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (pool == NULL || mkdtemp(base) == NULL) {
-		fprintf(stderr, "test_capture: no mbuf pool or no temp dir\n");
-		return EXIT_FAILURE;
-	}
-	sr = srunner_create(capture_suite());
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	rte_mempool_free(pool);
-	rte_eal_cleanup();
+	return 0;
+}
+
+/* After the run: the temp directory and everything in it. */
+static void
+run_teardown(void)
+{
+	char cmd[PATH_MAX + 16];
+
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
 	if (system(cmd) != 0)
 		fprintf(stderr, "test_capture: could not remove %s\n", base);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+int
+main(void)
+{
+	static const char *const eal_args[] = { "-m", "128",
+		"--log-level=pa.capture:warning", "-l", "0", NULL };
+	static Suite *(*const suites[])(void) = { capture_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_capture",
+		.suites = suites,
+		.eal_args = eal_args,
+		.mbufs = POOL_SIZE,
+		.pool = &pool,
+		.setup = run_setup,
+		.teardown = run_teardown,
+	};
+
+	return pa_test_main_eal(&t);
 }

@@ -18,6 +18,7 @@
 #include "pa_lb_config.h"
 #include "pa_net.h"
 #include "pa_rpc.h"
+#include "pa_test_main.h"
 
 #ifndef PA_SOURCE_DRIVERS_CONFIG_DIR
 #error "PA_SOURCE_DRIVERS_CONFIG_DIR must point at drivers-config/"
@@ -2219,11 +2220,11 @@ config_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(config_suite());
-	int failed;
+	static Suite *(*const suites[])(void) = { config_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_config",
+		.suites = suites,
+	};
 
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main(&t);
 }

@@ -13,6 +13,7 @@
 
 #include "pa_decode.h"
 #include "pa_net.h"
+#include "pa_test_main.h"
 
 /* JSON written as C tokens: J({"a": 1}) is the string "{\"a\": 1}". */
 #define J(...) #__VA_ARGS__
@@ -444,11 +445,11 @@ decode_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(decode_suite());
-	int failed;
+	static Suite *(*const suites[])(void) = { decode_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_decode",
+		.suites = suites,
+	};
 
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main(&t);
 }

@@ -11,6 +11,7 @@
 
 #include <check.h>
 
+#include "pa_test_main.h"
 #include "pktaccelctl.h"
 #include "top.h"
 
@@ -330,13 +331,11 @@ START_TEST(test_numbers_for_people)
 }
 END_TEST
 
-int
-main(void)
+static Suite *
+ctl_suite(void)
 {
 	Suite *s = suite_create("ctl");
 	TCase *tc = tcase_create("top_view");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_rates_are_deltas_over_the_measured_interval);
 	tcase_add_test(tc, test_drops_show_reasons_that_counted_busiest_first);
@@ -346,9 +345,17 @@ main(void)
 	tcase_add_test(tc, test_services_and_backends_by_packets_per_second);
 	tcase_add_test(tc, test_numbers_for_people);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return s;
+}
+
+int
+main(void)
+{
+	static Suite *(*const suites[])(void) = { ctl_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_ctl",
+		.suites = suites,
+	};
+
+	return pa_test_main(&t);
 }

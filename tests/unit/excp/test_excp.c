@@ -30,6 +30,7 @@
 #include "pa_neigh.h"
 #include "pa_pkt.h"
 #include "pa_test_frame.h"
+#include "pa_test_main.h"
 
 #define RING		8	/* capacity 7 */
 #define INTERVAL	1000	/* TSC cycles a token */
@@ -389,32 +390,31 @@ excp_suite(void)
 	return s;
 }
 
+static int
+run_setup(void)
+{
+	if (pa_pkt_init() != 0) {
+		fprintf(stderr, "test_excp: pa_pkt_init failed\n");
+		return -1;
+	}
+	return 0;
+}
+
 int
 main(void)
 {
-	char *argv[] = { "test_excp", "--no-huge", "--no-shconf", "--no-pci",
-		"-m", "256", "--no-telemetry", "--log-level=lib.eal:notice",
+	static const char *const eal_args[] = { "-m", "256",
 		"--log-level=pa.lb:warning", "--log-level=pa.neigh:warning",
 		"-l", "0", NULL };
-	int argc = RTE_DIM(argv) - 1;
-	SRunner *sr;
-	int failed;
+	static Suite *(*const suites[])(void) = { excp_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_excp",
+		.suites = suites,
+		.eal_args = eal_args,
+		.mbufs = 511,
+		.pool = &pool,
+		.setup = run_setup,
+	};
 
-	if (rte_eal_init(argc, argv) < 0) {
-		fprintf(stderr, "test_excp: cannot start the EAL\n");
-		return EXIT_FAILURE;
-	}
-	if (pa_pkt_init() != 0)
-		return EXIT_FAILURE;
-	pool = rte_pktmbuf_pool_create("test_excp", 511, 0, 0,
-		RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (pool == NULL)
-		return EXIT_FAILURE;
-	sr = srunner_create(excp_suite());
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	rte_eal_cleanup();
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main_eal(&t);
 }

@@ -25,6 +25,7 @@
 #include <check.h>
 
 #include "pa_health.h"
+#include "pa_test_main.h"
 
 #define SLOTS		256
 #define WAIT_MS		5000	/* real time for loopback answers */
@@ -954,11 +955,11 @@ health_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(health_suite());
-	int failed;
+	static Suite *(*const suites[])(void) = { health_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_health",
+		.suites = suites,
+	};
 
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main(&t);
 }

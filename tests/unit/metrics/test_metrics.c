@@ -22,6 +22,7 @@
 
 #include "pa_metrics.h"
 #include "pa_rpc.h"
+#include "pa_test_main.h"
 
 #define C PA_METRICS_COUNTER
 #define G PA_METRICS_GAUGE
@@ -479,12 +480,11 @@ metrics_suite(void)
 int
 main(void)
 {
-	SRunner *sr;
-	int failed;
+	static Suite *(*const suites[])(void) = { metrics_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_metrics",
+		.suites = suites,
+	};
 
-	sr = srunner_create(metrics_suite());
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main(&t);
 }

@@ -34,6 +34,7 @@
 #include "pa_neigh.h"
 #include "pa_pkt.h"
 #include "pa_test_frame.h"
+#include "pa_test_main.h"
 
 #define T0	100000ULL
 
@@ -1123,37 +1124,41 @@ neigh_suite(void)
 	return s;
 }
 
-int
-main(void)
+static int
+run_setup(void)
 {
-	char *argv[] = { "test_neigh", "--no-huge", "--no-shconf", "--no-pci",
-		"-m", "256", "--no-telemetry", "--log-level=lib.eal:notice",
-		"--log-level=pa.lb:warning", "--log-level=pa.neigh:warning",
-		"-l", "0", NULL };
-	int argc = RTE_DIM(argv) - 1;
-	SRunner *sr;
-	int failed;
-
-	if (rte_eal_init(argc, argv) < 0) {
-		fprintf(stderr, "test_neigh: cannot start the EAL\n");
-		return EXIT_FAILURE;
+	if (pa_pkt_init() != 0) {
+		fprintf(stderr, "test_neigh: pa_pkt_init failed\n");
+		return -1;
 	}
-	if (pa_pkt_init() != 0)
-		return EXIT_FAILURE;
-	pool = rte_pktmbuf_pool_create("test_neigh", 2047, 0, 0,
-		RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (pool == NULL)
-		return EXIT_FAILURE;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	sr = srunner_create(neigh_suite());
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	return 0;
+}
+
+/* After the run: what the last test left. */
+static void
+run_teardown(void)
+{
 	pa_neigh_destroy(nb);
 	pa_lb_destroy(lb);
 	pa_config_free(cfg);
-	rte_mempool_free(pool);
-	rte_eal_cleanup();
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+int
+main(void)
+{
+	static const char *const eal_args[] = { "-m", "256",
+		"--log-level=pa.lb:warning", "--log-level=pa.neigh:warning",
+		"-l", "0", NULL };
+	static Suite *(*const suites[])(void) = { neigh_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_neigh",
+		.suites = suites,
+		.eal_args = eal_args,
+		.mbufs = 2047,
+		.pool = &pool,
+		.setup = run_setup,
+		.teardown = run_teardown,
+	};
+
+	return pa_test_main_eal(&t);
 }

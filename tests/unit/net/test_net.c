@@ -10,6 +10,7 @@
 #include <check.h>
 
 #include "pa_net.h"
+#include "pa_test_main.h"
 
 static char why[256];
 
@@ -227,11 +228,11 @@ net_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(net_suite());
-	int failed;
+	static Suite *(*const suites[])(void) = { net_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_net",
+		.suites = suites,
+	};
 
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main(&t);
 }

@@ -6,6 +6,7 @@
 #include <check.h>
 
 #include "pa_pipeline.h"
+#include "pa_test_main.h"
 
 static struct pa_config_pipeline
 pc_default(enum pa_pipeline_mode mode)
@@ -481,11 +482,11 @@ planner_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(planner_suite());
-	int failed;
+	static Suite *(*const suites[])(void) = { planner_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_pipeline",
+		.suites = suites,
+	};
 
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main(&t);
 }

@@ -27,6 +27,7 @@
 
 #include "pa_pkt.h"
 #include "pa_test_frame.h"
+#include "pa_test_main.h"
 
 /*
  * Frames from the shared builder (pa_test_frame.h), this suite's way:
@@ -2246,11 +2247,11 @@ pkt_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(pkt_suite());
-	int failed;
+	static Suite *(*const suites[])(void) = { pkt_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_pkt",
+		.suites = suites,
+	};
 
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main(&t);
 }

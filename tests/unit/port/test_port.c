@@ -12,6 +12,7 @@
 #include <rte_thash.h>
 
 #include "pa_port.h"
+#include "pa_test_main.h"
 
 static const uint8_t OWN[6] = { 0x02, 0x70, 0x63, 0x61, 0x70, 0x00 };
 static const uint8_t PEER[6] = { 0x02, 0, 0, 0, 0x99, 0x01 };
@@ -597,11 +598,11 @@ port_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(port_suite());
-	int failed;
+	static Suite *(*const suites[])(void) = { port_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_port",
+		.suites = suites,
+	};
 
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main(&t);
 }

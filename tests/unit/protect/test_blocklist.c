@@ -18,6 +18,7 @@
 
 #include "pa_blocklist.h"
 #include "pa_offload.h"
+#include "pa_test_main.h"
 
 #define RTE_DIM_(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -1164,11 +1165,11 @@ blocklist_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(blocklist_suite());
-	int failed;
+	static Suite *(*const suites[])(void) = { blocklist_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_blocklist",
+		.suites = suites,
+	};
 
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main(&t);
 }

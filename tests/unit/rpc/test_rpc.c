@@ -21,6 +21,7 @@
 #include <rte_errno.h>
 
 #include "pa_rpc.h"
+#include "pa_test_main.h"
 
 #define IO_TIMEOUT_MS	5000
 
@@ -2444,12 +2445,11 @@ rpc_suite(void)
 int
 main(void)
 {
-	SRunner *sr;
-	int failed;
+	static Suite *(*const suites[])(void) = { rpc_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_rpc",
+		.suites = suites,
+	};
 
-	sr = srunner_create(rpc_suite());
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main(&t);
 }

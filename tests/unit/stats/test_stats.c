@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "pa_stats.h"
+#include "pa_test_main.h"
 
 /* xorshift64*: reproducible values without libc's rand() state */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
@@ -330,11 +331,11 @@ stats_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(stats_suite());
-	int failed;
+	static Suite *(*const suites[])(void) = { stats_suite, NULL };
+	const struct pa_test_main t = {
+		.name = "test_stats",
+		.suites = suites,
+	};
 
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return pa_test_main(&t);
 }
