@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The "health" RPC subsystem: health_get (readiness, drain, services,
- * lcores, routes) and health_set (drain, undrain). Context: the
- * struct pa_ready.
+ * The readiness's RPC adapter, the "health" subsystem (the methods' names
+ * are the contract; lib/health is the backends' prober): health_get
+ * (readiness, drain, services, lcores, routes) and health_set (drain,
+ * undrain). Context: the struct pa_ready.
  */
 #include <errno.h>
 
