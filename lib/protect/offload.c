@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The blocklist's SmartNIC offload (pa_offload.h): the probe, the
- * translation of a prefix into an rte_flow drop rule, and keeping each
- * capable port's rules in step with the software set.
+ * The SmartNIC offload of the blocklist and of the ACL's drop rules
+ * (pa_offload.h): the probe, the translation of a prefix or an ACL rule
+ * into an rte_flow drop rule, and keeping each capable port's rules in
+ * step with the software tables.
  */
 #include <errno.h>
 #include <stdio.h>
