@@ -475,7 +475,7 @@ stage_classify(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 	return (uint16_t)kept;
 }
 
-static void too_big(struct pa_worker *w, struct rte_mbuf *m);
+static void too_big_send(struct pa_worker *w, struct rte_mbuf *m);
 
 /* lb: packets to a service go to a backend; the rest pass unchanged. */
 static __rte_always_inline uint16_t
@@ -509,7 +509,7 @@ stage_lb(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 			/* dropped ("mtu"), and made into the ICMP error its
 			 * source gets: the mbuf is reused, nothing to capture */
 			w->stats.drops[PA_DROP_MTU]++;
-			too_big(w, pkts[i]);
+			too_big_send(w, pkts[i]);
 		} else {
 			pa_drop(w, pkts[i], (enum pa_drop_reason)reason[verdict[i]]);
 		}
@@ -545,7 +545,7 @@ gen_put(struct pa_worker *w, struct rte_ring *r, struct rte_mbuf *e)
  * back out of the port it came in on, like time exceeded.
  */
 static void
-too_big(struct pa_worker *w, struct rte_mbuf *m)
+too_big_send(struct pa_worker *w, struct rte_mbuf *m)
 {
 	int idx = pa_port_index(w->pl->ports, m->port);
 
