@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pa_clock.h"
 #include "pa_err.h"
 #include "pa_health.h"
 
@@ -175,15 +176,6 @@ const char *
 pa_health_result_name(enum pa_health_result r)
 {
 	return (unsigned int)r < PA_HEALTH_R_MAX ? result_names[r] : "?";
-}
-
-static uint64_t
-mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 /* ------------------------------------------------------------------ */
@@ -723,7 +715,7 @@ start(struct pa_health *h, unsigned int idx, uint64_t now_ms)
 	h->inflight++;
 	t->gen++;
 	t->started = now_ms;
-	t->started_us = mono_us();
+	t->started_us = pa_clock_us();
 	t->connected = false;
 	t->got = 0;
 	t->when = now_ms + t->spec.timeout_ms;
@@ -798,7 +790,7 @@ finish(struct pa_health *h, unsigned int idx, enum pa_health_result r,
 	struct target *t = &h->t[idx];
 	struct pa_health_info *in = &t->info;
 	enum pa_health_status old = in->status, st = old;
-	uint64_t lat = mono_us() - t->started_us;
+	uint64_t lat = pa_clock_us() - t->started_us;
 
 	probe_close(h, t);
 	in->last = r;

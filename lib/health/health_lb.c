@@ -16,6 +16,7 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 
+#include "pa_clock.h"
 #include "pa_err.h"
 #include "pa_health_lb.h"
 
@@ -63,15 +64,6 @@ struct pa_health_lb {
 };
 
 static void snap_update(struct pa_health_lb *x);
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static bool
 prefix_holds(const struct pa_ip_prefix *p, const struct pa_ip_addr *a)
@@ -241,7 +233,7 @@ pa_health_lb_timeout_ms(const struct pa_health_lb *x)
 		return -1;
 	if (pa_lb_config_version(x->lb) != x->version || !x->synced)
 		return 0;
-	now = now_ms();
+	now = (uint64_t)pa_clock_ms();
 	t = pa_health_timeout_ms(x->h, now);
 	if (x->publish_at >= 0) {
 		int p = x->publish_at > (int64_t)now ?
@@ -358,7 +350,7 @@ pa_health_lb_run(struct pa_health_lb *x)
 
 	if (x == NULL)
 		return;
-	now = now_ms();
+	now = (uint64_t)pa_clock_ms();
 	if (!x->synced || pa_lb_config_version(x->lb) != x->version)
 		sync_targets(x, now);
 	pa_health_run(x->h, now);

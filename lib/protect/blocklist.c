@@ -21,6 +21,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "blocklist_priv.h"
+#include "pa_clock.h"
 #include "pa_offload.h"
 #include "pa_pkt.h"
 
@@ -65,15 +66,6 @@ struct pa_blocklist {
 	pthread_t merger;
 	bool merger_running, merger_stop;
 };
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void *merger_main(void *arg);
 
@@ -163,7 +155,7 @@ pa_blocklist_destroy(struct pa_blocklist *bl)
 static double
 ms_since(uint64_t t0)
 {
-	return (double)(mono_ns() - t0) / 1e6;
+	return (double)(pa_clock_ns() - t0) / 1e6;
 }
 
 static uint32_t
@@ -277,7 +269,7 @@ commit_full(struct pa_blocklist *bl, struct pa_bl_set *s, char *err,
 		size_t err_len)
 {
 	struct pa_bl_table *t;
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = pa_clock_ns();
 	int ret;
 
 	ret = over_limit(bl, pa_bl_set_count(s), err, err_len);
@@ -325,7 +317,7 @@ commit_delta(struct pa_blocklist *bl, struct pa_bl_set *a,
 		struct pa_bl_set *d, char *err, size_t err_len)
 {
 	struct bl_delta *dt = NULL;
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = pa_clock_ns();
 	uint32_t n4 = bl->set.n4 - d->n4 + a->n4;
 	uint32_t n6 = bl->set.n6 - d->n6 + a->n6;
 	int ret;
@@ -374,7 +366,7 @@ commit_delta(struct pa_blocklist *bl, struct pa_bl_set *a,
 	offload_post(bl);
 	bl->version++;
 	bl->update_ms = ms_since(t0);
-	bl->last_change_ns = mono_ns();
+	bl->last_change_ns = pa_clock_ns();
 	if (dt != NULL)
 		pthread_cond_signal(&bl->wake);
 	BL_LOG(DEBUG, "version %" PRIu64 ": %u prefixes, delta +%u -%u, %zu bytes, built in %.2f ms",
@@ -546,7 +538,7 @@ merge_once(struct pa_blocklist *bl)
 	struct pa_bl_set e, a0, d0, c1, c2, cand, a, d;
 	struct pa_bl_table *t;
 	struct bl_delta *dt = NULL;
-	uint64_t gen, t0 = mono_ns();
+	uint64_t gen, t0 = pa_clock_ns();
 	int ret;
 
 	pthread_mutex_lock(&bl->lock);
@@ -654,7 +646,7 @@ merger_main(void *arg)
 
 	pthread_mutex_lock(&bl->lock);
 	while (!bl->merger_stop) {
-		uint64_t now = mono_ns(), delay =
+		uint64_t now = pa_clock_ns(), delay =
 			(uint64_t)bl->merge_delay_ms * 1000000ull, due;
 		struct timespec ts;
 
