@@ -65,20 +65,6 @@ struct pa_health_lb {
 
 static void snap_update(struct pa_health_lb *x);
 
-static bool
-prefix_holds(const struct pa_ip_prefix *p, const struct pa_ip_addr *a)
-{
-	const uint8_t *x = pa_ip_bytes(&p->addr), *y = pa_ip_bytes(a);
-	unsigned int bits = p->len, i;
-
-	if (p->addr.family != a->family)
-		return false;
-	for (i = 0; bits >= 8; i++, bits -= 8)
-		if (x[i] != y[i])
-			return false;
-	return bits == 0 || ((x[i] ^ y[i]) & (uint8_t)(0xff00 >> bits)) == 0;
-}
-
 /* The port to probe @p a from: the one whose subnet holds it, else the
  * first of its family. */
 static const struct hc_src *
@@ -90,7 +76,7 @@ source_for(const struct pa_health_lb *x, const struct pa_ip_addr *a)
 	for (i = 0; i < x->n_src; i++) {
 		if (x->src[i].pfx.addr.family != a->family)
 			continue;
-		if (prefix_holds(&x->src[i].pfx, a))
+		if (pa_ip_prefix_contains(&x->src[i].pfx, a))
 			return &x->src[i];
 		if (first == NULL)
 			first = &x->src[i];

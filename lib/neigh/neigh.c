@@ -165,30 +165,20 @@ key_make(struct neigh_key *k, uint8_t family, const uint8_t *addr,
 	memcpy(k->addr, addr, family == 4 ? 4 : 16);
 }
 
+/* The address of @p family (4 or 6) whose bytes are @p addr. */
+static void
+addr_of(uint8_t family, const uint8_t *addr, struct pa_ip_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = family == 4 ? AF_INET : AF_INET6;
+	memcpy(a->family == AF_INET ? (uint8_t *)&a->v4 : a->v6.s6_addr,
+		addr, family == 4 ? 4 : 16);
+}
+
 static void
 key_addr(const struct neigh_key *k, struct pa_ip_addr *a)
 {
-	memset(a, 0, sizeof(*a));
-	a->family = k->family == 4 ? AF_INET : AF_INET6;
-	memcpy(a->family == AF_INET ? (uint8_t *)&a->v4 : a->v6.s6_addr,
-		k->addr, k->family == 4 ? 4 : 16);
-}
-
-/* Does prefix @p p (host bits as written) contain @p addr? */
-static bool
-prefix_has(const struct pa_ip_prefix *p, uint8_t family, const uint8_t *addr)
-{
-	const uint8_t *a = pa_ip_bytes(&p->addr);
-	unsigned int bits = p->len, i;
-
-	if (fam(&p->addr) != family)
-		return false;
-	for (i = 0; bits >= 8; i++, bits -= 8)
-		if (a[i] != addr[i])
-			return false;
-	if (bits != 0 && ((a[i] ^ addr[i]) & (uint8_t)(0xff << (8 - bits))))
-		return false;
-	return true;
+	addr_of(k->family, k->addr, a);
 }
 
 /* Is @p addr on one of port @p pi's connected subnets (and not one of
@@ -198,17 +188,17 @@ on_link(const struct pa_neigh *n, unsigned int pi, uint8_t family,
 		const uint8_t *addr)
 {
 	const struct pa_config_port *cp = n->port[pi].cp;
+	struct pa_ip_addr a;
 	unsigned int i;
 
 	if (cp == NULL)
 		return false;
+	addr_of(family, addr, &a);
 	for (i = 0; i < cp->n_addrs; i++)
-		if (memcmp(pa_ip_bytes(&cp->addrs[i].addr), addr,
-			    family == 4 ? 4 : 16) == 0 &&
-		    fam(&cp->addrs[i].addr) == family)
+		if (pa_ip_equal(&cp->addrs[i].addr, &a))
 			return false;
 	for (i = 0; i < cp->n_addrs; i++)
-		if (prefix_has(&cp->addrs[i], family, addr))
+		if (pa_ip_prefix_contains(&cp->addrs[i], &a))
 			return true;
 	return false;
 }
@@ -221,14 +211,16 @@ source_addr(const struct pa_neigh *n, unsigned int pi, uint8_t family,
 {
 	const struct pa_config_port *cp = n->port[pi].cp;
 	const uint8_t *first = NULL;
+	struct pa_ip_addr a;
 	unsigned int i;
 
 	if (cp == NULL)
 		return NULL;
+	addr_of(family, target, &a);
 	for (i = 0; i < cp->n_addrs; i++) {
 		if (fam(&cp->addrs[i].addr) != family)
 			continue;
-		if (prefix_has(&cp->addrs[i], family, target))
+		if (pa_ip_prefix_contains(&cp->addrs[i], &a))
 			return pa_ip_bytes(&cp->addrs[i].addr);
 		if (first == NULL)
 			first = pa_ip_bytes(&cp->addrs[i].addr);

@@ -108,25 +108,37 @@ pa_ip_prefix_mask(struct pa_ip_prefix *p)
 		b[i] &= byte_mask(&len);
 }
 
-bool
-pa_ip_prefix_overlap(const struct pa_ip_prefix *a, const struct pa_ip_prefix *b)
+/* Are the first @p len bits of @p x and @p y the same? */
+static bool
+same_leading_bits(const uint8_t *x, const uint8_t *y, unsigned int len)
 {
-	const uint8_t *x, *y;
-	unsigned int len, bytes, rem;
+	unsigned int bytes = len / 8, rem = len % 8;
 
-	if (a->addr.family == 0 || b->addr.family == 0)
-		return true;
-	if (a->addr.family != b->addr.family)
-		return false;
-	len = a->len < b->len ? a->len : b->len;
-	x = pa_ip_bytes(&a->addr);
-	y = pa_ip_bytes(&b->addr);
-	bytes = len / 8;
-	rem = len % 8;
 	if (memcmp(x, y, bytes) != 0)
 		return false;
 	return rem == 0 ||
 		((x[bytes] ^ y[bytes]) & (uint8_t)(0xff << (8 - rem))) == 0;
+}
+
+bool
+pa_ip_prefix_overlap(const struct pa_ip_prefix *a, const struct pa_ip_prefix *b)
+{
+	if (a->addr.family == 0 || b->addr.family == 0)
+		return true;
+	if (a->addr.family != b->addr.family)
+		return false;
+	return same_leading_bits(pa_ip_bytes(&a->addr), pa_ip_bytes(&b->addr),
+			a->len < b->len ? a->len : b->len);
+}
+
+bool
+pa_ip_prefix_contains(const struct pa_ip_prefix *p, const struct pa_ip_addr *a)
+{
+	if (p->addr.family == 0)
+		return true;
+	if (p->addr.family != a->family)
+		return false;
+	return same_leading_bits(pa_ip_bytes(&p->addr), pa_ip_bytes(a), p->len);
 }
 
 int

@@ -145,6 +145,15 @@ bool pa_ip_prefix_overlap(const struct pa_ip_prefix *a,
 		const struct pa_ip_prefix *b);
 
 /**
+ * Whether address @p a is in prefix @p p: its first p->len bits are
+ * p's (host bits written in @p p, as an interface address has them, are
+ * ignored). A prefix of family 0 ("any") holds every address; an IPv4
+ * prefix holds no IPv6 address and the reverse.
+ */
+bool pa_ip_prefix_contains(const struct pa_ip_prefix *p,
+		const struct pa_ip_addr *a);
+
+/**
  * Why @p a cannot be a unicast destination (a VIP, a backend): "the
  * unspecified address", "a multicast address", "the broadcast address"
  * (IPv4) or "a loopback address"; NULL when it can.

@@ -205,6 +205,34 @@ START_TEST(test_prefixes_overlap_when_one_holds_the_other)
 }
 END_TEST
 
+START_TEST(test_a_prefix_contains_the_addresses_of_its_first_bits)
+{
+	struct pa_ip_prefix any = pfx("any"), p23 = pfx("10.1.0.0/23"),
+		p0 = pfx("0.0.0.0/0"), v6 = pfx("2001:db8::/33"), iface;
+	struct pa_ip_addr in = ip("10.1.1.255"), out = ip("10.1.2.0"),
+		v6in = ip("2001:db8:7fff::1"), v6out = ip("2001:db8:8000::1"),
+		mapped = ip("::ffff:10.1.0.1");
+
+	/* a length that ends inside a byte: /23 and /33 */
+	ck_assert(pa_ip_prefix_contains(&p23, &in));
+	ck_assert(!pa_ip_prefix_contains(&p23, &out));
+	ck_assert(pa_ip_prefix_contains(&v6, &v6in));
+	ck_assert(!pa_ip_prefix_contains(&v6, &v6out));
+	/* families never mix; "any" holds every address, /0 its family's */
+	ck_assert(!pa_ip_prefix_contains(&p23, &mapped));
+	ck_assert(!pa_ip_prefix_contains(&v6, &in));
+	ck_assert(pa_ip_prefix_contains(&p0, &out));
+	ck_assert(!pa_ip_prefix_contains(&p0, &v6in));
+	ck_assert(pa_ip_prefix_contains(&any, &in));
+	ck_assert(pa_ip_prefix_contains(&any, &v6in));
+	/* an interface address: its host bits do not count */
+	ck_assert_int_eq(pa_net_parse_prefix_flags("10.1.0.5/23", &iface,
+		PA_NET_PREFIX_HOST_OK, why, sizeof(why)), 0);
+	ck_assert(pa_ip_prefix_contains(&iface, &in));
+	ck_assert(!pa_ip_prefix_contains(&iface, &out));
+}
+END_TEST
+
 static Suite *
 net_suite(void)
 {
@@ -220,6 +248,7 @@ net_suite(void)
 	tcase_add_test(tc, test_reasons_are_optional);
 	tcase_add_test(tc, test_numbers_are_digits_only);
 	tcase_add_test(tc, test_prefixes_overlap_when_one_holds_the_other);
+	tcase_add_test(tc, test_a_prefix_contains_the_addresses_of_its_first_bits);
 	suite_add_tcase(s, tc);
 	return s;
 }
