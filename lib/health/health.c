@@ -21,6 +21,7 @@
 #include "pa_clock.h"
 #include "pa_err.h"
 #include "pa_health.h"
+#include "pa_net.h"
 
 #ifndef ICMP_FILTER
 #define ICMP_FILTER	1	/* linux/icmp.h: raw ICMP socket type filter */
@@ -625,22 +626,6 @@ fail:
 	return -one;
 }
 
-static uint16_t
-inet_csum(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint32_t s = 0;
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)b[i] << 8 | b[i + 1];
-	if (n & 1)
-		s += (uint32_t)b[n - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return htons((uint16_t)~s);
-}
-
 /* Send the echo request of an icmp probe. */
 static int
 icmp_send(struct pa_health *h, struct target *t)
@@ -659,7 +644,7 @@ icmp_send(struct pa_health *h, struct target *t)
 	memcpy(pkt + 8, ICMP_PAYLOAD, sizeof(ICMP_PAYLOAD) - 1);
 	/* ping sockets and raw ICMPv6 sockets fill the checksum in */
 	if (t->raw && t->spec.addr.family == AF_INET) {
-		v = inet_csum(pkt, sizeof(pkt));
+		v = htons(pa_ip_csum_fold(pa_ip_csum_add(0, pkt, sizeof(pkt))));
 		memcpy(pkt + 2, &v, 2);
 	}
 	if (send(t->fd, pkt, sizeof(pkt), 0) < 0)

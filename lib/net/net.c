@@ -401,6 +401,30 @@ pa_net_family_name(int family)
 	return family == AF_INET ? "IPv4" : "IPv6";
 }
 
+uint32_t
+pa_ip_csum_add(uint32_t sum, const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	uint64_t s = sum;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		s += (uint32_t)b[i] << 8 | b[i + 1];
+	if (len & 1)
+		s += (uint32_t)b[len - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint32_t)s;
+}
+
+uint16_t
+pa_ip_csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
 bool
 pa_ip_equal(const struct pa_ip_addr *a, const struct pa_ip_addr *b)
 {
