@@ -181,6 +181,24 @@ int pa_rpc_no_params(const json_t *params, struct pa_rpc_error *err);
 int pa_rpc_error_errno(struct pa_rpc_error *err, int ret,
 		const char *params_prefix, const char *why);
 
+/**
+ * The whole body of a method that takes no parameters and answers a view
+ * of its context: pa_rpc_no_params(), then *@p result = @p view(@p ctx);
+ * a NULL view is -32603 "out of memory".
+ *
+ *     static json_t *
+ *     rules_view(void *ctx)
+ *     {
+ *         return pa_acl_rules_json(((struct pa_acl_rpc_ctx *)ctx)->acl);
+ *     }
+ *     ...
+ *     return pa_rpc_view(params, rules_view, ctx, result, err);
+ *
+ * @return 0, or -1 with @p err filled.
+ */
+int pa_rpc_view(const json_t *params, json_t *(*view)(void *ctx), void *ctx,
+		json_t **result, struct pa_rpc_error *err);
+
 struct pa_rpc_counters;
 
 /**
