@@ -21,11 +21,13 @@ struct change_params {
 	struct pa_bl_set set;
 	bool has_set;
 	const char *path;
+	uint32_t max;			/* the blocklist's limit */
+	uint32_t before;		/* its count before the change */
 };
 
 /*
  * "prefixes": [...] into a normalised set, at most the blocklist's limit
- * (*@p arg) of them; a bad one is named by its index. On failure nothing
+ * (cp->max) of them; a bad one is named by its index. On failure nothing
  * of the set is left allocated.
  */
 static int
@@ -35,7 +37,7 @@ decode_prefixes(const struct pa_decode_field *f, const json_t *list,
 {
 	struct change_params *cp = out;
 	struct pa_bl_set *s = &cp->set;
-	uint32_t max = *(const uint32_t *)arg;
+	uint32_t max = cp->max;
 	struct pa_ip_prefix p;
 	char why[256];
 	size_t i;
@@ -89,26 +91,6 @@ static const struct pa_decode_field change_fields[] = {
 	  .decode = decode_prefixes },
 };
 
-/* The change's params decoded with @p fields; the prefixes bounded by
- * the blocklist's limit @p max. */
-static int
-decode_change(const json_t *params, const struct pa_decode_field *fields,
-		size_t n_fields, uint32_t max, struct change_params *p,
-		struct pa_rpc_error *err)
-{
-	char why[PA_RPC_MSG_MAX];
-	int ret;
-
-	memset(p, 0, sizeof(*p));
-	ret = pa_decode_object(params, "params", fields, n_fields, p, &max,
-			why, sizeof(why));
-	if (ret != 0) {
-		pa_bl_set_free(&p->set);
-		return pa_rpc_error_errno(err, ret, "", why);
-	}
-	return 0;
-}
-
 static int
 total(struct pa_blocklist *bl, uint32_t before, json_t **result)
 {
@@ -131,6 +113,34 @@ count_now(struct pa_blocklist *bl, uint32_t *max)
 	return in.prefixes;
 }
 
+/*
+ * The params of a change to @p bl: an object (else "params: expected
+ * <@p shape>"), decoded with @p fields, its prefixes bounded by the
+ * blocklist's limit; p->before is the count before the change.
+ */
+static int
+decode_change(struct pa_blocklist *bl, const json_t *params,
+		const char *shape, const struct pa_decode_field *fields,
+		size_t n_fields, struct change_params *p,
+		struct pa_rpc_error *err)
+{
+	char why[PA_RPC_MSG_MAX];
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	if (!json_is_object(params))
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
+			"params: expected %s", shape);
+	p->before = count_now(bl, &p->max);
+	ret = pa_decode_object(params, "params", fields, n_fields, p,
+			NULL, why, sizeof(why));
+	if (ret != 0) {
+		pa_bl_set_free(&p->set);
+		return pa_rpc_error_errno(err, ret, "", why);
+	}
+	return 0;
+}
+
 static int
 rpc_blocklist_replace(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
@@ -138,15 +148,12 @@ rpc_blocklist_replace(void *ctx, const json_t *params, json_t **result,
 	struct pa_blocklist_rpc_ctx *x = ctx;
 	struct change_params p;
 	char why[PA_RPC_MSG_MAX];
-	uint32_t max, before;
 	int ret;
 
-	if (!json_is_object(params))
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params: expected {\"prefixes\": [...]} or {\"path\": \"FILE\"}");
-	before = count_now(x->bl, &max);
-	if (decode_change(params, replace_fields,
-			PA_DECODE_N(replace_fields), max, &p, err) != 0)
+	if (decode_change(x->bl, params,
+			"{\"prefixes\": [...]} or {\"path\": \"FILE\"}",
+			replace_fields, PA_DECODE_N(replace_fields), &p,
+			err) != 0)
 		return -1;
 	if (p.has_set == (p.path != NULL)) {
 		pa_bl_set_free(&p.set);
@@ -154,7 +161,8 @@ rpc_blocklist_replace(void *ctx, const json_t *params, json_t **result,
 			"params: give one of \"prefixes\" or \"path\"");
 	}
 	if (p.path != NULL) {
-		ret = pa_bl_read_file(p.path, max, &p.set, why, sizeof(why));
+		ret = pa_bl_read_file(p.path, p.max, &p.set, why,
+				sizeof(why));
 		if (ret == -ENOMEM)
 			return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
 				"%s", why);
@@ -165,7 +173,7 @@ rpc_blocklist_replace(void *ctx, const json_t *params, json_t **result,
 	ret = pa_blocklist_replace(x->bl, &p.set, why, sizeof(why));
 	if (ret != 0)
 		return pa_rpc_error_errno(err, ret, "params: ", why);
-	return total(x->bl, before, result);
+	return total(x->bl, p.before, result);
 }
 PA_RPC_METHOD(blocklist, "blocklist_replace", rpc_blocklist_replace,
 	"replace the source blocklist: {\"prefixes\": [...]} or {\"path\": FILE}")
@@ -177,22 +185,18 @@ add_or_delete(void *ctx, const json_t *params, json_t **result,
 	struct pa_blocklist_rpc_ctx *x = ctx;
 	struct change_params p;
 	char why[PA_RPC_MSG_MAX];
-	uint32_t max, before;
 	int ret;
 
-	if (!json_is_object(params))
-		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS,
-			"params: expected {\"prefixes\": [...]}");
-	before = count_now(x->bl, &max);
-	if (decode_change(params, change_fields, PA_DECODE_N(change_fields),
-			max, &p, err) != 0)
+	if (decode_change(x->bl, params, "{\"prefixes\": [...]}",
+			change_fields, PA_DECODE_N(change_fields), &p,
+			err) != 0)
 		return -1;
 	ret = add ? pa_blocklist_add(x->bl, &p.set, why, sizeof(why)) :
 		pa_blocklist_delete(x->bl, &p.set, why, sizeof(why));
 	pa_bl_set_free(&p.set);
 	if (ret != 0)
 		return pa_rpc_error_errno(err, ret, "params.prefixes: ", why);
-	return total(x->bl, before, result);
+	return total(x->bl, p.before, result);
 }
 
 static int
