@@ -23,6 +23,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "acl_priv.h"
+#include "pa_err.h"
 
 #define ACL_FOLD_NICE		10	/* the folder's nice while not urgent */
 
@@ -106,7 +107,7 @@ fill_slot(struct acl_slot *s, const struct pa_config_acl_rule *r, char *err,
 		};
 
 		if (rte_meter_srtcm_profile_config(&s->profile, &p) != 0) {
-			snprintf(err, err_len,
+			pa_seterr(err, err_len,
 				"rule %u: police rate_pps %" PRIu64 " burst %" PRIu64 " not accepted by rte_meter",
 				r->id, r->rate_pps, r->burst);
 			return -EINVAL;
@@ -223,7 +224,7 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	t = NULL;
 	goto out;
 nomem:
-	snprintf(err, err_len, "out of memory building the ACL");
+	pa_seterr(err, err_len, "out of memory building the ACL");
 	ret = -ENOMEM;
 out:
 	acl_table_free(t);
@@ -385,7 +386,7 @@ acl_apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	nt = calloc(n + 1, sizeof(*nt));
 	kept = calloc(acl->n_rules + 1, 1);
 	if (nr == NULL || ns == NULL || nt == NULL || kept == NULL) {
-		snprintf(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -394,7 +395,7 @@ acl_apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	qsort(nr, n, sizeof(*nr), id_cmp);
 	for (i = 1; i < n; i++) {
 		if (nr[i].id == nr[i - 1].id) {
-			snprintf(err, err_len, "duplicate rule id %u", nr[i].id);
+			pa_seterr(err, err_len, "duplicate rule id %u", nr[i].id);
 			ret = -EEXIST;
 			goto out;
 		}
@@ -404,7 +405,7 @@ acl_apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		rte_align32pow2(acl->n_rules + n));
 	store = store_for(acl, need);
 	if (store == NULL) {
-		snprintf(err, err_len, "out of memory for %u rule counters", need);
+		pa_seterr(err, err_len, "out of memory for %u rule counters", need);
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -469,17 +470,17 @@ static int
 check_rule(const struct pa_config_acl_rule *r, char *err, size_t err_len)
 {
 	if (r->id == 0) {
-		snprintf(err, err_len, "rule id must be 1..2147483648");
+		pa_seterr(err, err_len, "rule id must be 1..2147483648");
 		return -EINVAL;
 	}
 	if (r->src.addr.family != 0 && r->dst.addr.family != 0 &&
 	    r->src.addr.family != r->dst.addr.family) {
-		snprintf(err, err_len, "rule %u mixes IPv4 and IPv6 prefixes",
+		pa_seterr(err, err_len, "rule %u mixes IPv4 and IPv6 prefixes",
 			r->id);
 		return -EINVAL;
 	}
 	if (r->in_port > UINT8_MAX - 1) {
-		snprintf(err, err_len, "rule %u: in_port index %d too large",
+		pa_seterr(err, err_len, "rule %u: in_port index %d too large",
 			r->id, r->in_port);
 		return -EINVAL;
 	}
@@ -497,12 +498,12 @@ rule_add_locked(struct pa_acl *acl, const struct pa_config_acl_rule *r,
 	if (ret != 0)
 		return ret;
 	if (find_rule(acl, r->id) >= 0) {
-		snprintf(err, err_len, "rule id %u already exists", r->id);
+		pa_seterr(err, err_len, "rule id %u already exists", r->id);
 		return -EEXIST;
 	}
 	all = calloc(acl->n_rules + 1, sizeof(*all));
 	if (all == NULL) {
-		snprintf(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
 	if (acl->n_rules != 0)
@@ -556,7 +557,7 @@ delete_from_base(struct pa_acl *acl, int pos, char *err, size_t err_len)
 	if (nr == NULL || ns == NULL || nt == NULL || nz == NULL) {
 		if (nz != NULL)
 			acl->zombie = nz;
-		snprintf(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		goto out;
 	}
 	acl->zombie = nz;
@@ -614,7 +615,7 @@ rule_delete_locked(struct pa_acl *acl, uint32_t id, char *err,
 
 	pos = find_rule(acl, id);
 	if (pos < 0) {
-		snprintf(err, err_len, "no rule with id %u", id);
+		pa_seterr(err, err_len, "no rule with id %u", id);
 		return -ENOENT;
 	}
 	/* A rule of the base: void it and let the delta answer for it. */
@@ -625,7 +626,7 @@ rule_delete_locked(struct pa_acl *acl, uint32_t id, char *err,
 	}
 	rest = calloc(acl->n_rules + 1, sizeof(*rest));
 	if (rest == NULL) {
-		snprintf(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
 	memcpy(rest, acl->rules, sizeof(*rest) * (unsigned int)pos);

@@ -23,6 +23,7 @@
 #include <rte_ring.h>
 
 #include "pa_clock.h"
+#include "pa_err.h"
 #include "pa_lb.h"
 #include "pa_neigh.h"
 
@@ -1037,7 +1038,7 @@ pa_neigh_create(const struct pa_neigh_opts *o, uint64_t now_ms, char *err,
 
 	n = calloc(1, sizeof(*n));
 	if (n == NULL) {
-		snprintf(err, err_len, "neighbours: out of memory");
+		pa_seterr(err, err_len, "neighbours: out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&n->lock, NULL);
@@ -1063,7 +1064,7 @@ pa_neigh_create(const struct pa_neigh_opts *o, uint64_t now_ms, char *err,
 	n->fast.rx = rte_ring_create(name, PA_NEIGH_RX_RING, n->socket,
 		RING_F_SC_DEQ);
 	if (n->fast.rx == NULL) {
-		snprintf(err, err_len, "neighbours: ring %s: %s", name,
+		pa_seterr(err, err_len, "neighbours: ring %s: %s", name,
 			rte_strerror(rte_errno));
 		goto fail;
 	}
@@ -1085,7 +1086,7 @@ pa_neigh_create(const struct pa_neigh_opts *o, uint64_t now_ms, char *err,
 		p->tx = rte_ring_create(name, PA_NEIGH_TX_RING, pp->socket < 0 ?
 			0 : pp->socket, RING_F_SC_DEQ);
 		if (p->tx == NULL) {
-			snprintf(err, err_len, "neighbours: ring %s: %s", name,
+			pa_seterr(err, err_len, "neighbours: ring %s: %s", name,
 				rte_strerror(rte_errno));
 			goto fail;
 		}
@@ -1097,20 +1098,20 @@ pa_neigh_create(const struct pa_neigh_opts *o, uint64_t now_ms, char *err,
 	hp.socket_id = n->socket;
 	n->h = rte_hash_create(&hp);
 	if (n->h == NULL) {
-		snprintf(err, err_len, "neighbours: cache of %u entries: %s",
+		pa_seterr(err, err_len, "neighbours: cache of %u entries: %s",
 			n->max_entries, rte_strerror(rte_errno));
 		goto fail;
 	}
 	n->n_pos = (uint32_t)rte_hash_max_key_id(n->h) + 1;
 	n->ent = calloc(n->n_pos, sizeof(*n->ent));
 	if (n->ent == NULL) {
-		snprintf(err, err_len, "neighbours: out of memory");
+		pa_seterr(err, err_len, "neighbours: out of memory");
 		goto fail;
 	}
 	pthread_mutex_lock(&n->lock);
 	if (targets_refresh(n, now_ms) != 0) {
 		pthread_mutex_unlock(&n->lock);
-		snprintf(err, err_len, "neighbours: out of memory");
+		pa_seterr(err, err_len, "neighbours: out of memory");
 		goto fail;
 	}
 	pthread_mutex_unlock(&n->lock);

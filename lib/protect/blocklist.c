@@ -22,6 +22,7 @@
 
 #include "blocklist_priv.h"
 #include "pa_clock.h"
+#include "pa_err.h"
 #include "pa_offload.h"
 #include "pa_pkt.h"
 
@@ -255,7 +256,7 @@ over_limit(struct pa_blocklist *bl, uint32_t n, char *err, size_t err_len)
 {
 	if (n <= bl->max)
 		return 0;
-	snprintf(err, err_len,
+	pa_seterr(err, err_len,
 		"%u prefixes: more than the blocklist's limit of %u", n,
 		bl->max);
 	return -ENOSPC;
@@ -279,14 +280,14 @@ commit_full(struct pa_blocklist *bl, struct pa_bl_set *s, char *err,
 	}
 	t = pa_bl_table_build(s);
 	if (t == NULL) {
-		snprintf(err, err_len, "out of memory building the blocklist");
+		pa_seterr(err, err_len, "out of memory building the blocklist");
 		pa_bl_set_free(s);
 		return -ENOMEM;
 	}
 	bl->build_ms = ms_since(t0);
 	if (publish(bl, t, NULL, s->n4, s->n6, true) != 0) {
 		pa_bl_table_free(t);
-		snprintf(err, err_len, "out of memory building the blocklist");
+		pa_seterr(err, err_len, "out of memory building the blocklist");
 		pa_bl_set_free(s);
 		return -ENOMEM;
 	}
@@ -333,14 +334,14 @@ commit_delta(struct pa_blocklist *bl, struct pa_bl_set *a,
 
 			if (pa_bl_set_count(a) + pa_bl_set_count(d) <=
 			    BL_DELTA_MAX && errno != E2BIG) {
-				snprintf(err, err_len,
+				pa_seterr(err, err_len,
 					"out of memory building the blocklist");
 				ret = -ENOMEM;
 				goto out;
 			}
 			/* too large for a delta: a new base */
 			if (live_set(&bl->set, a, d, &s) != 0) {
-				snprintf(err, err_len, "out of memory");
+				pa_seterr(err, err_len, "out of memory");
 				ret = -ENOMEM;
 				goto out;
 			}
@@ -352,7 +353,7 @@ commit_delta(struct pa_blocklist *bl, struct pa_bl_set *a,
 	ret = publish(bl, bl->base, dt, n4, n6, true);
 	if (ret != 0) {
 		bl_delta_free(dt);
-		snprintf(err, err_len, "out of memory building the blocklist");
+		pa_seterr(err, err_len, "out of memory building the blocklist");
 		goto out;
 	}
 	bl_delta_free(bl->delta);
@@ -443,7 +444,7 @@ change(struct pa_blocklist *bl, const struct pa_bl_set *s, bool del,
 			pa_bl_set_minus(&bl->del, s, &d);
 	pa_bl_set_free(&part);
 	if (ret != 0) {
-		snprintf(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		pa_bl_set_free(&a);
 		pa_bl_set_free(&d);
 	} else {

@@ -16,6 +16,7 @@
 #include <rte_ethdev.h>
 #include <rte_log.h>
 
+#include "pa_err.h"
 #include "pa_offload.h"
 
 #define OFF_LOG(level, fmt, ...) \
@@ -254,10 +255,10 @@ validate(struct off_port *op, const char *prefix, bool count, char *why,
 		&fe);
 	if (ret != 0 && fe.message != NULL &&
 	    strcmp(fe.message, strerror(-ret)) != 0)
-		snprintf(why, why_len, "rte_flow_validate: %s (%s)",
+		pa_seterr(why, why_len, "rte_flow_validate: %s (%s)",
 			fe.message, strerror(-ret));
 	else if (ret != 0)
-		snprintf(why, why_len, "rte_flow_validate: %s",
+		pa_seterr(why, why_len, "rte_flow_validate: %s",
 			strerror(-ret));
 	return ret;
 }
