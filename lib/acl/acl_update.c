@@ -364,6 +364,28 @@ zombies_release(struct pa_acl *acl)
 }
 
 /*
+ * The version just published is the store's: its arrays (@p n rules,
+ * their slots and tiers, @p n_delta of them in the delta) replace the
+ * old ones, which are freed; the caller's pointers are left NULL.
+ */
+static void
+rules_take(struct pa_acl *acl, struct pa_config_acl_rule **nr, uint32_t **ns,
+		uint8_t **nt, unsigned int n, unsigned int n_delta)
+{
+	free(acl->rules);
+	free(acl->rule_slot);
+	free(acl->rule_tier);
+	acl->rules = *nr;
+	acl->rule_slot = *ns;
+	acl->rule_tier = *nt;
+	acl->n_rules = n;
+	acl->n_delta = n_delta;
+	*nr = NULL;
+	*ns = NULL;
+	*nt = NULL;
+}
+
+/*
  * Replace the rule set with @p rules (n, any order; copied). Rules whose id
  * stays keep their slot (and so their counters).
  */
@@ -445,19 +467,9 @@ acl_apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	}
 	if (full || removed)
 		acl->gen++;
-	free(acl->rules);
-	free(acl->rule_slot);
-	free(acl->rule_tier);
-	acl->rules = nr;
-	acl->rule_slot = ns;
-	acl->rule_tier = nt;
-	acl->n_rules = n;
-	acl->n_delta = n_delta;
+	rules_take(acl, &nr, &ns, &nt, n, n_delta);
 	acl->def = def;
 	acl->non_ip_drop = non_ip_drop;
-	nr = NULL;
-	ns = NULL;
-	nt = NULL;
 out:
 	free(nr);
 	free(ns);
@@ -587,18 +599,8 @@ delete_from_base(struct pa_acl *acl, int pos, char *err, size_t err_len)
 		acl->n_zombie--;
 		goto out;
 	}
-	free(acl->rules);
-	free(acl->rule_slot);
-	free(acl->rule_tier);
-	acl->rules = nr;
-	acl->rule_slot = ns;
-	acl->rule_tier = nt;
-	acl->n_rules = n;
-	acl->n_delta = n_delta;
+	rules_take(acl, &nr, &ns, &nt, n, n_delta);
 	acl->gen++;		/* a fold in progress holds the deleted rule */
-	nr = NULL;
-	ns = NULL;
-	nt = NULL;
 out:
 	free(nr);
 	free(ns);
