@@ -89,15 +89,7 @@ struct retired {
 struct pa_neigh {
 	struct pa_neigh_fast fast;	/* first: the data path's */
 	pthread_mutex_t lock;
-	const struct pa_config *cfg;
-	const struct pa_port_set *ports;
-	struct rte_rcu_qsbr *rcu;
-	struct pa_lb *lb;
-	bool replay;
-	struct pa_capture_tap *capture;
-	int socket;
-	uint32_t reachable_ms, retrans_ms, probes, failed_retry_ms, gc_ms;
-	uint32_t max_entries;
+	struct pa_neigh_opts o;	/* as created; 0s made the defaults */
 
 	unsigned int n_ports;
 	struct neigh_port port[PA_CONFIG_MAX_PORTS];
@@ -257,12 +249,12 @@ publish(struct pa_neigh *n, const struct neigh_ent *e)
 	struct pa_ip_addr a;
 
 	if (e->target & TARGET_GATEWAY)
-		pa_lb_gateway_set(n->lb, port_id,
+		pa_lb_gateway_set(n->o.lb, port_id,
 				e->key.family == 6 ? AF_INET6 : AF_INET, mac,
 				true);
 	if (e->target & TARGET_BACKEND) {
 		key_addr(&e->key, &a);
-		pa_lb_neigh_set(n->lb, &a, port_id, mac, true);
+		pa_lb_neigh_set(n->o.lb, &a, port_id, mac, true);
 	}
 }
 
@@ -396,7 +388,7 @@ ent_new(struct pa_neigh *n, uint8_t family, const uint8_t *addr,
 	struct neigh_key k;
 	int32_t pos;
 
-	if (n->n_used >= n->max_entries && (!may_evict || !evict_one(n))) {
+	if (n->n_used >= n->o.max_entries && (!may_evict || !evict_one(n))) {
 		n->c.cache_full++;
 		return NULL;
 	}
@@ -422,7 +414,7 @@ start_incomplete(struct pa_neigh *n, struct neigh_ent *e, uint64_t now)
 {
 	e->state = PA_NEIGH_INCOMPLETE;
 	e->probes = 1;
-	e->next_ms = now + n->retrans_ms;
+	e->next_ms = now + n->o.retrans_ms;
 	solicit(n, e, false);
 }
 
@@ -489,8 +481,8 @@ retire_reap(struct pa_neigh *n, bool wait)
 	for (i = 0; i < n->n_retired; i++) {
 		struct retired *r = &n->retired[i];
 
-		if (n->rcu == NULL ||
-		    rte_rcu_qsbr_check(n->rcu, r->token, wait && i == 0) == 1)
+		if (n->o.rcu == NULL ||
+		    rte_rcu_qsbr_check(n->o.rcu, r->token, wait && i == 0) == 1)
 			rte_free(r->dp);
 		else
 			n->retired[k++] = *r;
@@ -504,7 +496,7 @@ retire_reap(struct pa_neigh *n, bool wait)
 static int
 dp_publish(struct pa_neigh *n)
 {
-	const struct pa_config *cfg = n->cfg;
+	const struct pa_config *cfg = n->o.cfg;
 	struct pa_neigh_dp *t, *old;
 	struct pa_neigh_dp_ent *e;
 	unsigned int i, j, count = n->n_vips + 2 + n->n_used;
@@ -516,7 +508,7 @@ dp_publish(struct pa_neigh *n)
 	size = rte_align32pow2(RTE_MAX(16u, 2 * count));
 	t = rte_zmalloc_socket("pa_neigh_dp", sizeof(*t) +
 		(size_t)size * sizeof(t->ent[0]), RTE_CACHE_LINE_SIZE,
-		n->socket);
+		n->o.socket);
 	if (t == NULL)
 		return -ENOMEM;
 	t->mask = size - 1;
@@ -556,14 +548,14 @@ dp_publish(struct pa_neigh *n)
 	if (n->n_retired == RETIRED_MAX)
 		retire_reap(n, true);
 	if (n->n_retired == RETIRED_MAX) {
-		rte_rcu_qsbr_synchronize(n->rcu, RTE_QSBR_THRID_INVALID);
+		rte_rcu_qsbr_synchronize(n->o.rcu, RTE_QSBR_THRID_INVALID);
 		retire_reap(n, false);
 	}
 	n->retired[n->n_retired].dp = old;
-	n->retired[n->n_retired].token = n->rcu != NULL ?
-		rte_rcu_qsbr_start(n->rcu) : 0;
+	n->retired[n->n_retired].token = n->o.rcu != NULL ?
+		rte_rcu_qsbr_start(n->o.rcu) : 0;
 	n->n_retired++;
-	if (n->rcu == NULL)
+	if (n->o.rcu == NULL)
 		retire_reap(n, false);
 	return 0;
 }
@@ -602,8 +594,8 @@ targets_refresh(struct pa_neigh *n, uint64_t now)
 	uint32_t k;
 	int ret;
 
-	n->lb_version = pa_lb_config_version(n->lb);
-	ret = pa_lb_addresses(n->lb, &vips, &n_vips, &bes, &n_bes);
+	n->lb_version = pa_lb_config_version(n->o.lb);
+	ret = pa_lb_addresses(n->o.lb, &vips, &n_vips, &bes, &n_bes);
 	if (ret != 0)
 		return ret;
 	free(n->vips);
@@ -634,7 +626,7 @@ targets_refresh(struct pa_neigh *n, uint64_t now)
 			continue;
 		gone = e->target & ~e->want;
 		if ((gone & TARGET_GATEWAY) && !(e->want & TARGET_GATEWAY))
-			pa_lb_gateway_set(n->lb, n->port[e->key.port].port_id,
+			pa_lb_gateway_set(n->o.lb, n->port[e->key.port].port_id,
 				e->key.family == 6 ? AF_INET6 : AF_INET, NULL,
 				false);
 		if (e->want != 0 && e->target == 0 && !usable(e) &&
@@ -811,7 +803,7 @@ handle(struct pa_neigh *n, struct rte_mbuf *m, uint64_t now)
 	int pi, ret;
 
 	n->c.rx++;
-	pi = n->ports != NULL ? pa_port_index(n->ports, m->port) : -1;
+	pi = n->o.ports != NULL ? pa_port_index(n->o.ports, m->port) : -1;
 	if (pi < 0 || (unsigned int)pi >= n->n_ports) {
 		n->c.unknown_port++;
 		return;
@@ -841,7 +833,7 @@ handle(struct pa_neigh *n, struct rte_mbuf *m, uint64_t now)
 static void
 dispose(struct pa_neigh *n, struct rte_mbuf *m)
 {
-	struct pa_capture_tap *t = n->capture;
+	struct pa_capture_tap *t = n->o.capture;
 
 	if (!pa_capture_wanted(t, PA_DROP_LOCAL)) {
 		rte_pktmbuf_free(m);
@@ -863,7 +855,7 @@ pend_flush(struct pa_neigh *n)
 	unsigned int k = 0;
 
 	while (k < n->n_pend &&
-	       pa_capture_offer(n->capture, n->pend[k], PA_DROP_LOCAL))
+	       pa_capture_offer(n->o.capture, n->pend[k], PA_DROP_LOCAL))
 		k++;
 	memmove(n->pend, n->pend + k, (n->n_pend - k) * sizeof(n->pend[0]));
 	n->n_pend -= k;
@@ -887,7 +879,7 @@ fail(struct pa_neigh *n, struct neigh_ent *e, uint64_t now)
 		ent_delete(n, e);
 		return;
 	}
-	e->next_ms = now + n->failed_retry_ms;
+	e->next_ms = now + n->o.failed_retry_ms;
 	if (was)
 		publish(n, e);
 }
@@ -906,16 +898,16 @@ timers(struct pa_neigh *n, uint64_t now)
 		case PA_NEIGH_INCOMPLETE:
 			if (now < e->next_ms)
 				break;
-			if (e->probes < n->probes) {
+			if (e->probes < n->o.probes) {
 				e->probes++;
-				e->next_ms = now + n->retrans_ms;
+				e->next_ms = now + n->o.retrans_ms;
 				solicit(n, e, false);
 			} else {
 				fail(n, e, now);
 			}
 			break;
 		case PA_NEIGH_REACHABLE:
-			if (now - e->updated_ms < n->reachable_ms)
+			if (now - e->updated_ms < n->o.reachable_ms)
 				break;
 			e->state = PA_NEIGH_STALE;
 			e->next_ms = now;
@@ -926,18 +918,18 @@ timers(struct pa_neigh *n, uint64_t now)
 					break;
 				e->state = PA_NEIGH_PROBE;
 				e->probes = 1;
-				e->next_ms = now + n->retrans_ms;
+				e->next_ms = now + n->o.retrans_ms;
 				solicit(n, e, true);
-			} else if (now - e->updated_ms >= n->gc_ms) {
+			} else if (now - e->updated_ms >= n->o.gc_ms) {
 				ent_delete(n, e);
 			}
 			break;
 		case PA_NEIGH_PROBE:
 			if (now < e->next_ms)
 				break;
-			if (e->probes < n->probes) {
+			if (e->probes < n->o.probes) {
 				e->probes++;
-				e->next_ms = now + n->retrans_ms;
+				e->next_ms = now + n->o.retrans_ms;
 				solicit(n, e, true);
 			} else {
 				fail(n, e, now);
@@ -968,7 +960,7 @@ pa_neigh_poll(struct pa_neigh *n, uint64_t now_ms)
 	if (n == NULL)
 		return 0;
 	pthread_mutex_lock(&n->lock);
-	if (pa_lb_config_version(n->lb) != n->lb_version &&
+	if (pa_lb_config_version(n->o.lb) != n->lb_version &&
 	    targets_refresh(n, now_ms) != 0)
 		NEIGH_LOG(WARNING, "out of memory following the LB's changes");
 	if (n->n_pend != 0)
@@ -984,7 +976,7 @@ pa_neigh_poll(struct pa_neigh *n, uint64_t now_ms)
 		}
 		total += got;
 	}
-	if (!n->replay)
+	if (!n->o.replay)
 		timers(n, now_ms);
 	if (n->n_retired != 0)
 		retire_reap(n, false);
@@ -1042,26 +1034,21 @@ pa_neigh_create(const struct pa_neigh_opts *o, uint64_t now_ms, char *err,
 		return NULL;
 	}
 	pthread_mutex_init(&n->lock, NULL);
-	n->cfg = o->cfg;
-	n->ports = o->ports;
-	n->rcu = o->rcu;
-	n->lb = o->lb;
-	n->replay = o->replay;
-	n->capture = o->capture;
-	n->socket = o->socket < 0 ? 0 : o->socket;
-	n->reachable_ms = o->reachable_ms != 0 ? o->reachable_ms :
+	n->o = *o;
+	n->o.socket = o->socket < 0 ? 0 : o->socket;
+	n->o.reachable_ms = o->reachable_ms != 0 ? o->reachable_ms :
 		PA_NEIGH_DEF_REACHABLE_MS;
-	n->retrans_ms = o->retrans_ms != 0 ? o->retrans_ms :
+	n->o.retrans_ms = o->retrans_ms != 0 ? o->retrans_ms :
 		PA_NEIGH_DEF_RETRANS_MS;
-	n->probes = o->probes != 0 ? o->probes : PA_NEIGH_DEF_PROBES;
-	n->failed_retry_ms = o->failed_retry_ms != 0 ? o->failed_retry_ms :
+	n->o.probes = o->probes != 0 ? o->probes : PA_NEIGH_DEF_PROBES;
+	n->o.failed_retry_ms = o->failed_retry_ms != 0 ? o->failed_retry_ms :
 		PA_NEIGH_DEF_FAILED_RETRY_MS;
-	n->gc_ms = o->gc_ms != 0 ? o->gc_ms : PA_NEIGH_DEF_GC_MS;
-	n->max_entries = o->max_entries != 0 ? o->max_entries :
+	n->o.gc_ms = o->gc_ms != 0 ? o->gc_ms : PA_NEIGH_DEF_GC_MS;
+	n->o.max_entries = o->max_entries != 0 ? o->max_entries :
 		PA_NEIGH_DEF_MAX_ENTRIES;
 
 	snprintf(name, sizeof(name), "pa_neigh_rx%u", id);
-	n->fast.rx = rte_ring_create(name, PA_NEIGH_RX_RING, n->socket,
+	n->fast.rx = rte_ring_create(name, PA_NEIGH_RX_RING, n->o.socket,
 		RING_F_SC_DEQ);
 	if (n->fast.rx == NULL) {
 		pa_seterr(err, err_len, "neighbours: ring %s: %s", name,
@@ -1093,13 +1080,13 @@ pa_neigh_create(const struct pa_neigh_opts *o, uint64_t now_ms, char *err,
 	}
 	snprintf(name, sizeof(name), "pa_neigh_%u", id);
 	hp.name = name;
-	hp.entries = RTE_MAX(n->max_entries, 8u);
+	hp.entries = RTE_MAX(n->o.max_entries, 8u);
 	hp.key_len = sizeof(struct neigh_key);
-	hp.socket_id = n->socket;
+	hp.socket_id = n->o.socket;
 	n->h = rte_hash_create(&hp);
 	if (n->h == NULL) {
 		pa_seterr(err, err_len, "neighbours: cache of %u entries: %s",
-			n->max_entries, rte_strerror(rte_errno));
+			n->o.max_entries, rte_strerror(rte_errno));
 		goto fail;
 	}
 	n->n_pos = (uint32_t)rte_hash_max_key_id(n->h) + 1;
@@ -1116,7 +1103,7 @@ pa_neigh_create(const struct pa_neigh_opts *o, uint64_t now_ms, char *err,
 	}
 	pthread_mutex_unlock(&n->lock);
 	NEIGH_LOG(INFO, "%u ports, %u VIPs answered, %u targets, cache of %u",
-		n->n_ports, n->n_vips, n->n_used, n->max_entries);
+		n->n_ports, n->n_vips, n->n_used, n->o.max_entries);
 	return n;
 fail:
 	pa_neigh_destroy(n);
