@@ -14,6 +14,7 @@
 #include <rte_malloc.h>
 
 #include "acl_priv.h"
+#include "pa_err.h"
 
 RTE_LOG_REGISTER(pa_acl_logtype, pa.acl, INFO);
 
@@ -75,7 +76,7 @@ fcache_create(struct pa_acl *acl, uint32_t entries, char *err,
 	return 0;
 nomem:
 	fcache_free(acl);
-	snprintf(err, err_len,
+	pa_seterr(err, err_len,
 		"out of memory for the ACL's flow cache (%u entries for each of %u lcores: %u KB; lower acl.flow_cache, 0 turns it off)",
 		entries, acl->n_lcores, (unsigned int)((uint64_t)sets *
 		(sizeof(struct acl_fc4_set) +
@@ -98,7 +99,7 @@ pa_acl_create(const struct pa_acl_opts *o, char *err, size_t err_len)
 	acl = rte_zmalloc_socket("pa_acl", sizeof(*acl), RTE_CACHE_LINE_SIZE,
 		o->socket);
 	if (acl == NULL) {
-		snprintf(err, err_len, "out of memory for the ACL");
+		pa_seterr(err, err_len, "out of memory for the ACL");
 		return NULL;
 	}
 	pthread_mutex_init(&acl->lock, NULL);
@@ -117,7 +118,7 @@ pa_acl_create(const struct pa_acl_opts *o, char *err, size_t err_len)
 	acl->slot_used = calloc(cap, 1);
 	if (acl->dp.extra == NULL || acl->store == NULL ||
 	    acl->slot_used == NULL) {
-		snprintf(err, err_len, "out of memory for the ACL");
+		pa_seterr(err, err_len, "out of memory for the ACL");
 		goto fail;
 	}
 	if (fcache_create(acl, a->flow_cache, err, err_len) != 0)

@@ -20,6 +20,7 @@
 #include <rte_vect.h>
 
 #include "acl_priv.h"
+#include "pa_err.h"
 
 RTE_ACL_RULE_DEF(acl_rule4, F4_NUM);
 RTE_ACL_RULE_DEF(acl_rule6, F6_NUM);
@@ -205,7 +206,7 @@ ctx_build(struct pa_acl *acl, int family, const void *entries, unsigned int n,
 	prm.max_rule_num = n;
 	ctx = rte_acl_create(&prm);
 	if (ctx == NULL) {
-		snprintf(err, err_len, "cannot create an ACL context: %s",
+		pa_seterr(err, err_len, "cannot create an ACL context: %s",
 			rte_strerror(rte_errno));
 		rte_errno = rte_errno != 0 ? rte_errno : ENOMEM;
 		return NULL;
@@ -230,7 +231,7 @@ ctx_build(struct pa_acl *acl, int family, const void *entries, unsigned int n,
 		goto fail;
 	return ctx;
 fail:
-	snprintf(err, err_len, "cannot build the IPv%d ACL of %u entries: %s",
+	pa_seterr(err, err_len, "cannot build the IPv%d ACL of %u entries: %s",
 		family == AF_INET ? 4 : 6, n, rte_strerror(-ret));
 	rte_acl_free(ctx);
 	rte_errno = -ret;
@@ -337,7 +338,7 @@ acl_build_tier(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	e4 = calloc(2 * (size_t)n + 1, sizeof(*e4));
 	e6 = calloc(2 * (size_t)n + 1, sizeof(*e6));
 	if (rank == NULL || e4 == NULL || e6 == NULL) {
-		snprintf(err, err_len, "out of memory building the ACL");
+		pa_seterr(err, err_len, "out of memory building the ACL");
 		ret = -ENOMEM;
 		goto out;
 	}

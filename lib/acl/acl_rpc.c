@@ -98,18 +98,19 @@ PA_RPC_METHOD_SCHEMA(acl, "acl_rule_delete", rpc_acl_rule_delete,
 	.result_json = "{\"const\": true}",
 	.errors = PA_RPC_ERRS_NOT_FOUND)
 
+static json_t *
+rules_view(void *ctx)
+{
+	const struct pa_acl_rpc_ctx *x = ctx;
+
+	return pa_acl_rules_json(x->acl);
+}
+
 static int
 rpc_acl_rule_list(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
-	struct pa_acl_rpc_ctx *x = ctx;
-	if (pa_rpc_no_params(params, err) != 0)
-		return -1;
-	*result = pa_acl_rules_json(x->acl);
-	if (*result == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"out of memory");
-	return 0;
+	return pa_rpc_view(params, rules_view, ctx, result, err);
 }
 PA_RPC_METHOD_SCHEMA(acl, "acl_rule_list", rpc_acl_rule_list,
 	"the ACL rules, best first, with hit counters",

@@ -23,6 +23,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "acl_priv.h"
+#include "pa_err.h"
 
 #define ACL_FOLD_NICE		10	/* the folder's nice while not urgent */
 
@@ -106,7 +107,7 @@ fill_slot(struct acl_slot *s, const struct pa_config_acl_rule *r, char *err,
 		};
 
 		if (rte_meter_srtcm_profile_config(&s->profile, &p) != 0) {
-			snprintf(err, err_len,
+			pa_seterr(err, err_len,
 				"rule %u: police rate_pps %" PRIu64 " burst %" PRIu64 " not accepted by rte_meter",
 				r->id, r->rate_pps, r->burst);
 			return -EINVAL;
@@ -223,7 +224,7 @@ commit(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	t = NULL;
 	goto out;
 nomem:
-	snprintf(err, err_len, "out of memory building the ACL");
+	pa_seterr(err, err_len, "out of memory building the ACL");
 	ret = -ENOMEM;
 out:
 	acl_table_free(t);
@@ -363,6 +364,28 @@ zombies_release(struct pa_acl *acl)
 }
 
 /*
+ * The version just published is the store's: its arrays (@p n rules,
+ * their slots and tiers, @p n_delta of them in the delta) replace the
+ * old ones, which are freed; the caller's pointers are left NULL.
+ */
+static void
+rules_take(struct pa_acl *acl, struct pa_config_acl_rule **nr, uint32_t **ns,
+		uint8_t **nt, unsigned int n, unsigned int n_delta)
+{
+	free(acl->rules);
+	free(acl->rule_slot);
+	free(acl->rule_tier);
+	acl->rules = *nr;
+	acl->rule_slot = *ns;
+	acl->rule_tier = *nt;
+	acl->n_rules = n;
+	acl->n_delta = n_delta;
+	*nr = NULL;
+	*ns = NULL;
+	*nt = NULL;
+}
+
+/*
  * Replace the rule set with @p rules (n, any order; copied). Rules whose id
  * stays keep their slot (and so their counters).
  */
@@ -385,7 +408,7 @@ acl_apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	nt = calloc(n + 1, sizeof(*nt));
 	kept = calloc(acl->n_rules + 1, 1);
 	if (nr == NULL || ns == NULL || nt == NULL || kept == NULL) {
-		snprintf(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -394,7 +417,7 @@ acl_apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	qsort(nr, n, sizeof(*nr), id_cmp);
 	for (i = 1; i < n; i++) {
 		if (nr[i].id == nr[i - 1].id) {
-			snprintf(err, err_len, "duplicate rule id %u", nr[i].id);
+			pa_seterr(err, err_len, "duplicate rule id %u", nr[i].id);
 			ret = -EEXIST;
 			goto out;
 		}
@@ -404,7 +427,7 @@ acl_apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 		rte_align32pow2(acl->n_rules + n));
 	store = store_for(acl, need);
 	if (store == NULL) {
-		snprintf(err, err_len, "out of memory for %u rule counters", need);
+		pa_seterr(err, err_len, "out of memory for %u rule counters", need);
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -444,19 +467,9 @@ acl_apply(struct pa_acl *acl, const struct pa_config_acl_rule *rules,
 	}
 	if (full || removed)
 		acl->gen++;
-	free(acl->rules);
-	free(acl->rule_slot);
-	free(acl->rule_tier);
-	acl->rules = nr;
-	acl->rule_slot = ns;
-	acl->rule_tier = nt;
-	acl->n_rules = n;
-	acl->n_delta = n_delta;
+	rules_take(acl, &nr, &ns, &nt, n, n_delta);
 	acl->def = def;
 	acl->non_ip_drop = non_ip_drop;
-	nr = NULL;
-	ns = NULL;
-	nt = NULL;
 out:
 	free(nr);
 	free(ns);
@@ -469,17 +482,17 @@ static int
 check_rule(const struct pa_config_acl_rule *r, char *err, size_t err_len)
 {
 	if (r->id == 0) {
-		snprintf(err, err_len, "rule id must be 1..2147483648");
+		pa_seterr(err, err_len, "rule id must be 1..2147483648");
 		return -EINVAL;
 	}
 	if (r->src.addr.family != 0 && r->dst.addr.family != 0 &&
 	    r->src.addr.family != r->dst.addr.family) {
-		snprintf(err, err_len, "rule %u mixes IPv4 and IPv6 prefixes",
+		pa_seterr(err, err_len, "rule %u mixes IPv4 and IPv6 prefixes",
 			r->id);
 		return -EINVAL;
 	}
 	if (r->in_port > UINT8_MAX - 1) {
-		snprintf(err, err_len, "rule %u: in_port index %d too large",
+		pa_seterr(err, err_len, "rule %u: in_port index %d too large",
 			r->id, r->in_port);
 		return -EINVAL;
 	}
@@ -497,12 +510,12 @@ rule_add_locked(struct pa_acl *acl, const struct pa_config_acl_rule *r,
 	if (ret != 0)
 		return ret;
 	if (find_rule(acl, r->id) >= 0) {
-		snprintf(err, err_len, "rule id %u already exists", r->id);
+		pa_seterr(err, err_len, "rule id %u already exists", r->id);
 		return -EEXIST;
 	}
 	all = calloc(acl->n_rules + 1, sizeof(*all));
 	if (all == NULL) {
-		snprintf(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
 	if (acl->n_rules != 0)
@@ -556,7 +569,7 @@ delete_from_base(struct pa_acl *acl, int pos, char *err, size_t err_len)
 	if (nr == NULL || ns == NULL || nt == NULL || nz == NULL) {
 		if (nz != NULL)
 			acl->zombie = nz;
-		snprintf(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		goto out;
 	}
 	acl->zombie = nz;
@@ -586,18 +599,8 @@ delete_from_base(struct pa_acl *acl, int pos, char *err, size_t err_len)
 		acl->n_zombie--;
 		goto out;
 	}
-	free(acl->rules);
-	free(acl->rule_slot);
-	free(acl->rule_tier);
-	acl->rules = nr;
-	acl->rule_slot = ns;
-	acl->rule_tier = nt;
-	acl->n_rules = n;
-	acl->n_delta = n_delta;
+	rules_take(acl, &nr, &ns, &nt, n, n_delta);
 	acl->gen++;		/* a fold in progress holds the deleted rule */
-	nr = NULL;
-	ns = NULL;
-	nt = NULL;
 out:
 	free(nr);
 	free(ns);
@@ -614,7 +617,7 @@ rule_delete_locked(struct pa_acl *acl, uint32_t id, char *err,
 
 	pos = find_rule(acl, id);
 	if (pos < 0) {
-		snprintf(err, err_len, "no rule with id %u", id);
+		pa_seterr(err, err_len, "no rule with id %u", id);
 		return -ENOENT;
 	}
 	/* A rule of the base: void it and let the delta answer for it. */
@@ -625,7 +628,7 @@ rule_delete_locked(struct pa_acl *acl, uint32_t id, char *err,
 	}
 	rest = calloc(acl->n_rules + 1, sizeof(*rest));
 	if (rest == NULL) {
-		snprintf(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
 	memcpy(rest, acl->rules, sizeof(*rest) * (unsigned int)pos);

@@ -16,12 +16,13 @@
  * - Route messages (pa_announce_nl_*): rtnetlink RTM_NEWROUTE /
  *   RTM_DELROUTE / RTM_GETROUTE built into and parsed from plain buffers,
  *   and a netlink socket whose every wait for an answer is bounded.
- * - The health object (struct pa_ready): readiness (ports' links up,
- *   tables loaded, every worker lcore making progress), drain, and the
- *   VIP host routes (/32, /128, dev the first kernel_if, protocol
- *   PA_ANNOUNCE_RTPROT) in kernel routing table announce.table, kept in
- *   step with the readiness, the drain and the LB's VIPs by
- *   pa_ready_poll() on the control thread.
+ * - The readiness object (struct pa_ready, ready.c): readiness (ports'
+ *   links up, tables loaded, every worker lcore making progress), drain,
+ *   and the VIP host routes (/32, /128, dev the first kernel_if,
+ *   protocol PA_ANNOUNCE_RTPROT) in kernel routing table announce.table,
+ *   kept in step with the readiness, the drain and the LB's VIPs by
+ *   pa_ready_poll() on the control thread; its RPC methods (health_get,
+ *   health_set) in ready_rpc.c.
  *
  * Thread safety: pa_ready_poll(), the snapshot and the RPC methods run
  * on the control thread; pa_ready_set_started(),
@@ -192,7 +193,7 @@ struct pa_ready_opts {
 };
 
 /**
- * Create the health object; with announce, open the netlink socket and
+ * Create the readiness object; with announce, open the netlink socket and
  * remove the stale routes (PA_ANNOUNCE_RTPROT in announce.table) a
  * killed daemon left.
  * @return it, or NULL with the reason in @p err.

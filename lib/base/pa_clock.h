@@ -32,6 +32,16 @@ pa_clock_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/** Monotonic time in microseconds, from an arbitrary origin. */
+static inline uint64_t
+pa_clock_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 /** Monotonic time in milliseconds, from an arbitrary origin. */
 static inline int64_t
 pa_clock_ms(void)

@@ -24,6 +24,7 @@
 
 #include "pa_capture.h"
 #include "pa_clock.h"
+#include "pa_err.h"
 #include "pa_pkt.h"
 
 RTE_LOG_REGISTER(pa_capture_logtype, pa.capture, INFO);
@@ -121,16 +122,16 @@ pa_capture_create(const struct pa_capture_opts *o, char *err, size_t err_len)
 	RTE_BUILD_BUG_ON(__alignof__(struct pa_capture_mark) >
 		__alignof__(struct pa_pkt_meta));
 	if (dir[0] == '\0' || strlen(dir) >= sizeof(c->dir) - PA_CAPTURE_NAME_MAX - 2) {
-		snprintf(err, err_len, "capture directory: empty or too long");
+		pa_seterr(err, err_len, "capture directory: empty or too long");
 		return NULL;
 	}
 	if (pa_pkt_meta_offset < 0) {
-		snprintf(err, err_len, "capture: packet metadata not registered (pa_pkt_init)");
+		pa_seterr(err, err_len, "capture: packet metadata not registered (pa_pkt_init)");
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
-		snprintf(err, err_len, "capture: out of memory");
+		pa_seterr(err, err_len, "capture: out of memory");
 		return NULL;
 	}
 	snprintf(c->dir, sizeof(c->dir), "%s", dir);
@@ -140,7 +141,7 @@ pa_capture_create(const struct pa_capture_opts *o, char *err, size_t err_len)
 	c->tap = rte_zmalloc_socket("pa_capture_tap", sizeof(*c->tap),
 		RTE_CACHE_LINE_SIZE, o->socket);
 	if (c->tap == NULL) {
-		snprintf(err, err_len, "capture: no memory for the tap");
+		pa_seterr(err, err_len, "capture: no memory for the tap");
 		goto fail;
 	}
 	c->tap->mark_offset = pa_pkt_meta_offset;
@@ -152,7 +153,7 @@ pa_capture_create(const struct pa_capture_opts *o, char *err, size_t err_len)
 		o->ring_size != 0 ? o->ring_size : 1024, o->socket,
 		RING_F_SC_DEQ);
 	if (c->tap->ring == NULL) {
-		snprintf(err, err_len, "cannot create the capture ring: %s",
+		pa_seterr(err, err_len, "cannot create the capture ring: %s",
 			rte_strerror(rte_errno));
 		goto fail;
 	}
@@ -282,12 +283,12 @@ sink_open(struct pa_capture *c, struct sink *s, FILE *f, const char *path,
 		PCAP_TSTAMP_PRECISION_MICRO);
 	if (s->pcap == NULL) {
 		fclose(f);
-		snprintf(err, err_len, "%s: cannot make a pcap handle", path);
+		pa_seterr(err, err_len, "%s: cannot make a pcap handle", path);
 		return -ENOMEM;
 	}
 	s->dumper = pcap_dump_fopen(s->pcap, f);
 	if (s->dumper == NULL) {
-		snprintf(err, err_len, "%s: %s", path, pcap_geterr(s->pcap));
+		pa_seterr(err, err_len, "%s: %s", path, pcap_geterr(s->pcap));
 		fclose(f);
 		pcap_close(s->pcap);
 		s->pcap = NULL;
@@ -296,7 +297,7 @@ sink_open(struct pa_capture *c, struct sink *s, FILE *f, const char *path,
 	s->bytes = PA_CAPTURE_FILE_HDR;
 	s->dirty = true;
 	if (sink_flush(s) != 0) {
-		snprintf(err, err_len, "%s", s->error);
+		pa_seterr(err, err_len, "%s", s->error);
 		pcap_dump_close(s->dumper);
 		pcap_close(s->pcap);
 		return -EIO;
@@ -328,7 +329,7 @@ pa_capture_open_drops(struct pa_capture *c, const char *path, char *err,
 
 	f = fopen(path, "wbe");
 	if (f == NULL) {
-		snprintf(err, err_len, "--replay-drops %s: %s", path,
+		pa_seterr(err, err_len, "--replay-drops %s: %s", path,
 			strerror(errno));
 		return -errno;
 	}
@@ -336,7 +337,7 @@ pa_capture_open_drops(struct pa_capture *c, const char *path, char *err,
 	if (c->drops.open) {
 		pthread_mutex_unlock(&c->lock);
 		fclose(f);
-		snprintf(err, err_len, "--replay-drops: already open");
+		pa_seterr(err, err_len, "--replay-drops: already open");
 		return -EBUSY;
 	}
 	ret = sink_open(c, &c->drops, f, path, PA_CAPTURE_ALL_REASONS, 0, 0,
@@ -353,12 +354,12 @@ pa_capture_check_name(const char *name, char *why, size_t why_len)
 	size_t i, n = strlen(name);
 
 	if (n == 0 || n > PA_CAPTURE_NAME_MAX) {
-		snprintf(why, why_len, "a file name of 1 to %u characters",
+		pa_seterr(why, why_len, "a file name of 1 to %u characters",
 			PA_CAPTURE_NAME_MAX);
 		return -EINVAL;
 	}
 	if (name[0] == '.') {
-		snprintf(why, why_len, "a file name may not start with '.'");
+		pa_seterr(why, why_len, "a file name may not start with '.'");
 		return -EINVAL;
 	}
 	for (i = 0; i < n; i++) {
@@ -367,7 +368,7 @@ pa_capture_check_name(const char *name, char *why, size_t why_len)
 		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
 		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
 		      ch == '-')) {
-			snprintf(why, why_len,
+			pa_seterr(why, why_len,
 				"a file name in the capture directory, not a path: only letters, digits, '.', '_' and '-' (character %zu is %s)",
 				i + 1, ch == '/' ? "'/'" : "not allowed");
 			return -EINVAL;
@@ -411,7 +412,7 @@ make_dir(const struct pa_capture *c, char *err, size_t err_len)
 		if (mkdir(path, 0750) == 0)
 			made = true;
 		else if (errno != EEXIST) {
-			snprintf(err, err_len, "capture directory %s: mkdir %s: %s",
+			pa_seterr(err, err_len, "capture directory %s: mkdir %s: %s",
 				c->dir, path, strerror(errno));
 			return -errno;
 		}
@@ -428,23 +429,23 @@ static bool
 params_valid(const struct pa_capture_params *p, char *err, size_t err_len)
 {
 	if (p->reasons == 0 || (p->reasons & ~PA_CAPTURE_ALL_REASONS) != 0) {
-		snprintf(err, err_len, "reason: no such drop reason");
+		pa_seterr(err, err_len, "reason: no such drop reason");
 		return false;
 	}
 	if (p->max_packets < 1 || p->max_packets > PA_CAPTURE_LIMIT_MAX_PACKETS) {
-		snprintf(err, err_len, "max_packets: out of range 1..%llu",
+		pa_seterr(err, err_len, "max_packets: out of range 1..%llu",
 			PA_CAPTURE_LIMIT_MAX_PACKETS);
 		return false;
 	}
 	if (p->max_bytes < PA_CAPTURE_MIN_MAX_BYTES ||
 	    p->max_bytes > PA_CAPTURE_LIMIT_MAX_BYTES) {
-		snprintf(err, err_len, "max_bytes: out of range %llu..%llu",
+		pa_seterr(err, err_len, "max_bytes: out of range %llu..%llu",
 			PA_CAPTURE_MIN_MAX_BYTES, PA_CAPTURE_LIMIT_MAX_BYTES);
 		return false;
 	}
 	if (p->snaplen < PA_CAPTURE_MIN_SNAPLEN ||
 	    p->snaplen > PA_CAPTURE_MAX_SNAPLEN) {
-		snprintf(err, err_len, "snaplen: out of range %u..%u",
+		pa_seterr(err, err_len, "snaplen: out of range %u..%u",
 			PA_CAPTURE_MIN_SNAPLEN, PA_CAPTURE_MAX_SNAPLEN);
 		return false;
 	}
@@ -463,14 +464,14 @@ pa_capture_start(struct pa_capture *c, const struct pa_capture_params *p,
 	FILE *f;
 
 	if (pa_capture_check_name(p->name, why, sizeof(why)) != 0) {
-		snprintf(err, err_len, "path: %s", why);
+		pa_seterr(err, err_len, "path: %s", why);
 		return -EINVAL;
 	}
 	if (!params_valid(p, err, err_len))
 		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
 	if (c->rpc.open) {
-		snprintf(err, err_len, "capture %" PRIu64 " is running (%s); capture_stop it first",
+		pa_seterr(err, err_len, "capture %" PRIu64 " is running (%s); capture_stop it first",
 			c->rpc_id, c->rpc.path);
 		ret = -EBUSY;
 		goto out;
@@ -481,13 +482,13 @@ pa_capture_start(struct pa_capture *c, const struct pa_capture_params *p,
 	dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		ret = -errno;
-		snprintf(err, err_len, "capture directory %s: %s", c->dir,
+		pa_seterr(err, err_len, "capture directory %s: %s", c->dir,
 			strerror(errno));
 		goto out;
 	}
 	if (fstatvfs(dfd, &vfs) == 0 &&
 	    (uint64_t)vfs.f_bavail * vfs.f_frsize < p->max_bytes) {
-		snprintf(err, err_len,
+		pa_seterr(err, err_len,
 			"max_bytes: %" PRIu64 " is more than the %llu bytes free in the capture directory %s",
 			p->max_bytes,
 			(unsigned long long)vfs.f_bavail * vfs.f_frsize, c->dir);
@@ -506,10 +507,10 @@ pa_capture_start(struct pa_capture *c, const struct pa_capture_params *p,
 	if (fd < 0) {
 		ret = -errno;
 		if (errno == EEXIST)
-			snprintf(err, err_len, "%s exists (a capture never overwrites a file)",
+			pa_seterr(err, err_len, "%s exists (a capture never overwrites a file)",
 				path);
 		else
-			snprintf(err, err_len, "%s: %s", path, strerror(errno));
+			pa_seterr(err, err_len, "%s: %s", path, strerror(errno));
 		goto out;
 	}
 	if (c->set_group && fchown(fd, (uid_t)-1, c->gid) != 0)
@@ -518,7 +519,7 @@ pa_capture_start(struct pa_capture *c, const struct pa_capture_params *p,
 	f = fdopen(fd, "wb");
 	if (f == NULL) {
 		ret = -errno;
-		snprintf(err, err_len, "%s: %s", path, strerror(errno));
+		pa_seterr(err, err_len, "%s: %s", path, strerror(errno));
 		close(fd);
 		unlinkat(dfd, p->name, 0);
 		goto out;

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "pa_config.h"
+#include "pa_err.h"
 
 #define SAVE_MODE_NEW	0640
 
@@ -85,11 +86,11 @@ pa_config_save_file(const struct pa_config *cfg, const char *path,
 	int fd = -1, rc, n;
 
 	if (path == NULL || path[0] == '\0') {
-		snprintf(err, err_len, "no file name");
+		pa_seterr(err, err_len, "no file name");
 		return -EINVAL;
 	}
 	if (strlen(path) >= sizeof(target)) {
-		snprintf(err, err_len, "%s: %s", "file name too long",
+		pa_seterr(err, err_len, "%s: %s", "file name too long",
 			strerror(ENAMETOOLONG));
 		return -ENAMETOOLONG;
 	}
@@ -100,26 +101,26 @@ pa_config_save_file(const struct pa_config *cfg, const char *path,
 	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
 		if (realpath(path, target) == NULL) {
 			rc = -errno;
-			snprintf(err, err_len, "%s: %s", path, strerror(-rc));
+			pa_seterr(err, err_len, "%s: %s", path, strerror(-rc));
 			return rc;
 		}
 	}
 	if (stat(target, &st) == 0) {
 		if (!S_ISREG(st.st_mode)) {
-			snprintf(err, err_len, "%s: not a regular file", path);
+			pa_seterr(err, err_len, "%s: not a regular file", path);
 			return -EISDIR;
 		}
 		exists = true;
 		mode = st.st_mode & 07777;
 	} else if (errno != ENOENT) {
 		rc = -errno;
-		snprintf(err, err_len, "%s: %s", path, strerror(-rc));
+		pa_seterr(err, err_len, "%s: %s", path, strerror(-rc));
 		return rc;
 	}
 	if (target[strlen(target) - 1] == '/' ||
 	    split_path(target, dir, sizeof(dir), &base) != 0 ||
 	    base[0] == '\0') {
-		snprintf(err, err_len, "%s: not a file name", path);
+		pa_seterr(err, err_len, "%s: not a file name", path);
 		return -EISDIR;
 	}
 
@@ -128,7 +129,7 @@ pa_config_save_file(const struct pa_config *cfg, const char *path,
 		text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(doc);
 	if (text == NULL) {
-		snprintf(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
 
@@ -140,13 +141,13 @@ pa_config_save_file(const struct pa_config *cfg, const char *path,
 		n = snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, base);
 	if (n < 0 || (size_t)n >= sizeof(tmp)) {
 		rc = -ENAMETOOLONG;
-		snprintf(err, err_len, "%s: %s", path, strerror(-rc));
+		pa_seterr(err, err_len, "%s: %s", path, strerror(-rc));
 		goto out;
 	}
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, err_len, "%s: cannot create a file in %s: %s",
+		pa_seterr(err, err_len, "%s: cannot create a file in %s: %s",
 			path, dir, strerror(-rc));
 		goto out;
 	}
@@ -161,7 +162,7 @@ pa_config_save_file(const struct pa_config *cfg, const char *path,
 	    fsync(fd) != 0) {
 		if (rc == 0)
 			rc = -errno;
-		snprintf(err, err_len, "%s: cannot write %s: %s", path, tmp,
+		pa_seterr(err, err_len, "%s: cannot write %s: %s", path, tmp,
 			strerror(-rc));
 		goto out;
 	}
@@ -169,20 +170,20 @@ pa_config_save_file(const struct pa_config *cfg, const char *path,
 	fd = -1;
 	if (rc != 0) {
 		rc = -errno;
-		snprintf(err, err_len, "%s: cannot write %s: %s", path, tmp,
+		pa_seterr(err, err_len, "%s: cannot write %s: %s", path, tmp,
 			strerror(-rc));
 		goto out;
 	}
 	if (rename(tmp, target) != 0) {
 		rc = -errno;
-		snprintf(err, err_len, "%s: cannot rename %s over it: %s",
+		pa_seterr(err, err_len, "%s: cannot rename %s over it: %s",
 			path, tmp, strerror(-rc));
 		goto out;
 	}
 	tmp_made = false;
 	rc = fsync_dir(dir);
 	if (rc != 0)
-		snprintf(err, err_len, "%s: written, but cannot sync %s: %s",
+		pa_seterr(err, err_len, "%s: written, but cannot sync %s: %s",
 			path, dir, strerror(-rc));
 out:
 	if (fd >= 0)

@@ -17,21 +17,19 @@
 
 PA_RPC_SUBSYSTEM(config, "config", "no configuration loaded");
 
+static json_t *
+running_view(void *ctx)
+{
+	const struct pa_config_rpc_ctx *x = ctx;
+
+	return pa_config_to_json(x->running);
+}
+
 static int
 config_get(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
-	const struct pa_config_rpc_ctx *x = ctx;
-	json_t *doc;
-
-	if (pa_rpc_no_params(params, err) < 0)
-		return -1;
-	doc = pa_config_to_json(x->running);
-	if (doc == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-				"out of memory");
-	*result = doc;
-	return 0;
+	return pa_rpc_view(params, running_view, ctx, result, err);
 }
 
 PA_RPC_METHOD_SCHEMA(config, "config_get", config_get,

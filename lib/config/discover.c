@@ -171,17 +171,18 @@ fail:
 	return NULL;
 }
 
+static json_t *
+discover_view(void *ctx)
+{
+	(void)ctx;
+	return pa_config_openrpc();
+}
+
 static int
 rpc_discover(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
-	if (pa_rpc_no_params(params, err) != 0)
-		return -1;
-	*result = pa_config_openrpc();
-	if (*result == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"out of memory");
-	return 0;
+	return pa_rpc_view(params, discover_view, ctx, result, err);
 }
 PA_RPC_REGISTER_SCHEMA("rpc.discover", rpc_discover,
 	"the OpenRPC document of this API: every method, its params (JSON Schema), result and errors",

@@ -29,6 +29,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "pa_err.h"
 #include "pa_excp.h"
 #include "pa_neigh.h"
 
@@ -214,7 +215,7 @@ static int
 if_fail(const struct excp_if *e, char *err, size_t err_len, const char *what,
 		int ret)
 {
-	snprintf(err, err_len, "port %s: kernel_if '%s': %s: %s", e->port_name,
+	pa_seterr(err, err_len, "port %s: kernel_if '%s': %s: %s", e->port_name,
 		e->ifname, what, strerror(ret < 0 ? -ret : ret));
 	return ret < 0 ? ret : -ret;
 }
@@ -232,7 +233,7 @@ tap_create(struct pa_excp *x, struct excp_if *e, const struct pa_port *pp,
 	bool ll_ok;
 
 	if (if_nametoindex(e->ifname) != 0) {
-		snprintf(err, err_len,
+		pa_seterr(err, err_len,
 			"port %s: kernel_if '%s': an interface of that name already exists",
 			e->port_name, e->ifname);
 		return -EEXIST;
@@ -308,7 +309,7 @@ tap_create(struct pa_excp *x, struct excp_if *e, const struct pa_port *pp,
 	for (i = 0; i < cp->n_addrs; i++) {
 		ret = nl_addr_add(ifindex, &cp->addrs[i]);
 		if (ret != 0) {
-			snprintf(why, sizeof(why), "address %s",
+			pa_seterr(why, sizeof(why), "address %s",
 				pa_net_format_prefix(&cp->addrs[i], args,
 					sizeof(args)));
 			return if_fail(e, err, err_len, why, ret);
@@ -364,19 +365,19 @@ pa_excp_create(const struct pa_excp_opts *o, char *err, size_t err_len)
 	if (n_if == 0)
 		return NULL;
 	if (o->neigh == NULL || o->n_lcores == 0) {
-		snprintf(err, err_len, "kernel_if: no neighbour subsystem or no lcores");
+		pa_seterr(err, err_len, "kernel_if: no neighbour subsystem or no lcores");
 		return NULL;
 	}
 	x = rte_zmalloc_socket("pa_excp", sizeof(*x), RTE_CACHE_LINE_SIZE,
 		o->socket);
 	if (x == NULL) {
-		snprintf(err, err_len, "kernel_if: out of memory");
+		pa_seterr(err, err_len, "kernel_if: out of memory");
 		return NULL;
 	}
 	x->n_lcores = o->n_lcores;
 	x->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (x->wake_fd < 0) {
-		snprintf(err, err_len, "kernel_if: eventfd: %s",
+		pa_seterr(err, err_len, "kernel_if: eventfd: %s",
 			strerror(errno));
 		rte_free(x);
 		return NULL;
@@ -392,7 +393,7 @@ pa_excp_create(const struct pa_excp_opts *o, char *err, size_t err_len)
 		EXCP_BURST, EXCP_POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 		o->socket);
 	if (x->fast.rows == NULL || x->pool == NULL) {
-		snprintf(err, err_len, "kernel_if: cannot allocate its pool: %s",
+		pa_seterr(err, err_len, "kernel_if: cannot allocate its pool: %s",
 			rte_strerror(rte_errno));
 		goto fail;
 	}
@@ -565,7 +566,7 @@ pa_excp_start(struct pa_excp *x, char *err, size_t err_len)
 	__atomic_store_n(&x->stop, false, __ATOMIC_RELEASE);
 	ret = rte_ctrl_thread_create(&x->tid, "pa-excp", NULL, excp_main, x);
 	if (ret != 0) {
-		snprintf(err, err_len,
+		pa_seterr(err, err_len,
 			"kernel_if: cannot start the exception path's thread: %s",
 			strerror(ret < 0 ? -ret : ret));
 		return ret < 0 ? ret : -ret;

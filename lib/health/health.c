@@ -18,8 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pa_clock.h"
 #include "pa_err.h"
 #include "pa_health.h"
+#include "pa_net.h"
 
 #ifndef ICMP_FILTER
 #define ICMP_FILTER	1	/* linux/icmp.h: raw ICMP socket type filter */
@@ -175,15 +177,6 @@ const char *
 pa_health_result_name(enum pa_health_result r)
 {
 	return (unsigned int)r < PA_HEALTH_R_MAX ? result_names[r] : "?";
-}
-
-static uint64_t
-mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 /* ------------------------------------------------------------------ */
@@ -633,22 +626,6 @@ fail:
 	return -one;
 }
 
-static uint16_t
-inet_csum(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint32_t s = 0;
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)b[i] << 8 | b[i + 1];
-	if (n & 1)
-		s += (uint32_t)b[n - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return htons((uint16_t)~s);
-}
-
 /* Send the echo request of an icmp probe. */
 static int
 icmp_send(struct pa_health *h, struct target *t)
@@ -667,7 +644,7 @@ icmp_send(struct pa_health *h, struct target *t)
 	memcpy(pkt + 8, ICMP_PAYLOAD, sizeof(ICMP_PAYLOAD) - 1);
 	/* ping sockets and raw ICMPv6 sockets fill the checksum in */
 	if (t->raw && t->spec.addr.family == AF_INET) {
-		v = inet_csum(pkt, sizeof(pkt));
+		v = htons(pa_ip_csum_fold(pa_ip_csum_add(0, pkt, sizeof(pkt))));
 		memcpy(pkt + 2, &v, 2);
 	}
 	if (send(t->fd, pkt, sizeof(pkt), 0) < 0)
@@ -723,7 +700,7 @@ start(struct pa_health *h, unsigned int idx, uint64_t now_ms)
 	h->inflight++;
 	t->gen++;
 	t->started = now_ms;
-	t->started_us = mono_us();
+	t->started_us = pa_clock_us();
 	t->connected = false;
 	t->got = 0;
 	t->when = now_ms + t->spec.timeout_ms;
@@ -798,7 +775,7 @@ finish(struct pa_health *h, unsigned int idx, enum pa_health_result r,
 	struct target *t = &h->t[idx];
 	struct pa_health_info *in = &t->info;
 	enum pa_health_status old = in->status, st = old;
-	uint64_t lat = mono_us() - t->started_us;
+	uint64_t lat = pa_clock_us() - t->started_us;
 
 	probe_close(h, t);
 	in->last = r;

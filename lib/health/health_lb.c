@@ -16,6 +16,7 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 
+#include "pa_clock.h"
 #include "pa_err.h"
 #include "pa_health_lb.h"
 
@@ -64,29 +65,6 @@ struct pa_health_lb {
 
 static void snap_update(struct pa_health_lb *x);
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static bool
-prefix_holds(const struct pa_ip_prefix *p, const struct pa_ip_addr *a)
-{
-	const uint8_t *x = pa_ip_bytes(&p->addr), *y = pa_ip_bytes(a);
-	unsigned int bits = p->len, i;
-
-	if (p->addr.family != a->family)
-		return false;
-	for (i = 0; bits >= 8; i++, bits -= 8)
-		if (x[i] != y[i])
-			return false;
-	return bits == 0 || ((x[i] ^ y[i]) & (uint8_t)(0xff00 >> bits)) == 0;
-}
-
 /* The port to probe @p a from: the one whose subnet holds it, else the
  * first of its family. */
 static const struct hc_src *
@@ -98,7 +76,7 @@ source_for(const struct pa_health_lb *x, const struct pa_ip_addr *a)
 	for (i = 0; i < x->n_src; i++) {
 		if (x->src[i].pfx.addr.family != a->family)
 			continue;
-		if (prefix_holds(&x->src[i].pfx, a))
+		if (pa_ip_prefix_contains(&x->src[i].pfx, a))
 			return &x->src[i];
 		if (first == NULL)
 			first = &x->src[i];
@@ -241,7 +219,7 @@ pa_health_lb_timeout_ms(const struct pa_health_lb *x)
 		return -1;
 	if (pa_lb_config_version(x->lb) != x->version || !x->synced)
 		return 0;
-	now = now_ms();
+	now = (uint64_t)pa_clock_ms();
 	t = pa_health_timeout_ms(x->h, now);
 	if (x->publish_at >= 0) {
 		int p = x->publish_at > (int64_t)now ?
@@ -358,7 +336,7 @@ pa_health_lb_run(struct pa_health_lb *x)
 
 	if (x == NULL)
 		return;
-	now = now_ms();
+	now = (uint64_t)pa_clock_ms();
 	if (!x->synced || pa_lb_config_version(x->lb) != x->version)
 		sync_targets(x, now);
 	pa_health_run(x->h, now);

@@ -141,24 +141,26 @@ PA_RPC_METHOD_SCHEMA(lb, "lb_service_delete", rpc_lb_service_delete,
 	PA_RPC_PARAMS(service_delete_fields), .result_json = "{\"const\": true}",
 	.errors = PA_RPC_ERRS_NOT_FOUND)
 
+/* Rendered as text, not as a jansson tree: 10,000 backends. */
+static json_t *
+services_view(void *ctx)
+{
+	struct pa_lb_rpc_ctx *x = ctx;
+	json_t *r;
+	size_t len;
+	char *txt;
+
+	txt = pa_lb_services_text(x->lb, &len);
+	r = txt != NULL ? pa_rpc_raw_result(txt, len) : NULL;
+	free(txt);
+	return r;
+}
+
 static int
 rpc_lb_service_list(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
-	struct pa_lb_rpc_ctx *x = ctx;
-	size_t len;
-	char *txt;
-
-	if (pa_rpc_no_params(params, err) != 0)
-		return -1;
-	/* rendered as text, not as a jansson tree: 10,000 backends */
-	txt = pa_lb_services_text(x->lb, &len);
-	*result = txt != NULL ? pa_rpc_raw_result(txt, len) : NULL;
-	free(txt);
-	if (*result == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"out of memory");
-	return 0;
+	return pa_rpc_view(params, services_view, ctx, result, err);
 }
 PA_RPC_METHOD_SCHEMA(lb, "lb_service_list", rpc_lb_service_list,
 	"services with their backends' flows, packets and bytes",

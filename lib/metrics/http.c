@@ -18,6 +18,7 @@
 
 #include <rte_log.h>
 
+#include "pa_err.h"
 #include "pa_metrics.h"
 
 #define LISTEN_BACKLOG		64
@@ -227,7 +228,7 @@ open_listener(const char *listen_s, char *err, size_t err_len)
 	int fd, one = 1;
 
 	if (pa_metrics_parse_listen(listen_s, &ss, &len) != 0) {
-		snprintf(err, err_len,
+		pa_seterr(err, err_len,
 			"metrics: invalid listen address '%s' (expected IPV4:PORT or [IPV6]:PORT)",
 			listen_s);
 		return -EINVAL;
@@ -247,7 +248,7 @@ open_listener(const char *listen_s, char *err, size_t err_len)
 fail_close:
 	close(fd);
 fail:
-	snprintf(err, err_len, "metrics: cannot listen on %s: %s", listen_s,
+	pa_seterr(err, err_len, "metrics: cannot listen on %s: %s", listen_s,
 		strerror(errno));
 	return -errno;
 }
@@ -260,13 +261,13 @@ pa_metrics_http_create(const struct pa_metrics_http_opts *o, char *err,
 	int fd;
 
 	if (o == NULL || o->listen == NULL || o->render == NULL) {
-		snprintf(err, err_len, "metrics: no listen address or renderer");
+		pa_seterr(err, err_len, "metrics: no listen address or renderer");
 		errno = EINVAL;
 		return NULL;
 	}
 	h = calloc(1, sizeof(*h));
 	if (h == NULL) {
-		snprintf(err, err_len, "metrics: out of memory");
+		pa_seterr(err, err_len, "metrics: out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -295,7 +296,7 @@ pa_metrics_http_create(const struct pa_metrics_http_opts *o, char *err,
 	if (h->d == NULL) {
 		close(fd);
 		free(h);
-		snprintf(err, err_len, "metrics: cannot start the HTTP server on %s",
+		pa_seterr(err, err_len, "metrics: cannot start the HTTP server on %s",
 			o->listen);
 		errno = EIO;
 		return NULL;

@@ -268,19 +268,34 @@ finish(struct rte_tel_data *d, json_t *o)
 /* The commands render the same snapshots as stats_get, pipeline_get and
  * the exporter. */
 
+/* A command without params: @p render of a pipeline snapshot in @p o
+ * (NULL when out of memory). */
 static int
-cmd_stats(const char *params, struct rte_tel_data *d,
-		const struct pa_metrics_sources *src)
+pipeline_view(const char *params, const struct pa_metrics_sources *src,
+		json_t *(*render)(const struct pa_pipeline_snapshot *),
+		json_t **o)
 {
 	struct pa_pipeline_snapshot s;
-	json_t *o;
 
 	if (!no_params(params) || src->pl == NULL)
 		return -EINVAL;
 	if (pa_pipeline_snapshot(src->pl, &s) != 0)
 		return -ENOMEM;
-	o = pa_pipeline_snapshot_json(&s);
+	*o = render(&s);
 	pa_pipeline_snapshot_free(&s);
+	return 0;
+}
+
+static int
+cmd_stats(const char *params, struct rte_tel_data *d,
+		const struct pa_metrics_sources *src)
+{
+	json_t *o;
+	int rc;
+
+	rc = pipeline_view(params, src, pa_pipeline_snapshot_json, &o);
+	if (rc != 0)
+		return rc;
 	if (o != NULL) {
 		json_object_del(o, "ports");
 		json_object_del(o, "lcores");
@@ -292,16 +307,11 @@ static int
 cmd_ports(const char *params, struct rte_tel_data *d,
 		const struct pa_metrics_sources *src)
 {
-	struct pa_pipeline_snapshot s;
 	json_t *o;
+	int rc;
 
-	if (!no_params(params) || src->pl == NULL)
-		return -EINVAL;
-	if (pa_pipeline_snapshot(src->pl, &s) != 0)
-		return -ENOMEM;
-	o = pa_pipeline_ports_json(&s);
-	pa_pipeline_snapshot_free(&s);
-	return finish(d, o);
+	rc = pipeline_view(params, src, pa_pipeline_ports_json, &o);
+	return rc != 0 ? rc : finish(d, o);
 }
 
 /* Parse a decimal id 0..max (digits only). */

@@ -23,6 +23,7 @@
 #include <rte_ring.h>
 
 #include "pa_clock.h"
+#include "pa_err.h"
 #include "pa_lb.h"
 #include "pa_neigh.h"
 
@@ -88,15 +89,7 @@ struct retired {
 struct pa_neigh {
 	struct pa_neigh_fast fast;	/* first: the data path's */
 	pthread_mutex_t lock;
-	const struct pa_config *cfg;
-	const struct pa_port_set *ports;
-	struct rte_rcu_qsbr *rcu;
-	struct pa_lb *lb;
-	bool replay;
-	struct pa_capture_tap *capture;
-	int socket;
-	uint32_t reachable_ms, retrans_ms, probes, failed_retry_ms, gc_ms;
-	uint32_t max_entries;
+	struct pa_neigh_opts o;	/* as created; 0s made the defaults */
 
 	unsigned int n_ports;
 	struct neigh_port port[PA_CONFIG_MAX_PORTS];
@@ -165,30 +158,20 @@ key_make(struct neigh_key *k, uint8_t family, const uint8_t *addr,
 	memcpy(k->addr, addr, family == 4 ? 4 : 16);
 }
 
+/* The address of @p family (4 or 6) whose bytes are @p addr. */
+static void
+addr_of(uint8_t family, const uint8_t *addr, struct pa_ip_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = family == 4 ? AF_INET : AF_INET6;
+	memcpy(a->family == AF_INET ? (uint8_t *)&a->v4 : a->v6.s6_addr,
+		addr, family == 4 ? 4 : 16);
+}
+
 static void
 key_addr(const struct neigh_key *k, struct pa_ip_addr *a)
 {
-	memset(a, 0, sizeof(*a));
-	a->family = k->family == 4 ? AF_INET : AF_INET6;
-	memcpy(a->family == AF_INET ? (uint8_t *)&a->v4 : a->v6.s6_addr,
-		k->addr, k->family == 4 ? 4 : 16);
-}
-
-/* Does prefix @p p (host bits as written) contain @p addr? */
-static bool
-prefix_has(const struct pa_ip_prefix *p, uint8_t family, const uint8_t *addr)
-{
-	const uint8_t *a = pa_ip_bytes(&p->addr);
-	unsigned int bits = p->len, i;
-
-	if (fam(&p->addr) != family)
-		return false;
-	for (i = 0; bits >= 8; i++, bits -= 8)
-		if (a[i] != addr[i])
-			return false;
-	if (bits != 0 && ((a[i] ^ addr[i]) & (uint8_t)(0xff << (8 - bits))))
-		return false;
-	return true;
+	addr_of(k->family, k->addr, a);
 }
 
 /* Is @p addr on one of port @p pi's connected subnets (and not one of
@@ -198,17 +181,17 @@ on_link(const struct pa_neigh *n, unsigned int pi, uint8_t family,
 		const uint8_t *addr)
 {
 	const struct pa_config_port *cp = n->port[pi].cp;
+	struct pa_ip_addr a;
 	unsigned int i;
 
 	if (cp == NULL)
 		return false;
+	addr_of(family, addr, &a);
 	for (i = 0; i < cp->n_addrs; i++)
-		if (memcmp(pa_ip_bytes(&cp->addrs[i].addr), addr,
-			    family == 4 ? 4 : 16) == 0 &&
-		    fam(&cp->addrs[i].addr) == family)
+		if (pa_ip_equal(&cp->addrs[i].addr, &a))
 			return false;
 	for (i = 0; i < cp->n_addrs; i++)
-		if (prefix_has(&cp->addrs[i], family, addr))
+		if (pa_ip_prefix_contains(&cp->addrs[i], &a))
 			return true;
 	return false;
 }
@@ -221,14 +204,16 @@ source_addr(const struct pa_neigh *n, unsigned int pi, uint8_t family,
 {
 	const struct pa_config_port *cp = n->port[pi].cp;
 	const uint8_t *first = NULL;
+	struct pa_ip_addr a;
 	unsigned int i;
 
 	if (cp == NULL)
 		return NULL;
+	addr_of(family, target, &a);
 	for (i = 0; i < cp->n_addrs; i++) {
 		if (fam(&cp->addrs[i].addr) != family)
 			continue;
-		if (prefix_has(&cp->addrs[i], family, target))
+		if (pa_ip_prefix_contains(&cp->addrs[i], &a))
 			return pa_ip_bytes(&cp->addrs[i].addr);
 		if (first == NULL)
 			first = pa_ip_bytes(&cp->addrs[i].addr);
@@ -284,13 +269,13 @@ publish(struct pa_neigh *n, const struct neigh_ent *e)
 
 	if (e->target & TARGET_GATEWAY) {
 		gateway_publish(n, port_id, e->key.family, mac);
-		pa_lb_gateway_set(n->lb, port_id,
+		pa_lb_gateway_set(n->o.lb, port_id,
 				e->key.family == 6 ? AF_INET6 : AF_INET, mac,
 				true);
 	}
 	if (e->target & TARGET_BACKEND) {
 		key_addr(&e->key, &a);
-		pa_lb_neigh_set(n->lb, &a, port_id, mac, true);
+		pa_lb_neigh_set(n->o.lb, &a, port_id, mac, true);
 	}
 }
 
@@ -424,7 +409,7 @@ ent_new(struct pa_neigh *n, uint8_t family, const uint8_t *addr,
 	struct neigh_key k;
 	int32_t pos;
 
-	if (n->n_used >= n->max_entries && (!may_evict || !evict_one(n))) {
+	if (n->n_used >= n->o.max_entries && (!may_evict || !evict_one(n))) {
 		n->c.cache_full++;
 		return NULL;
 	}
@@ -450,7 +435,7 @@ start_incomplete(struct pa_neigh *n, struct neigh_ent *e, uint64_t now)
 {
 	e->state = PA_NEIGH_INCOMPLETE;
 	e->probes = 1;
-	e->next_ms = now + n->retrans_ms;
+	e->next_ms = now + n->o.retrans_ms;
 	solicit(n, e, false);
 }
 
@@ -517,8 +502,8 @@ retire_reap(struct pa_neigh *n, bool wait)
 	for (i = 0; i < n->n_retired; i++) {
 		struct retired *r = &n->retired[i];
 
-		if (n->rcu == NULL ||
-		    rte_rcu_qsbr_check(n->rcu, r->token, wait && i == 0) == 1)
+		if (n->o.rcu == NULL ||
+		    rte_rcu_qsbr_check(n->o.rcu, r->token, wait && i == 0) == 1)
 			rte_free(r->dp);
 		else
 			n->retired[k++] = *r;
@@ -532,7 +517,7 @@ retire_reap(struct pa_neigh *n, bool wait)
 static int
 dp_publish(struct pa_neigh *n)
 {
-	const struct pa_config *cfg = n->cfg;
+	const struct pa_config *cfg = n->o.cfg;
 	struct pa_neigh_dp *t, *old;
 	struct pa_neigh_dp_ent *e;
 	unsigned int i, j, count = n->n_vips + 2 + n->n_used;
@@ -544,7 +529,7 @@ dp_publish(struct pa_neigh *n)
 	size = rte_align32pow2(RTE_MAX(16u, 2 * count));
 	t = rte_zmalloc_socket("pa_neigh_dp", sizeof(*t) +
 		(size_t)size * sizeof(t->ent[0]), RTE_CACHE_LINE_SIZE,
-		n->socket);
+		n->o.socket);
 	if (t == NULL)
 		return -ENOMEM;
 	t->mask = size - 1;
@@ -584,14 +569,14 @@ dp_publish(struct pa_neigh *n)
 	if (n->n_retired == RETIRED_MAX)
 		retire_reap(n, true);
 	if (n->n_retired == RETIRED_MAX) {
-		rte_rcu_qsbr_synchronize(n->rcu, RTE_QSBR_THRID_INVALID);
+		rte_rcu_qsbr_synchronize(n->o.rcu, RTE_QSBR_THRID_INVALID);
 		retire_reap(n, false);
 	}
 	n->retired[n->n_retired].dp = old;
-	n->retired[n->n_retired].token = n->rcu != NULL ?
-		rte_rcu_qsbr_start(n->rcu) : 0;
+	n->retired[n->n_retired].token = n->o.rcu != NULL ?
+		rte_rcu_qsbr_start(n->o.rcu) : 0;
 	n->n_retired++;
-	if (n->rcu == NULL)
+	if (n->o.rcu == NULL)
 		retire_reap(n, false);
 	return 0;
 }
@@ -630,8 +615,8 @@ targets_refresh(struct pa_neigh *n, uint64_t now)
 	uint32_t k;
 	int ret;
 
-	n->lb_version = pa_lb_config_version(n->lb);
-	ret = pa_lb_addresses(n->lb, &vips, &n_vips, &bes, &n_bes);
+	n->lb_version = pa_lb_config_version(n->o.lb);
+	ret = pa_lb_addresses(n->o.lb, &vips, &n_vips, &bes, &n_bes);
 	if (ret != 0)
 		return ret;
 	free(n->vips);
@@ -664,7 +649,7 @@ targets_refresh(struct pa_neigh *n, uint64_t now)
 		if ((gone & TARGET_GATEWAY) && !(e->want & TARGET_GATEWAY)) {
 			gateway_publish(n, n->port[e->key.port].port_id,
 				e->key.family, NULL);
-			pa_lb_gateway_set(n->lb, n->port[e->key.port].port_id,
+			pa_lb_gateway_set(n->o.lb, n->port[e->key.port].port_id,
 				e->key.family == 6 ? AF_INET6 : AF_INET, NULL,
 				false);
 		}
@@ -842,7 +827,7 @@ handle(struct pa_neigh *n, struct rte_mbuf *m, uint64_t now)
 	int pi, ret;
 
 	n->c.rx++;
-	pi = n->ports != NULL ? pa_port_index(n->ports, m->port) : -1;
+	pi = n->o.ports != NULL ? pa_port_index(n->o.ports, m->port) : -1;
 	if (pi < 0 || (unsigned int)pi >= n->n_ports) {
 		n->c.unknown_port++;
 		return;
@@ -872,7 +857,7 @@ handle(struct pa_neigh *n, struct rte_mbuf *m, uint64_t now)
 static void
 dispose(struct pa_neigh *n, struct rte_mbuf *m)
 {
-	struct pa_capture_tap *t = n->capture;
+	struct pa_capture_tap *t = n->o.capture;
 
 	if (!pa_capture_wanted(t, PA_DROP_LOCAL)) {
 		rte_pktmbuf_free(m);
@@ -894,7 +879,7 @@ pend_flush(struct pa_neigh *n)
 	unsigned int k = 0;
 
 	while (k < n->n_pend &&
-	       pa_capture_offer(n->capture, n->pend[k], PA_DROP_LOCAL))
+	       pa_capture_offer(n->o.capture, n->pend[k], PA_DROP_LOCAL))
 		k++;
 	memmove(n->pend, n->pend + k, (n->n_pend - k) * sizeof(n->pend[0]));
 	n->n_pend -= k;
@@ -918,7 +903,7 @@ fail(struct pa_neigh *n, struct neigh_ent *e, uint64_t now)
 		ent_delete(n, e);
 		return;
 	}
-	e->next_ms = now + n->failed_retry_ms;
+	e->next_ms = now + n->o.failed_retry_ms;
 	if (was)
 		publish(n, e);
 }
@@ -937,16 +922,16 @@ timers(struct pa_neigh *n, uint64_t now)
 		case PA_NEIGH_INCOMPLETE:
 			if (now < e->next_ms)
 				break;
-			if (e->probes < n->probes) {
+			if (e->probes < n->o.probes) {
 				e->probes++;
-				e->next_ms = now + n->retrans_ms;
+				e->next_ms = now + n->o.retrans_ms;
 				solicit(n, e, false);
 			} else {
 				fail(n, e, now);
 			}
 			break;
 		case PA_NEIGH_REACHABLE:
-			if (now - e->updated_ms < n->reachable_ms)
+			if (now - e->updated_ms < n->o.reachable_ms)
 				break;
 			e->state = PA_NEIGH_STALE;
 			e->next_ms = now;
@@ -957,18 +942,18 @@ timers(struct pa_neigh *n, uint64_t now)
 					break;
 				e->state = PA_NEIGH_PROBE;
 				e->probes = 1;
-				e->next_ms = now + n->retrans_ms;
+				e->next_ms = now + n->o.retrans_ms;
 				solicit(n, e, true);
-			} else if (now - e->updated_ms >= n->gc_ms) {
+			} else if (now - e->updated_ms >= n->o.gc_ms) {
 				ent_delete(n, e);
 			}
 			break;
 		case PA_NEIGH_PROBE:
 			if (now < e->next_ms)
 				break;
-			if (e->probes < n->probes) {
+			if (e->probes < n->o.probes) {
 				e->probes++;
-				e->next_ms = now + n->retrans_ms;
+				e->next_ms = now + n->o.retrans_ms;
 				solicit(n, e, true);
 			} else {
 				fail(n, e, now);
@@ -999,7 +984,7 @@ pa_neigh_poll(struct pa_neigh *n, uint64_t now_ms)
 	if (n == NULL)
 		return 0;
 	pthread_mutex_lock(&n->lock);
-	if (pa_lb_config_version(n->lb) != n->lb_version &&
+	if (pa_lb_config_version(n->o.lb) != n->lb_version &&
 	    targets_refresh(n, now_ms) != 0)
 		NEIGH_LOG(WARNING, "out of memory following the LB's changes");
 	if (n->n_pend != 0)
@@ -1015,7 +1000,7 @@ pa_neigh_poll(struct pa_neigh *n, uint64_t now_ms)
 		}
 		total += got;
 	}
-	if (!n->replay)
+	if (!n->o.replay)
 		timers(n, now_ms);
 	if (n->n_retired != 0)
 		retire_reap(n, false);
@@ -1069,33 +1054,28 @@ pa_neigh_create(const struct pa_neigh_opts *o, uint64_t now_ms, char *err,
 
 	n = calloc(1, sizeof(*n));
 	if (n == NULL) {
-		snprintf(err, err_len, "neighbours: out of memory");
+		pa_seterr(err, err_len, "neighbours: out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&n->lock, NULL);
-	n->cfg = o->cfg;
-	n->ports = o->ports;
-	n->rcu = o->rcu;
-	n->lb = o->lb;
-	n->replay = o->replay;
-	n->capture = o->capture;
-	n->socket = o->socket < 0 ? 0 : o->socket;
-	n->reachable_ms = o->reachable_ms != 0 ? o->reachable_ms :
+	n->o = *o;
+	n->o.socket = o->socket < 0 ? 0 : o->socket;
+	n->o.reachable_ms = o->reachable_ms != 0 ? o->reachable_ms :
 		PA_NEIGH_DEF_REACHABLE_MS;
-	n->retrans_ms = o->retrans_ms != 0 ? o->retrans_ms :
+	n->o.retrans_ms = o->retrans_ms != 0 ? o->retrans_ms :
 		PA_NEIGH_DEF_RETRANS_MS;
-	n->probes = o->probes != 0 ? o->probes : PA_NEIGH_DEF_PROBES;
-	n->failed_retry_ms = o->failed_retry_ms != 0 ? o->failed_retry_ms :
+	n->o.probes = o->probes != 0 ? o->probes : PA_NEIGH_DEF_PROBES;
+	n->o.failed_retry_ms = o->failed_retry_ms != 0 ? o->failed_retry_ms :
 		PA_NEIGH_DEF_FAILED_RETRY_MS;
-	n->gc_ms = o->gc_ms != 0 ? o->gc_ms : PA_NEIGH_DEF_GC_MS;
-	n->max_entries = o->max_entries != 0 ? o->max_entries :
+	n->o.gc_ms = o->gc_ms != 0 ? o->gc_ms : PA_NEIGH_DEF_GC_MS;
+	n->o.max_entries = o->max_entries != 0 ? o->max_entries :
 		PA_NEIGH_DEF_MAX_ENTRIES;
 
 	snprintf(name, sizeof(name), "pa_neigh_rx%u", id);
-	n->fast.rx = rte_ring_create(name, PA_NEIGH_RX_RING, n->socket,
+	n->fast.rx = rte_ring_create(name, PA_NEIGH_RX_RING, n->o.socket,
 		RING_F_SC_DEQ);
 	if (n->fast.rx == NULL) {
-		snprintf(err, err_len, "neighbours: ring %s: %s", name,
+		pa_seterr(err, err_len, "neighbours: ring %s: %s", name,
 			rte_strerror(rte_errno));
 		goto fail;
 	}
@@ -1128,37 +1108,37 @@ pa_neigh_create(const struct pa_neigh_opts *o, uint64_t now_ms, char *err,
 		p->tx = rte_ring_create(name, PA_NEIGH_TX_RING, pp->socket < 0 ?
 			0 : pp->socket, RING_F_SC_DEQ);
 		if (p->tx == NULL) {
-			snprintf(err, err_len, "neighbours: ring %s: %s", name,
+			pa_seterr(err, err_len, "neighbours: ring %s: %s", name,
 				rte_strerror(rte_errno));
 			goto fail;
 		}
 	}
 	snprintf(name, sizeof(name), "pa_neigh_%u", id);
 	hp.name = name;
-	hp.entries = RTE_MAX(n->max_entries, 8u);
+	hp.entries = RTE_MAX(n->o.max_entries, 8u);
 	hp.key_len = sizeof(struct neigh_key);
-	hp.socket_id = n->socket;
+	hp.socket_id = n->o.socket;
 	n->h = rte_hash_create(&hp);
 	if (n->h == NULL) {
-		snprintf(err, err_len, "neighbours: cache of %u entries: %s",
-			n->max_entries, rte_strerror(rte_errno));
+		pa_seterr(err, err_len, "neighbours: cache of %u entries: %s",
+			n->o.max_entries, rte_strerror(rte_errno));
 		goto fail;
 	}
 	n->n_pos = (uint32_t)rte_hash_max_key_id(n->h) + 1;
 	n->ent = calloc(n->n_pos, sizeof(*n->ent));
 	if (n->ent == NULL) {
-		snprintf(err, err_len, "neighbours: out of memory");
+		pa_seterr(err, err_len, "neighbours: out of memory");
 		goto fail;
 	}
 	pthread_mutex_lock(&n->lock);
 	if (targets_refresh(n, now_ms) != 0) {
 		pthread_mutex_unlock(&n->lock);
-		snprintf(err, err_len, "neighbours: out of memory");
+		pa_seterr(err, err_len, "neighbours: out of memory");
 		goto fail;
 	}
 	pthread_mutex_unlock(&n->lock);
 	NEIGH_LOG(INFO, "%u ports, %u VIPs answered, %u targets, cache of %u",
-		n->n_ports, n->n_vips, n->n_used, n->max_entries);
+		n->n_ports, n->n_vips, n->n_used, n->o.max_entries);
 	return n;
 fail:
 	pa_neigh_destroy(n);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pa_neigh.h"
+#include "pa_net.h"
 
 #define ETH_HLEN	14
 #define ARP_LEN		28
@@ -98,21 +99,12 @@ static uint16_t
 icmp6_sum(const uint8_t *src, const uint8_t *dst, const uint8_t *msg,
 		uint32_t len)
 {
-	uint64_t s = 0;
-	uint32_t i;
+	uint32_t s;
 
-	for (i = 0; i < 16; i += 2)
-		s += be16(src + i) + be16(dst + i);
-	s += len >> 16;
-	s += len & 0xffff;
-	s += IPPROTO_ICMPV6;
-	for (i = 0; i + 1 < len; i += 2)
-		s += be16(msg + i);
-	if (len & 1)
-		s += (uint32_t)msg[len - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
+	s = pa_ip_csum_add(0, src, 16);
+	s = pa_ip_csum_add(s, dst, 16);
+	s += (len >> 16) + (len & 0xffff) + IPPROTO_ICMPV6;
+	return (uint16_t)pa_ip_csum_add(s, msg, len);
 }
 
 static int
@@ -335,7 +327,7 @@ pa_neigh_build_nd(uint8_t *buf, uint32_t room, const uint8_t *tags,
 		icmp[ND_HLEN + 1] = 1;
 		memcpy(icmp + ND_HLEN + 2, lla, 6);
 	}
-	sum = (uint16_t)~icmp6_sum(src, dst, icmp, plen);
+	sum = pa_ip_csum_fold(icmp6_sum(src, dst, icmp, plen));
 	icmp[2] = (uint8_t)(sum >> 8);
 	icmp[3] = (uint8_t)sum;
 	return off + IP6_HLEN + plen;

@@ -5,17 +5,17 @@
 
 PA_RPC_SUBSYSTEM(neigh, "neigh", "neighbours not running");
 
+static json_t *
+list_view(void *ctx)
+{
+	return pa_neigh_list_json(ctx, pa_neigh_now_ms());
+}
+
 static int
 rpc_neigh_list(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
-	if (pa_rpc_no_params(params, err) != 0)
-		return -1;
-	*result = pa_neigh_list_json(ctx, pa_neigh_now_ms());
-	if (*result == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"out of memory");
-	return 0;
+	return pa_rpc_view(params, list_view, ctx, result, err);
 }
 PA_RPC_METHOD_SCHEMA(neigh, "neigh_list", rpc_neigh_list,
 	"the neighbour cache: address, MAC, port, state, age, target, probes",

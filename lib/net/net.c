@@ -7,6 +7,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "pa_err.h"
 #include "pa_net.h"
 
 /* Reasons are written with snprintf() directly: it accepts (NULL, 0). */
@@ -47,7 +48,7 @@ pa_net_parse_ip(const char *s, struct pa_ip_addr *a, char *why,
 {
 	memset(a, 0, sizeof(*a));
 	if (s == NULL) {
-		snprintf(why, why_len, "missing IP address");
+		pa_seterr(why, why_len, "missing IP address");
 		return -EINVAL;
 	}
 	if (strchr(s, ':') != NULL) {
@@ -60,7 +61,7 @@ pa_net_parse_ip(const char *s, struct pa_ip_addr *a, char *why,
 		return 0;
 	}
 	memset(a, 0, sizeof(*a));
-	snprintf(why, why_len, "invalid IP address '%s'", s);
+	pa_seterr(why, why_len, "invalid IP address '%s'", s);
 	return -EINVAL;
 }
 
@@ -108,25 +109,37 @@ pa_ip_prefix_mask(struct pa_ip_prefix *p)
 		b[i] &= byte_mask(&len);
 }
 
-bool
-pa_ip_prefix_overlap(const struct pa_ip_prefix *a, const struct pa_ip_prefix *b)
+/* Are the first @p len bits of @p x and @p y the same? */
+static bool
+same_leading_bits(const uint8_t *x, const uint8_t *y, unsigned int len)
 {
-	const uint8_t *x, *y;
-	unsigned int len, bytes, rem;
+	unsigned int bytes = len / 8, rem = len % 8;
 
-	if (a->addr.family == 0 || b->addr.family == 0)
-		return true;
-	if (a->addr.family != b->addr.family)
-		return false;
-	len = a->len < b->len ? a->len : b->len;
-	x = pa_ip_bytes(&a->addr);
-	y = pa_ip_bytes(&b->addr);
-	bytes = len / 8;
-	rem = len % 8;
 	if (memcmp(x, y, bytes) != 0)
 		return false;
 	return rem == 0 ||
 		((x[bytes] ^ y[bytes]) & (uint8_t)(0xff << (8 - rem))) == 0;
+}
+
+bool
+pa_ip_prefix_overlap(const struct pa_ip_prefix *a, const struct pa_ip_prefix *b)
+{
+	if (a->addr.family == 0 || b->addr.family == 0)
+		return true;
+	if (a->addr.family != b->addr.family)
+		return false;
+	return same_leading_bits(pa_ip_bytes(&a->addr), pa_ip_bytes(&b->addr),
+			a->len < b->len ? a->len : b->len);
+}
+
+bool
+pa_ip_prefix_contains(const struct pa_ip_prefix *p, const struct pa_ip_addr *a)
+{
+	if (p->addr.family == 0)
+		return true;
+	if (p->addr.family != a->family)
+		return false;
+	return same_leading_bits(pa_ip_bytes(&p->addr), pa_ip_bytes(a), p->len);
 }
 
 int
@@ -143,27 +156,27 @@ pa_net_parse_prefix_flags(const char *s, struct pa_ip_prefix *p,
 
 	memset(p, 0, sizeof(*p));
 	if (s == NULL) {
-		snprintf(why, why_len, "missing prefix");
+		pa_seterr(why, why_len, "missing prefix");
 		return -EINVAL;
 	}
 	if (strcmp(s, "any") == 0) {
 		if (flags & PA_NET_PREFIX_ANY_OK)
 			return 0;
-		snprintf(why, why_len,
+		pa_seterr(why, why_len,
 				"invalid prefix 'any': an address is required here");
 		return -EINVAL;
 	}
 	slash = strchr(s, '/');
 	alen = slash != NULL ? (size_t)(slash - s) : strlen(s);
 	if (alen == 0 || alen >= sizeof(addr)) {
-		snprintf(why, why_len,
+		pa_seterr(why, why_len,
 				"invalid prefix '%s': expected ADDRESS/LENGTH", s);
 		return -EINVAL;
 	}
 	memcpy(addr, s, alen);
 	addr[alen] = '\0';
 	if (pa_net_parse_ip(addr, &p->addr, NULL, 0) < 0) {
-		snprintf(why, why_len,
+		pa_seterr(why, why_len,
 				"invalid prefix '%s': invalid IP address '%s'",
 				s, addr);
 		return -EINVAL;
@@ -172,7 +185,7 @@ pa_net_parse_prefix_flags(const char *s, struct pa_ip_prefix *p,
 	if (slash == NULL) {
 		if (flags & PA_NET_PREFIX_NEED_LEN) {
 			memset(p, 0, sizeof(*p));
-			snprintf(why, why_len,
+			pa_seterr(why, why_len,
 					"invalid prefix '%s': missing /LENGTH", s);
 			return -EINVAL;
 		}
@@ -182,13 +195,13 @@ pa_net_parse_prefix_flags(const char *s, struct pa_ip_prefix *p,
 	if (pa_net_parse_number(slash + 1, &end, 1000, &len) < 0 ||
 			*end != '\0') {
 		memset(p, 0, sizeof(*p));
-		snprintf(why, why_len,
+		pa_seterr(why, why_len,
 				"invalid prefix '%s': length is not a number", s);
 		return -EINVAL;
 	}
 	if (len > max) {
 		memset(p, 0, sizeof(*p));
-		snprintf(why, why_len,
+		pa_seterr(why, why_len,
 				"invalid prefix '%s': length %lu exceeds %u",
 				s, len, max);
 		return -EINVAL;
@@ -199,7 +212,7 @@ pa_net_parse_prefix_flags(const char *s, struct pa_ip_prefix *p,
 		pa_ip_prefix_mask(&masked);
 		pa_net_format_prefix(&masked, buf, sizeof(buf));
 		memset(p, 0, sizeof(*p));
-		snprintf(why, why_len,
+		pa_seterr(why, why_len,
 				"invalid prefix '%s': host bits set (did you mean '%s'?)",
 				s, buf);
 		return -EINVAL;
@@ -225,7 +238,7 @@ pa_net_parse_port_range(const char *s, struct pa_port_range *r,
 	r->lo = 0;
 	r->hi = 65535;
 	if (s == NULL) {
-		snprintf(why, why_len, "missing port range");
+		pa_seterr(why, why_len, "missing port range");
 		return -EINVAL;
 	}
 	if (strcmp(s, "any") == 0)
@@ -242,7 +255,7 @@ pa_net_parse_port_range(const char *s, struct pa_port_range *r,
 		goto bad;
 	}
 	if (lo > hi) {
-		snprintf(why, why_len, "invalid port range '%s': %lu > %lu",
+		pa_seterr(why, why_len, "invalid port range '%s': %lu > %lu",
 				s, lo, hi);
 		return -EINVAL;
 	}
@@ -250,7 +263,7 @@ pa_net_parse_port_range(const char *s, struct pa_port_range *r,
 	r->hi = (uint16_t)hi;
 	return 0;
 bad:
-	snprintf(why, why_len,
+	pa_seterr(why, why_len,
 			"invalid port range '%s': expected \"any\", \"N\" or \"LO-HI\" with ports 0..65535",
 			s);
 	return -EINVAL;
@@ -274,7 +287,7 @@ pa_net_parse_proto(const char *s, int *proto, char *why, size_t why_len)
 	size_t i;
 
 	if (s == NULL) {
-		snprintf(why, why_len, "missing protocol");
+		pa_seterr(why, why_len, "missing protocol");
 		return -EINVAL;
 	}
 	if (strcmp(s, "any") == 0) {
@@ -291,7 +304,7 @@ pa_net_parse_proto(const char *s, int *proto, char *why, size_t why_len)
 		*proto = (int)x;
 		return 0;
 	}
-	snprintf(why, why_len,
+	pa_seterr(why, why_len,
 			"unknown protocol '%s' (expected \"any\", \"tcp\", \"udp\", \"icmp\", \"icmpv6\" or a number 0..255)",
 			s);
 	return -EINVAL;
@@ -314,7 +327,7 @@ pa_net_parse_mac(const char *s, uint8_t mac[6], char *why, size_t why_len)
 	int i, hi, lo;
 
 	if (s == NULL) {
-		snprintf(why, why_len, "missing MAC address");
+		pa_seterr(why, why_len, "missing MAC address");
 		return -EINVAL;
 	}
 	if (strlen(s) != 17)
@@ -330,7 +343,7 @@ pa_net_parse_mac(const char *s, uint8_t mac[6], char *why, size_t why_len)
 	}
 	return 0;
 bad:
-	snprintf(why, why_len,
+	pa_seterr(why, why_len,
 			"invalid MAC address '%s' (expected aa:bb:cc:dd:ee:ff)", s);
 	return -EINVAL;
 }
@@ -387,6 +400,30 @@ const char *
 pa_net_family_name(int family)
 {
 	return family == AF_INET ? "IPv4" : "IPv6";
+}
+
+uint32_t
+pa_ip_csum_add(uint32_t sum, const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	uint64_t s = sum;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		s += (uint32_t)b[i] << 8 | b[i + 1];
+	if (len & 1)
+		s += (uint32_t)b[len - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint32_t)s;
+}
+
+uint16_t
+pa_ip_csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
 }
 
 bool

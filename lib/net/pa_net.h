@@ -145,6 +145,31 @@ bool pa_ip_prefix_overlap(const struct pa_ip_prefix *a,
 		const struct pa_ip_prefix *b);
 
 /**
+ * Whether address @p a is in prefix @p p: its first p->len bits are
+ * p's (host bits written in @p p, as an interface address has them, are
+ * ignored). A prefix of family 0 ("any") holds every address; an IPv4
+ * prefix holds no IPv6 address and the reverse.
+ */
+bool pa_ip_prefix_contains(const struct pa_ip_prefix *p,
+		const struct pa_ip_addr *a);
+
+/**
+ * The Internet checksum's sum (RFC 1071) of @p len bytes at @p p added to
+ * @p sum: 16-bit big-endian words, an odd last byte padded with a zero
+ * byte, the carries folded back in. Start from 0, or from the sum of a
+ * pseudo-header's words (any 32-bit value); a result fed back in goes on
+ * with the bytes that follow (@p len even, but for the last). @return
+ * the sum, at most 0xffff and not complemented: a message whose checksum
+ * field is right sums to 0xffff.
+ */
+uint32_t pa_ip_csum_add(uint32_t sum, const void *p, size_t len);
+
+/** The checksum field (host order) for a sum of pa_ip_csum_add() over
+ * the message with its checksum field 0: the sum folded and
+ * complemented. */
+uint16_t pa_ip_csum_fold(uint32_t sum);
+
+/**
  * Why @p a cannot be a unicast destination (a VIP, a backend): "the
  * unspecified address", "a multicast address", "the broadcast address"
  * (IPv4) or "a loopback address"; NULL when it can.

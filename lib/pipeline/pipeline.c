@@ -19,6 +19,7 @@
 #include <rte_ring.h>
 
 #include "pipeline_priv.h"
+#include "pa_err.h"
 
 RTE_LOG_REGISTER(pa_pipeline_logtype, pa.pipeline, INFO);
 #define PL_LOG(level, fmt, ...) \
@@ -65,7 +66,7 @@ worker_new(struct pa_pipeline *pl, const struct pa_plan_unit *u,
 	w = rte_zmalloc_socket("pa_worker", sizeof(*w), RTE_CACHE_LINE_SIZE,
 		socket);
 	if (w == NULL) {
-		snprintf(err, err_len, "lcore %u: no memory for its context", lcore);
+		pa_seterr(err, err_len, "lcore %u: no memory for its context", lcore);
 		return NULL;
 	}
 	w->pl = pl;
@@ -148,7 +149,7 @@ make_rings(struct pa_pipeline *pl, char *err, size_t err_len)
 					RING_F_SP_ENQ | RING_F_SC_DEQ |
 					RING_F_EXACT_SZ);
 				if (r == NULL) {
-					snprintf(err, err_len,
+					pa_seterr(err, err_len,
 						"ring %s (%u slots, socket %d): %s",
 						name, pl->ring_size, c->socket,
 						rte_strerror(rte_errno));
@@ -183,7 +184,7 @@ make_gen_rings(struct pa_pipeline *pl, char *err, size_t err_len)
 		pl->gen[p] = rte_ring_create(name, PA_PIPELINE_GEN_RING,
 			pl->ports->port[p].socket, RING_F_SC_DEQ);
 		if (pl->gen[p] == NULL) {
-			snprintf(err, err_len, "ring %s: %s", name,
+			pa_seterr(err, err_len, "ring %s: %s", name,
 				rte_strerror(rte_errno));
 			return -rte_errno;
 		}
@@ -227,7 +228,7 @@ make_handover_rings(struct pa_pipeline *pl, char *err, size_t err_len)
 		w->handover = rte_ring_create(name, PA_PIPELINE_HANDOVER_RING,
 			w->socket, RING_F_SC_DEQ);
 		if (w->handover == NULL) {
-			snprintf(err, err_len, "ring %s: %s", name,
+			pa_seterr(err, err_len, "ring %s: %s", name,
 				rte_strerror(rte_errno));
 			return -rte_errno;
 		}
@@ -300,7 +301,7 @@ assign_queues(struct pa_pipeline *pl, char *err, size_t err_len)
 				next = (next + 1) % n_rx;
 			}
 			if (w->n_rxq >= PA_PIPELINE_MAX_RXQ) {
-				snprintf(err, err_len,
+				pa_seterr(err, err_len,
 					"lcore %u: more than %u RX queues to poll",
 					w->lcore_id, PA_PIPELINE_MAX_RXQ);
 				return -E2BIG;
@@ -329,7 +330,7 @@ assign_queues(struct pa_pipeline *pl, char *err, size_t err_len)
 		w->txb = rte_zmalloc_socket("pa_txbuf",
 			sizeof(*w->txb) * ps->n, RTE_CACHE_LINE_SIZE, w->socket);
 		if (w->txb == NULL) {
-			snprintf(err, err_len, "lcore %u: no memory for TX buffers",
+			pa_seterr(err, err_len, "lcore %u: no memory for TX buffers",
 				w->lcore_id);
 			return -ENOMEM;
 		}
@@ -378,7 +379,7 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 	RTE_BUILD_BUG_ON(PA_CAPTURE_MAX_LCORES < PA_PIPELINE_MAX_LCORES);
 	pl = rte_zmalloc("pa_pipeline", sizeof(*pl), RTE_CACHE_LINE_SIZE);
 	if (pl == NULL) {
-		snprintf(err, err_len, "no memory for the pipeline");
+		pa_seterr(err, err_len, "no memory for the pipeline");
 		return NULL;
 	}
 	pl->cfg = o->cfg;
@@ -397,7 +398,7 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 	/* One worker per lcore, running its stages in turn (rtc: all four;
 	 * pipeline: those the configuration names it for). */
 	if (pa_plan_layout(&pl->plan, &pl->layout) != 0) {
-		snprintf(err, err_len, "$.pipeline.lcores: more than %u lcores",
+		pa_seterr(err, err_len, "$.pipeline.lcores: more than %u lcores",
 			PA_PIPELINE_MAX_LCORES);
 		goto fail;
 	}
@@ -473,7 +474,7 @@ pa_pipeline_create(const struct pa_pipeline_opts *o, char *err, size_t err_len)
 	sz = rte_rcu_qsbr_get_memsize(RTE_MAX_LCORE);
 	pl->rcu = rte_zmalloc("pa_rcu", sz, RTE_CACHE_LINE_SIZE);
 	if (pl->rcu == NULL || rte_rcu_qsbr_init(pl->rcu, RTE_MAX_LCORE) != 0) {
-		snprintf(err, err_len, "cannot set up the RCU variable");
+		pa_seterr(err, err_len, "cannot set up the RCU variable");
 		goto fail;
 	}
 	for (s = 0; s < pl->n_workers; s++) {

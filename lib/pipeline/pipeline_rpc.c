@@ -16,25 +16,23 @@
 PA_RPC_SUBSYSTEM(pipeline, "pipeline", "data path not running");
 
 /* Both methods: no parameters, a JSON view of the running pipeline. */
-static int
-reply_view(json_t *(*view)(const struct pa_pipeline *),
-		const struct pa_pipeline *pl, const json_t *params,
-		json_t **result, struct pa_rpc_error *err)
+static json_t *
+stats_view(void *ctx)
 {
-	if (pa_rpc_no_params(params, err) != 0)
-		return -1;
-	*result = view(pl);
-	if (*result == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"out of memory");
-	return 0;
+	return pa_pipeline_stats_json(ctx);
+}
+
+static json_t *
+describe_view(void *ctx)
+{
+	return pa_pipeline_describe_json(ctx);
 }
 
 static int
 rpc_stats_get(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
-	return reply_view(pa_pipeline_stats_json, ctx, params, result, err);
+	return pa_rpc_view(params, stats_view, ctx, result, err);
 }
 PA_RPC_METHOD_SCHEMA(pipeline, "stats_get", rpc_stats_get,
 	"packet, drop, port and lcore counters",
@@ -44,7 +42,7 @@ static int
 rpc_pipeline_get(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
-	return reply_view(pa_pipeline_describe_json, ctx, params, result, err);
+	return pa_rpc_view(params, describe_view, ctx, result, err);
 }
 PA_RPC_METHOD_SCHEMA(pipeline, "pipeline_get", rpc_pipeline_get,
 	"lcores, their stages, NUMA socket, queues and ring fill levels",

@@ -9,6 +9,7 @@
 
 #include <rte_common.h>
 
+#include "pa_err.h"
 #include "pa_pipeline.h"
 
 static const char *const stage_key[PA_CONFIG_STAGE_MAX] = {
@@ -36,7 +37,7 @@ plan_explicit(const struct pa_config_pipeline *pc,
 
 	for (s = 0; s < PA_CONFIG_STAGE_MAX; s++) {
 		if (pc->n_lcores[s] > PA_PIPELINE_MAX_STAGE) {
-			snprintf(err, err_len,
+			pa_seterr(err, err_len,
 				"$.pipeline.lcores.%s: %u lcores, at most %u per stage",
 				stage_key[s], pc->n_lcores[s],
 				PA_PIPELINE_MAX_STAGE);
@@ -46,7 +47,7 @@ plan_explicit(const struct pa_config_pipeline *pc,
 			unsigned int l = pc->lcores[s][i];
 
 			if (find_avail(avail, n_avail, l) < 0) {
-				snprintf(err, err_len,
+				pa_seterr(err, err_len,
 					"$.pipeline.lcores.%s[%u]: lcore %u unavailable (not enabled in EAL, or the main lcore)",
 					stage_key[s], i, l);
 				return -ENODEV;
@@ -56,13 +57,13 @@ plan_explicit(const struct pa_config_pipeline *pc,
 		plan->n[s] = pc->n_lcores[s];
 	}
 	if (pc->mode == PA_PIPELINE_RTC && plan->n[PA_CONFIG_STAGE_WORKER] == 0) {
-		snprintf(err, err_len, "$.pipeline.lcores.worker: no worker lcore");
+		pa_seterr(err, err_len, "$.pipeline.lcores.worker: no worker lcore");
 		return -EINVAL;
 	}
 	if (pc->mode == PA_PIPELINE_STAGED) {
 		for (s = 0; s < PA_CONFIG_STAGE_WORKER; s++) {
 			if (plan->n[s] == 0) {
-				snprintf(err, err_len,
+				pa_seterr(err, err_len,
 					"$.pipeline.lcores.%s: no lcore for this stage",
 					stage_key[s]);
 				return -EINVAL;
@@ -113,7 +114,7 @@ pa_plan_make(const struct pa_config_pipeline *pc,
 			chosen[n_chosen++] = avail[i].lcore_id;
 	}
 	if (n_chosen == 0) {
-		snprintf(err, err_len,
+		pa_seterr(err, err_len,
 			"$.pipeline.mode: %s mode needs a worker lcore, EAL offers none besides the main lcore",
 			pc->mode == PA_PIPELINE_RTC ? "rtc" : "pipeline");
 		return -ENODEV;

@@ -17,6 +17,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "pa_err.h"
 #include "pa_port.h"
 
 RTE_LOG_REGISTER(pa_port_logtype, pa.port, INFO);
@@ -96,7 +97,7 @@ profile_check(const struct pa_config_port *cp,
 		return 0;
 	drv = json_string_value(json_object_get(cp->profile_doc, "driver"));
 	if (drv == NULL || strcmp(drv, info->driver_name) != 0) {
-		snprintf(err, err_len,
+		pa_seterr(err, err_len,
 			"port %s: profile '%s' is for driver %s, but the device is driven by %s",
 			cp->name, cp->profile, drv != NULL ? drv : "?",
 			info->driver_name);
@@ -106,7 +107,7 @@ profile_check(const struct pa_config_port *cp,
 	 * are per port and packets cross from port to port. */
 	want = offloads_from_profile(cp->profile_doc, "tx_offloads", false);
 	if ((want & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE) && n_ports > 1) {
-		snprintf(err, err_len,
+		pa_seterr(err, err_len,
 			"port %s: TX offload 'mbuf_fast_free' (profile '%s') needs a single port: with %u ports a TX queue frees mbufs of several pools",
 			cp->name, cp->profile, n_ports);
 		return -EINVAL;
@@ -114,7 +115,7 @@ profile_check(const struct pa_config_port *cp,
 	want = offloads_from_profile(cp->profile_doc, "rx_offloads", true);
 	missing = want & ~info->rx_offload_capa;
 	if (missing != 0) {
-		snprintf(err, err_len,
+		pa_seterr(err, err_len,
 			"port %s: driver %s cannot do RX offload '%s' (profile '%s')",
 			cp->name, info->driver_name, offload_name(missing, true),
 			cp->profile);
@@ -123,7 +124,7 @@ profile_check(const struct pa_config_port *cp,
 	want = offloads_from_profile(cp->profile_doc, "tx_offloads", false);
 	missing = want & ~info->tx_offload_capa;
 	if (missing != 0) {
-		snprintf(err, err_len,
+		pa_seterr(err, err_len,
 			"port %s: driver %s cannot do TX offload '%s' (profile '%s')",
 			cp->name, info->driver_name, offload_name(missing, false),
 			cp->profile);
@@ -195,7 +196,7 @@ probe_one(struct pa_port *p, const struct pa_config_port *cp, char *err,
 	if (cp->devargs != NULL) {
 		n = strcspn(cp->devargs, ",");
 		if (n == 0 || n >= sizeof(name)) {
-			snprintf(err, err_len, "port %s: bad devargs '%s'",
+			pa_seterr(err, err_len, "port %s: bad devargs '%s'",
 				cp->name, cp->devargs);
 			return -EINVAL;
 		}
@@ -212,12 +213,12 @@ probe_one(struct pa_port *p, const struct pa_config_port *cp, char *err,
 	if (rte_eth_dev_get_port_by_name(name, &port_id) != 0) {
 		ret = rte_dev_probe(devargs);
 		if (ret < 0) {
-			snprintf(err, err_len, "port %s: cannot probe '%s': %s",
+			pa_seterr(err, err_len, "port %s: cannot probe '%s': %s",
 				cp->name, devargs, rte_strerror(-ret));
 			return ret;
 		}
 		if (rte_eth_dev_get_port_by_name(name, &port_id) != 0) {
-			snprintf(err, err_len,
+			pa_seterr(err, err_len,
 				"port %s: device '%s' probed but has no ethdev port",
 				cp->name, name);
 			return -ENODEV;
@@ -265,7 +266,7 @@ pa_port_probe(struct pa_port_set *ps, const struct pa_config *cfg,
 	memset(ps, 0, sizeof(*ps));
 	memset(ps->index_of, 0xff, sizeof(ps->index_of));
 	if (cfg->n_ports == 0) {
-		snprintf(err, err_len, "no ports configured");
+		pa_seterr(err, err_len, "no ports configured");
 		return -EINVAL;
 	}
 	for (i = 0; i < cfg->n_ports; i++) {
@@ -278,7 +279,7 @@ pa_port_probe(struct pa_port_set *ps, const struct pa_config *cfg,
 			goto fail;
 		ps->n = i + 1;
 		if (ps->index_of[p->port_id] != UINT16_MAX) {
-			snprintf(err, err_len, "port %s: same device as port %s",
+			pa_seterr(err, err_len, "port %s: same device as port %s",
 				cp->name, ps->port[ps->index_of[p->port_id]].name);
 			ret = -EEXIST;
 			goto fail;
@@ -286,7 +287,7 @@ pa_port_probe(struct pa_port_set *ps, const struct pa_config *cfg,
 		ps->index_of[p->port_id] = i;
 		ret = rte_eth_dev_info_get(p->port_id, &info);
 		if (ret != 0) {
-			snprintf(err, err_len, "port %s: no device info: %s",
+			pa_seterr(err, err_len, "port %s: no device info: %s",
 				cp->name, rte_strerror(-ret));
 			goto fail;
 		}
@@ -299,7 +300,7 @@ pa_port_probe(struct pa_port_set *ps, const struct pa_config *cfg,
 		p->max_rxq = RTE_MIN(info.max_rx_queues, PA_PORT_MAX_QUEUES);
 		p->max_txq = RTE_MIN(info.max_tx_queues, PA_PORT_MAX_QUEUES);
 		if (p->max_rxq == 0 || p->max_txq == 0) {
-			snprintf(err, err_len, "port %s: device has no %s queue",
+			pa_seterr(err, err_len, "port %s: device has no %s queue",
 				cp->name, p->max_rxq == 0 ? "RX" : "TX");
 			ret = -ENODEV;
 			goto fail;
@@ -395,7 +396,7 @@ setup_one(struct pa_port_set *ps, unsigned int idx,
 
 	if (p->nb_rxq > 1 && p->rss_required &&
 	    info.flow_type_rss_offloads == 0) {
-		snprintf(err, err_len,
+		pa_seterr(err, err_len,
 			"port %s: %u RX queues with RSS asked for by the profile, but driver %s has no RSS (set \"rx_queues\": 1 on the port)",
 			p->name, p->nb_rxq, p->driver);
 		return -ENOTSUP;
@@ -417,7 +418,7 @@ setup_one(struct pa_port_set *ps, unsigned int idx,
 	p->rss_on = conf.rxmode.mq_mode == RTE_ETH_MQ_RX_RSS;
 	ret = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &conf);
 	if (ret != 0) {
-		snprintf(err, err_len, "port %s: configure %u rx / %u tx queues: %s",
+		pa_seterr(err, err_len, "port %s: configure %u rx / %u tx queues: %s",
 			p->name, p->nb_rxq, p->nb_txq, rte_strerror(-ret));
 		return ret;
 	}
@@ -425,14 +426,14 @@ setup_one(struct pa_port_set *ps, unsigned int idx,
 	ret = rte_eth_dev_adjust_nb_rx_tx_desc(p->port_id, &p->rx_desc,
 		&p->tx_desc);
 	if (ret != 0) {
-		snprintf(err, err_len, "port %s: descriptor counts: %s",
+		pa_seterr(err, err_len, "port %s: descriptor counts: %s",
 			p->name, rte_strerror(-ret));
 		return ret;
 	}
 	if (p->mtu != 0) {
 		ret = rte_eth_dev_set_mtu(p->port_id, p->mtu);
 		if (ret != 0) {
-			snprintf(err, err_len, "port %s: MTU %u: %s", p->name,
+			pa_seterr(err, err_len, "port %s: MTU %u: %s", p->name,
 				p->mtu, rte_strerror(-ret));
 			return ret;
 		}
@@ -466,7 +467,7 @@ setup_one(struct pa_port_set *ps, unsigned int idx,
 	p->pool = rte_pktmbuf_pool_create(pool_name, n, cache, 0, data_room,
 		p->socket);
 	if (p->pool == NULL) {
-		snprintf(err, err_len,
+		pa_seterr(err, err_len,
 			"port %s: cannot create a pool of %u mbufs on socket %d: %s",
 			p->name, n, p->socket, rte_strerror(rte_errno));
 		return -rte_errno;
@@ -478,7 +479,7 @@ setup_one(struct pa_port_set *ps, unsigned int idx,
 		ret = rte_eth_rx_queue_setup(p->port_id, q, p->rx_desc,
 			p->socket, &rxconf, p->pool);
 		if (ret != 0) {
-			snprintf(err, err_len, "port %s: RX queue %u: %s",
+			pa_seterr(err, err_len, "port %s: RX queue %u: %s",
 				p->name, q, rte_strerror(-ret));
 			return ret;
 		}
@@ -489,14 +490,14 @@ setup_one(struct pa_port_set *ps, unsigned int idx,
 		ret = rte_eth_tx_queue_setup(p->port_id, q, p->tx_desc,
 			p->socket, &txconf);
 		if (ret != 0) {
-			snprintf(err, err_len, "port %s: TX queue %u: %s",
+			pa_seterr(err, err_len, "port %s: TX queue %u: %s",
 				p->name, q, rte_strerror(-ret));
 			return ret;
 		}
 	}
 	ret = rte_eth_dev_start(p->port_id);
 	if (ret != 0) {
-		snprintf(err, err_len, "port %s: start: %s", p->name,
+		pa_seterr(err, err_len, "port %s: start: %s", p->name,
 			rte_strerror(-ret));
 		return ret;
 	}
@@ -523,7 +524,7 @@ setup_one(struct pa_port_set *ps, unsigned int idx,
 	return 0;
 
 fail_info:
-	snprintf(err, err_len, "port %s: no device info: %s", p->name,
+	pa_seterr(err, err_len, "port %s: no device info: %s", p->name,
 		rte_strerror(-ret));
 	return ret;
 }

@@ -115,29 +115,27 @@ profile_offloads(const struct pa_decode_field *f, const json_t *arr,
 {
 	char p[PA_DECODE_PATH_MAX], list[200];
 	const json_t *v, *w;
+	const char *s;
 	size_t i, j;
 
 	if (pa_decode_want_array(arr, path, err, err_len) < 0)
 		return -EINVAL;
 	json_array_foreach(arr, i, v) {
 		pa_decode_index_path(p, sizeof(p), path, i);
-		if (!json_is_string(v))
-			return pa_decode_fail(err, err_len,
-					"%s: expected a string, got %s", p,
-					pa_decode_type_name(v));
-		if (pa_decode_enum_index(f->names, json_string_value(v)) < 0) {
+		if (pa_decode_string(v, p, &s, err, err_len) < 0)
+			return -EINVAL;
+		if (pa_decode_enum_index(f->names, s) < 0) {
 			pa_decode_enum_list(f->names, list, sizeof(list));
 			return pa_decode_fail(err, err_len,
 					"%s: unknown offload '%s' (expected one of %s)",
-					p, json_string_value(v), list);
+					p, s, list);
 		}
 		for (j = 0; j < i; j++) {
 			w = json_array_get(arr, j);
-			if (strcmp(json_string_value(w),
-					json_string_value(v)) == 0)
+			if (strcmp(json_string_value(w), s) == 0)
 				return pa_decode_fail(err, err_len,
 						"%s: duplicate offload '%s'", p,
-						json_string_value(v));
+						s);
 		}
 	}
 	return 0;
@@ -384,6 +382,7 @@ port_addrs(const struct pa_decode_field *f, const json_t *arr,
 	char p[PA_DECODE_PATH_MAX];
 	struct pa_ip_prefix *a;
 	const json_t *v;
+	const char *s;
 	unsigned int j;
 	size_t i;
 
@@ -395,12 +394,10 @@ port_addrs(const struct pa_decode_field *f, const json_t *arr,
 				json_array_size(arr), PA_CONFIG_MAX_ADDRS);
 	json_array_foreach(arr, i, v) {
 		pa_decode_index_path(p, sizeof(p), path, i);
-		if (!json_is_string(v))
-			return pa_decode_fail(err, err_len,
-					"%s: expected a string, got %s", p,
-					pa_decode_type_name(v));
+		if (pa_decode_string(v, p, &s, err, err_len) < 0)
+			return -EINVAL;
 		a = &port->addrs[i];
-		if (pa_net_parse_prefix_flags(json_string_value(v), a,
+		if (pa_net_parse_prefix_flags(s, a,
 				PA_NET_PREFIX_HOST_OK | PA_NET_PREFIX_NEED_LEN,
 				why, sizeof(why)) < 0)
 			return pa_decode_fail(err, err_len, "%s: %s", p, why);
@@ -408,7 +405,7 @@ port_addrs(const struct pa_decode_field *f, const json_t *arr,
 			if (pa_ip_equal(&port->addrs[j].addr, &a->addr))
 				return pa_decode_fail(err, err_len,
 						"%s: duplicate address '%s' (also %s[%u])",
-						p, json_string_value(v), path, j);
+						p, s, path, j);
 		port->n_addrs = i + 1;
 	}
 	return 0;

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
+#include "pa_net.h"
 #include "pa_port.h"
 
 #define ETH_ALEN	6
@@ -29,26 +30,6 @@ put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)(v >> 8);
 	p[1] = (uint8_t)v;
-}
-
-static uint32_t
-sum_bytes(uint32_t s, const uint8_t *p, uint32_t len)
-{
-	uint32_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		s += be16(p + i);
-	if (len & 1)
-		s += (uint32_t)p[len - 1] << 8;
-	return s;
-}
-
-static uint16_t
-fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
 }
 
 void
@@ -188,13 +169,14 @@ pa_port_build_time_exceeded(uint8_t *buf, uint32_t room, const uint8_t *frame,
 		put16(o + 10, 0);
 		memcpy(o + 12, src_ip, 4);
 		memcpy(o + 16, ip + 12, 4);
-		put16(o + 10, fold(sum_bytes(0, o, IP4_HLEN)));
+		put16(o + 10, pa_ip_csum_fold(pa_ip_csum_add(0, o, IP4_HLEN)));
 		icmp = o + IP4_HLEN;
 		icmp[0] = 11;
 		icmp[1] = 0;
 		memset(icmp + 2, 0, 6);
 		memcpy(icmp + ICMP_HLEN, ip, quote);
-		put16(icmp + 2, fold(sum_bytes(0, icmp, ICMP_HLEN + quote)));
+		put16(icmp + 2, pa_ip_csum_fold(pa_ip_csum_add(0, icmp,
+			ICMP_HLEN + quote)));
 	} else {
 		o[0] = 0x60;
 		memset(o + 1, 0, 3);
@@ -209,10 +191,11 @@ pa_port_build_time_exceeded(uint8_t *buf, uint32_t room, const uint8_t *frame,
 		memset(icmp + 2, 0, 6);
 		memcpy(icmp + ICMP_HLEN, ip, quote);
 		/* pseudo-header: addresses, length, next header */
-		s = sum_bytes(0, o + 8, 32);
+		s = pa_ip_csum_add(0, o + 8, 32);
 		s += ICMP_HLEN + quote;
 		s += IPPROTO_ICMPV6;
-		put16(icmp + 2, fold(sum_bytes(s, icmp, ICMP_HLEN + quote)));
+		put16(icmp + 2, pa_ip_csum_fold(pa_ip_csum_add(s, icmp,
+			ICMP_HLEN + quote)));
 	}
 	return total;
 }

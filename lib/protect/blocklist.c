@@ -21,6 +21,8 @@
 #include <rte_rcu_qsbr.h>
 
 #include "blocklist_priv.h"
+#include "pa_clock.h"
+#include "pa_err.h"
 #include "pa_offload.h"
 #include "pa_pkt.h"
 
@@ -65,15 +67,6 @@ struct pa_blocklist {
 	pthread_t merger;
 	bool merger_running, merger_stop;
 };
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void *merger_main(void *arg);
 
@@ -163,7 +156,7 @@ pa_blocklist_destroy(struct pa_blocklist *bl)
 static double
 ms_since(uint64_t t0)
 {
-	return (double)(mono_ns() - t0) / 1e6;
+	return (double)(pa_clock_ns() - t0) / 1e6;
 }
 
 static uint32_t
@@ -263,7 +256,7 @@ over_limit(struct pa_blocklist *bl, uint32_t n, char *err, size_t err_len)
 {
 	if (n <= bl->max)
 		return 0;
-	snprintf(err, err_len,
+	pa_seterr(err, err_len,
 		"%u prefixes: more than the blocklist's limit of %u", n,
 		bl->max);
 	return -ENOSPC;
@@ -277,7 +270,7 @@ commit_full(struct pa_blocklist *bl, struct pa_bl_set *s, char *err,
 		size_t err_len)
 {
 	struct pa_bl_table *t;
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = pa_clock_ns();
 	int ret;
 
 	ret = over_limit(bl, pa_bl_set_count(s), err, err_len);
@@ -287,14 +280,14 @@ commit_full(struct pa_blocklist *bl, struct pa_bl_set *s, char *err,
 	}
 	t = pa_bl_table_build(s);
 	if (t == NULL) {
-		snprintf(err, err_len, "out of memory building the blocklist");
+		pa_seterr(err, err_len, "out of memory building the blocklist");
 		pa_bl_set_free(s);
 		return -ENOMEM;
 	}
 	bl->build_ms = ms_since(t0);
 	if (publish(bl, t, NULL, s->n4, s->n6, true) != 0) {
 		pa_bl_table_free(t);
-		snprintf(err, err_len, "out of memory building the blocklist");
+		pa_seterr(err, err_len, "out of memory building the blocklist");
 		pa_bl_set_free(s);
 		return -ENOMEM;
 	}
@@ -325,7 +318,7 @@ commit_delta(struct pa_blocklist *bl, struct pa_bl_set *a,
 		struct pa_bl_set *d, char *err, size_t err_len)
 {
 	struct bl_delta *dt = NULL;
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = pa_clock_ns();
 	uint32_t n4 = bl->set.n4 - d->n4 + a->n4;
 	uint32_t n6 = bl->set.n6 - d->n6 + a->n6;
 	int ret;
@@ -341,14 +334,14 @@ commit_delta(struct pa_blocklist *bl, struct pa_bl_set *a,
 
 			if (pa_bl_set_count(a) + pa_bl_set_count(d) <=
 			    BL_DELTA_MAX && errno != E2BIG) {
-				snprintf(err, err_len,
+				pa_seterr(err, err_len,
 					"out of memory building the blocklist");
 				ret = -ENOMEM;
 				goto out;
 			}
 			/* too large for a delta: a new base */
 			if (live_set(&bl->set, a, d, &s) != 0) {
-				snprintf(err, err_len, "out of memory");
+				pa_seterr(err, err_len, "out of memory");
 				ret = -ENOMEM;
 				goto out;
 			}
@@ -360,7 +353,7 @@ commit_delta(struct pa_blocklist *bl, struct pa_bl_set *a,
 	ret = publish(bl, bl->base, dt, n4, n6, true);
 	if (ret != 0) {
 		bl_delta_free(dt);
-		snprintf(err, err_len, "out of memory building the blocklist");
+		pa_seterr(err, err_len, "out of memory building the blocklist");
 		goto out;
 	}
 	bl_delta_free(bl->delta);
@@ -374,7 +367,7 @@ commit_delta(struct pa_blocklist *bl, struct pa_bl_set *a,
 	offload_post(bl);
 	bl->version++;
 	bl->update_ms = ms_since(t0);
-	bl->last_change_ns = mono_ns();
+	bl->last_change_ns = pa_clock_ns();
 	if (dt != NULL)
 		pthread_cond_signal(&bl->wake);
 	BL_LOG(DEBUG, "version %" PRIu64 ": %u prefixes, delta +%u -%u, %zu bytes, built in %.2f ms",
@@ -451,7 +444,7 @@ change(struct pa_blocklist *bl, const struct pa_bl_set *s, bool del,
 			pa_bl_set_minus(&bl->del, s, &d);
 	pa_bl_set_free(&part);
 	if (ret != 0) {
-		snprintf(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		pa_bl_set_free(&a);
 		pa_bl_set_free(&d);
 	} else {
@@ -546,7 +539,7 @@ merge_once(struct pa_blocklist *bl)
 	struct pa_bl_set e, a0, d0, c1, c2, cand, a, d;
 	struct pa_bl_table *t;
 	struct bl_delta *dt = NULL;
-	uint64_t gen, t0 = mono_ns();
+	uint64_t gen, t0 = pa_clock_ns();
 	int ret;
 
 	pthread_mutex_lock(&bl->lock);
@@ -654,7 +647,7 @@ merger_main(void *arg)
 
 	pthread_mutex_lock(&bl->lock);
 	while (!bl->merger_stop) {
-		uint64_t now = mono_ns(), delay =
+		uint64_t now = pa_clock_ns(), delay =
 			(uint64_t)bl->merge_delay_ms * 1000000ull, due;
 		struct timespec ts;
 

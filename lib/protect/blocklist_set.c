@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 
 #include "pa_blocklist.h"
+#include "pa_err.h"
 
 void
 pa_bl_set_free(struct pa_bl_set *s)
@@ -201,7 +202,7 @@ pa_bl_read_file(const char *path, uint32_t max, struct pa_bl_set *out,
 	f = fopen(path, "r");
 	if (f == NULL) {
 		ret = -errno;
-		snprintf(err, err_len, "cannot read '%s': %s", path,
+		pa_seterr(err, err_len, "cannot read '%s': %s", path,
 			strerror(errno));
 		return ret;
 	}
@@ -222,13 +223,13 @@ pa_bl_read_file(const char *path, uint32_t max, struct pa_bl_set *out,
 		if (*b == '\0')
 			continue;
 		if (strlen(b) != (size_t)(e - b)) {
-			snprintf(err, err_len, "%s: line %lu: a NUL byte",
+			pa_seterr(err, err_len, "%s: line %lu: a NUL byte",
 				path, lineno);
 			ret = -EINVAL;
 			goto out;
 		}
 		if (pa_bl_parse_prefix(b, &p, why, sizeof(why)) != 0) {
-			snprintf(err, err_len, "%s: line %lu: %s", path,
+			pa_seterr(err, err_len, "%s: line %lu: %s", path,
 				lineno, why);
 			ret = -EINVAL;
 			goto out;
@@ -240,7 +241,7 @@ pa_bl_read_file(const char *path, uint32_t max, struct pa_bl_set *out,
 				goto too_big;
 		}
 		if (pa_bl_set_push(&s, &p) != 0) {
-			snprintf(err, err_len, "out of memory at line %lu",
+			pa_seterr(err, err_len, "out of memory at line %lu",
 				lineno);
 			ret = -ENOMEM;
 			goto out;
@@ -248,7 +249,7 @@ pa_bl_read_file(const char *path, uint32_t max, struct pa_bl_set *out,
 	}
 	if (ferror(f)) {
 		ret = -EIO;
-		snprintf(err, err_len, "cannot read '%s': %s", path,
+		pa_seterr(err, err_len, "cannot read '%s': %s", path,
 			strerror(errno));
 		goto out;
 	}
@@ -259,7 +260,7 @@ pa_bl_read_file(const char *path, uint32_t max, struct pa_bl_set *out,
 	memset(&s, 0, sizeof(s));
 	goto out;
 too_big:
-	snprintf(err, err_len,
+	pa_seterr(err, err_len,
 		"%s: more than %u prefixes (line %lu), the blocklist's limit",
 		path, max, lineno);
 	ret = -E2BIG;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The blocklist's SmartNIC offload (pa_offload.h): the probe, the
- * translation of a prefix into an rte_flow drop rule, and keeping each
- * capable port's rules in step with the software set.
+ * The SmartNIC offload of the blocklist and of the ACL's drop rules
+ * (pa_offload.h): the probe, the translation of a prefix or an ACL rule
+ * into an rte_flow drop rule, and keeping each capable port's rules in
+ * step with the software tables.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <rte_ethdev.h>
 #include <rte_log.h>
 
+#include "pa_err.h"
 #include "pa_offload.h"
 
 #define OFF_LOG(level, fmt, ...) \
@@ -253,10 +255,10 @@ validate(struct off_port *op, const char *prefix, bool count, char *why,
 		&fe);
 	if (ret != 0 && fe.message != NULL &&
 	    strcmp(fe.message, strerror(-ret)) != 0)
-		snprintf(why, why_len, "rte_flow_validate: %s (%s)",
+		pa_seterr(why, why_len, "rte_flow_validate: %s (%s)",
 			fe.message, strerror(-ret));
 	else if (ret != 0)
-		snprintf(why, why_len, "rte_flow_validate: %s",
+		pa_seterr(why, why_len, "rte_flow_validate: %s",
 			strerror(-ret));
 	return ret;
 }

@@ -4,7 +4,10 @@
 
 /**
  * @file
- * SmartNIC offload of the source blocklist with rte_flow.
+ * SmartNIC offload with rte_flow: the source blocklist's prefixes, and
+ * the ACL's drop rules that no better non-drop rule overlaps, become NIC
+ * drop rules (the ACL's through the hook it calls on every change,
+ * pa_acl_set_hook(): pa_offload_acl_pre() / pa_offload_acl_post()).
  *
  * At start each port is probed: rte_flow_validate() of an ingress rule
  * "ETH / IPV4 src 192.0.2.0/24 / END -> COUNT, DROP" (then without COUNT).

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pa_protect.h"
+#include "pa_protect_config.h"
 
 #define PROTECT(m)	PA_DECODE_AT(struct pa_config_protect, m)
 #define SRC(m)		PA_DECODE_AT(struct pa_protect_src_tmp, m)

@@ -92,9 +92,9 @@ struct pa_decode_field;
  * decodes them, so that it cannot say other than the decoder does: the
  * method's own field table (pa_decode.h), or a function that builds the
  * schema from the config's tables that decode a whole object (a rule, a
- * service, a configuration); only a decoder that is not made of a table
- * (the blocklist's) has its function state the schema beside it, which
- * the API test (tests/integration/test_openrpc.py) checks call by call.
+ * service, a configuration), with what a table cannot say added there
+ * (blocklist_replace's one of two keys); the API test
+ * (tests/integration/test_openrpc.py) checks every method call by call.
  * A method registered without one takes no params. Every method may
  * answer -32602 and -32603; @c errors adds the application errors.
  */
@@ -238,6 +238,24 @@ int pa_rpc_no_params(const json_t *params, struct pa_rpc_error *err);
  */
 int pa_rpc_error_errno(struct pa_rpc_error *err, int ret,
 		const char *params_prefix, const char *why);
+
+/**
+ * The whole body of a method that takes no parameters and answers a view
+ * of its context: pa_rpc_no_params(), then *@p result = @p view(@p ctx);
+ * a NULL view is -32603 "out of memory".
+ *
+ *     static json_t *
+ *     rules_view(void *ctx)
+ *     {
+ *         return pa_acl_rules_json(((struct pa_acl_rpc_ctx *)ctx)->acl);
+ *     }
+ *     ...
+ *     return pa_rpc_view(params, rules_view, ctx, result, err);
+ *
+ * @return 0, or -1 with @p err filled.
+ */
+int pa_rpc_view(const json_t *params, json_t *(*view)(void *ctx), void *ctx,
+		json_t **result, struct pa_rpc_error *err);
 
 struct pa_rpc_counters;
 

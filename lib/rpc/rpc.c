@@ -183,6 +183,19 @@ pa_rpc_no_params(const json_t *params, struct pa_rpc_error *err)
 }
 
 int
+pa_rpc_view(const json_t *params, json_t *(*view)(void *ctx), void *ctx,
+		json_t **result, struct pa_rpc_error *err)
+{
+	if (pa_rpc_no_params(params, err) != 0)
+		return -1;
+	*result = view(ctx);
+	if (*result == NULL)
+		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
+			"out of memory");
+	return 0;
+}
+
+int
 pa_rpc_error_errno(struct pa_rpc_error *err, int ret,
 		const char *params_prefix, const char *why)
 {
@@ -501,17 +514,17 @@ pa_rpc_handle(const json_t *request)
 	return pa_rpc_handle_count(request, NULL);
 }
 
+static json_t *
+method_names_view(void *ctx)
+{
+	return pa_rpc_method_names();
+}
+
 static int
 rpc_get_methods(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
-	if (pa_rpc_no_params(params, err) != 0)
-		return -1;
-	*result = pa_rpc_method_names();
-	if (*result == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"out of memory");
-	return 0;
+	return pa_rpc_view(params, method_names_view, NULL, result, err);
 }
 
 PA_RPC_REGISTER_SCHEMA("rpc_get_methods", rpc_get_methods,

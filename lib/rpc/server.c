@@ -751,8 +751,25 @@ conn_destroy(struct pa_rpc_server *s, struct conn *c)
 	free(c);
 }
 
-/* Grow @p buf to hold @p need bytes; doubling, but to no more than @p max
- * when @p need fits in it. */
+/* The capacity that holds @p need bytes, grown from @p cap: doubling
+ * (from 4096), but to no more than @p max when @p need fits in it. */
+static int
+grow_cap(size_t cap, size_t need, size_t max, size_t *ncap)
+{
+	size_t n = cap != 0 ? cap : 4096;
+
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			return -ENOMEM;
+		n *= 2;
+	}
+	if (n > max && need <= max)
+		n = max;
+	*ncap = n;
+	return 0;
+}
+
+/* Grow @p buf to hold @p need bytes (grow_cap()). */
 static int
 reserve_max(char **buf, size_t *cap, size_t need, size_t max)
 {
@@ -761,14 +778,8 @@ reserve_max(char **buf, size_t *cap, size_t need, size_t max)
 
 	if (need <= *cap)
 		return 0;
-	ncap = *cap != 0 ? *cap : 4096;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	if (ncap > max && need <= max)
-		ncap = max;
+	if (grow_cap(*cap, need, max, &ncap) != 0)
+		return -ENOMEM;
 	p = realloc(*buf, ncap);
 	if (p == NULL)
 		return -ENOMEM;
@@ -1249,14 +1260,8 @@ in_reserve(struct conn *c, size_t need, size_t max)
 
 	if (need <= c->in_cap)
 		return 0;
-	ncap = c->in_cap != 0 ? c->in_cap : 4096;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	if (ncap > max && need <= max)
-		ncap = max;
+	if (grow_cap(c->in_cap, need, max, &ncap) != 0)
+		return -ENOMEM;
 	if (ncap < IN_MAP_MIN && !c->in_mapped)
 		return reserve_max(&c->in, &c->in_cap, need, ncap);
 	ncap = (ncap + page - 1) / page * page;

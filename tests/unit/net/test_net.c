@@ -206,6 +206,60 @@ START_TEST(test_prefixes_overlap_when_one_holds_the_other)
 }
 END_TEST
 
+START_TEST(test_a_prefix_contains_the_addresses_of_its_first_bits)
+{
+	struct pa_ip_prefix any = pfx("any"), p23 = pfx("10.1.0.0/23"),
+		p0 = pfx("0.0.0.0/0"), v6 = pfx("2001:db8::/33"), iface;
+	struct pa_ip_addr in = ip("10.1.1.255"), out = ip("10.1.2.0"),
+		v6in = ip("2001:db8:7fff::1"), v6out = ip("2001:db8:8000::1"),
+		mapped = ip("::ffff:10.1.0.1");
+
+	/* a length that ends inside a byte: /23 and /33 */
+	ck_assert(pa_ip_prefix_contains(&p23, &in));
+	ck_assert(!pa_ip_prefix_contains(&p23, &out));
+	ck_assert(pa_ip_prefix_contains(&v6, &v6in));
+	ck_assert(!pa_ip_prefix_contains(&v6, &v6out));
+	/* families never mix; "any" holds every address, /0 its family's */
+	ck_assert(!pa_ip_prefix_contains(&p23, &mapped));
+	ck_assert(!pa_ip_prefix_contains(&v6, &in));
+	ck_assert(pa_ip_prefix_contains(&p0, &out));
+	ck_assert(!pa_ip_prefix_contains(&p0, &v6in));
+	ck_assert(pa_ip_prefix_contains(&any, &in));
+	ck_assert(pa_ip_prefix_contains(&any, &v6in));
+	/* an interface address: its host bits do not count */
+	ck_assert_int_eq(pa_net_parse_prefix_flags("10.1.0.5/23", &iface,
+		PA_NET_PREFIX_HOST_OK, why, sizeof(why)), 0);
+	ck_assert(pa_ip_prefix_contains(&iface, &in));
+	ck_assert(!pa_ip_prefix_contains(&iface, &out));
+}
+END_TEST
+
+START_TEST(test_checksum_sums_big_endian_words_and_pads_an_odd_byte)
+{
+	/* RFC 1071 section 3's example: the sum is ddf2 */
+	static const uint8_t rfc[8] = {
+		0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7
+	};
+	uint8_t msg[9] = { 0x45, 0x00, 0x00, 0x00, 0x12, 0x34, 0xab };
+	uint16_t c;
+
+	ck_assert_uint_eq(pa_ip_csum_add(0, rfc, sizeof(rfc)), 0xddf2);
+	ck_assert_uint_eq(pa_ip_csum_fold(0xddf2), 0x220d);
+	/* in two calls, and from a pseudo-header's sum over 16 bits */
+	ck_assert_uint_eq(pa_ip_csum_add(pa_ip_csum_add(0, rfc, 4), rfc + 4, 4),
+		0xddf2);
+	ck_assert_uint_eq(pa_ip_csum_add(0x2fffe, NULL, 0), 0x0001);
+	/* an odd last byte is the high byte of a word; the carry comes
+	 * back in: 4500 + 1234 + ab00 = 1_0234 */
+	ck_assert_uint_eq(pa_ip_csum_add(0, msg, 7), 0x0235);
+	/* the field written back makes the whole sum 0xffff */
+	c = pa_ip_csum_fold(pa_ip_csum_add(0, msg, 7));
+	msg[2] = (uint8_t)(c >> 8);
+	msg[3] = (uint8_t)c;
+	ck_assert_uint_eq(pa_ip_csum_add(0, msg, 7), 0xffff);
+}
+END_TEST
+
 static Suite *
 net_suite(void)
 {
@@ -221,6 +275,8 @@ net_suite(void)
 	tcase_add_test(tc, test_reasons_are_optional);
 	tcase_add_test(tc, test_numbers_are_digits_only);
 	tcase_add_test(tc, test_prefixes_overlap_when_one_holds_the_other);
+	tcase_add_test(tc, test_a_prefix_contains_the_addresses_of_its_first_bits);
+	tcase_add_test(tc, test_checksum_sums_big_endian_words_and_pads_an_odd_byte);
 	suite_add_tcase(s, tc);
 	return s;
 }

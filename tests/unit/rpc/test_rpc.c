@@ -447,6 +447,38 @@ START_TEST(errno_map_gives_one_code_per_errno)
 }
 END_TEST
 
+static unsigned int views_built;
+
+static json_t *
+counted_view(void *ctx)
+{
+	views_built++;
+	return ctx != NULL ? json_string(ctx) : NULL;
+}
+
+START_TEST(view_method_refuses_params_before_building_and_reports_no_memory)
+{
+	struct pa_rpc_error e;
+	json_t *r = NULL, *p = json_pack("{s:i}", "x", 1);
+
+	views_built = 0;
+	memset(&e, 0, sizeof(e));
+	ck_assert_int_eq(pa_rpc_view(p, counted_view, "v", &r, &e), -1);
+	ck_assert_int_eq(e.code, PA_RPC_INVALID_PARAMS);
+	ck_assert_uint_eq(views_built, 0);
+	ck_assert_int_eq(pa_rpc_view(NULL, counted_view, "v", &r, &e), 0);
+	ck_assert_str_eq(json_string_value(r), "v");
+	json_decref(r);
+	memset(&e, 0, sizeof(e));
+	ck_assert_int_eq(pa_rpc_view(json_null(), counted_view, NULL, &r,
+		&e), -1);
+	ck_assert_int_eq(e.code, PA_RPC_INTERNAL_ERROR);
+	ck_assert_str_eq(e.message, "out of memory");
+	ck_assert_uint_eq(views_built, 2);
+	json_decref(p);
+}
+END_TEST
+
 START_TEST(success_without_result_is_internal_error)
 {
 	expect_error("{\"jsonrpc\":\"2.0\",\"method\":\"test_no_result\","
@@ -2381,6 +2413,7 @@ rpc_suite(void)
 	tcase_add_test(tc, handler_error_carries_code_message_and_data);
 	tcase_add_test(tc, subsystem_method_gets_bound_context_and_is_refused_unbound);
 	tcase_add_test(tc, errno_map_gives_one_code_per_errno);
+	tcase_add_test(tc, view_method_refuses_params_before_building_and_reports_no_memory);
 	tcase_add_test(tc, success_without_result_is_internal_error);
 	tcase_add_test(tc, failure_without_code_is_internal_error);
 	tcase_add_test(tc, truncated_utf8_message_stays_valid);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The "health" RPC subsystem: health_get (readiness, drain, services,
- * lcores, routes) and health_set (drain, undrain). Context: the
- * struct pa_ready.
+ * The readiness's RPC adapter, the "health" subsystem (the methods' names
+ * are the contract; lib/health is the backends' prober): health_get
+ * (readiness, drain, services, lcores, routes) and health_set (drain,
+ * undrain). Context: the struct pa_ready.
  */
 #include <errno.h>
 
@@ -12,17 +13,17 @@
 
 PA_RPC_SUBSYSTEM(health, "health", "health not running");
 
+static json_t *
+ready_view(void *ctx)
+{
+	return pa_ready_json(ctx);
+}
+
 static int
 rpc_health_get(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
 {
-	if (pa_rpc_no_params(params, err) != 0)
-		return -1;
-	*result = pa_ready_json(ctx);
-	if (*result == NULL)
-		return pa_rpc_error_set(err, PA_RPC_INTERNAL_ERROR,
-			"out of memory");
-	return 0;
+	return pa_rpc_view(params, ready_view, ctx, result, err);
 }
 PA_RPC_METHOD_SCHEMA(health, "health_get", rpc_health_get,
 	"readiness, drain, services and announced routes",

@@ -17,6 +17,7 @@
 #include <rte_log.h>
 
 #include "pa_announce.h"
+#include "pa_err.h"
 #include "pa_lb.h"
 #include "pa_pipeline.h"
 #include "pa_port.h"
@@ -97,7 +98,7 @@ pa_ready_create(const struct pa_ready_opts *o, char *err, size_t err_len)
 
 	h = calloc(1, sizeof(*h));
 	if (h == NULL) {
-		snprintf(err, err_len, "health: out of memory");
+		pa_seterr(err, err_len, "health: out of memory");
 		return NULL;
 	}
 	h->cfg = o->cfg;
@@ -112,26 +113,26 @@ pa_ready_create(const struct pa_ready_opts *o, char *err, size_t err_len)
 	h->table = o->cfg->announce.table;
 	port = pa_announce_port(o->cfg);
 	if (port < 0) {
-		snprintf(err, err_len, "announce: no port with a kernel_if");
+		pa_seterr(err, err_len, "announce: no port with a kernel_if");
 		goto fail;
 	}
 	memcpy(h->ifname, o->cfg->ports[port].kernel_if, sizeof(h->ifname));
 	h->oif = if_nametoindex(h->ifname);
 	if (h->oif == 0) {
-		snprintf(err, err_len, "announce: kernel_if '%s': %s",
+		pa_seterr(err, err_len, "announce: kernel_if '%s': %s",
 			h->ifname, strerror(errno));
 		goto fail;
 	}
 	ret = pa_announce_nl_open(&h->nl, PA_ANNOUNCE_NL_TIMEOUT_MS);
 	if (ret != 0) {
-		snprintf(err, err_len, "announce: netlink socket: %s",
+		pa_seterr(err, err_len, "announce: netlink socket: %s",
 			strerror(-ret));
 		goto fail;
 	}
 	ret = pa_announce_nl_flush(&h->nl, h->table, PA_ANNOUNCE_RTPROT,
 		&removed);
 	if (ret != 0) {
-		snprintf(err, err_len,
+		pa_seterr(err, err_len,
 			"announce: cannot remove the stale routes of table %u: %s",
 			h->table, strerror(-ret));
 		goto fail;
