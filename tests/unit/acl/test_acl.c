@@ -2850,16 +2850,6 @@ acl_suite(void)
 	return s;
 }
 
-static int
-run_setup(void)
-{
-	if (pa_pkt_init() != 0) {
-		fprintf(stderr, "test_acl: pa_pkt_init failed\n");
-		return -1;
-	}
-	return 0;
-}
-
 int
 main(void)
 {
@@ -2871,7 +2861,7 @@ main(void)
 		.eal_args = eal_args,
 		.mbufs = 1023,
 		.pool = &pool,
-		.setup = run_setup,
+		.pkt_init = true,
 		.teardown = teardown_acl,
 	};
 

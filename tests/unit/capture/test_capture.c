@@ -821,10 +821,6 @@ run_setup(void)
 		fprintf(stderr, "test_capture: no temp dir\n");
 		return -1;
 	}
-	if (pa_pkt_init() != 0) {
-		fprintf(stderr, "test_capture: pa_pkt_init failed\n");
-		return -1;
-	}
 	return 0;
 }
 
@@ -851,6 +847,7 @@ main(void)
 		.eal_args = eal_args,
 		.mbufs = POOL_SIZE,
 		.pool = &pool,
+		.pkt_init = true,
 		.setup = run_setup,
 		.teardown = run_teardown,
 	};

@@ -15,6 +15,8 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "pa_pkt.h"
+#include "pa_pkt.h"
 #include "pa_test_main.h"
 
 /* every suite's; the suite's own follow */
@@ -47,6 +49,11 @@ pa_test_main_eal(const struct pa_test_main *t)
 	argv[argc] = NULL;
 	if (rte_eal_init(argc, argv) < 0) {
 		fprintf(stderr, "%s: cannot start the EAL\n", t->name);
+		return EXIT_FAILURE;
+	}
+	if (t->pkt_init && pa_pkt_init() != 0) {
+		fprintf(stderr, "%s: pa_pkt_init failed\n", t->name);
+		rte_eal_cleanup();
 		return EXIT_FAILURE;
 	}
 	if (t->mbufs != 0) {

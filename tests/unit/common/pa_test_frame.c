@@ -4,6 +4,7 @@
  * a byte array, lengths and checksums filled from what was built.
  */
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <netinet/in.h>
@@ -296,4 +297,16 @@ pa_test_l4_csum(const uint8_t *l3)
 	if (proto == IPPROTO_UDP && c == 0)
 		c = 0xffff;
 	return c;
+}
+
+char *
+pa_test_dq(const char *s)
+{
+	char *d = strdup(s), *p;
+
+	ck_assert_ptr_nonnull(d);
+	for (p = d; *p != '\0'; p++)
+		if (*p == '\'')
+			*p = '"';
+	return d;
 }

@@ -68,6 +68,10 @@ pa_test_get16(const uint8_t *p)
 }
 
 /** Append @p n zero bytes; @return where they start. */
+/** A copy of @p s (JSON as test sources write it, in single quotes) with
+ * its single quotes made double; the caller frees it. */
+char *pa_test_dq(const char *s);
+
 uint8_t *pa_test_frame_grow(struct pa_test_frame *f, uint32_t n);
 
 /**

@@ -19,6 +19,8 @@
 #ifndef PA_TEST_MAIN_H
 #define PA_TEST_MAIN_H
 
+#include <stdbool.h>
+
 #include <check.h>
 
 struct rte_mempool;
@@ -41,6 +43,10 @@ struct pa_test_main {
 	 *  before it stops, stored in *pool; 0: no pool. */
 	unsigned int mbufs;
 	struct rte_mempool **pool;
+	/** pa_test_main_eal() only: register the packet metadata
+	 *  (pa_pkt_init()) before the set-up, for suites that parse or
+	 *  build packets with lib/pkt's metadata. */
+	bool pkt_init;
 	/** Before the run (after the EAL and the pool): 0, or the run does
 	 *  not happen and the binary fails. May be NULL. */
 	int (*setup)(void);

@@ -390,16 +390,6 @@ excp_suite(void)
 	return s;
 }
 
-static int
-run_setup(void)
-{
-	if (pa_pkt_init() != 0) {
-		fprintf(stderr, "test_excp: pa_pkt_init failed\n");
-		return -1;
-	}
-	return 0;
-}
-
 int
 main(void)
 {
@@ -413,7 +403,7 @@ main(void)
 		.eal_args = eal_args,
 		.mbufs = 511,
 		.pool = &pool,
-		.setup = run_setup,
+		.pkt_init = true,
 	};
 
 	return pa_test_main_eal(&t);

@@ -53,17 +53,6 @@ addr_of(const char *s)
 	return a;
 }
 
-char *
-dq(const char *s)
-{
-	char *d = strdup(s), *p;
-
-	ck_assert_ptr_nonnull(d);
-	for (p = d; *p != '\0'; p++)
-		if (*p == '\'')
-			*p = '"';
-	return d;
-}
 
 /* ------------------------------------------------------------------ */
 /* Checksums, the long way                                             */
@@ -311,7 +300,7 @@ setup_lb_flows(const char *services, unsigned int flows,
 		" 'tcp_timeout': %u, 'tcp_fin_timeout': %u, 'udp_timeout': %u},"
 		"%s 'services': [%s]}%s}", flows, TCP_TMO, TCP_FIN_TMO, UDP_TMO,
 		lb_extra, services, doc_extra);
-	text = dq(doc);
+	text = pa_test_dq(doc);
 	free(doc);
 	cfg = pa_config_load_string(text, NULL, err, sizeof(err));
 	ck_assert_msg(cfg != NULL, "config: %s\n%s", err, text);
@@ -391,7 +380,7 @@ sweep(uint64_t now)
 void
 service_of(const char *text, struct pa_config_service *svc)
 {
-	char err[PA_CONFIG_ERR_MAX], *t = dq(text);
+	char err[PA_CONFIG_ERR_MAX], *t = pa_test_dq(text);
 	json_error_t je;
 	json_t *o = json_loads(t, 0, &je);
 
@@ -405,7 +394,7 @@ service_of(const char *text, struct pa_config_service *svc)
 void
 backend_of(const char *name, const char *text, struct pa_config_backend *be)
 {
-	char err[PA_CONFIG_ERR_MAX], *t = dq(text);
+	char err[PA_CONFIG_ERR_MAX], *t = pa_test_dq(text);
 	struct pa_config_service svc;
 	json_error_t je;
 	json_t *o = json_loads(t, 0, &je);

@@ -93,8 +93,6 @@ uint32_t rng(void);
 /* Network-order IPv4 address of a dotted quad. */
 uint32_t ip4(const char *s);
 struct pa_ip_addr addr_of(const char *s);
-/* A copy of @p s with ' made into " (JSON without escapes in C). */
-char *dq(const char *s);
 
 /* ------------------------------------------------------------------ */
 /* Checksums, the long way                                             */

@@ -45,10 +45,6 @@ lb_suite(void)
 static int
 run_setup(void)
 {
-	if (pa_pkt_init() != 0) {
-		fprintf(stderr, "test_lb: pa_pkt_init failed\n");
-		return -1;
-	}
 	hz = rte_get_tsc_hz();
 	return 0;
 }
@@ -65,6 +61,7 @@ main(void)
 		.eal_args = eal_args,
 		.mbufs = 1023,
 		.pool = &pool,
+		.pkt_init = true,
 		.setup = run_setup,
 		.teardown = teardown_lb,
 	};

@@ -687,7 +687,7 @@ START_TEST(test_health_grace_ms_parsed_bounded_and_written_back)
 	ck_assert_ptr_null(json_object_get(h, "grace_ms"));	/* default */
 	json_decref(h);
 	pa_lb_config_service_clear(&svc);
-	t = dq("{'name': 'g', 'vip': '10.0.0.10', 'port': 80, 'proto': 'tcp',"
+	t = pa_test_dq("{'name': 'g', 'vip': '10.0.0.10', 'port': 80, 'proto': 'tcp',"
 		" 'health': {'type': 'tcp', 'grace_ms': 3600001},"
 		" 'backends': [{'addr': '10.1.0.1'}]}");
 	o = json_loads(t, 0, NULL);

@@ -440,7 +440,7 @@ START_TEST(test_max_flows_zero_or_over_the_flow_table_is_refused_with_its_path)
 	char *t;
 	json_t *o, *back;
 
-	t = dq("{'lb': {'local_addr': '192.0.2.1', 'flow_table': {'size': 4096},"
+	t = pa_test_dq("{'lb': {'local_addr': '192.0.2.1', 'flow_table': {'size': 4096},"
 		" 'services': [{'name': 'w', 'vip': '10.0.0.10', 'port': 80,"
 		" 'proto': 'tcp', 'max_flows': 5000, 'backends': []}]}}");
 	c = pa_config_load_string(t, NULL, err, sizeof(err));
@@ -448,7 +448,7 @@ START_TEST(test_max_flows_zero_or_over_the_flow_table_is_refused_with_its_path)
 	ck_assert_ptr_null(c);
 	ck_assert_msg(strstr(err, "$.lb.services[0].max_flows") != NULL, "%s",
 		err);
-	t = dq("{'lb': {'local_addr': '192.0.2.1', 'services': [{'name': 'w',"
+	t = pa_test_dq("{'lb': {'local_addr': '192.0.2.1', 'services': [{'name': 'w',"
 		" 'vip': '10.0.0.10', 'port': 80, 'proto': 'tcp', 'max_flows': 0,"
 		" 'backends': []}]}}");
 	c = pa_config_load_string(t, NULL, err, sizeof(err));
@@ -466,7 +466,7 @@ START_TEST(test_max_flows_zero_or_over_the_flow_table_is_refused_with_its_path)
 	/* the core refuses more than its own flow table (a config whose
 	 * flow_table.size is larger: as an RPC parsed against it) */
 	lb->ft.size = 512;
-	t = dq("{'name': 'big', 'vip': '10.0.0.12', 'port': 80, 'proto': 'tcp',"
+	t = pa_test_dq("{'name': 'big', 'vip': '10.0.0.12', 'port': 80, 'proto': 'tcp',"
 		" 'forward': 'ipip', 'max_flows': 1000, 'backends': []}");
 	o = json_loads(t, 0, NULL);
 	free(t);

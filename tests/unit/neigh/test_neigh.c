@@ -64,17 +64,6 @@ static const char *CONF =
 "  {'name': 'w6', 'vip': '2001:db8:100::10', 'port': 80, 'proto': 'tcp',"
 "   'forward': 'nat', 'backends': [{'addr': '2001:db8:1::20'}]}]}}";
 
-static char *
-dq(const char *s)
-{
-	char *d = strdup(s), *p;
-
-	ck_assert_ptr_nonnull(d);
-	for (p = d; *p != '\0'; p++)
-		if (*p == '\'')
-			*p = '"';
-	return d;
-}
 
 static void
 ip4(const char *s, uint8_t *out)
@@ -125,7 +114,7 @@ setup_opts(bool replay, uint32_t max_entries)
 	char err[PA_CONFIG_ERR_MAX];
 	struct pa_neigh_opts no;
 	struct pa_lb_opts lo;
-	char *text = dq(conf_next != NULL ? conf_next : CONF);
+	char *text = pa_test_dq(conf_next != NULL ? conf_next : CONF);
 	unsigned int i;
 
 	teardown();
@@ -1124,16 +1113,6 @@ neigh_suite(void)
 	return s;
 }
 
-static int
-run_setup(void)
-{
-	if (pa_pkt_init() != 0) {
-		fprintf(stderr, "test_neigh: pa_pkt_init failed\n");
-		return -1;
-	}
-	return 0;
-}
-
 /* After the run: what the last test left. */
 static void
 run_teardown(void)
@@ -1156,7 +1135,7 @@ main(void)
 		.eal_args = eal_args,
 		.mbufs = 2047,
 		.pool = &pool,
-		.setup = run_setup,
+		.pkt_init = true,
 		.teardown = run_teardown,
 	};
 

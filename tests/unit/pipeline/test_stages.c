@@ -126,17 +126,6 @@ static const uint8_t MAC_BCAST[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	"  {'rx': [1], 'classify': [2], 'lb': [2], 'tx': [1]}}}"
 
 /* A copy of @p s with ' made into " (JSON without escapes in C). */
-static char *
-dq(const char *s)
-{
-	char *d = strdup(s), *p;
-
-	ck_assert_ptr_nonnull(d);
-	for (p = d; *p != '\0'; p++)
-		if (*p == '\'')
-			*p = '"';
-	return d;
-}
 
 static bool
 is_token(const void *p)
@@ -267,7 +256,7 @@ static void
 setup_pipeline(const char *doc, bool replay)
 {
 	bool runs_lb[PA_PIPELINE_MAX_LCORES] = { false };
-	char err[PA_CONFIG_ERR_MAX], *text = dq(doc);
+	char err[PA_CONFIG_ERR_MAX], *text = pa_test_dq(doc);
 	struct pa_pipeline_opts po = { .replay = replay, .segs_per_pkt = 1 };
 	struct pa_blocklist_opts bo = { 0 };
 	struct pa_neigh_opts no;
@@ -1257,16 +1246,6 @@ stages_suite(void)
 	return s;
 }
 
-static int
-run_setup(void)
-{
-	if (pa_pkt_init() != 0) {
-		fprintf(stderr, "test_stages: pa_pkt_init failed\n");
-		return -1;
-	}
-	return 0;
-}
-
 int
 main(void)
 {
@@ -1278,7 +1257,7 @@ main(void)
 		.name = "test_stages",
 		.suites = suites,
 		.eal_args = eal_args,
-		.setup = run_setup,
+		.pkt_init = true,
 	};
 
 	return pa_test_main_eal(&t);
