@@ -35,6 +35,10 @@ PACKAGES=(
 	gcovr			# scripts/coverage.sh
 	shellcheck		# lints scripts/*.sh (tests/integration/test_deploy.py)
 	bird2			# the BGP lab: BIRD 2 in the appliance and router namespaces
+	dpkg-dev		# scripts/package.sh: dpkg-shlibdeps, dpkg-deb
+	fakeroot		# scripts/package.sh: root-owned files in the packages
+	lintian			# checks the packages (tests/integration/test_package.py)
+	groff-base		# renders the man pages in their test
 )
 
 missing=()
