@@ -29,7 +29,8 @@ PACKAGES=(
 	uidmap			# podman's user namespaces
 	ansible			# deploy/ansible (and the containers.podman collection)
 	ansible-lint
-	curl			# the role's and the examples' GET /health
+	curl			# the examples' GET /health
+	iputils-ping		# test-deploy.sh pings a VIP of the image's live daemon
 )
 
 missing=()
