@@ -31,14 +31,14 @@ PACKAGES=(
 	tcpdump
 	tcpreplay		# the live lab's replay test (tests/integration/test_lab.py)
 	curl			# the live lab by hand (docs/lab.md)
-	procps
-	gcovr			# scripts/coverage.sh
-	shellcheck		# lints scripts/*.sh (tests/integration/test_deploy.py)
-	bird2			# the BGP lab: BIRD 2 in the appliance and router namespaces
 	dpkg-dev		# scripts/package.sh: dpkg-shlibdeps, dpkg-deb
 	fakeroot		# scripts/package.sh: root-owned files in the packages
 	lintian			# checks the packages (tests/integration/test_package.py)
 	groff-base		# renders the man pages in their test
+	procps
+	gcovr			# scripts/coverage.sh
+	shellcheck		# lints scripts/*.sh (tests/integration/test_deploy.py)
+	bird2			# the BGP lab: BIRD 2 in the appliance and router namespaces
 )
 
 missing=()

@@ -238,7 +238,8 @@ chmod 0755 "$ROOT/DEBIAN/postinst" "$ROOT/DEBIAN/prerm" "$ROOT/DEBIAN/postrm"
 chmod 0644 "$ROOT/DEBIAN/md5sums" "$ROOT/DEBIAN/control" "$ROOT/DEBIAN/conffiles"
 
 # ------------------------------------------------------ python3-pktaccel
-# The client module as it is in the tree (tools/pylib/.../pktaccel).
+# The client module as it is in the tree (tools/pylib/.../pktaccel),
+# wherever its packaging puts it.
 PYMOD=$(find "$REPO/tools/pylib" -path '*/pktaccel/__init__.py' \
 	-not -path '*/build/*' | head -n 1)
 if [ -z "$PYMOD" ]; then
@@ -247,7 +248,9 @@ if [ -z "$PYMOD" ]; then
 fi
 PYMOD=$(dirname "$PYMOD")
 install -d -m 0755 "$PYROOT/usr/lib/python3/dist-packages/pktaccel"
-find "$PYMOD" -maxdepth 1 -name '*.py' -exec install -m 0644 {} \
+# its modules and data files (e.g. a JSON document it serves, where a
+# symbolic link may stand for it in the tree), no bytecode
+find -L "$PYMOD" -maxdepth 1 -type f ! -name '*.pyc' -exec install -m 0644 {} \
 	"$PYROOT/usr/lib/python3/dist-packages/pktaccel/" \;
 doc_files "$PYROOT" python3-pktaccel
 find "$PYROOT" -type d -exec chmod 0755 {} +
