@@ -31,6 +31,10 @@ PACKAGES=(
 	tcpdump
 	tcpreplay		# the live lab's replay test (tests/integration/test_lab.py)
 	curl			# the live lab by hand (docs/lab.md)
+	dpkg-dev		# scripts/package.sh: dpkg-shlibdeps, dpkg-deb
+	fakeroot		# scripts/package.sh: root-owned files in the packages
+	lintian			# checks the packages (tests/integration/test_package.py)
+	groff-base		# renders the man pages in their test
 	procps
 	gcovr			# scripts/coverage.sh
 	shellcheck		# lints scripts/*.sh (tests/integration/test_deploy.py)

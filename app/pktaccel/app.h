@@ -47,6 +47,7 @@ struct pa_app_opts {
 	const char *capture_dir;
 	bool stay;
 	bool withdraw_routes;		/**< --withdraw-routes: clean up, exit */
+	bool check_config;		/**< --check-config: validate, exit */
 };
 
 /**

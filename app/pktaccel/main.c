@@ -5,6 +5,7 @@
  *
  *   pktaccel [EAL options] -- [options]
  *   pktaccel --replay IN.pcap --replay-out OUT.pcap -c CONF.json
+ *   pktaccel --check-config -c CONF.json
  */
 #include <errno.h>
 #include <limits.h>
@@ -37,6 +38,7 @@ usage(FILE *f, const char *prog)
 	fprintf(f,
 "Usage: %s [EAL options] -- [options]\n"
 "       %s --replay IN.pcap [--replay-out OUT.pcap] [-c CONF.json] [options]\n"
+"       %s --check-config -c CONF.json [--replay IN.pcap]\n"
 "\n"
 "pktaccel: a DPDK L3/L4 filter (ACL) and L4 load balancer.\n"
 "\n"
@@ -56,6 +58,11 @@ usage(FILE *f, const char *prog)
 "                           the 'shutdown' method\n"
 "      --capture-dir DIR    where capture_start writes its files (default\n"
 "                           " PA_CAPTURE_DEFAULT_DIR ")\n"
+"      --check-config       validate the configuration of -c and exit: 0 when\n"
+"                           valid, else 1 and the reason naming its JSON path;\n"
+"                           starts nothing (no EAL, no device); as a live\n"
+"                           configuration (ports required) unless --replay\n"
+"                           is given too\n"
 "      --withdraw-routes    remove the VIP routes (protocol 201) of the\n"
 "                           configuration's announce.table, then exit: the\n"
 "                           clean-up after a killed daemon (no EAL)\n"
@@ -69,7 +76,7 @@ usage(FILE *f, const char *prog)
 "announce.drain_s seconds), SIGINT stops at once; a second signal ends a drain.\n"
 "Without -l/-c/--lcores among the EAL options the daemon maps the lcores its\n"
 "configuration needs onto the CPUs it may run on.\n",
-		prog, prog);
+		prog, prog, prog);
 }
 
 static int
@@ -78,7 +85,7 @@ parse_options(int argc, char **argv, struct pa_app_opts *o, char *err,
 {
 	enum { OPT_REPLAY = 256, OPT_REPLAY_OUT, OPT_REPLAY_DROPS, OPT_STAY,
 		OPT_VERSION, OPT_DRIVERS_CONFIG, OPT_CAPTURE_DIR,
-		OPT_WITHDRAW_ROUTES };
+		OPT_WITHDRAW_ROUTES, OPT_CHECK_CONFIG };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "rpc-socket", required_argument, NULL, 's' },
@@ -89,6 +96,7 @@ parse_options(int argc, char **argv, struct pa_app_opts *o, char *err,
 		{ "drivers-config", required_argument, NULL, OPT_DRIVERS_CONFIG },
 		{ "capture-dir", required_argument, NULL, OPT_CAPTURE_DIR },
 		{ "withdraw-routes", no_argument, NULL, OPT_WITHDRAW_ROUTES },
+		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -133,6 +141,9 @@ parse_options(int argc, char **argv, struct pa_app_opts *o, char *err,
 		case OPT_WITHDRAW_ROUTES:
 			o->withdraw_routes = true;
 			break;
+		case OPT_CHECK_CONFIG:
+			o->check_config = true;
+			break;
 		case OPT_VERSION:
 			printf("pktaccel %s (DPDK %s)\n", PA_VERSION, rte_version());
 			exit(EXIT_SUCCESS);
@@ -152,6 +163,15 @@ parse_options(int argc, char **argv, struct pa_app_opts *o, char *err,
 	if (optind < argc) {
 		snprintf(err, err_len, "unexpected argument '%s' (see --help)",
 			argv[optind]);
+		return -EINVAL;
+	}
+	if (o->check_config && o->config == NULL) {
+		snprintf(err, err_len, "--check-config needs -c FILE");
+		return -EINVAL;
+	}
+	if (o->check_config && o->withdraw_routes) {
+		snprintf(err, err_len,
+			"--check-config and --withdraw-routes exclude each other");
 		return -EINVAL;
 	}
 	if (o->replay_in == NULL &&
@@ -376,6 +396,11 @@ main(int argc, char **argv)
 
 	if (pa_app_load(&app, err, sizeof(err)) != 0)
 		goto out;
+	if (app.opt.check_config) {
+		printf("pktaccel: %s: configuration valid\n", app.opt.config);
+		ok = true;
+		goto out;
+	}
 	if (app.opt.withdraw_routes) {
 		ok = withdraw_routes(app.cfg, err, sizeof(err)) == 0;
 		goto out;

@@ -370,3 +370,96 @@ def test_health_accepted_in_replay_and_round_trips(mixed, mixed_pcap,
         "interval_ms": 1000, "timeout_ms": 400, "rise": 1, "fall": 2}
     res = replay(mixed_pcap, str(tmp_path / "out.pcap"), doc)
     pautil.check_summary(res, len(mixed))
+
+
+# ------------------------------------------------------------ --check-config
+
+def _check(conf, *extra):
+    return run([DAEMON, "--check-config", "-c", conf] + list(extra),
+               timeout=30)
+
+
+@pytest.mark.parametrize("name,edits,path", BAD, ids=[b[0] for b in BAD])
+def test_check_config_refuses_what_the_loader_refuses_naming_the_path(
+        name, edits, path, tmp_path):
+    """--check-config gives the loader's verdict, exit 1 and one line
+    naming the JSON path, without starting anything (as a replay
+    configuration here: the base document has no ports)."""
+    doc = copy.deepcopy(GOOD)
+    for p, v in edits:
+        _set(doc, p, v)
+    conf = pautil.write_json(str(tmp_path / "bad.json"), doc)
+    res = _check(conf, "--replay", str(tmp_path / "never-read.pcap"))
+    assert res.rc == 1, "bad config accepted: %r" % res
+    line = _one_line(res.stderr)
+    assert path in line, "stderr does not name %s: %r" % (path, line)
+    assert res.stdout == "", res
+
+
+LIVE_GOOD = dict(copy.deepcopy(GOOD), ports=[
+    {"name": "p0", "devargs": "net_af_packet0,iface=pa-nonexist0",
+     "addr": ["192.0.2.254/24"], "kernel_if": "pa-kif0"}])
+
+
+def test_check_config_accepts_a_live_configuration_and_touches_nothing(
+        tmp_path):
+    """A valid live document exits 0 with one line on stdout; the port's
+    interface need not exist, no socket, TAP or DPDK runtime is made."""
+    conf = pautil.write_json(str(tmp_path / "live.json"), LIVE_GOOD)
+    sock = str(tmp_path / "never.sock")
+    res = _check(conf, "-s", sock)
+    assert res.rc == 0, res
+    assert res.stderr == "", res
+    assert "configuration valid" in res.stdout, res
+    assert not os.path.exists(sock)
+    assert not os.path.exists("/sys/class/net/pa-kif0")
+
+
+def test_check_config_wants_ports_unless_replay(tmp_path):
+    conf = pautil.write_json(str(tmp_path / "noports.json"), GOOD)
+    res = _check(conf)
+    assert res.rc == 1 and "$.ports" in _one_line(res.stderr), res
+    res = _check(conf, "--replay", str(tmp_path / "never-read.pcap"))
+    assert res.rc == 0, res
+
+
+def test_check_config_applies_live_only_rules(tmp_path):
+    """Health checks without a kernel_if pass a replay check and fail a
+    live one, naming the service's health (the daemon's own rule)."""
+    doc = copy.deepcopy(LIVE_GOOD)
+    del doc["ports"][0]["kernel_if"]
+    doc["lb"]["services"][0]["health"] = {"type": "tcp"}
+    conf = pautil.write_json(str(tmp_path / "nokif.json"), doc)
+    res = _check(conf)
+    assert res.rc == 1, res
+    line = _one_line(res.stderr)
+    assert "$.lb.services[0].health" in line and "kernel_if" in line, res
+
+
+def test_check_config_names_file_and_line_of_a_syntax_error(tmp_path):
+    conf = _write(tmp_path, '{\n  "pipeline": {"mode": "rtc",}\n}\n',
+                  "syntax.json")
+    res = _check(conf)
+    assert res.rc == 1, res
+    line = _one_line(res.stderr)
+    assert "syntax.json" in line and re.search(r"\b2\b", line), line
+
+
+def test_check_config_of_a_missing_file_or_without_c(tmp_path):
+    res = _check(str(tmp_path / "no-such.json"))
+    assert res.rc == 1 and "no-such.json" in _one_line(res.stderr), res
+    res = run([DAEMON, "--check-config"], timeout=30)
+    assert res.rc == 1 and "-c" in _one_line(res.stderr), res
+
+
+def test_check_config_of_an_unknown_profile(tmp_path):
+    doc = copy.deepcopy(LIVE_GOOD)
+    doc["ports"][0]["profile"] = "no-such-nic"
+    conf = pautil.write_json(str(tmp_path / "profile.json"), doc)
+    res = _check(conf)
+    assert res.rc == 1 and "$.ports[0].profile" in _one_line(res.stderr), res
+
+
+def test_check_config_in_help():
+    res = run([DAEMON, "--help"], timeout=30)
+    assert res.rc == 0 and "--check-config" in res.stdout, res
