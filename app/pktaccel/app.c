@@ -20,6 +20,7 @@
 
 #include "app.h"
 #include "pa_clock.h"
+#include "pa_err.h"
 #include "pa_pkt.h"
 
 #define REPLAY_DEVICE		"net_pcap_" PA_APP_REPLAY_PORT
@@ -51,7 +52,7 @@ make_replay_devargs(struct pa_app *app, char *err, size_t err_len)
 
 	if (strchr(o->replay_in, ',') != NULL ||
 	    (o->replay_out != NULL && strchr(o->replay_out, ',') != NULL)) {
-		snprintf(err, err_len, "replay file names may not contain ','");
+		pa_seterr(err, err_len, "replay file names may not contain ','");
 		return -EINVAL;
 	}
 	if (o->replay_out != NULL)
@@ -60,7 +61,7 @@ make_replay_devargs(struct pa_app *app, char *err, size_t err_len)
 	else
 		w = snprintf(buf, len, REPLAY_DEVICE ",rx_pcap=%s", o->replay_in);
 	if (w < 0 || (size_t)w >= len) {
-		snprintf(err, err_len, "replay file names too long");
+		pa_seterr(err, err_len, "replay file names too long");
 		return -ENAMETOOLONG;
 	}
 	return 0;
@@ -84,7 +85,7 @@ pa_app_load(struct pa_app *app, char *err, size_t err_len)
 		return -EINVAL;
 	if (app->opt.replay_in == NULL) {
 		if (app->cfg->n_ports == 0) {
-			snprintf(err, err_len,
+			pa_seterr(err, err_len,
 				"$.ports: no ports configured (required outside --replay)");
 			return -EINVAL;
 		}
@@ -102,7 +103,7 @@ pa_app_load(struct pa_app *app, char *err, size_t err_len)
 	free(app->cfg->ports[0].devargs);
 	app->cfg->ports[0].devargs = strdup(app->replay_devargs);
 	if (app->cfg->ports[0].devargs == NULL) {
-		snprintf(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
 	return 0;
@@ -138,7 +139,7 @@ start_ports(struct pa_app *app, char *err, size_t err_len)
 {
 	app->ports = calloc(1, sizeof(*app->ports));
 	if (app->ports == NULL) {
-		snprintf(err, err_len, "out of memory");
+		pa_seterr(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
 	return pa_port_probe(app->ports, app->cfg, err, err_len);
@@ -219,7 +220,7 @@ start_blocklist(struct pa_app *app, char *err, size_t err_len)
 
 	app->blocklist = pa_blocklist_create(&bo);
 	if (app->blocklist == NULL) {
-		snprintf(err, err_len, "cannot create the blocklist: %s",
+		pa_seterr(err, err_len, "cannot create the blocklist: %s",
 			strerror(errno));
 		return -ENOMEM;
 	}
@@ -229,7 +230,7 @@ start_blocklist(struct pa_app *app, char *err, size_t err_len)
 	ret = pa_blocklist_replace_file(app->blocklist, path, why,
 		sizeof(why));
 	if (ret != 0) {
-		snprintf(err, err_len, "$.protect.blocklist: %s", why);
+		pa_seterr(err, err_len, "$.protect.blocklist: %s", why);
 		return ret;
 	}
 	return 0;
@@ -249,7 +250,7 @@ start_offload(struct pa_app *app, char *err, size_t err_len)
 	}
 	app->offload = pa_offload_create(&oo);
 	if (app->offload == NULL) {
-		snprintf(err, err_len, "cannot probe the ports' rte_flow: %s",
+		pa_seterr(err, err_len, "cannot probe the ports' rte_flow: %s",
 			strerror(errno));
 		return -ENOMEM;
 	}
@@ -456,7 +457,7 @@ start_threads(struct pa_app *app, char *err, size_t err_len)
 
 	app->t0 = pa_clock_s();
 	if (pa_pipeline_start(app->pl) != 0) {
-		snprintf(err, err_len, "cannot launch the data-path lcores");
+		pa_seterr(err, err_len, "cannot launch the data-path lcores");
 		return -EINVAL;
 	}
 	pa_ready_set_started(app->ready);
@@ -473,7 +474,7 @@ start_threads(struct pa_app *app, char *err, size_t err_len)
 	ret = rte_ctrl_thread_create(&ctrl->tid, "pa-ctrl", NULL,
 		pa_app_ctrl_main, ctrl);
 	if (ret != 0) {
-		snprintf(err, err_len, "cannot start the control thread: %s",
+		pa_seterr(err, err_len, "cannot start the control thread: %s",
 			strerror(ret));
 		return -ret;
 	}
@@ -492,7 +493,7 @@ pa_app_start(struct pa_app *app, bool no_mp, char *err, size_t err_len)
 	int ret;
 
 	if (pa_pkt_init() != 0) {
-		snprintf(err, err_len, "cannot register packet metadata: %s",
+		pa_seterr(err, err_len, "cannot register packet metadata: %s",
 			rte_strerror(rte_errno));
 		return -rte_errno;
 	}

@@ -24,6 +24,7 @@
 #include <rte_version.h>
 
 #include "app.h"
+#include "pa_err.h"
 
 #define DEFAULT_SOCKET		"/run/pktaccel/pktaccel.sock"
 #define REPLAY_MEM_MB		"1024"
@@ -133,7 +134,7 @@ parse_options(int argc, char **argv, struct pa_app_opts *o, char *err,
 			break;
 		case OPT_CAPTURE_DIR:
 			if (optarg[0] == '\0') {
-				snprintf(err, err_len, "--capture-dir: empty");
+				pa_seterr(err, err_len, "--capture-dir: empty");
 				return -EINVAL;
 			}
 			o->capture_dir = optarg;
@@ -151,32 +152,32 @@ parse_options(int argc, char **argv, struct pa_app_opts *o, char *err,
 			usage(stdout, argv[0]);
 			exit(EXIT_SUCCESS);
 		case ':':
-			snprintf(err, err_len, "option %s needs an argument (see --help)",
+			pa_seterr(err, err_len, "option %s needs an argument (see --help)",
 				argv[optind - 1]);
 			return -EINVAL;
 		default:
-			snprintf(err, err_len, "unknown option '%s' (see --help)",
+			pa_seterr(err, err_len, "unknown option '%s' (see --help)",
 				argv[optind - 1]);
 			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
-		snprintf(err, err_len, "unexpected argument '%s' (see --help)",
+		pa_seterr(err, err_len, "unexpected argument '%s' (see --help)",
 			argv[optind]);
 		return -EINVAL;
 	}
 	if (o->check_config && o->config == NULL) {
-		snprintf(err, err_len, "--check-config needs -c FILE");
+		pa_seterr(err, err_len, "--check-config needs -c FILE");
 		return -EINVAL;
 	}
 	if (o->check_config && o->withdraw_routes) {
-		snprintf(err, err_len,
+		pa_seterr(err, err_len,
 			"--check-config and --withdraw-routes exclude each other");
 		return -EINVAL;
 	}
 	if (o->replay_in == NULL &&
 	    (o->replay_out != NULL || o->replay_drops != NULL || o->stay)) {
-		snprintf(err, err_len, "%s needs --replay",
+		pa_seterr(err, err_len, "%s needs --replay",
 			o->replay_out != NULL ? "--replay-out" :
 			o->replay_drops != NULL ? "--replay-drops" : "--stay");
 		return -EINVAL;
@@ -299,7 +300,7 @@ build_eal_args(int eal_argc, char **eal_argv, const struct pa_app_opts *o,
 		n_cpus = allowed_cpus(cfg, cpus, RTE_DIM(cpus));
 		if (n_cpus == 0 || pa_plan_lcores_arg(ids, n_ids, cpus, n_cpus,
 				lcores_buf, lcores_len) != 0) {
-			snprintf(err, err_len, "cannot map %u lcores onto the CPUs",
+			pa_seterr(err, err_len, "cannot map %u lcores onto the CPUs",
 				n_ids + 1);
 			return -EINVAL;
 		}
@@ -334,7 +335,7 @@ withdraw_routes(const struct pa_config *cfg, char *err, size_t err_len)
 		pa_announce_nl_close(&nl);
 	}
 	if (ret != 0) {
-		snprintf(err, err_len, "cannot remove the routes of table %u: %s",
+		pa_seterr(err, err_len, "cannot remove the routes of table %u: %s",
 			cfg->announce.table, strerror(-ret));
 		return ret;
 	}
@@ -411,7 +412,7 @@ main(int argc, char **argv)
 			sizeof(err)) != 0)
 		goto out;
 	if (rte_eal_init(n_eal, eal_args) < 0) {
-		snprintf(err, sizeof(err), "EAL initialization failed: %s",
+		pa_seterr(err, sizeof(err), "EAL initialization failed: %s",
 			rte_strerror(rte_errno));
 		goto out;
 	}

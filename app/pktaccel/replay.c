@@ -11,6 +11,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include "pa_err.h"
 #include "pa_lb.h"
 #include "pa_neigh.h"
 #include "pktaccel.h"
@@ -28,11 +29,11 @@ replay_scan(const char *path, struct replay_input *in, char *err,
 	memset(in, 0, sizeof(*in));
 	p = pcap_open_offline(path, ebuf);
 	if (p == NULL) {
-		snprintf(err, err_len, "--replay %s: %s", path, ebuf);
+		pa_seterr(err, err_len, "--replay %s: %s", path, ebuf);
 		return -EINVAL;
 	}
 	if (pcap_datalink(p) != DLT_EN10MB) {
-		snprintf(err, err_len,
+		pa_seterr(err, err_len,
 			"--replay %s: link type %s is not supported (Ethernet only)",
 			path, pcap_datalink_val_to_name(pcap_datalink(p)) != NULL ?
 			pcap_datalink_val_to_name(pcap_datalink(p)) : "unknown");
