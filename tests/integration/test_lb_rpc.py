@@ -740,7 +740,7 @@ def test_service_add_vip_on_a_ports_address_refused(daemon_factory,
                    "addr": ["198.51.100.5/24"],
                    "gateway_mac": "02:00:00:00:99:01"}],
         "pipeline": {"mode": "rtc"},
-        "lb": {"local_addr": "198.51.100.5"}}, path, name="sharedvip")
+        "lb": {"local_addr": LOCAL4}}, path, name="sharedvip")
     d2.wait_replay_done(len(all_flows()))
     with d2.client() as c2:
         msg = err(c2.call_raw("lb_service_add", _svc(vip="198.51.100.5")),
