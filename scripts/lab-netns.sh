@@ -466,9 +466,8 @@ EOF
 
 # One-armed: one routed port that is its own peer (no "peer": the default),
 # its gateway the router on the same bridge, the kernel exception path on
-# TAP k0; dsr and nat services (no ipip: lb.local_addr would have to be
-# the port's address, which then stays with the data path and never
-# reaches the kernel).
+# TAP k0; dsr and nat services. lb.local_addr is the port's own address
+# (one address, shared: the kernel_if keeps serving it).
 write_config_one_armed() {
 	local k=$1 f="$STATE/app$1.json" next backends="" b nat_backends=""
 	local addr announce="" pipeline="\"mode\": \"rtc\""
@@ -501,6 +500,7 @@ write_config_one_armed() {
  "pipeline": {$pipeline},$announce
  "acl": {"default": "permit"},
  "lb": {
+  "local_addr": "$(app_lan_addr "$k")",
   "flow_table": {"size": 65536, "tcp_fin_timeout": 2},
   "services": [
    {"name": "web-dsr", "vip": "$VIP_DSR", "port": $HTTP_PORT, "proto": "tcp", "forward": "dsr",
@@ -1040,13 +1040,14 @@ do_up() {
 	# one-armed: the appliance's only port on the bridge, beside the
 	# router and the backends; no kernel address on it (pktaccel owns it
 	# through AF_PACKET, the kernel gets the port's address on the TAP
-	# that pktaccel makes)
+	# that pktaccel makes). No sysctls: while it runs with a kernel_if,
+	# pktaccel makes the veth's own stack ignore the port's frames
+	# (arp_ignore, rp_filter, disable_ipv6; docs/lab.md)
 	for k in $([ "$TOPO" = two-armed ] || echo "$APP_SLOTS"); do
 		ns=${NS_APP[$((k - 1))]}
 		add_veth "$ns" "$APP_ARM_IF" "$(app_arm_mac "$k")" \
 			"$NS_RTR" "$(rtr_arm_if "$k")" "$(rtr_arm_mac "$k")"
 		ip -n "$NS_RTR" link set "$(rtr_arm_if "$k")" master "$RTR_BR"
-		ns_sysctl "$ns" "net.ipv4.conf.$APP_ARM_IF.arp_ignore=8"
 	done
 	# appliance slots: wan to the router, lan to the bridge; no kernel
 	# addresses there (pktaccel owns the interfaces through AF_PACKET)
@@ -1059,9 +1060,6 @@ do_up() {
 		ifr=$(rtr_wan_if "$k")
 		ip -n "$NS_RTR" addr add "$(rtr_wan_addr "$k")/24" dev "$ifr"
 		ip -n "$NS_RTR" link set "$(rtr_lan_if "$k")" master "$RTR_BR"
-		for dev in "$APP_WAN_IF" "$APP_LAN_IF"; do
-			ns_sysctl "$ns" "net.ipv4.conf.$dev.arp_ignore=8"
-		done
 	done
 
 	# backends

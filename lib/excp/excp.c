@@ -60,10 +60,23 @@ struct excp_if {
 	uint32_t rate_pps, burst;
 };
 
+/* One sysctl of an af_packet port's interface, as it was before. */
+struct excp_sysctl {
+	char path[96];
+	char old[24];
+};
+
+#define EXCP_QUIET_PER_IF	3
+#define EXCP_SYSCTL_ROOT	"/proc/sys/net/"
+
 struct pa_excp {
 	struct pa_excp_fast fast;
 	unsigned int n;
 	struct excp_if ifs[PA_CONFIG_MAX_PORTS];
+	/* af_packet ports' interfaces made quiet (excp_quiet()), in the
+	 * order they were set: restored in reverse at close */
+	unsigned int n_quiet;
+	struct excp_sysctl quiet[PA_CONFIG_MAX_PORTS * EXCP_QUIET_PER_IF];
 	struct rte_mempool *pool;	/* what the TAPs receive into */
 	unsigned int n_lcores;
 	/* the thread (pa_excp_start()) */
@@ -352,6 +365,139 @@ excp_rings(struct pa_excp *x, struct excp_if *e, struct pa_neigh *neigh,
 	return 0;
 }
 
+/* ---- the kernel's own stack on af_packet ports' interfaces ---- */
+
+/* The interface a net_af_packet port's devargs name ("iface=NAME"), in
+ * @p name; false for every other port. */
+static bool
+af_packet_iface(const struct pa_config_port *cp, char *name, size_t len)
+{
+	const char *d = cp->devargs, *k, *end;
+	size_t n;
+
+	if (d == NULL || strncmp(d, "net_af_packet", 13) != 0)
+		return false;
+	for (k = strchr(d, ','); k != NULL; k = strchr(k + 1, ',')) {
+		if (strncmp(k + 1, "iface=", 6) != 0)
+			continue;
+		k += 7;
+		end = strchr(k, ',');
+		n = end != NULL ? (size_t)(end - k) : strlen(k);
+		/* a name that could leave its directory is nobody's */
+		if (n == 0 || n >= len || n >= IF_NAMESIZE ||
+		    memchr(k, '/', n) != NULL || (k[0] == '.' &&
+		    (n == 1 || (n == 2 && k[1] == '.'))))
+			return false;
+		memcpy(name, k, n);
+		name[n] = '\0';
+		return true;
+	}
+	return false;
+}
+
+static int
+sysctl_read(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (f == NULL)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return n > 0 ? 0 : -EIO;
+}
+
+static int
+sysctl_write(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "we");
+	int rc = 0;
+
+	if (f == NULL)
+		return -errno;
+	if (fputs(val, f) < 0)
+		rc = -EIO;
+	if (fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+/* Set sysctl net/@p key of interface @p ifname (in the daemon's network
+ * namespace) to @p val, keeping the old value for excp_unquiet(). */
+static void
+quiet_one(struct pa_excp *x, const char *port, const char *ifname,
+		const char *fam, const char *key, const char *val)
+{
+	struct excp_sysctl *q = &x->quiet[x->n_quiet];
+	int rc;
+
+	if (x->n_quiet == RTE_DIM(x->quiet))
+		return;
+	snprintf(q->path, sizeof(q->path), EXCP_SYSCTL_ROOT "%s/conf/%s/%s",
+		fam, ifname, key);
+	rc = sysctl_read(q->path, q->old, sizeof(q->old));
+	if (rc == 0 && strcmp(q->old, val) == 0)
+		return;
+	if (rc == 0)
+		rc = sysctl_write(q->path, val);
+	if (rc == -ENOENT && strcmp(fam, "ipv6") == 0)
+		return;		/* no IPv6 in this kernel: nothing to quiet */
+	if (rc != 0) {
+		EXCP_LOG(WARNING, "port %s: cannot set %s to %s (%s): the kernel may answer its frames on %s too",
+			port, q->path, val, strerror(-rc), ifname);
+		return;
+	}
+	x->n_quiet++;
+}
+
+/*
+ * An af_packet port's frames also reach its interface's own stack, which
+ * would answer ARP for the kernel_ifs' addresses (arp_ignore 0: any
+ * local address, any interface), take the IPv4 packets to them (the weak
+ * host model: a second copy beside the kernel_if's) and run IPv6 there.
+ * For as long as the daemon runs that stack ignores them: arp_ignore 8
+ * (no ARP answered), rp_filter 1 (nothing is routed through the
+ * interface, so every IPv4 packet arriving there fails the strict
+ * reverse-path check), disable_ipv6 1. Every af_packet port of the
+ * appliance, not only those with a kernel_if: the kernel_ifs' addresses
+ * are the namespace's, answered on any of its interfaces.
+ */
+static void
+excp_quiet(struct pa_excp *x, const struct pa_config *cfg)
+{
+	char ifname[IF_NAMESIZE];
+	unsigned int i;
+
+	for (i = 0; i < cfg->n_ports; i++) {
+		const struct pa_config_port *cp = &cfg->ports[i];
+
+		if (!af_packet_iface(cp, ifname, sizeof(ifname)))
+			continue;
+		quiet_one(x, cp->name, ifname, "ipv4", "arp_ignore", "8");
+		quiet_one(x, cp->name, ifname, "ipv4", "rp_filter", "1");
+		quiet_one(x, cp->name, ifname, "ipv6", "disable_ipv6", "1");
+		EXCP_LOG(INFO, "port %s: the kernel ignores the frames of %s while the appliance runs (arp_ignore 8, rp_filter 1, disable_ipv6 1)",
+			cp->name, ifname);
+	}
+}
+
+/* Give the interfaces back their sysctls, last set first. */
+static void
+excp_unquiet(struct pa_excp *x)
+{
+	while (x->n_quiet > 0) {
+		const struct excp_sysctl *q = &x->quiet[--x->n_quiet];
+
+		if (sysctl_write(q->path, q->old) != 0)
+			EXCP_LOG(WARNING, "cannot restore %s to %s", q->path,
+				q->old);
+	}
+}
+
 struct pa_excp *
 pa_excp_create(const struct pa_excp_opts *o, char *err, size_t err_len)
 {
@@ -397,6 +543,8 @@ pa_excp_create(const struct pa_excp_opts *o, char *err, size_t err_len)
 			rte_strerror(rte_errno));
 		goto fail;
 	}
+	/* before the TAPs have addresses that the kernel could answer for */
+	excp_quiet(x, o->cfg);
 	for (i = 0; i < o->cfg->n_ports && i < o->ports->n; i++) {
 		const struct pa_config_port *cp = &o->cfg->ports[i];
 
@@ -624,6 +772,7 @@ pa_excp_close(struct pa_excp *x)
 			while (rte_ring_sc_dequeue(e->ring, (void **)&m) == 0)
 				rte_pktmbuf_free(m);
 	}
+	excp_unquiet(x);
 }
 
 void

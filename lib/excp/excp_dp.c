@@ -49,7 +49,7 @@ for_kernel(const struct pa_excp_fast *x, const struct rte_mbuf *m,
 		/* lib/neigh checked htype, ptype, lengths: Ethernet/IPv4 */
 		p = rte_pktmbuf_read(m, meta->l3_off, 28, buf);
 		return p != NULL && p[6] == 0 && p[7] == ARP_OP_REPLY &&
-			pa_excp_port_addr(x, 4, p + 24, bit);
+			pa_excp_port_addr(x, 4, p + 24, bit) != NULL;
 	}
 	if (!(meta->flags & PA_PKT_F_IPV6) || meta->l4_proto != IPPROTO_ICMPV6)
 		return false;
@@ -57,7 +57,7 @@ for_kernel(const struct pa_excp_fast *x, const struct rte_mbuf *m,
 	if (p == NULL || p[0] != ICMP6_NA)
 		return false;
 	p = rte_pktmbuf_read(m, meta->l3_off + 24u, 16, buf);
-	return p != NULL && pa_excp_port_addr(x, 6, p, bit);
+	return p != NULL && pa_excp_port_addr(x, 6, p, bit) != NULL;
 }
 
 void

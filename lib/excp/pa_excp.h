@@ -12,11 +12,19 @@
  * IPv6, with their prefix lengths) and MTU, up, in the daemon's network
  * namespace. pa_excp_close() removes it.
  *
+ * The af_packet ports' interfaces. A net_af_packet port ("iface=NAME"
+ * in its devargs) is a kernel interface whose own stack also receives
+ * the port's frames. While any kernel_if exists (pa_excp_create() to
+ * pa_excp_close()) that stack ignores them, on every such interface of
+ * the appliance: net.ipv4.conf.NAME.arp_ignore 8, rp_filter 1 and
+ * net.ipv6.conf.NAME.disable_ipv6 1 (the old values are put back at
+ * close; one that cannot be set is logged, start-up goes on).
+ *
  * Wire -> kernel. The rx stage (pa_excp_punt(), pa_excp_inline.h) hands
  * a frame for one of the receiving port's own addresses (the "ours" bit
- * of lib/neigh's address table, without PA_NEIGH_DP_OURS_ANY: VIPs and
- * lb.local_addr stay with the data path) that lib/neigh does not take
- * to a bounded multi-producer ring of that port, within a token bucket
+ * of lib/neigh's address table) that lib/neigh does not take and the
+ * load balancer does not keep (a VIP's; of lb.local_addr shared with the
+ * port, what pa_lb_local_owns() says) to a bounded multi-producer ring of that port, within a token bucket
  * per (rx lcore, port): no lock, no syscall, no allocation. What does
  * not fit is dropped ("excp_full", "excp_rate"); what fits counts as
  * "local" (it left the data path for the appliance itself). ARP replies

@@ -11,13 +11,16 @@
  * Only frames received on a port that has a kernel_if, after lib/neigh
  * has classified them (pa_neigh_rx_classify()):
  * - IPv4/IPv6 frames lib/neigh passes whose destination address is one
- *   of the receiving port's own addresses ("addr"), and is not also a
- *   VIP or lb.local_addr (PA_NEIGH_DP_OURS_ANY): taken (PA_EXCP_TAKEN),
- *   or dropped when the port's ring is full (PA_EXCP_FULL) or the
- *   lcore's token bucket for the port is empty (PA_EXCP_RATE);
+ *   of the receiving port's own addresses ("addr"), and that the load
+ *   balancer does not keep (pa_neigh_dp_lb_keeps(): all of a VIP, and
+ *   on lb.local_addr / local_addr6 shared with the port only what
+ *   pa_lb_local_owns() says): taken (PA_EXCP_TAKEN), or dropped when the
+ *   port's ring is full (PA_EXCP_FULL) or the lcore's token bucket for
+ *   the port is empty (PA_EXCP_RATE);
  * - ARP replies whose target address, and neighbour advertisements
  *   whose IPv6 destination, is one of the receiving port's own
- *   addresses, which lib/neigh takes (PA_NEIGH_RX_LOCAL): the kernel
+ *   addresses (lb.local_addr shared with it included, not a VIP), which
+ *   lib/neigh takes (PA_NEIGH_RX_LOCAL): the kernel
  *   gets the same mbuf too (one more reference; both sides only read
  *   it), within the same ring and bucket. The verdict stays
  *   PA_EXCP_PASS: the frame is lib/neigh's; a copy that does not fit is
@@ -92,8 +95,9 @@ void pa_excp_punt_clone(const struct pa_excp_fast *x, unsigned int widx,
 		struct rte_mbuf *m, const struct pa_pkt_meta *meta,
 		uint16_t port_index);
 
-/** Is @p addr one of port @p bit's own addresses (not a VIP's)? */
-static __rte_always_inline bool
+/** The table's entry of @p addr if it is one of port @p bit's own
+ * addresses and not a VIP (lb.local_addr may be one), else NULL. */
+static __rte_always_inline const struct pa_neigh_dp_ent *
 pa_excp_port_addr(const struct pa_excp_fast *x, uint8_t family,
 		const uint8_t *addr, uint32_t bit)
 {
@@ -101,8 +105,10 @@ pa_excp_port_addr(const struct pa_excp_fast *x, uint8_t family,
 
 	e = pa_neigh_dp_find(__atomic_load_n(&x->neigh->dp, __ATOMIC_ACQUIRE),
 		family, addr);
-	return e != NULL && (e->ours_ports & bit) &&
-		!(e->flags & PA_NEIGH_DP_OURS_ANY);
+	if (e == NULL || !(e->ours_ports & bit) ||
+	    (e->flags & PA_NEIGH_DP_VIP))
+		return NULL;
+	return e;
 }
 
 /**
@@ -120,6 +126,7 @@ pa_excp_punt(const struct pa_excp_fast *x, unsigned int widx,
 		uint16_t port_index, int nv)
 {
 	uint32_t bit = 1u << (port_index & 31);
+	const struct pa_neigh_dp_ent *e;
 	uint8_t buf[16];
 	const uint8_t *a;
 
@@ -132,15 +139,17 @@ pa_excp_punt(const struct pa_excp_fast *x, unsigned int widx,
 	}
 	if (meta->flags & PA_PKT_F_IPV4) {
 		a = rte_pktmbuf_read(m, meta->l3_off + 16u, 4, buf);
-		if (a == NULL || !pa_excp_port_addr(x, 4, a, bit))
-			return PA_EXCP_PASS;
+		e = a != NULL ? pa_excp_port_addr(x, 4, a, bit) : NULL;
 	} else if (meta->flags & PA_PKT_F_IPV6) {
 		a = rte_pktmbuf_read(m, meta->l3_off + 24u, 16, buf);
-		if (a == NULL || !pa_excp_port_addr(x, 6, a, bit))
-			return PA_EXCP_PASS;
+		e = a != NULL ? pa_excp_port_addr(x, 6, a, bit) : NULL;
 	} else {
 		return PA_EXCP_PASS;
 	}
+	/* one address, shared: the load balancer's part stays */
+	if (e == NULL || unlikely((e->flags & PA_NEIGH_DP_LB_LOCAL) &&
+	    pa_neigh_dp_lb_keeps(e, m, meta)))
+		return PA_EXCP_PASS;
 	return pa_excp_punt_frame(x, widx, m, port_index);
 }
 

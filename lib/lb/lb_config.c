@@ -236,13 +236,24 @@ service_vip_check(const struct pa_decode_field *f, const json_t *v,
 		size_t err_len)
 {
 	const struct pa_config_service *svc = out;
+	const struct pa_config_lb *lb = arg;
 	char buf[INET6_ADDRSTRLEN];
+	bool v4 = svc->vip.family == AF_INET;
 
 	if (pa_ip_unicast_problem(&svc->vip) != NULL)
 		return pa_decode_fail(err, err_len,
 				"%s: '%s' is %s, not a VIP", path,
 				pa_net_format_ip(&svc->vip, buf, sizeof(buf)),
 				pa_ip_unicast_problem(&svc->vip));
+	/* a VIP is the LB's whole address; local_addr is the outer source
+	 * of ipip, which backends holding the VIP drop as their own */
+	if (lb != NULL && (v4 ? lb->has_local_addr : lb->has_local_addr6) &&
+	    pa_ip_equal(&svc->vip, v4 ? &lb->local_addr : &lb->local_addr6))
+		return pa_decode_fail(err, err_len,
+				"%s: '%s' is also $.lb.%s: a VIP cannot be the load balancer's source address (ipip backends hold the VIP and drop packets from it)",
+				path, pa_net_format_ip(&svc->vip, buf,
+					sizeof(buf)),
+				v4 ? "local_addr" : "local_addr6");
 	return 0;
 }
 
@@ -883,11 +894,59 @@ lb_defaults(struct pa_config *cfg, const struct pa_config_opts *opts)
 	cfg->lb.icmp_echo = true;
 }
 
+/*
+ * One address, shared (docs/configuration.md): lb.local_addr and
+ * local_addr6 may be a routed port's own address (the LB keeps its part,
+ * pa_lb_local_owns(); the port's kernel_if the rest), a VIP may not: the
+ * whole address would be the LB's, and the port, its kernel_if and its
+ * neighbours would lose it (the rx stage takes a port's own addresses for
+ * the port before any service sees them).
+ */
+int
+pa_lb_config_vip_port_check(const struct pa_config *cfg,
+		const struct pa_config_service *svc, const char *path,
+		char *err, size_t err_len)
+{
+	char buf[INET6_ADDRSTRLEN];
+	unsigned int j, k;
+
+	for (j = 0; cfg != NULL && j < cfg->n_ports; j++) {
+		const struct pa_config_port *p = &cfg->ports[j];
+
+		for (k = 0; k < p->n_addrs; k++)
+			if (pa_ip_equal(&svc->vip, &p->addrs[k].addr))
+				return pa_decode_fail(err, err_len,
+					"%s: '%s' is also $.ports[%u].addr[%u] (port '%s'): a VIP cannot be a port's own address (lb.local_addr can)",
+					path, pa_net_format_ip(&svc->vip, buf,
+						sizeof(buf)),
+					j, k, p->name);
+	}
+	return 0;
+}
+
+static int
+lb_vip_port_check(const struct pa_config *cfg, char *err, size_t err_len)
+{
+	char path[PA_DECODE_PATH_MAX];
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < cfg->lb.n_services; i++) {
+		snprintf(path, sizeof(path), "$.lb.services[%u].vip", i);
+		rc = pa_lb_config_vip_port_check(cfg, &cfg->lb.services[i],
+				path, err, err_len);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int
 lb_parse(const json_t *v, struct pa_config *cfg,
 		const struct pa_config_opts *opts, char *err, size_t err_len)
 {
 	unsigned int i, j;
+	int rc;
 
 	/* where health probes can leave from (service_health()) */
 	cfg->lb.health_v4 = cfg->lb.health_v6 = opts != NULL && opts->replay;
@@ -906,8 +965,11 @@ lb_parse(const json_t *v, struct pa_config *cfg,
 	if (v == NULL)
 		return 0;
 	cfg->lb.present = true;
-	return pa_decode_object(v, "$.lb", lb_fields, PA_DECODE_N(lb_fields),
+	rc = pa_decode_object(v, "$.lb", lb_fields, PA_DECODE_N(lb_fields),
 			&cfg->lb, NULL, err, err_len);
+	if (rc < 0)
+		return rc;
+	return lb_vip_port_check(cfg, err, err_len);
 }
 
 static void

@@ -103,6 +103,11 @@ rpc_lb_service_add(void *ctx, const json_t *params, json_t **result,
 	if (pa_lb_config_parse_service(params, x->running != NULL ?
 			&x->running->lb : NULL, "params", &svc, why, sizeof(why)) != 0)
 		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
+	if (pa_lb_config_vip_port_check(x->running, &svc, "params.vip", why,
+			sizeof(why)) != 0) {
+		pa_lb_config_service_clear(&svc);
+		return pa_rpc_error_set(err, PA_RPC_INVALID_PARAMS, "%s", why);
+	}
 	ret = pa_lb_service_add(x->lb, &svc, why, sizeof(why));
 	if (ret == 0) {
 		sync_running(x);

@@ -19,10 +19,24 @@
 #include "pa_config.h"
 
 /**
+ * Is the VIP of @p svc a routed port's own address of @p cfg (NULL: no
+ * ports)? Refused: a VIP is the load balancer's whole address, a port's
+ * address is the port's (its kernel_if's); lb.local_addr / local_addr6
+ * may be shared with a port, a VIP may not (docs/configuration.md, "One
+ * address, shared"). The message names @p path (the service's "vip")
+ * and the port's address ("$.ports[I].addr[J]").
+ * @return 0, or -EINVAL.
+ */
+int pa_lb_config_vip_port_check(const struct pa_config *cfg,
+		const struct pa_config_service *svc, const char *path,
+		char *err, size_t err_len);
+
+/**
  * Parse one LB service object, backends included (allocated: release with
  * pa_lb_config_service_clear()). Uniqueness of the name and of (vip, port,
  * proto) across services is the caller's check.
- * @param lb    for the ipip check of local_addr/local_addr6 (NULL: none set)
+ * @param lb    for the ipip check of local_addr/local_addr6 and the VIP
+ *              that may not be one of them (NULL: none set)
  * @param path  JSON path of @p obj used in messages ("$" if NULL)
  * @return 0, -EINVAL or -ENOMEM; on failure nothing is left allocated.
  */

@@ -535,13 +535,14 @@ dp_publish(struct pa_neigh *n)
 	t->mask = size - 1;
 	for (i = 0; i < n->n_vips; i++)
 		dp_slot(t, fam(&n->vips[i]), pa_ip_bytes(&n->vips[i]))->flags |=
-			PA_NEIGH_DP_OURS_ANY;
+			PA_NEIGH_DP_OURS_ANY | PA_NEIGH_DP_VIP;
+	/* the LB's share of these; a port that has one too keeps the rest */
 	if (cfg != NULL && cfg->lb.has_local_addr)
 		dp_slot(t, 4, pa_ip_bytes(&cfg->lb.local_addr))->flags |=
-			PA_NEIGH_DP_OURS_ANY;
+			PA_NEIGH_DP_OURS_ANY | PA_NEIGH_DP_LB_LOCAL;
 	if (cfg != NULL && cfg->lb.has_local_addr6)
 		dp_slot(t, 6, pa_ip_bytes(&cfg->lb.local_addr6))->flags |=
-			PA_NEIGH_DP_OURS_ANY;
+			PA_NEIGH_DP_OURS_ANY | PA_NEIGH_DP_LB_LOCAL;
 	for (i = 0; i < n->n_ports; i++) {
 		const struct pa_config_port *cp = n->port[i].cp;
 

@@ -14,7 +14,10 @@
  *   (htype 1, ptype 0x0800, hlen 6, plen 4) whose target protocol address
  *   is the appliance's: a VIP or lb.local_addr (any port), or an address
  *   of the receiving port; and gratuitous ARP (sender address = target
- *   address) from a neighbour the receiving port resolves.
+ *   address) from a neighbour the receiving port resolves. An address
+ *   that is both lb.local_addr and a port's own is answered as both are
+ *   (one answer, on every port): the kernel_if never answers ARP/ND,
+ *   it gets the replies to its own questions (lib/excp).
  * - ICMPv6 neighbour solicitations (135) whose target is the appliance's
  *   (as above), and advertisements (136) whose target is the appliance's
  *   (a conflict, counted) or a neighbour the receiving port resolves.
@@ -43,6 +46,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "pa_lb.h"
 #include "pa_pkt.h"
 
 /** Verdicts of pa_neigh_rx_classify(). */
@@ -53,6 +57,12 @@ enum pa_neigh_rx {
 };
 
 #define PA_NEIGH_DP_OURS_ANY	0x01	/**< VIP, lb.local_addr: every port */
+/** A VIP: every packet to it is the load balancer's. */
+#define PA_NEIGH_DP_VIP		0x02
+/** lb.local_addr / local_addr6: the load balancer owns only part of what
+ * comes to it (pa_lb_local_owns()); when it is also a port's own address
+ * ("ours_ports"), the rest is that port's (its kernel_if's). */
+#define PA_NEIGH_DP_LB_LOCAL	0x04
 
 /** One address of the data path's table. */
 struct pa_neigh_dp_ent {
@@ -131,6 +141,23 @@ pa_neigh_dp_find(const struct pa_neigh_dp *t, uint8_t family,
 		if (e->family == family && memcmp(e->addr, addr, alen) == 0)
 			return e;
 	}
+}
+
+/**
+ * Does the load balancer keep this IP packet, whose destination has
+ * entry @p e in the table (NULL: none), for itself: a VIP's, or what it
+ * owns on lb.local_addr (pa_lb_local_owns())? What it does not keep of a
+ * port's own address is the port's (lib/excp: its kernel_if).
+ */
+static __rte_always_inline bool
+pa_neigh_dp_lb_keeps(const struct pa_neigh_dp_ent *e,
+		const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
+{
+	if (e == NULL)
+		return false;
+	if (e->flags & PA_NEIGH_DP_VIP)
+		return true;
+	return (e->flags & PA_NEIGH_DP_LB_LOCAL) && pa_lb_local_owns(m, meta);
 }
 
 /** Out-of-line halves (neigh_dp.c): ARP and ICMPv6 frames are rare. */

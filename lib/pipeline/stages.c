@@ -161,7 +161,8 @@ neigh_put(struct pa_worker *w, struct rte_mbuf **pkts, unsigned int n)
 }
 
 /* The exception path's hook: a frame for the receiving port's own
- * address that lib/neigh does not take goes to the port's kernel_if
+ * address that lib/neigh does not take and the load balancer does not
+ * keep (lb.local_addr shared with the port) goes to the port's kernel_if
  * (lib/excp, pa_excp_inline.h); counted "local" once on its ring, else
  * dropped "excp_full" / "excp_rate". @return true: it left here. */
 static __rte_always_inline bool
@@ -220,6 +221,32 @@ for_port(const struct pa_rxq *q, const struct rte_mbuf *m,
 		q->port->n_addr6, d);
 }
 
+/* Does the load balancer keep this IP packet for one of routed port
+ * @p q's own addresses (for_port())? Only on lb.local_addr shared with
+ * the port, what it owns there (pa_neigh_dp_lb_keeps()): it goes on like
+ * a packet to a local_addr of its own (the ACL, the LB, the route pass's
+ * "no_service"); the rest is the port's. */
+static __rte_always_inline bool
+lb_keeps(const struct pa_worker *w, const struct rte_mbuf *m,
+		const struct pa_pkt_meta *meta)
+{
+	const struct pa_neigh_dp_ent *e;
+	const bool v4 = meta->flags & PA_PKT_F_IPV4;
+	uint8_t buf[16];
+	const uint8_t *d;
+
+	if (w->addrs == NULL)
+		return false;
+	d = rte_pktmbuf_read(m, meta->l3_off + (v4 ? 16 : 24), v4 ? 4 : 16,
+		buf);
+	if (d == NULL)
+		return false;
+	e = pa_neigh_dp_find(__atomic_load_n(&w->addrs->dp, __ATOMIC_ACQUIRE),
+		v4 ? 4 : 6, d);
+	return e != NULL && (e->flags & PA_NEIGH_DP_LB_LOCAL) &&
+		pa_neigh_dp_lb_keeps(e, m, meta);
+}
+
 /* rx, the general pass over a parsed burst (@p bad: a bit per packet
  * whose parse failed): malformed frames leave here, and ARP/ND for the
  * appliance (to the control side). A routed port (pa_port.h) takes only
@@ -269,7 +296,7 @@ rx_sort(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf **pkts,
 		if (q->routed) {
 			if (unlikely(l2 != PA_PORT_L2_OURS ||
 			    (meta->flags & PA_PKT_F_NON_IP) ||
-			    for_port(q, m, meta))) {
+			    (for_port(q, m, meta) && !lb_keeps(w, m, meta)))) {
 				/* a solicited-node group carries nothing for
 				 * us but the ND the neighbours took */
 				if (l2 == PA_PORT_L2_SNM)
@@ -615,9 +642,10 @@ time_exceeded(struct pa_worker *w, struct rte_mbuf *m,
 
 /* Is the destination of this IP header one of the appliance's own, a VIP
  * or lb.local_addr (lib/neigh's table)? Such a packet reached the route
- * pass because it matched no service: it must not be routed back out (a
- * one-armed port's gateway would send it straight back, until its TTL
- * ran out). */
+ * pass because it matched no service (or is what the LB keeps of a
+ * local_addr shared with a port, and did nothing with): it must not be
+ * routed back out (a one-armed port's gateway would send it straight
+ * back, until its TTL ran out). */
 static __rte_always_inline bool
 for_appliance(const struct pa_worker *w, const uint8_t *l3, bool v4)
 {

@@ -8,6 +8,11 @@
   connect ADDR PORT BYTES  send BYTES over TCP, expect them echoed;
                            prints JSON {"echoed": N, "local": "addr"}
   flood IFACE DMAC ADDR N  N UDP frames to ADDR from AF_PACKET on IFACE
+  ipip IFACE VIP PORT N    N UDP datagrams to VIP:PORT, catch the IPIP
+                           packets arriving on IFACE (AF_PACKET), answer
+                           the first with an ICMP fragmentation needed
+                           to its outer source; prints JSON {"sent",
+                           "ipip", "outer_src", "outer_dst", "icmp_sent"}
 """
 
 import json
@@ -146,6 +151,46 @@ def flood(iface, dmac, addr, n):
     print(json.dumps({"sent": sent, "seconds": time.monotonic() - t0}))
 
 
+def ipip(iface, vip, port, n):
+    cap = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
+                        socket.htons(0x0800))
+    cap.bind((iface, 0))
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for i in range(n):
+        u.sendto(b"shared-%d" % i, (vip, port))
+        time.sleep(0.01)
+    got, first = 0, None
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([cap], [], [], deadline - time.monotonic())
+        if not r:
+            break
+        fr, addr = cap.recvfrom(65536)
+        if addr[2] == socket.PACKET_OUTGOING:
+            continue
+        ip = fr[14:]
+        if len(ip) < 28 or ip[9] != 4:
+            continue
+        got += 1
+        if first is None:
+            first = ip
+        if got == n:
+            break
+    out = {"sent": n, "ipip": got, "icmp_sent": 0}
+    if first is not None:
+        out["outer_src"] = socket.inet_ntoa(first[12:16])
+        out["outer_dst"] = socket.inet_ntoa(first[16:20])
+        ihl = (first[0] & 15) * 4
+        quote = first[:ihl + 8]
+        h = struct.pack("!BBHHH", 3, 4, 0, 0, 1400)
+        h = struct.pack("!BBHHH", 3, 4, csum(h + quote), 0, 1400)
+        r = socket.socket(socket.AF_INET, socket.SOCK_RAW,
+                          socket.IPPROTO_ICMP)
+        r.sendto(h + quote, (out["outer_src"], 0))
+        out["icmp_sent"] = 1
+    print(json.dumps(out))
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "ping":
@@ -158,6 +203,8 @@ def main():
         connect(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     elif cmd == "flood":
         flood(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    elif cmd == "ipip":
+        ipip(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     else:
         sys.exit("unknown command %r" % cmd)
 

@@ -191,6 +191,57 @@ def test_bad_config_refused_with_path(name, edits, path, mixed_pcap,
     assert path in line, "stderr does not name %s: %r" % (path, line)
 
 
+# One address, shared (docs/configuration.md): combinations that cannot
+# work, refused with a message naming both fields
+SHARED_PORT = {"name": "replay0", "devargs": "net_null0",
+               "addr": ["198.51.100.5/24", "2001:db8:1::5/64"],
+               "gateway_mac": "02:00:00:00:99:01"}
+SHARED_BAD = [
+    ("vip_is_local_addr",
+     [(["lb", "services", 0, "vip"], "192.0.2.254")],
+     ["$.lb.services[0].vip", "$.lb.local_addr"]),
+    ("vip_is_local_addr6",
+     [(["lb", "local_addr6"], "2001:db8::fe"),
+      (["lb", "services", 0], {"name": "w6", "vip": "2001:db8::fe",
+                               "port": 80, "proto": "tcp",
+                               "forward": "nat",
+                               "backends": [{"addr": "2001:db8:2::1"}]})],
+     ["$.lb.services[0].vip", "$.lb.local_addr6"]),
+    ("vip_is_a_ports_address",
+     [(["ports"], [SHARED_PORT]),
+      (["lb", "services", 0, "vip"], "198.51.100.5")],
+     ["$.lb.services[0].vip", "$.ports[0].addr[0]"]),
+    ("vip_is_a_ports_address_and_local_addr",
+     [(["ports"], [SHARED_PORT]), (["lb", "local_addr"], "198.51.100.5"),
+      (["lb", "services", 0, "vip"], "198.51.100.5")],
+     ["$.lb.services[0].vip", "$.lb.local_addr"]),
+]
+
+
+@pytest.mark.parametrize("name,edits,paths", SHARED_BAD,
+                         ids=[b[0] for b in SHARED_BAD])
+def test_shared_address_refusals_name_both_fields(name, edits, paths,
+                                                  mixed_pcap, tmp_path):
+    doc = copy.deepcopy(GOOD)
+    for p, v in edits:
+        _set(doc, p, v)
+    res = replay(mixed_pcap, str(tmp_path / "out.pcap"), doc, timeout=60)
+    assert res.rc not in (0, None), "bad config accepted: %r" % res
+    line = _one_line(res.stderr)
+    for path in paths:
+        assert path in line, "stderr does not name %s: %r" % (path, line)
+
+
+def test_local_addr_shared_with_a_port_is_accepted(mixed, mixed_pcap,
+                                                    tmp_path):
+    doc = copy.deepcopy(GOOD)
+    doc["ports"] = [SHARED_PORT]
+    doc["lb"]["local_addr"] = "198.51.100.5"
+    doc["lb"]["local_addr6"] = "2001:db8:1::5"
+    res = replay(mixed_pcap, str(tmp_path / "out.pcap"), doc, timeout=60)
+    assert res.rc == 0, res
+
+
 def test_good_config_accepted(mixed, mixed_pcap, tmp_path):
     """The base document of the bad-config cases is itself valid."""
     res = replay(mixed_pcap, str(tmp_path / "out.pcap"), GOOD)

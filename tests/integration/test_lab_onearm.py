@@ -16,7 +16,8 @@ client namespace through the router:
   (nor the router's, nor the client's) on the appliance's port;
 - dsr and nat connections complete, each at the backend trace_packet
   names;
-- the exception path: ping from the router to the appliance's address,
+- the exception path: ping from the router to the appliance's address
+  (which is lb.local_addr too: one address, shared),
   TCP to a listener bound to it in the appliance's namespace (from the
   router and from the client), TCP from the appliance's namespace to a
   backend out through the DPDK port;
@@ -153,6 +154,8 @@ def test_onearm_script_topology_config_route(lab):
         assert p["gateway"] == e["RTR_BR_ADDR"], p
     assert sorted(s["forward"] for s in cfg["lb"]["services"]) == \
         ["dsr", "dsr", "nat", "nat"], cfg["lb"]["services"]
+    # one address, shared: the exception path below works all the same
+    assert cfg["lb"]["local_addr"] == e["APP1_ADDR"], cfg["lb"]
 
     r = sh([labutil.LAB_SH, "status", "--name", lab.name], check=True)
     out = r.stdout.decode()

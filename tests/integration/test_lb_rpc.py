@@ -663,6 +663,10 @@ BAD_SERVICES = [
         {"addr": "10.5.0.1"}]), "params.backends[0].mac"),
     ("v6_service_v4_backend", _svc(vip="2001:db8:50::1", backends=[
         {"addr": "10.5.0.1"}]), "params.backends[0].addr"),
+    # one address, shared: a VIP cannot be lb.local_addr
+    ("vip_is_local_addr", _svc(vip=LOCAL4), "params.vip"),
+    ("vip_is_local_addr6", _svc(vip=LOCAL6, backends=[
+        {"addr": "2001:db8:5::1"}]), "params.vip"),
 ]
 
 
@@ -723,6 +727,28 @@ def test_ipip_needs_local_addr(daemon_factory, traffic):
         assert (t["service"], t["backend"]) == ("v4", "10.1.0.1"), t
         lb = c3.call("config_get").get("lb", {})
         assert [s["name"] for s in lb.get("services", [])] == ["v4"], lb
+
+
+def test_service_add_vip_on_a_ports_address_refused(daemon_factory,
+                                                    traffic):
+    """One address, shared: lb.local_addr may be a port's own address, a
+    VIP may not (docs/configuration.md): lb_service_add refuses it naming
+    params.vip and the port's address, as the loader does."""
+    _, path = traffic
+    d2 = daemon_factory({
+        "ports": [{"name": "replay0", "devargs": "net_null0",
+                   "addr": ["198.51.100.5/24"],
+                   "gateway_mac": "02:00:00:00:99:01"}],
+        "pipeline": {"mode": "rtc"},
+        "lb": {"local_addr": LOCAL4}}, path, name="sharedvip")
+    d2.wait_replay_done(len(all_flows()))
+    with d2.client() as c2:
+        msg = err(c2.call_raw("lb_service_add", _svc(vip="198.51.100.5")),
+                  -32602)
+        assert msg.startswith("params.vip") and \
+            "$.ports[0].addr[0]" in msg, msg
+        assert c2.call("lb_service_list") == []
+        assert c2.call("lb_service_add", _svc()) == {"name": "scratch"}
 
 
 # --------------------------------------------------------------------------

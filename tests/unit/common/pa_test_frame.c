@@ -94,6 +94,30 @@ pa_test_frame_ipv6(struct pa_test_frame *f, const uint8_t src[16],
 }
 
 void
+pa_test_frame_quote(struct pa_test_frame *f, int ver, uint8_t proto,
+		const uint8_t *src, const uint8_t *dst)
+{
+	uint8_t *p = pa_test_frame_grow(f, (ver == 4 ? 20u : 40u) + 8u);
+
+	if (ver == 4) {
+		p[0] = 0x45;
+		pa_test_put16(p + 2, 1500);
+		p[8] = 63;
+		p[9] = proto;
+		memcpy(p + 12, src, 4);
+		memcpy(p + 16, dst, 4);
+		pa_test_put16(p + 10, pa_test_ip4_csum(p));
+	} else {
+		pa_test_put32(p, 6u << 28);
+		pa_test_put16(p + 4, 1500 - 40);
+		p[6] = proto;
+		p[7] = 63;
+		memcpy(p + 8, src, 16);
+		memcpy(p + 24, dst, 16);
+	}
+}
+
+void
 pa_test_frame_ext(struct pa_test_frame *f, uint8_t type, uint8_t nh,
 		unsigned int len)
 {

@@ -93,6 +93,15 @@ void pa_test_frame_ipv4(struct pa_test_frame *f, const uint8_t src[4],
 		const uint8_t dst[4], uint8_t proto, uint8_t tos, unsigned int ihl,
 		uint16_t frag, uint16_t id, uint8_t ttl);
 
+/**
+ * The quote of an ICMP error, after pa_test_frame_icmp(): an IP header of
+ * version @p ver (4: 20 bytes; 6: 40), protocol @p proto, from @p src to
+ * @p dst, total length 1500, followed by 8 bytes of its payload (zeros).
+ * The frame's own L3/L4 offsets stay the outer ones.
+ */
+void pa_test_frame_quote(struct pa_test_frame *f, int ver, uint8_t proto,
+		const uint8_t *src, const uint8_t *dst);
+
 /** IPv6 header: traffic class @p tc, flow label @p flow (20 bits). */
 void pa_test_frame_ipv6(struct pa_test_frame *f, const uint8_t src[16],
 		const uint8_t dst[16], uint8_t nh, uint8_t tc, uint32_t flow,

@@ -697,6 +697,31 @@ START_TEST(test_lb_defaults_for_service_and_backend)
 }
 END_TEST
 
+START_TEST(test_local_addr_may_be_a_ports_own_address)
+{
+	/* one address, shared: with a kernel_if and without */
+	struct pa_config *cfg = must_load(J({"ports": [
+			{"name": "p", "devargs": "net_null0",
+			 "addr": ["198.51.100.5/24", "2001:db8:1::5/64"],
+			 "kernel_if": "pa0"},
+			{"name": "q", "devargs": "net_null1",
+			 "addr": ["203.0.113.5/24"]}],
+			"lb": {"local_addr": "198.51.100.5",
+			"local_addr6": "2001:db8:1::5", "services": [
+			{"name": "s", "vip": "192.0.2.10", "port": 80,
+			 "proto": "tcp", "backends": [{"addr": "10.0.0.1"}]}]}}),
+			NULL);
+
+	ck_assert(cfg->lb.has_local_addr && cfg->lb.has_local_addr6);
+	ck_assert(pa_ip_equal(&cfg->lb.local_addr, &cfg->ports[0].addrs[0].addr));
+	pa_config_free(cfg);
+	cfg = must_load(J({"ports": [{"name": "q", "devargs": "net_null1",
+			"addr": ["203.0.113.5/24"]}],
+			"lb": {"local_addr": "203.0.113.5"}}), NULL);
+	pa_config_free(cfg);
+}
+END_TEST
+
 START_TEST(test_nat_and_dsr_services_need_no_local_addr)
 {
 	struct pa_config *cfg = must_load(J({"lb": {"services": [
@@ -1590,6 +1615,9 @@ static const struct err_case err_cases[] = {
 	{ "ipip IPv4 service needs local_addr", J({"lb": {"services": [{"name": "s", "vip": "192.0.2.1", "port": 80, "proto": "tcp"}]}}), "$.lb.services[0].forward: \"ipip\" (the default) for an IPv4 service needs $.lb.local_addr" },
 	{ "ipip IPv6 service needs local_addr6", J({"lb": {"local_addr": "192.0.2.1", "services": [{"name": "s", "vip": "2001:db8::1", "port": 80, "proto": "tcp", "forward": "ipip"}]}}), "$.lb.services[0].forward: \"ipip\" for an IPv6 service needs $.lb.local_addr6" },
 	{ "same vip port proto twice", "{\"lb\": {" LB4 ", \"services\": [{" SVC "}, {\"name\": \"web2\", \"vip\": \"192.0.2.10\", \"port\": 80, \"proto\": \"tcp\"}]}}", "$.lb.services[1].vip: 192.0.2.10 port 80 tcp is already service 'web' ($.lb.services[0])" },
+	{ "vip cannot be local_addr", "{\"lb\": {" LB4 ", \"services\": [{\"name\": \"s\", \"vip\": \"192.0.2.1\", \"port\": 80, \"proto\": \"tcp\"}]}}", "$.lb.services[0].vip: '192.0.2.1' is also $.lb.local_addr: a VIP cannot be the load balancer's source address" },
+	{ "vip cannot be local_addr6", "{\"lb\": {" LB4 ", \"services\": [{\"name\": \"s\", \"vip\": \"2001:db8::1\", \"port\": 80, \"proto\": \"tcp\", \"forward\": \"nat\"}]}}", "$.lb.services[0].vip: '2001:db8::1' is also $.lb.local_addr6" },
+	{ "vip cannot be a port's own address", J({"ports": [{"name": "p", "devargs": "net_null0", "addr": ["198.51.100.9/24", "198.51.100.5/24"]}], "lb": {"services": [{"name": "s", "vip": "198.51.100.5", "port": 80, "proto": "tcp", "forward": "nat"}]}}), "$.lb.services[0].vip: '198.51.100.5' is also $.ports[0].addr[1] (port 'p'): a VIP cannot be a port's own address" },
 	{ "backends must be an array", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": {}}]}}", "$.lb.services[0].backends: expected an array" },
 	{ "unknown backend key", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"addr\": \"10.0.0.1\", \"prio\": 1}]}]}}", "$.lb.services[0].backends[0].prio: unknown key" },
 	{ "backend addr required", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"weight\": 1}]}]}}", "$.lb.services[0].backends[0].addr: required key missing" },
@@ -2150,6 +2178,7 @@ config_suite(void)
 	tcase_add_test(tc, test_pipeline_mode_without_lcores_is_automatic);
 	tcase_add_test(tc, test_pipeline_idle_each_key_sets_only_its_field);
 	tcase_add_test(tc, test_lb_defaults_for_service_and_backend);
+	tcase_add_test(tc, test_local_addr_may_be_a_ports_own_address);
 	tcase_add_test(tc, test_nat_and_dsr_services_need_no_local_addr);
 	tcase_add_test(tc, test_same_vip_and_port_with_other_proto_is_another_service);
 	tcase_add_test(tc, test_lb_flow_table_defaults_without_flow_table_key);

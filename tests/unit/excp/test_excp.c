@@ -53,6 +53,21 @@ static const char *CONF =
 "  {\"name\": \"web\", \"vip\": \"192.0.2.10\", \"port\": 80, \"proto\": \"tcp\","
 "   \"backends\": [{\"addr\": \"10.9.0.1\"}]}]}}";
 
+/* One address, shared: lb.local_addr and local_addr6 are p0's own. */
+static const char *CONF_SHARED =
+"{\"ports\": [{\"name\": \"p0\", \"devargs\": \"net_null0\","
+"  \"addr\": [\"198.51.100.5/24\", \"2001:db8:1::5/64\"], \"kernel_if\": \"pa0\"},"
+" {\"name\": \"p1\", \"devargs\": \"net_null1\", \"addr\": [\"203.0.113.5/24\"]}],"
+" \"lb\": {\"local_addr\": \"198.51.100.5\", \"local_addr6\": \"2001:db8:1::5\","
+"  \"services\": ["
+"  {\"name\": \"web\", \"vip\": \"192.0.2.10\", \"port\": 80, \"proto\": \"tcp\","
+"   \"backends\": [{\"addr\": \"10.9.0.1\"}]},"
+"  {\"name\": \"web6\", \"vip\": \"2001:db8:100::10\", \"port\": 80,"
+"   \"proto\": \"tcp\", \"backends\": [{\"addr\": \"2001:db8:9::1\"}]}]}}";
+
+/* the configuration the next setup loads (NULL: CONF) */
+static const char *conf_next;
+
 /* ---- the token bucket ---- */
 
 START_TEST(test_bucket_gives_its_burst_then_one_token_an_interval)
@@ -124,7 +139,8 @@ setup(void)
 	struct pa_lb_opts lo;
 	unsigned int i;
 
-	cfg = pa_config_load_string(CONF, NULL, err, sizeof(err));
+	cfg = pa_config_load_string(conf_next != NULL ? conf_next : CONF,
+		NULL, err, sizeof(err));
 	ck_assert_msg(cfg != NULL, "config: %s", err);
 	ck_assert_str_eq(cfg->ports[0].kernel_if, "pa0");
 	ck_assert_uint_eq(pa_excp_count(cfg), 1);
@@ -369,6 +385,104 @@ START_TEST(test_arp_replies_to_the_port_address_are_shared_with_the_kernel)
 }
 END_TEST
 
+/* An ICMP (@p ver 4) / ICMPv6 (6) error of @p type and @p code from a
+ * router to @p dst, quoting a packet of protocol @p qproto from @p qsrc to
+ * @p qdst. */
+static struct rte_mbuf *
+icmp_err(int ver, const char *dst, uint8_t type, uint8_t code,
+		uint8_t qproto, const char *qsrc, const char *qdst)
+{
+	struct pa_test_frame f;
+	uint8_t s[16], d[16], qs[16], qd[16];
+	int af = ver == 4 ? AF_INET : AF_INET6;
+
+	ck_assert_int_eq(inet_pton(af, ver == 4 ? "198.51.100.1" :
+		"2001:db8:1::1", s), 1);
+	ck_assert_int_eq(inet_pton(af, dst, d), 1);
+	ck_assert_int_eq(inet_pton(af, qsrc, qs), 1);
+	ck_assert_int_eq(inet_pton(af, qdst, qd), 1);
+	pa_test_frame_l2(&f, MAC0, HOST, 0, NULL, 0, ver == 4 ?
+		RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6);
+	if (ver == 4)
+		pa_test_frame_ipv4(&f, s, d, IPPROTO_ICMP, 0, 5, 0, 0, 64);
+	else
+		pa_test_frame_ipv6(&f, s, d, IPPROTO_ICMPV6, 0, 0, 64);
+	pa_test_frame_icmp(&f, type, 0);
+	f.b[f.l4 + 1] = code;
+	pa_test_frame_quote(&f, ver, qproto, qs, qd);
+	pa_test_frame_fix(&f, 0);
+	return mbuf_of(&f);
+}
+
+static void
+expect_taken(struct rte_mbuf *m, uint16_t port)
+{
+	struct rte_mbuf *got;
+	int nv;
+
+	ck_assert_int_eq(punt(m, port, &nv), PA_EXCP_TAKEN);
+	ck_assert_int_eq(rte_ring_dequeue(fx.ring[0], (void **)&got), 0);
+	ck_assert_ptr_eq(got, m);
+	rte_pktmbuf_free(got);
+}
+
+static void
+setup_shared(void)
+{
+	conf_next = CONF_SHARED;
+	setup();
+	conf_next = NULL;
+}
+
+START_TEST(test_shared_local_addr_gives_the_kernel_all_but_the_lbs_own_icmp_errors)
+{
+	struct rte_mbuf *m, *got;
+	int nv;
+
+	/* the kernel's: BGP, ping, a health probe's port unreachable */
+	expect_taken(udp4("198.51.100.5"), 0);
+	expect_taken(udp6("2001:db8:1::5"), 0);
+	expect_taken(icmp_err(4, "198.51.100.5", 3, 3, IPPROTO_UDP,
+		"198.51.100.5", "10.9.0.1"), 0);
+	expect_taken(icmp_err(6, "2001:db8:1::5", 1, 4, IPPROTO_UDP,
+		"2001:db8:1::5", "2001:db8:9::1"), 0);
+	/* an error about an IPIP packet somebody else sent */
+	expect_taken(icmp_err(4, "198.51.100.5", 3, 4, IPPROTO_IPIP,
+		"198.51.100.9", "10.9.0.1"), 0);
+	/* the load balancer's: errors about the ipip packets it sent */
+	expect_pass(icmp_err(4, "198.51.100.5", 3, 4, IPPROTO_IPIP,
+		"198.51.100.5", "10.9.0.1"), 0);
+	expect_pass(icmp_err(4, "198.51.100.5", 11, 0, IPPROTO_IPIP,
+		"198.51.100.5", "10.9.0.1"), 0);
+	expect_pass(icmp_err(6, "2001:db8:1::5", 2, 0, IPPROTO_IPV6,
+		"2001:db8:1::5", "2001:db8:9::1"), 0);
+	expect_pass(icmp_err(6, "2001:db8:1::5", 3, 0, IPPROTO_IPV6,
+		"2001:db8:1::5", "2001:db8:9::1"), 0);
+	/* a VIP stays the data path's; port 1 has no kernel_if */
+	expect_pass(udp4("192.0.2.10"), 0);
+	expect_pass(udp4("198.51.100.5"), 1);
+	/* the kernel's ARP answers reach it, as for a port address alone */
+	m = arp(2, "198.51.100.1", "198.51.100.5");
+	ck_assert_int_eq(punt(m, 0, &nv), PA_EXCP_PASS);
+	ck_assert_int_eq(nv, PA_NEIGH_RX_LOCAL);
+	ck_assert_uint_eq(rte_mbuf_refcnt_read(m), 2);
+	ck_assert_int_eq(rte_ring_dequeue(fx.ring[0], (void **)&got), 0);
+	ck_assert_ptr_eq(got, m);
+	rte_pktmbuf_free(got);
+	rte_pktmbuf_free(m);
+	/* ARP requests for it are lib/neigh's to answer, on every port */
+	m = arp(1, "198.51.100.66", "198.51.100.5");
+	ck_assert_int_eq(punt(m, 0, &nv), PA_EXCP_PASS);
+	ck_assert_int_eq(nv, PA_NEIGH_RX_LOCAL);
+	ck_assert_uint_eq(rte_ring_count(fx.ring[0]), 0);
+	rte_pktmbuf_free(m);
+	m = arp(1, "203.0.113.66", "198.51.100.5");
+	ck_assert_int_eq(pa_neigh_rx_classify(pa_neigh_fast(nb), m,
+		pa_pkt_meta(m), 1), PA_NEIGH_RX_LOCAL);
+	rte_pktmbuf_free(m);
+}
+END_TEST
+
 static Suite *
 excp_suite(void)
 {
@@ -386,6 +500,11 @@ excp_suite(void)
 	tcase_add_test(tc, test_the_ring_is_bounded_and_full_is_told);
 	tcase_add_test(tc, test_over_the_rate_is_told_and_nothing_is_queued);
 	tcase_add_test(tc, test_arp_replies_to_the_port_address_are_shared_with_the_kernel);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("shared");
+	tcase_add_checked_fixture(tc, setup_shared, teardown);
+	tcase_add_test(tc, test_shared_local_addr_gives_the_kernel_all_but_the_lbs_own_icmp_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

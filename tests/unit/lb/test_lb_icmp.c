@@ -598,6 +598,80 @@ START_TEST(test_mss_clamp_on_syns_to_the_service_and_nat_syn_acks)
 }
 END_TEST
 
+/* An ICMP (@p v6 false) / ICMPv6 error @p type / @p code from a router to
+ * @p dst quoting a packet of protocol @p qproto from @p qsrc. */
+static struct rte_mbuf *
+icmp_error_to(bool v6, const char *dst, uint8_t type, uint8_t code,
+		uint8_t qproto, const char *qsrc)
+{
+	struct pa_test_frame f;
+	uint8_t qs[16], qd[16];
+
+	REQUIRE(inet_pton(v6 ? AF_INET6 : AF_INET, qsrc, qs) == 1);
+	REQUIRE(inet_pton(v6 ? AF_INET6 : AF_INET, v6 ? "2001:db8:9::1" :
+		"10.9.0.1", qd) == 1);
+	frame_eth(&f, 0, v6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
+	if (v6)
+		frame_ipv6(&f, "2001:db8:1::1", dst, IPPROTO_ICMPV6, 0);
+	else
+		frame_ipv4(&f, "198.51.100.1", dst, IPPROTO_ICMP, 0, 0, 1);
+	pa_test_frame_icmp(&f, type, 0);
+	f.b[f.l4 + 1] = code;
+	pa_test_frame_quote(&f, v6 ? 6 : 4, qproto, qs, qd);
+	pa_test_frame_fix(&f, 0);
+	return mbuf_of(&f);
+}
+
+static bool
+owns(struct rte_mbuf *m)
+{
+	bool r = pa_lb_local_owns(m, pa_pkt_meta(m));
+
+	rte_pktmbuf_free(m);
+	return r;
+}
+
+START_TEST(test_local_addr_owns_only_the_icmp_errors_about_its_own_ipip)
+{
+	struct pa_test_frame f;
+
+	/* errors quoting an ipip / IPv6-in-IPv6 packet it sent */
+	ck_assert(owns(icmp_error_to(false, "198.51.100.5", 3, 4, IPPROTO_IPIP,
+		"198.51.100.5")));
+	ck_assert(owns(icmp_error_to(false, "198.51.100.5", 11, 0,
+		IPPROTO_IPIP, "198.51.100.5")));
+	ck_assert(owns(icmp_error_to(false, "198.51.100.5", 12, 0,
+		IPPROTO_IPIP, "198.51.100.5")));
+	ck_assert(owns(icmp_error_to(true, "2001:db8:1::5", 2, 0,
+		IPPROTO_IPV6, "2001:db8:1::5")));
+	ck_assert(owns(icmp_error_to(true, "2001:db8:1::5", 1, 3,
+		IPPROTO_IPV6, "2001:db8:1::5")));
+	/* not its own: another protocol (the kernel's UDP, TCP), another
+	 * source, not an error (echo, redirect), ICMPv6 informational */
+	ck_assert(!owns(icmp_error_to(false, "198.51.100.5", 3, 3,
+		IPPROTO_UDP, "198.51.100.5")));
+	ck_assert(!owns(icmp_error_to(false, "198.51.100.5", 3, 4,
+		IPPROTO_TCP, "198.51.100.5")));
+	ck_assert(!owns(icmp_error_to(false, "198.51.100.5", 3, 4,
+		IPPROTO_IPIP, "198.51.100.9")));
+	ck_assert(!owns(icmp_error_to(false, "198.51.100.5", 5, 0,
+		IPPROTO_IPIP, "198.51.100.5")));
+	ck_assert(!owns(icmp_error_to(false, "198.51.100.5", 8, 0,
+		IPPROTO_IPIP, "198.51.100.5")));
+	ck_assert(!owns(icmp_error_to(true, "2001:db8:1::5", 128, 0,
+		IPPROTO_IPV6, "2001:db8:1::5")));
+	ck_assert(!owns(icmp_error_to(true, "2001:db8:1::5", 2, 0,
+		IPPROTO_TCP, "2001:db8:1::5")));
+	/* TCP and UDP to it: the kernel's */
+	frame_l4(&f, "198.51.100.1", "198.51.100.5", IPPROTO_TCP, 40000, 179,
+		0x02, 0);
+	ck_assert(!owns(mbuf_of(&f)));
+	frame_l4(&f, "198.51.100.1", "198.51.100.5", IPPROTO_UDP, 40000, 53,
+		0, 8);
+	ck_assert(!owns(mbuf_of(&f)));
+}
+END_TEST
+
 TCase *
 lb_tcase_icmp(void)
 {
@@ -614,5 +688,6 @@ lb_tcase_icmp(void)
 	tcase_add_test(tc, test_frag_needed_and_packet_too_big_builders_field_by_field);
 	tcase_add_test(tc, test_mss_clamp_checksum_equals_full_recomputation_for_many_cases);
 	tcase_add_test(tc, test_mss_clamp_on_syns_to_the_service_and_nat_syn_acks);
+	tcase_add_test(tc, test_local_addr_owns_only_the_icmp_errors_about_its_own_ipip);
 	return tc;
 }

@@ -602,6 +602,68 @@ START_TEST(test_arp_request_for_a_port_address_gets_the_exact_reply_and_teaches_
 }
 END_TEST
 
+/* One address, shared: lb.local_addr and local_addr6 are p0's own. */
+static const char *CONF_SHARED =
+"{'ports': [{'name': 'p0', 'devargs': 'net_null0',"
+"  'addr': ['198.51.100.5/24', '2001:db8:1::5/64'], 'gateway': '198.51.100.1'},"
+" {'name': 'p1', 'devargs': 'net_null1', 'addr': ['203.0.113.5/24']}],"
+" 'lb': {'local_addr': '198.51.100.5', 'local_addr6': '2001:db8:1::5',"
+"  'services': [{'name': 'web', 'vip': '192.0.2.10', 'port': 80,"
+"   'proto': 'tcp', 'backends': [{'addr': '198.51.100.20'}]}]}}";
+
+static const struct pa_neigh_dp_ent *
+dp_ent(const char *a)
+{
+	struct pa_ip_addr x = addr(a);
+
+	return pa_neigh_dp_find(pa_neigh_fast(nb)->dp,
+		x.family == AF_INET ? 4 : 6, pa_ip_bytes(&x));
+}
+
+START_TEST(test_a_local_addr_shared_with_a_port_is_both_and_answered_once)
+{
+	const struct pa_neigh_dp_ent *e;
+	uint8_t f[128], r[2048], want[128], s[4], t[4];
+	uint32_t len;
+
+	conf_next = CONF_SHARED;
+	setup();
+	conf_next = NULL;
+	/* the port's own on p0, and lb.local_addr (the LB's share): not a
+	 * VIP, whose whole address would be the LB's */
+	e = dp_ent("198.51.100.5");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->ours_ports, 1u << 0);
+	ck_assert_uint_eq(e->flags, PA_NEIGH_DP_OURS_ANY | PA_NEIGH_DP_LB_LOCAL);
+	e = dp_ent("2001:db8:1::5");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->ours_ports, 1u << 0);
+	ck_assert_uint_eq(e->flags, PA_NEIGH_DP_OURS_ANY | PA_NEIGH_DP_LB_LOCAL);
+	e = dp_ent("192.0.2.10");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->flags, PA_NEIGH_DP_OURS_ANY | PA_NEIGH_DP_VIP);
+
+	/* one answer, from the port's MAC, on the port; lb.local_addr is
+	 * answered on every port */
+	drain(0);
+	drain(1);
+	len = arp_frame(f, 1, BCAST, HOST, "198.51.100.9", ZERO6,
+		"198.51.100.5");
+	ck_assert_int_eq(classify(f, len, 0), PA_NEIGH_RX_LOCAL);
+	ck_assert_int_eq(classify(f, len, 1), PA_NEIGH_RX_LOCAL);
+	inject(f, len, 0, T0 + 1);
+	ip4("198.51.100.5", s);
+	ip4("198.51.100.9", t);
+	ck_assert_uint_eq(pa_neigh_build_arp(want, sizeof(want), NULL, 0, 2,
+		HOST, MAC0, s, HOST, t), 60);
+	ck_assert_uint_eq(take(0, r), 60);
+	ck_assert_mem_eq(r, want, 60);
+	ck_assert_uint_eq(take(0, r), 0);
+	ck_assert_uint_eq(take(1, r), 0);
+	ck_assert_int_eq(stat("arp_replies_out"), 1);
+}
+END_TEST
+
 START_TEST(test_vlan_tags_of_a_request_are_kept_in_the_reply)
 {
 	uint8_t f[128], r[2048], s[4], t[4], tags[8] = {
@@ -1095,6 +1157,7 @@ neigh_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_classify_sends_ours_to_the_control_side_and_passes_the_rest);
 	tcase_add_test(tc, test_arp_request_for_a_port_address_gets_the_exact_reply_and_teaches_the_sender);
+	tcase_add_test(tc, test_a_local_addr_shared_with_a_port_is_both_and_answered_once);
 	tcase_add_test(tc, test_vlan_tags_of_a_request_are_kept_in_the_reply);
 	tcase_add_test(tc, test_ns_for_a_vip_gets_a_solicited_override_na_and_dad_gets_all_nodes);
 	tcase_add_test(tc, test_an_arp_probe_for_our_address_is_answered_and_teaches_nothing);

@@ -117,6 +117,16 @@ static const uint8_t MAC_BCAST[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	"  {'name': 'web', 'vip': '192.0.2.10', 'port': 80, 'proto': 'tcp'," \
 	"   'forward': 'ipip', 'backends': [{'addr': '10.1.0.1'}]}]}}"
 
+/* DOC_ROUTED with one address, shared: lb.local_addr is the port's own. */
+#define DOC_SHARED(kif) \
+	"{'ports': [{'name': 'r', 'devargs': 'net_ring_r'," \
+	" 'addr': ['198.51.100.5/24', '2001:db8:1::5/64']," \
+	" 'gateway_mac': '02:00:00:00:00:fe'" kif "}]," \
+	" 'pipeline': {'mode': 'rtc', 'lcores': {'worker': [1]}}," \
+	" 'lb': {'local_addr': '198.51.100.5', 'services': [" \
+	"  {'name': 'web', 'vip': '192.0.2.10', 'port': 80, 'proto': 'tcp'," \
+	"   'forward': 'ipip', 'backends': [{'addr': '10.1.0.1'}]}]}}"
+
 /* Pipeline mode: rx and tx on lcore 1, classify and lb on lcore 2,
  * joined by rings of 64 slots. */
 #define DOC_PIPELINE \
@@ -1122,6 +1132,81 @@ START_TEST(test_a_vip_port_without_a_service_is_not_routed_back_out)
 }
 END_TEST
 
+/* An ICMP fragmentation needed from router 198.51.100.1 to @p dst about
+ * a packet of protocol @p qproto from @p qsrc to 10.1.0.1. */
+static void
+frame_frag_needed(struct pa_test_frame *f, const char *dst, uint8_t qproto,
+		const char *qsrc)
+{
+	uint8_t s[4], d[4], qs[4], qd[4];
+
+	ip4_of("198.51.100.1", s);
+	ip4_of(dst, d);
+	ip4_of(qsrc, qs);
+	ip4_of("10.1.0.1", qd);
+	pa_test_frame_l2(f, port_mac(0), MAC_GW, 0, NULL, 0,
+		RTE_ETHER_TYPE_IPV4);
+	pa_test_frame_ipv4(f, s, d, IPPROTO_ICMP, 0, 5, 0, 7, 64);
+	pa_test_frame_icmp(f, 3, 0);
+	f->b[f->l4 + 1] = 4;
+	pa_test_frame_quote(f, 4, qproto, qs, qd);
+	pa_test_frame_fix(f, PA_TEST_FIX_IP4_CSUM);
+}
+
+START_TEST(test_shared_local_addr_hands_the_kernel_its_share_and_keeps_the_lbs)
+{
+	struct pa_test_frame f[4];
+	struct rte_mbuf *out[4], *k[4];
+	struct pa_worker *w;
+	unsigned int i;
+
+	setup_pipeline(DOC_SHARED(", 'kernel_if': 'pa-st0'"), false);
+	w = worker(1);
+	give_kernel_if(w, 8);
+	/* the kernel's: BGP, and a health probe's port unreachable */
+	frame4(&f[0], port_mac(0), "198.51.100.66", "198.51.100.5",
+		IPPROTO_TCP, 40000, 179, 64, 1);
+	frame_frag_needed(&f[1], "198.51.100.5", IPPROTO_UDP, "198.51.100.5");
+	/* the load balancer's: errors about the ipip packets it sent */
+	frame_frag_needed(&f[2], "198.51.100.5", IPPROTO_IPIP, "198.51.100.5");
+	frame_frag_needed(&f[3], "198.51.100.5", IPPROTO_IPIP, "198.51.100.5");
+	f[3].b[f[3].l4] = 11;			/* time exceeded */
+	arrive(0, f, 4);
+	poll_once(w);
+	ck_assert_uint_eq(sent(0, out, RTE_DIM(out)), 0);
+	ck_assert_uint_eq(rte_ring_dequeue_burst(excp.ring[0], (void **)k, 4,
+		NULL), 2);
+	for (i = 0; i < 2; i++)
+		ck_assert_msg(same_frame(k[i], &f[i]), "frame %u", i);
+	free_all(k, 2);
+	ck_assert_uint_eq(drops(w, PA_DROP_LOCAL), 2);
+	/* as a local_addr of its own would: no service there */
+	ck_assert_uint_eq(drops(w, PA_DROP_NO_SERVICE), 2);
+	ck_assert_uint_eq(drops(w, PA_DROP_TO_SELF), 0);
+	assert_each_left_once(w);
+}
+END_TEST
+
+START_TEST(test_shared_local_addr_without_kernel_if_keeps_the_lbs_and_the_rest_is_to_self)
+{
+	struct pa_test_frame f[2];
+	struct rte_mbuf *out[4];
+	struct pa_worker *w;
+
+	setup_pipeline(DOC_SHARED(""), false);
+	w = worker(1);
+	frame4(&f[0], port_mac(0), "198.51.100.66", "198.51.100.5",
+		IPPROTO_TCP, 40000, 179, 64, 1);
+	frame_frag_needed(&f[1], "198.51.100.5", IPPROTO_IPIP, "198.51.100.5");
+	arrive(0, f, 2);
+	poll_once(w);
+	ck_assert_uint_eq(sent(0, out, RTE_DIM(out)), 0);
+	ck_assert_uint_eq(drops(w, PA_DROP_TO_SELF), 1);
+	ck_assert_uint_eq(drops(w, PA_DROP_NO_SERVICE), 1);
+	assert_each_left_once(w);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Pipeline mode: stages on two lcores joined by rings                 */
 /* ------------------------------------------------------------------ */
@@ -1235,6 +1320,8 @@ stages_suite(void)
 	tcase_add_test(tc, test_frames_for_the_ports_address_go_to_its_kernel_if);
 	tcase_add_test(tc, test_arp_for_the_port_goes_to_the_control_side);
 	tcase_add_test(tc, test_a_vip_port_without_a_service_is_not_routed_back_out);
+	tcase_add_test(tc, test_shared_local_addr_hands_the_kernel_its_share_and_keeps_the_lbs);
+	tcase_add_test(tc, test_shared_local_addr_without_kernel_if_keeps_the_lbs_and_the_rest_is_to_self);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rings");
