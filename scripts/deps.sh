@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install (Debian 12, apt-get only) every package that building, testing and
 # the lab need. Idempotent: asks dpkg which are missing and installs only
-# those; prints nothing when everything is already there.
+# those; prints nothing when everything is already there. --deploy adds
+# what the deployment artefacts need (scripts/deps-deploy.sh calls it so).
 set -euo pipefail
 
 PACKAGES=(
@@ -43,6 +44,22 @@ PACKAGES=(
 	python3-setuptools	# builds the client package offline (pip install --no-build-isolation tools/pylib)
 	python3-venv		# the client package's install test
 )
+# --deploy: also what the deployment artefacts and their slow tests need
+# (scripts/image.sh, deploy/ansible, scripts/test-deploy.sh)
+if [ "${1:-}" = "--deploy" ]; then
+	PACKAGES+=(
+		mmdebstrap	# Debian 12 root file systems from the archive
+		podman		# builds and runs the OCI image
+		runc		# the OCI runtime podman uses here
+		uidmap		# podman's user namespaces
+		ansible		# deploy/ansible (and the containers.podman collection)
+		ansible-lint
+		iputils-ping	# test-deploy.sh pings a VIP of the image's live daemon
+	)
+elif [ $# -gt 0 ]; then
+	echo "deps.sh: unknown option '$1' (--deploy: also the deployment tools)" >&2
+	exit 1
+fi
 # npm fetches the OpenRPC meta-schema (scripts/openrpc-meta.sh). Debian's
 # nodejs and npm, unless a node with its own npm is already there (a
 # NodeSource nodejs carries npm and conflicts with Debian's package).
