@@ -16,34 +16,21 @@ import ipaddress
 import json
 import os
 import statistics
-import subprocess
 import threading
 import time
 
 import pytest
 
-import pautil
+from excp_lab import helper, sh, tcp_echo
 from pautil import DAEMON, Daemon, run, unique, write_json
 from netpair import veth_namespaces
 
-HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                      "excp_helper.py")
 PORT_ADDR = "198.51.100.5"
 PEER_ADDR = "198.51.100.1"
 PORT_ADDR6 = "2001:db8:1::5"
 TAP = "pa0"
 
 
-def sh(*args, timeout=30):
-    return subprocess.run(list(args), capture_output=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
-
-
-def helper(ns, *args, timeout=60):
-    r = sh("ip", "netns", "exec", ns, pautil.PYTHON, HELPER,
-           *[str(a) for a in args], timeout=timeout)
-    assert r.returncode == 0, "%s: %s" % (args, r.stderr.decode()[-3000:])
-    return json.loads(r.stdout.decode().strip().splitlines()[-1])
 
 
 @pytest.fixture
@@ -115,30 +102,12 @@ def test_excp_ping_tcp_both_ways_and_removed_on_stop(lab, tmp_path):
         assert med < 250, p
 
         # TCP from B to a listener in A bound to the port's address
-        srv = subprocess.Popen(["ip", "netns", "exec", a, pautil.PYTHON,
-                                HELPER, "serve", PORT_ADDR, "7001"],
-                               stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
-        try:
-            assert srv.stdout.readline().strip() == b"listening"
-            c = helper(b, "connect", PORT_ADDR, 7001, 300000)
-            assert c["same"] and c["echoed"] == 300000, c
-        finally:
-            srv.wait(30)
+        c = tcp_echo(a, PORT_ADDR, 7001, b, 300000)
 
         # TCP from A to B: out through the TAP and the DPDK port (xA has
         # no address); the kernel resolves B itself
-        srv = subprocess.Popen(["ip", "netns", "exec", b, pautil.PYTHON,
-                                HELPER, "serve", PEER_ADDR, "7002"],
-                               stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
-        try:
-            assert srv.stdout.readline().strip() == b"listening"
-            c = helper(a, "connect", PEER_ADDR, 7002, 300000)
-            assert c["same"] and c["echoed"] == 300000, c
-            assert c["local"] == PORT_ADDR, c
-        finally:
-            srv.wait(30)
+        c = tcp_echo(b, PEER_ADDR, 7002, a, 300000)
+        assert c["local"] == PORT_ADDR, c
 
         st = d.call("stats_get")
         x = st["excp"]["interfaces"]["wan0"]

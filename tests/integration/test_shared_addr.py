@@ -21,12 +21,12 @@ Root and `ip netns` for the live test; skipped otherwise."""
 import collections
 import json
 import os
-import subprocess
 import time
 
 import pytest
 
 import pautil
+from excp_lab import helper, sh, tcp_echo
 from pautil import (DAEMON, PIPE4, RTC1, Daemon, check_summary, read_pcap,
                     unique, write_json, write_pcap)
 from netpair import veth_namespaces
@@ -147,24 +147,12 @@ def test_replay_local_addr_of_its_own_drops_the_same_icmp_errors(tmp_path):
 
 # ---- live: veth pair, net_af_packet + kernel_if ----
 
-HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                      "excp_helper.py")
 TAP = "pa0"
 LIVE_VIP = "192.0.2.10"
 SYSCTLS = {"ipv4/conf/xA/arp_ignore": "8", "ipv4/conf/xA/rp_filter": "1",
            "ipv6/conf/xA/disable_ipv6": "1"}
 
 
-def sh(*args, timeout=30):
-    return subprocess.run(list(args), capture_output=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
-
-
-def helper(ns, *args, timeout=60):
-    r = sh("ip", "netns", "exec", ns, pautil.PYTHON, HELPER,
-           *[str(a) for a in args], timeout=timeout)
-    assert r.returncode == 0, "%s: %s" % (args, r.stderr.decode()[-3000:])
-    return json.loads(r.stdout.decode().strip().splitlines()[-1])
 
 
 def sysctls(ns):
@@ -231,29 +219,11 @@ def test_live_shared_local_addr_kernel_if_still_answers(lab, tmp_path):
         assert neigh and neigh[0].get("lladdr") == mac, (neigh, mac)
 
         # TCP from the peer to a listener bound to the shared address
-        srv = subprocess.Popen(["ip", "netns", "exec", a, pautil.PYTHON,
-                                HELPER, "serve", PORT_ADDR, "7001"],
-                               stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
-        try:
-            assert srv.stdout.readline().strip() == b"listening"
-            c = helper(b, "connect", PORT_ADDR, 7001, 200000)
-            assert c["same"] and c["echoed"] == 200000, c
-        finally:
-            srv.wait(30)
+        c = tcp_echo(a, PORT_ADDR, 7001, b, 200000)
         # TCP from the kernel_if out: its ARP for the peer is answered to
         # the shared address, and the kernel gets the reply
-        srv = subprocess.Popen(["ip", "netns", "exec", b, pautil.PYTHON,
-                                HELPER, "serve", ROUTER, "7002"],
-                               stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
-        try:
-            assert srv.stdout.readline().strip() == b"listening"
-            c = helper(a, "connect", ROUTER, 7002, 200000)
-            assert c["same"] and c["echoed"] == 200000, c
-            assert c["local"] == PORT_ADDR, c
-        finally:
-            srv.wait(30)
+        c = tcp_echo(b, ROUTER, 7002, a, 200000)
+        assert c["local"] == PORT_ADDR, c
 
         # ipip from the shared address, and an error about it back
         x = helper(b, "ipip", "xB", LIVE_VIP, 80, 20, timeout=90)
