@@ -21,16 +21,16 @@
  * the last position is never used), then is full.
  *
  * Rather than rte_hash: a burst's lookups go in passes the caller drives
- * (lb_data.c: prefetch the home slot as soon as the hash is known, then
+ * (lb_dp.c: prefetch the home slot as soon as the hash is known, then
  * read the slots and prefetch the flow's line, then compare), and a
  * hit costs a slot compare and a key compare, against ~146 instructions
  * a key for rte_hash's bulk lookup of a 48-byte key (measured with
- * perf/bench_lb_stage; docs/performance.md).
+ * perf/bench_lb_stage; perf/NOTES.md).
  *
  * The index grows and shrinks with the flows, so that a big table
  * holding few flows is read like a small one (at 10k flows, a 1M table's 16 MB index put
  * each flow's slot in a line of its own, out of L2: ~17 cycles a packet
- * more than a 32k-slot one; docs/performance.md). It starts at
+ * more than a 32k-slot one; perf/NOTES.md). It starts at
  * LB_FTAB_MIN_SLOTS (or the whole index when smaller) and doubles when
  * half full, up to the size the table was made for (n_pos at most 3/4
  * of it, as before); it halves when fewer than 1/8 of its slots hold

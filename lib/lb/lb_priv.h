@@ -2,8 +2,9 @@
 #ifndef PA_LB_PRIV_H
 #define PA_LB_PRIV_H
 
-/* Internal structures of lib/lb, shared by lb.c (control), lb_data.c
- * (data path) and lb_sched.c. */
+/* Internal structures of lib/lb, shared by its control side (lb.c,
+ * lb_build.c, lb_update.c, lb_hc.c, lb_trace.c, lb_stats.c), its data path
+ * (lb_dp.c, lb_icmp.c) and lb_sched.c. */
 
 #include <pthread.h>
 #include <stddef.h>
@@ -47,7 +48,7 @@ _Static_assert(offsetof(struct lb_flow_key, pad2) == LB_FLOW_KEY_LEN &&
  * the entry that fragments to (VIP, protocol) use. A purpose-built table
  * rather than an rte_hash: a burst's lookups cost a CRC step or two and
  * one cache line each here, against ~20 cycles a key for rte_hash's bulk
- * lookup of a 32-byte key (measured: docs/performance.md).
+ * lookup of a 32-byte key (measured: perf/NOTES.md).
  */
 struct lb_svc_ent {
 	uint8_t family;			/* 4 or 6; 0 = empty */
