@@ -29,7 +29,7 @@ settle, counters read again. `none` is the baseline (no change): it
 shows that the method itself loses nothing at the chosen rate.
 
 Full rate on this machine: the rate the appliance sustains with 0 loss
-for the baseline over the window (--rate; default 100,000 packets/s, the
+for the baseline over the window (--rate; default 200,000 packets/s, the
 source and the control thread sharing CPU 0, the worker alone on CPU 1).
 
 Root needed. Writes perf/results/blocked-<date>.json (or --out) and
@@ -43,6 +43,7 @@ import argparse
 import datetime
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -50,6 +51,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tools", "pylib"))
+from pktaccel import RpcError  # noqa: E402
 from pktaccel.daemon import Daemon, unique, write_json  # noqa: E402
 
 VIP = "192.0.2.10"
@@ -57,6 +59,8 @@ VPORT = 5000
 BACKENDS = ["10.1.0.%d" % i for i in range(1, 5)]
 FLOWS = 64
 GW_MAC = "02:00:00:00:00:fe"
+# the AF_PACKET RX ring, in frames: the NIC's RX descriptors of this lab
+FRAMECNT = 4096
 
 NS_S = NS_A = None
 IF = {}
@@ -134,7 +138,8 @@ def used_service():
 
 def config():
     ports = [{"name": "p%s" % i,
-              "devargs": "net_af_packet%s,iface=%s" % (i, IF["a" + i]),
+              "devargs": "net_af_packet%s,iface=%s,framecnt=%d" % (
+                  i, IF["a" + i], FRAMECNT),
               "peer": "p%s" % ("1" if i == "0" else "0"),
               "gateway_mac": GW_MAC} for i in ("0", "1")]
     return {"ports": ports,
@@ -169,11 +174,29 @@ def blocklist_file(path, n):
     return path
 
 
-# Each kind: (description, what the traffic should see, the change).
-# A change takes (client call, state) and is made during the window;
-# kinds are run in this order, so that each finds what it changes.
+EXTRA = {"name": "extra", "vip": "192.0.2.30", "port": 80, "proto": "tcp",
+         "backends": [{"addr": "10.3.0.1"}]}
+NEW_BE = "10.1.0.9"
+
+
+def quiet(call, method, params):
+    """A call whose refusal is fine (making sure of a state before a
+    window: adding what may be there, deleting what may be gone)."""
+    try:
+        call(method, params)
+    except RpcError:
+        pass
+
+
+def be(addr, **kw):
+    return dict({"service": "used", "addr": addr}, **kw)
+
+
+# Each kind: (name, what the traffic should see, before, change). before
+# (outside the window, not measured) makes the state the change needs, so
+# that any subset of kinds runs in any order and repeats.
 def kinds(a, work):
-    st = {"bl": None}
+    st = {"bl": None, "rule": 500}
 
     def bl(call):
         if st["bl"] is None:
@@ -181,60 +204,118 @@ def kinds(a, work):
                                       a.prefixes)
         return call("blocklist_replace", {"path": st["bl"]})
 
+    def rule_add(call):
+        st["rule"] += 1
+        return call("acl_rule_add", {
+            "id": st["rule"], "priority": 50,
+            "dst": "203.0.114.%d/32" % (st["rule"] % 256),
+            "proto": "udp", "action": "drop"})
+
+    def rule_there(call):
+        rules = call("acl_rule_list", {})
+        if not any(r["id"] == st["rule"] for r in rules):
+            rule_add(call)
+
+    def stall(call):
+        os.kill(a.pid, signal.SIGSTOP)
+        try:
+            time.sleep(a.stall)
+        finally:
+            os.kill(a.pid, signal.SIGCONT)
+
+    def used_there(call):
+        quiet(call, "lb_service_add", used_service())
+
+    def new_be_there(call):
+        used_there(call)
+        quiet(call, "lb_backend_add", be(NEW_BE))
+
+    def new_be_gone(call):
+        used_there(call)
+        quiet(call, "lb_backend_delete", be(NEW_BE))
+
+    def first_there(call):
+        used_there(call)
+        quiet(call, "lb_backend_add", be(BACKENDS[0]))
+
+    def nothing(call):
+        pass
+
     k = [
-        ("none", "no change (the baseline)", lambda call: None),
+        ("none", "no change (the baseline)", nothing, nothing),
         ("acl_rule_add", "one drop rule the traffic does not match",
-         lambda call: call("acl_rule_add", {
-             "id": 500, "priority": 50, "dst": "203.0.114.0/24",
-             "proto": "udp", "action": "drop"})),
-        ("acl_rule_delete", "that rule deleted",
-         lambda call: call("acl_rule_delete", {"id": 500})),
+         nothing, rule_add),
+        ("acl_rule_delete", "that rule deleted", rule_there,
+         lambda call: call("acl_rule_delete", {"id": st["rule"]})),
         ("acl_rules_replace", "%d rules the traffic does not match"
-         % a.rules, lambda call: call("acl_rules_replace", {
+         % a.rules, nothing, lambda call: call("acl_rules_replace", {
              "rules": rules10k(a.rules, 1000)})),
         ("lb_service_add", "a service the traffic does not use",
-         lambda call: call("lb_service_add", {
-             "name": "extra", "vip": "192.0.2.30", "port": 80,
-             "proto": "tcp", "backends": [{"addr": "10.3.0.1"}]})),
+         lambda call: quiet(call, "lb_service_delete", {"name": "extra"}),
+         lambda call: call("lb_service_add", EXTRA)),
         ("lb_service_delete", "that service deleted",
+         lambda call: quiet(call, "lb_service_add", EXTRA),
          lambda call: call("lb_service_delete", {"name": "extra"})),
         ("lb_service_delete_used", "the service the traffic uses "
          "deleted: its packets are forwarded unchanged from then on",
+         used_there,
          lambda call: call("lb_service_delete", {"name": "used"})),
         ("lb_service_add_used", "the service added again: its packets "
-         "are load-balanced again", lambda call: call(
-             "lb_service_add", used_service())),
+         "are load-balanced again",
+         lambda call: quiet(call, "lb_service_delete", {"name": "used"}),
+         lambda call: call("lb_service_add", used_service())),
         ("lb_backend_add", "a fifth backend of the service in use",
-         lambda call: call("lb_backend_add", {
-             "service": "used", "addr": "10.1.0.9"})),
-        ("lb_backend_set_weight", "its weight set to 3",
-         lambda call: call("lb_backend_set", {
-             "service": "used", "addr": "10.1.0.9", "weight": 3})),
+         new_be_gone, lambda call: call("lb_backend_add", be(NEW_BE))),
+        ("lb_backend_set_weight", "the fifth backend's weight set to 3",
+         new_be_there,
+         lambda call: call("lb_backend_set", be(NEW_BE, weight=3))),
+        ("lb_backend_delete_unused", "the fifth backend (no flows) "
+         "deleted", new_be_there,
+         lambda call: call("lb_backend_delete", be(NEW_BE))),
         ("lb_backend_set_drain", "a backend with flows drained",
-         lambda call: call("lb_backend_set", {
-             "service": "used", "addr": BACKENDS[0], "state": "drain"})),
-        ("lb_backend_set_up", "that backend up again",
-         lambda call: call("lb_backend_set", {
-             "service": "used", "addr": BACKENDS[0], "state": "up"})),
+         first_there,
+         lambda call: call("lb_backend_set", be(BACKENDS[0],
+                                                state="drain"))),
+        ("lb_backend_set_up", "that backend up again", first_there,
+         lambda call: call("lb_backend_set", be(BACKENDS[0], state="up"))),
+        ("lb_backend_set_down", "a backend with flows set down (what a "
+         "failing health check does to the table: its flows move)",
+         used_there,
+         lambda call: call("lb_backend_set", be(BACKENDS[1],
+                                                state="down"))),
+        ("lb_backend_set_up_again", "that backend up again", used_there,
+         lambda call: call("lb_backend_set", be(BACKENDS[1], state="up"))),
         ("lb_backend_delete", "a backend with flows deleted (its flows "
-         "move to the others)", lambda call: call("lb_backend_delete", {
-             "service": "used", "addr": BACKENDS[0]})),
+         "move to the others)", first_there,
+         lambda call: call("lb_backend_delete", be(BACKENDS[0]))),
         ("lb_backend_add_back", "that backend added back",
-         lambda call: call("lb_backend_add", {
-             "service": "used", "addr": BACKENDS[0]})),
-        ("lb_backend_delete_unused", "the fifth backend deleted",
-         lambda call: call("lb_backend_delete", {
-             "service": "used", "addr": "10.1.0.9"})),
+         lambda call: (used_there(call), quiet(
+             call, "lb_backend_delete", be(BACKENDS[0]))),
+         lambda call: call("lb_backend_add", be(BACKENDS[0]))),
         ("blocklist_replace", "%d prefixes the sources are not in"
-         % a.prefixes, bl),
+         % a.prefixes, nothing, bl),
     ]
+    if a.control:
+        k.append(("stall_control", "negative control: the daemon stopped "
+                  "(SIGSTOP) for %g s, the method must see it" % a.stall,
+                  nothing, stall))
     return k
+
+
+def lb_packets(st):
+    """Packets the LB balanced (all services), from stats_get."""
+    lb = st.get("lb", {})
+    for k in ("packets", "balanced", "forwarded"):
+        if isinstance(lb.get(k), int):
+            return lb[k]
+    return 0
 
 
 def measure(d, cli, pcap, npkts, a, change):
     count = int(a.rate * a.seconds)
     c0 = counters()
     s0 = d.call("stats_get")
+    t0 = time.monotonic()
     p = subprocess.Popen(["ip", "netns", "exec", NS_S, "tcpreplay",
                           "-q", "-i", IF["s0"], "--pps=%d" % a.rate,
                           "--pps-multi=%d" % a.pps_multi,
@@ -248,6 +329,7 @@ def measure(d, cli, pcap, npkts, a, change):
     out, err = p.communicate(timeout=a.seconds * 10 + 60)
     if p.returncode != 0:
         raise SystemExit("tcpreplay: %s" % err.decode())
+    window = time.monotonic() - t0
     time.sleep(0.5)  # what is in flight comes out
     c1 = counters()
     s1 = d.call("stats_get")
@@ -256,11 +338,17 @@ def measure(d, cli, pcap, npkts, a, change):
     lost = sent - received
     drops = {k: v - s0["drops"].get(k, 0)
              for k, v in s1["drops"].items() if v - s0["drops"].get(k, 0)}
+    ports = lambda s, k: sum(v[k] for v in s["ports"].values())  # noqa
     missed = sum(v["rx_missed"] - s0["ports"][n]["rx_missed"]
                  for n, v in s1["ports"].items())
     return {"sent": sent, "received": received, "expected_drops": 0,
             "lost": lost, "blocked_s": lost / a.rate,
             "rpc_ms": round(rpc_ms, 1),
+            # the rate achieved: tcpreplay's window against --rate
+            "window_s": round(window, 3),
+            "daemon_rx": ports(s1, "rx_packets") - ports(s0, "rx_packets"),
+            "daemon_tx": ports(s1, "tx_packets") - ports(s0, "tx_packets"),
+            "lb_packets": lb_packets(s1) - lb_packets(s0),
             "tcpreplay_sent": count,
             "daemon_drops": drops, "daemon_rx_missed": missed,
             "result": res if not isinstance(res, (list, dict))
@@ -283,7 +371,7 @@ def table(out):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rate", type=int, default=100000,
+    ap.add_argument("--rate", type=int, default=200000,
                     help="offered rate, packets/s")
     ap.add_argument("--pps-multi", type=int, default=100,
                     help="tcpreplay's packets per timing step")
@@ -294,6 +382,10 @@ def main():
                     help="comma-separated subset (default: all)")
     ap.add_argument("--rules", type=int, default=10000)
     ap.add_argument("--prefixes", type=int, default=1000000)
+    ap.add_argument("--control", action="store_true",
+                    help="add the negative control: the daemon stopped "
+                    "for --stall seconds in a window (it must lose)")
+    ap.add_argument("--stall", type=float, default=0.2)
     ap.add_argument("--build", default=os.path.join(REPO, "build"))
     ap.add_argument("--tag", default="blk",
                     help="prefix of the namespaces and interfaces "
@@ -327,6 +419,7 @@ def main():
            "kinds": []}
     try:
         d.wait_ready(120)
+        a.pid = d.proc.pid  # "ip netns exec" execs the daemon
         cli = d.client(timeout=120)
 
         def call(method, params=None):
@@ -342,9 +435,10 @@ def main():
                 argparse.Namespace(**dict(vars(a), seconds=1)),
                 lambda call: None)
         for r in range(a.repeat):
-            for name, what, change in ks:
+            for name, what, before, change in ks:
                 if want and name not in want:
                     continue
+                before(call)
                 m = measure(d, call, pcap, npkts, a, change)
                 print("%-26s run %d: sent %d received %d lost %d "
                       "(rpc %.1f ms)" % (name, r + 1, m["sent"],
