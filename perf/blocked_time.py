@@ -198,11 +198,16 @@ def be(addr, **kw):
 def kinds(a, work):
     st = {"bl": None, "rule": 500}
 
-    def bl(call):
+    # the inputs of the big changes made outside the window: the RPC's
+    # time is the daemon's, not that of writing them
+    def bl_file(call):
         if st["bl"] is None:
             st["bl"] = blocklist_file(os.path.join(work, "bl.txt"),
                                       a.prefixes)
-        return call("blocklist_replace", {"path": st["bl"]})
+
+    def rules_made(call):
+        if "rules" not in st:
+            st["rules"] = {"rules": rules10k(a.rules, 1000)}
 
     def rule_add(call):
         st["rule"] += 1
@@ -248,8 +253,8 @@ def kinds(a, work):
         ("acl_rule_delete", "that rule deleted", rule_there,
          lambda call: call("acl_rule_delete", {"id": st["rule"]})),
         ("acl_rules_replace", "%d rules the traffic does not match"
-         % a.rules, nothing, lambda call: call("acl_rules_replace", {
-             "rules": rules10k(a.rules, 1000)})),
+         % a.rules, rules_made,
+         lambda call: call("acl_rules_replace", st["rules"])),
         ("lb_service_add", "a service the traffic does not use",
          lambda call: quiet(call, "lb_service_delete", {"name": "extra"}),
          lambda call: call("lb_service_add", EXTRA)),
@@ -293,7 +298,8 @@ def kinds(a, work):
              call, "lb_backend_delete", be(BACKENDS[0]))),
          lambda call: call("lb_backend_add", be(BACKENDS[0]))),
         ("blocklist_replace", "%d prefixes the sources are not in"
-         % a.prefixes, nothing, bl),
+         % a.prefixes, bl_file,
+         lambda call: call("blocklist_replace", {"path": st["bl"]})),
     ]
     if a.control:
         k.append(("stall_control", "negative control: the daemon stopped "
