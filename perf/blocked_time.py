@@ -43,6 +43,7 @@ import argparse
 import datetime
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -461,9 +462,14 @@ def main():
             e["lost_total"] = sum(r["lost"] for r in e["runs"])
             e["blocked_s_max"] = max(r["blocked_s"] for r in e["runs"])
         out["load_end"] = [round(x, 1) for x in os.getloadavg()]
+    except BaseException:
+        # the daemon's output stays for a look
+        print("kept: %s" % work, file=sys.stderr)
+        raise
     finally:
         d.stop()
         down()
+    shutil.rmtree(work, ignore_errors=True)
     path = a.out or os.path.join(HERE, "results",
                                  "blocked-%s.json" % out["date"])
     write_json(path, out)
