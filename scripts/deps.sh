@@ -30,7 +30,7 @@ PACKAGES=(
 	iproute2		# ip netns / veth for the live tests
 	ethtool			# checksum offload off on veths
 	tcpdump
-	tcpreplay		# the live lab's replay test (tests/integration/test_lab.py)
+	tcpreplay		# the live lab's replay test (tests/integration/test_lab.py), perf/blocked_time.py
 	curl			# the live lab by hand (docs/lab.md)
 	dpkg-dev		# scripts/package.sh: dpkg-shlibdeps, dpkg-deb
 	fakeroot		# scripts/package.sh: root-owned files in the packages
