@@ -1062,10 +1062,25 @@ give_kernel_if(struct pa_worker *w, unsigned int slots)
 	w->excp = &excp;
 }
 
+/* The kernel_if's ring holds exactly frames @p f[0..n) (@p n at most 8),
+ * in order; taken and freed. */
+static void
+assert_kernel_got(const struct pa_test_frame *f, unsigned int n)
+{
+	struct rte_mbuf *k[8];
+	unsigned int i;
+
+	ck_assert_uint_eq(rte_ring_dequeue_burst(excp.ring[0], (void **)k,
+		RTE_DIM(k), NULL), n);
+	for (i = 0; i < n; i++)
+		ck_assert_msg(same_frame(k[i], &f[i]), "frame %u", i);
+	free_all(k, n);
+}
+
 START_TEST(test_frames_for_the_ports_address_go_to_its_kernel_if)
 {
 	struct pa_test_frame f[4];
-	struct rte_mbuf *out[4], *k[4];
+	struct rte_mbuf *out[4];
 	struct pa_worker *w;
 	unsigned int i;
 
@@ -1078,11 +1093,7 @@ START_TEST(test_frames_for_the_ports_address_go_to_its_kernel_if)
 	arrive(0, f, 4);
 	poll_once(w);
 	ck_assert_uint_eq(sent(0, out, RTE_DIM(out)), 0);
-	ck_assert_uint_eq(rte_ring_dequeue_burst(excp.ring[0], (void **)k, 4,
-		NULL), 3);
-	for (i = 0; i < 3; i++)
-		ck_assert_msg(same_frame(k[i], &f[i]), "frame %u", i);
-	free_all(k, 3);
+	assert_kernel_got(f, 3);
 	/* the kernel's share: "local"; no room: "excp_full" */
 	ck_assert_uint_eq(drops(w, PA_DROP_LOCAL), 3);
 	ck_assert_uint_eq(drops(w, PA_DROP_EXCP_FULL), 1);
@@ -1156,9 +1167,8 @@ frame_frag_needed(struct pa_test_frame *f, const char *dst, uint8_t qproto,
 START_TEST(test_shared_local_addr_hands_the_kernel_its_share_and_keeps_the_lbs)
 {
 	struct pa_test_frame f[4];
-	struct rte_mbuf *out[4], *k[4];
+	struct rte_mbuf *out[4];
 	struct pa_worker *w;
-	unsigned int i;
 
 	setup_pipeline(DOC_SHARED(", 'kernel_if': 'pa-st0'"), false);
 	w = worker(1);
@@ -1174,11 +1184,7 @@ START_TEST(test_shared_local_addr_hands_the_kernel_its_share_and_keeps_the_lbs)
 	arrive(0, f, 4);
 	poll_once(w);
 	ck_assert_uint_eq(sent(0, out, RTE_DIM(out)), 0);
-	ck_assert_uint_eq(rte_ring_dequeue_burst(excp.ring[0], (void **)k, 4,
-		NULL), 2);
-	for (i = 0; i < 2; i++)
-		ck_assert_msg(same_frame(k[i], &f[i]), "frame %u", i);
-	free_all(k, 2);
+	assert_kernel_got(f, 2);
 	ck_assert_uint_eq(drops(w, PA_DROP_LOCAL), 2);
 	/* as a local_addr of its own would: no service there */
 	ck_assert_uint_eq(drops(w, PA_DROP_NO_SERVICE), 2);
