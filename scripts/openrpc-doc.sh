@@ -11,7 +11,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${PKTACCEL_BUILD_DIR:-$root/build}
 out=${1:-$root/docs/openrpc.json}
-tmp=$(mktemp -d /tmp/pa-openrpc.XXXXXX)
+tmp=$(mktemp -d -t pa-openrpc.XXXXXX)
 pid=
 cleanup() {
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then

@@ -43,7 +43,7 @@ fi
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export PKTACCEL_DEPLOY_CACHE=${PKTACCEL_DEPLOY_CACHE:-/var/cache/pktaccel-deploy}
 CACHE=$PKTACCEL_DEPLOY_CACHE
-WORK=$(mktemp -d /tmp/pa-deploy.XXXXXX)
+WORK=$(mktemp -d -t pa-deploy.XXXXXX)
 chmod 0755 "$WORK"
 T0=$(date +%s)
 NAME=pa-deploy-$$		# containers and namespaces of this run
