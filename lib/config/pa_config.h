@@ -181,7 +181,9 @@ struct pa_config_acl {
 #define PA_CONFIG_ACL_FLOW_CACHE_MAX		(1u << 22)
 
 enum pa_lb_sched { PA_LB_MAGLEV = 0, PA_LB_RR, PA_LB_WRR, PA_LB_LC };
-enum pa_lb_forward { PA_LB_IPIP = 0, PA_LB_NAT, PA_LB_DSR };
+enum pa_lb_forward { PA_LB_IPIP = 0, PA_LB_NAT, PA_LB_DSR, PA_LB_FNAT };
+/** "proxy_protocol" of a TCP fnat service. */
+enum pa_lb_proxy { PA_LB_PROXY_NONE = 0, PA_LB_PROXY_V1, PA_LB_PROXY_V2 };
 enum pa_lb_state { PA_LB_UP = 0, PA_LB_DOWN, PA_LB_DRAIN };
 
 struct pa_config_backend {
@@ -250,6 +252,8 @@ struct pa_config_service {
 	uint32_t max_flows;
 	/** "health": backend checks (present false: none) */
 	struct pa_config_health health;
+	/** "proxy_protocol": TCP fnat only; none when absent */
+	enum pa_lb_proxy proxy_protocol;
 	unsigned int n_backends;
 	struct pa_config_backend *backends;
 };
@@ -262,6 +266,25 @@ struct pa_config_flow_table {
 	uint32_t udp_timeout;		/**< idle seconds, UDP, default 30 */
 };
 
+/** Addresses of "lb.fnat.addrs" at most. */
+#define PA_CONFIG_FNAT_MAX_ADDRS	64
+#define PA_CONFIG_FNAT_DEF_PORT_LO	1024
+#define PA_CONFIG_FNAT_DEF_PORT_HI	65535
+#define PA_CONFIG_FNAT_DEF_TIME_WAIT_S	60
+
+/** "lb.fnat": the full-NAT source pool of this appliance. */
+struct pa_config_fnat {
+	bool present;			/**< "fnat" key in "lb" */
+	unsigned int n_addrs;		/**< IPv4 and IPv6, in file order */
+	struct pa_ip_addr addrs[PA_CONFIG_FNAT_MAX_ADDRS];
+	/** "ports": "LO-HI" (host order), default 1024-65535 */
+	uint16_t port_lo, port_hi;
+	/** "time_wait_s": a (pool address, port) whose flow has ended
+	 * serves the same backend again only this many seconds later (the
+	 * backend's TIME_WAIT), default 60 */
+	uint32_t time_wait_s;
+};
+
 struct pa_config_lb {
 	bool present;
 	struct pa_config_flow_table flow_table;	/**< defaults when absent */
@@ -272,6 +295,9 @@ struct pa_config_lb {
 	/** "icmp_echo": answer ICMP/ICMPv6 echo requests to VIPs (default
 	 * true) */
 	bool icmp_echo;
+	/** "fnat": the source pool of fnat services (present false: none;
+	 * then no service may forward by fnat) */
+	struct pa_config_fnat fnat;
 	/** Set by the loader from "ports" (not a key of "lb"): the address
 	 * families that health probes can leave from, i.e. some routed port
 	 * with a "kernel_if" has an address of that family; both true in
