@@ -62,8 +62,8 @@ put32(uint8_t *p, uint32_t v)
 /* Checksums                                                           */
 /* ------------------------------------------------------------------ */
 
-/* The one's complement sum of @p len bytes (even, at an even offset of
- * their checksummed area), folded to 16 bits, in memory order. */
+/* The one's complement sum of @p len bytes (an odd last byte padded
+ * with zero), folded to 16 bits, in memory order. */
 static uint16_t
 sum16(const void *p, unsigned int len)
 {
@@ -110,6 +110,31 @@ ip4_csum_set(uint8_t *ip)
 	ip[11] = 0;
 	sum = (uint16_t)~sum16(ip, IP4_HDR);
 	memcpy(ip + 10, &sum, 2);
+}
+
+/* The sum of @p len bytes from frame offset @p off, over segments (the
+ * caller checked they are there). DPDK 22.11's rte_raw_cksum_mbuf()
+ * drops carries when a segment ends at an odd offset, hence this one:
+ * each segment's sum folded, then byte-swapped when it starts at an odd
+ * offset of the data. */
+static uint16_t
+mbuf_sum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	uint32_t s = 0, done = 0, n;
+	uint16_t part;
+
+	while (m != NULL && off >= rte_pktmbuf_data_len(m)) {
+		off -= rte_pktmbuf_data_len(m);
+		m = m->next;
+	}
+	for (; m != NULL && done < len; m = m->next, off = 0) {
+		n = RTE_MIN(len - done, rte_pktmbuf_data_len(m) - off);
+		part = sum16(rte_pktmbuf_mtod_offset(m, const uint8_t *, off),
+			n);
+		s += (done & 1) ? rte_bswap16(part) : part;
+		done += n;
+	}
+	return __rte_raw_cksum_reduce(s);
 }
 
 /* Where a TCP/UDP header keeps its checksum. */
@@ -309,13 +334,8 @@ lb_xlat_4to6(struct rte_mbuf *m, struct pa_pkt_meta *meta,
 	ip6_build(ip, tos, (uint16_t)(tlen - IP4_HDR), proto, ttl, src6, dst6);
 	if (udp0) {
 		/* IPv6 UDP must have one: the whole datagram's */
-		uint16_t raw;
-
-		if (rte_raw_cksum_mbuf(m, l3 + IP6_HDR, tlen - IP4_HDR,
-				&raw) != 0)
-			raw = 0;	/* unreachable: the lengths were checked */
 		s = rte_ipv6_phdr_cksum((const struct rte_ipv6_hdr *)ip, 0);
-		s += raw;
+		s += mbuf_sum(m, l3 + IP6_HDR, tlen - IP4_HDR);
 		s = (s & 0xffff) + (s >> 16);
 		s = (s & 0xffff) + (s >> 16);
 		sum = (uint16_t)~s;

@@ -96,7 +96,7 @@ int lb_xlat_4to6(struct rte_mbuf *m, struct pa_pkt_meta *meta,
  *
  * @param src4, dst4  the new addresses (4 bytes each)
  * @param sport, dport  the new ports (network order)
- * @param ip_id  the IPv4 identification (written as given)
+ * @param ip_id  the IPv4 identification (network order, written as is)
  *
  * Written: version and IHL (5), TOS (the traffic class), total length,
  * @p ip_id, flags (DF when longer than LB_XLAT_DF_MAX), TTL (the hop
@@ -130,7 +130,8 @@ int lb_xlat_6to4(struct rte_mbuf *m, struct pa_pkt_meta *meta,
  * @param qsrc, qdst  the quoted packet's new addresses (family @p ofam)
  * @param qsport, qdport  the quoted packet's new ports (network order)
  * @param ip_id  the identification of an outer IPv4 header built here
- *               (IPv6 -> IPv4 only; the quoted IPv4 header gets 0)
+ *               (network order; IPv6 -> IPv4 only; the quoted IPv4
+ *               header gets 0)
  *
  * Same family: the outer addresses (the IPv4 header checksum updated),
  * the quoted addresses and ports (the quoted IPv4 header checksum and the
@@ -141,7 +142,8 @@ int lb_xlat_6to4(struct rte_mbuf *m, struct pa_pkt_meta *meta,
  * Translated (RFC 7915 4.2 and 5.2): the outer header and the quoted one
  * translated as by lb_xlat_4to6() / lb_xlat_6to4() (lengths from the
  * quoted header's own, not from what the quote holds), the quoted L4
- * checksum updated as the packet it quotes would have been, the type and
+ * checksum updated as the packet it quotes would have been (a quoted IPv4
+ * UDP checksum of 0 stays 0), the type and
  * code mapped (those without an equivalent are refused: -EINVAL), the
  * parameter problem pointer mapped (a field without an equivalent is
  * refused), the MTU of fragmentation needed / packet too big adjusted by
