@@ -145,13 +145,13 @@ l4_csum_off(uint8_t proto)
 }
 
 /* Update the checksum of the TCP/UDP header at @p l4 (@p avail bytes of
- * it present: a quote may stop before the checksum) for the pseudo-header
- * difference @p d and new ports @p ports (4 bytes, network order), and
- * write the ports. @p zero_stays: an IPv4 UDP checksum of 0 means none
- * and stays so. */
+ * it present: a quote may stop before the checksum, or in it) for the
+ * pseudo-header difference @p d and new ports @p ports (4 bytes, network
+ * order), and write the ports. A UDP checksum of 0 means none (IPv4, and
+ * IPv6 tunnels, RFC 6935) and stays so. */
 static void
 l4_update(uint8_t *l4, uint32_t avail, uint8_t proto, uint32_t d,
-		const uint8_t ports[4], bool zero_stays)
+		const uint8_t ports[4])
 {
 	unsigned int off = l4_csum_off(proto);
 	uint16_t sum;
@@ -160,7 +160,7 @@ l4_update(uint8_t *l4, uint32_t avail, uint8_t proto, uint32_t d,
 	d = diff_add(d, ports, 4);
 	if (avail >= off + 2) {
 		memcpy(&sum, l4 + off, 2);
-		if (!(proto == IPPROTO_UDP && sum == 0 && zero_stays)) {
+		if (!(proto == IPPROTO_UDP && sum == 0)) {
 			csum_apply(l4 + off, d);
 			memcpy(&sum, l4 + off, 2);
 			if (proto == IPPROTO_UDP && sum == 0)
@@ -326,7 +326,7 @@ lb_xlat_4to6(struct rte_mbuf *m, struct pa_pkt_meta *meta,
 	d = diff_sub(0, ip + 12, 8);
 	d = diff_add(d, src6, 16);
 	d = diff_add(d, dst6, 16);
-	l4_update(l4, tlen - IP4_HDR, proto, d, ports, true);
+	l4_update(l4, tlen - IP4_HDR, proto, d, ports);
 	tos = ip[1];
 	ttl = ip[8];
 
@@ -379,8 +379,7 @@ lb_xlat_6to4(struct rte_mbuf *m, struct pa_pkt_meta *meta,
 	d = diff_sub(0, ip + 8, 32);
 	d = diff_add(d, src4, 4);
 	d = diff_add(d, dst4, 4);
-	/* an IPv6 UDP checksum of 0 is none: IPv4 can say so */
-	l4_update(ip + IP6_HDR, plen, proto, d, ports, true);
+	l4_update(ip + IP6_HDR, plen, proto, d, ports);
 	ip4_build(hdr, ip6_tclass(ip), (uint16_t)(plen + IP4_HDR), ip_id,
 		ip[7], proto, src4, dst4);
 
@@ -527,8 +526,7 @@ icmp_same(struct rte_mbuf *m, const struct xicmp *x, const uint8_t *osrc,
 	d = diff_add(d, qdst, alen);
 	if (x->v4)
 		csum_apply(q + 10, d);
-	l4_update(p + x->ql4, quote_l4_len(p, x), x->qproto, d, ports,
-		x->v4);
+	l4_update(p + x->ql4, quote_l4_len(p, x), x->qproto, d, ports);
 	memcpy(qa, qsrc, alen);
 	memcpy(qa + alen, qdst, alen);
 	icmp_csum_set(x->v4 ? NULL : ip, p + x->l4, x->end - x->l4);
@@ -697,7 +695,7 @@ icmp_4to6(struct rte_mbuf *m, const struct xicmp *x, const uint8_t *osrc,
 	d = diff_sub(0, q + 12, 8);
 	d = diff_add(d, qsrc, 16);
 	d = diff_add(d, qdst, 16);
-	l4_update(p + x->ql4, quote_l4_len(p, x), x->qproto, d, ports, true);
+	l4_update(p + x->ql4, quote_l4_len(p, x), x->qproto, d, ports);
 	tos = ip[1];
 	ttl = ip[8];
 	qtos = q[1];
@@ -743,7 +741,7 @@ icmp_6to4(struct rte_mbuf *m, const struct xicmp *x, const uint8_t *osrc,
 	d = diff_sub(0, q + 8, 32);
 	d = diff_add(d, qsrc, 4);
 	d = diff_add(d, qdst, 4);
-	l4_update(p + x->ql4, quote_l4_len(p, x), x->qproto, d, ports, true);
+	l4_update(p + x->ql4, quote_l4_len(p, x), x->qproto, d, ports);
 	/* the message shrinks by the quoted header's 20 bytes */
 	len = x->end - x->l4 - LB_XLAT_GROWTH;
 	if (IP4_HDR + len > LB_XLAT_ICMP4_MAX)

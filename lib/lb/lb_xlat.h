@@ -136,14 +136,14 @@ int lb_xlat_6to4(struct rte_mbuf *m, struct pa_pkt_meta *meta,
  * Same family: the outer addresses (the IPv4 header checksum updated),
  * the quoted addresses and ports (the quoted IPv4 header checksum and the
  * quoted L4 checksum, when the quote holds it, updated incrementally; a
- * quoted IPv4 UDP checksum of 0 stays 0) and the ICMP checksum computed
+ * quoted UDP checksum of 0 stays 0) and the ICMP checksum computed
  * afresh; types, codes and lengths unchanged.
  *
  * Translated (RFC 7915 4.2 and 5.2): the outer header and the quoted one
  * translated as by lb_xlat_4to6() / lb_xlat_6to4() (lengths from the
  * quoted header's own, not from what the quote holds), the quoted L4
- * checksum updated as the packet it quotes would have been (a quoted IPv4
- * UDP checksum of 0 stays 0), the type and
+ * checksum updated as the packet it quotes would have been (a quoted UDP
+ * checksum of 0 stays 0), the type and
  * code mapped (those without an equivalent are refused: -EINVAL), the
  * parameter problem pointer mapped (a field without an equivalent is
  * refused), the MTU of fragmentation needed / packet too big adjusted by
