@@ -123,6 +123,29 @@ vec("tcp_6to4_df", "6to4",
     src=POOL4, dst=BACKEND4, sport=2002, dport=8443, ip_id=0x0102,
     doc="1440-byte IPv4 result: DF")
 
+# the DF boundary: 1260 bytes clear, 1261 set
+vec("udp_6to4_1260", "6to4",
+    raw(eth() / ip6(CLIENT6, VIP6, hlim=62) / l4("udp", 40020, 53, 1232, 20)),
+    raw(eth() / ip4(POOL4, BACKEND4, ttl=62, ident=0x1260) /
+        l4("udp", 2020, 53, 1232, 20)),
+    src=POOL4, dst=BACKEND4, sport=2020, dport=53, ip_id=0x1260,
+    doc="1260-byte IPv4 result: DF clear")
+vec("udp_6to4_1261", "6to4",
+    raw(eth() / ip6(CLIENT6, VIP6, hlim=62) / l4("udp", 40021, 53, 1233, 21)),
+    raw(eth() / ip4(POOL4, BACKEND4, ttl=62, ident=0x1261, flags="DF") /
+        l4("udp", 2021, 53, 1233, 21)),
+    src=POOL4, dst=BACKEND4, sport=2021, dport=53, ip_id=0x1261,
+    doc="1261-byte IPv4 result: DF")
+
+# an IPv6 UDP checksum of 0 (tunnels send it): IPv4's "none"
+vec("udp0_6to4", "6to4",
+    raw(eth() / ip6(CLIENT6, VIP6, hlim=62) / l4("udp", 40022, 4789, 50, 22,
+                                                 chksum=0)),
+    raw(eth() / ip4(POOL4, BACKEND4, ttl=62, ident=7) /
+        l4("udp", 2022, 4789, 50, 22, chksum=0)),
+    src=POOL4, dst=BACKEND4, sport=2022, dport=4789, ip_id=7,
+    doc="IPv6 UDP checksum 0 stays 0 in IPv4")
+
 # the reply of an IPv6 backend to an IPv4 client (UDP)
 vec("udp_6to4", "6to4",
     raw(eth() / ip6(BACKEND6, POOL6, hlim=64) / l4("udp", 53, 2003, 41, 4)),
@@ -231,6 +254,17 @@ vec("icmp_frag_needed_mtu0_4to6", "icmp",
     sport=40011, dport=443,
     doc="MTU 0 -> RFC 1191 plateau 1492 + 20")
 
+# a quote that ends inside the TCP checksum (17 bytes of TCP): the half
+# checksum cannot be updated and stays as it was
+Q_HALF = bytearray(P6_BIG[:40 + 17])
+Q_HALF[40 + 16] = P4_BIG[20 + 16]
+vec("icmp_quote_cut_in_checksum_4to6", "icmp",
+    err4(ROUTER4, POOL4, 11, 0, 0, P4_BIG[:20 + 17]),
+    err6(VIP6, CLIENT6, 3, 0, 0, bytes(Q_HALF)),
+    ofam=6, src=VIP6, dst=CLIENT6, qsrc=CLIENT6, qdst=VIP6,
+    sport=40011, dport=443,
+    doc="a quote cut inside the TCP checksum: that byte untouched")
+
 # time exceeded with a long quote: the ICMPv6 error is cut to 1280
 vec("icmp_time_exceeded_4to6", "icmp",
     err4(ROUTER4, POOL4, 11, 0, 0, P4_BIG[:1252], ttl=9, tos=0xc0),
@@ -269,6 +303,14 @@ vec("icmp_too_big_6to4", "icmp",
     sport=40012, dport=443, ip_id=0x0a0b,
     doc="packet too big, MTU 1280 -> fragmentation needed, MTU 1260; "
         "cut to a 576-byte ICMPv4; quoted DF (1420 bytes)")
+
+# an MTU below IPv6's minimum is not believed: 1280 - 20
+vec("icmp_too_big_below_1280_6to4", "icmp",
+    err6(ROUTER6, POOL6, 2, 0, 1000, P6_BIG_B[:200], hlim=61),
+    err4(VIP4, CLIENT4, 3, 4, 1260, P4_BIG_B[:180], ttl=61, ident=4),
+    ofam=4, src=VIP4, dst=CLIENT4, qsrc=CLIENT4, qdst=VIP4,
+    sport=40012, dport=443, ip_id=4,
+    doc="packet too big, MTU 1000 (below 1280) -> 1260")
 
 P6_UDP_B = raw(ip6(POOL6, BACKEND6, hlim=64) / l4("udp", 2013, 53, 30, 13))
 P4_UDP_B = raw(ip4(CLIENT4, VIP4, ttl=64) / l4("udp", 40013, 53, 30, 13))

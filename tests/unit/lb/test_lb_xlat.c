@@ -292,8 +292,10 @@ START_TEST(tcp_6to4_matches_rfc7915_bytes_df_clear_up_to_1260)
 }
 END_TEST
 
-START_TEST(tcp_6to4_sets_df_above_1260_bytes)
+START_TEST(df_set_only_above_1260_bytes)
 {
+	run(&xv_udp_6to4_1260);
+	run(&xv_udp_6to4_1261);
 	run(&xv_tcp_6to4_df);
 }
 END_TEST
@@ -308,6 +310,12 @@ END_TEST
 START_TEST(udp_zero_checksum_gets_one_in_ipv6)
 {
 	run(&xv_udp0_4to6);
+}
+END_TEST
+
+START_TEST(udp_zero_checksum_stays_none_in_ipv4)
+{
+	run(&xv_udp0_6to4);
 }
 END_TEST
 
@@ -494,6 +502,7 @@ START_TEST(icmp_packet_too_big_becomes_frag_needed_mtu_minus_20)
 {
 	run(&xv_icmp_too_big_6to4);
 	run(&xv_icmp_client_too_big_6to4);
+	run(&xv_icmp_too_big_below_1280_6to4);
 }
 END_TEST
 
@@ -562,6 +571,24 @@ icmp4_redirect(uint8_t *f, uint32_t *len)
 }
 
 static void
+icmp4_time_exceeded_code_2(uint8_t *f, uint32_t *len)
+{
+	(void)len;
+	f[ICMP4_AT] = 11;
+	f[ICMP4_AT + 1] = 2;
+	f[ICMP4_AT + 4] = 0;
+}
+
+static void
+icmp6_time_exceeded_code_2(uint8_t *f, uint32_t *len)
+{
+	(void)len;
+	f[ICMP6_AT] = 3;
+	f[ICMP6_AT + 1] = 2;
+	memset(f + ICMP6_AT + 4, 0, 4);
+}
+
+static void
 icmp6_ptr_flow_label(uint8_t *f, uint32_t *len)
 {
 	(void)len;
@@ -608,6 +635,11 @@ START_TEST(icmp_without_an_equivalent_refused)
 	refused(&xv_icmp_param_problem_6to4, e, h, icmp6_option_problem,
 		true);
 	refused(&xv_icmp_port_unreach_6to4, e, h, icmp6_policy_failed, true);
+	/* codes that do not exist */
+	refused(&xv_icmp_param_problem_4to6, e, h, icmp4_time_exceeded_code_2,
+		true);
+	refused(&xv_icmp_param_problem_6to4, e, h, icmp6_time_exceeded_code_2,
+		true);
 }
 END_TEST
 
@@ -661,6 +693,31 @@ START_TEST(icmp_truncated_quote_translated)
 	 * translated packet's (scapy's, over the whole segment) */
 	run(&xv_icmp_frag_needed_min_4to6);
 	run(&xv_icmp_client_too_big_6to4);
+	/* cut inside the quoted checksum: left alone, nothing written past
+	 * the quote's end */
+	run(&xv_icmp_quote_cut_in_checksum_4to6);
+}
+END_TEST
+
+START_TEST(icmp_over_two_segments_refused_unchanged)
+{
+	static uint8_t out[PA_TEST_FRAME_MAX];
+	const struct xlat_vec *v = &xv_icmp_port_unreach_4to6;
+	const uint32_t split = 14 + 20 + 8 + 20 + 8 + 4;
+	struct pa_pkt_meta meta, before;
+	struct rte_mbuf *m;
+
+	m = mbuf_with(v->in, split, RTE_PKTMBUF_HEADROOM);
+	REQUIRE(rte_pktmbuf_chain(m, mbuf_with(v->in + split,
+		v->in_len - split, 0)) == 0);
+	memset(&meta, 0, sizeof(meta));
+	REQUIRE(pa_pkt_parse(v->in, v->in_len, v->in_len, &meta) ==
+		PA_PKT_OK);
+	before = meta;
+	REQUIRE(apply(v, m, &meta) == -EINVAL);
+	REQUIRE(memcmp(&meta, &before, sizeof(meta)) == 0);
+	expect_bytes(v->name, out, frame_bytes(m, out), v->in, v->in_len);
+	rte_pktmbuf_free(m);
 }
 END_TEST
 
@@ -674,6 +731,105 @@ START_TEST(icmp_translations_cut_to_the_rfc_sizes)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* Damaged input                                                       */
+/* ------------------------------------------------------------------ */
+
+static const struct xlat_vec *const all_vecs[] = {
+	&xv_tcp_4to6, &xv_tcp_6to4, &xv_tcp_6to4_df, &xv_udp_6to4_1260,
+	&xv_udp_6to4_1261, &xv_udp0_6to4, &xv_udp_6to4, &xv_udp_4to6,
+	&xv_udp0_4to6, &xv_udp_pad_4to6, &xv_vlan_4to6, &xv_qinq_6to4,
+	&xv_icmp_port_unreach_4to6, &xv_icmp_frag_needed_4to6,
+	&xv_icmp_frag_needed_min_4to6, &xv_icmp_frag_needed_mtu0_4to6,
+	&xv_icmp_time_exceeded_4to6, &xv_icmp_param_problem_4to6,
+	&xv_icmp_proto_unreach_4to6, &xv_icmp_quote_cut_in_checksum_4to6,
+	&xv_icmp_too_big_6to4, &xv_icmp_too_big_below_1280_6to4,
+	&xv_icmp_port_unreach_6to4, &xv_icmp_time_exceeded_6to4,
+	&xv_icmp_param_problem_6to4, &xv_icmp_param_problem_dst_6to4,
+	&xv_icmp_next_header_6to4, &xv_icmp_client_too_big_6to4,
+	&xv_icmp_same_family_4, &xv_icmp_same_family_6,
+};
+
+static uint32_t
+rnd(void)
+{
+	static uint32_t x = 0x2545f491;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return x;
+}
+
+/* Random damage to the vectors' headers (bit flips, cuts, lengths and
+ * checksums made right again or not, little headroom): what parses is
+ * either refused unchanged or translated into a frame that parses as
+ * the other family, whatever the bytes. */
+START_TEST(damaged_input_refused_unchanged_or_translated_whole)
+{
+	static uint8_t in[PA_TEST_FRAME_MAX], out[PA_TEST_FRAME_MAX];
+	static const uint16_t room[] = { 0, 19, 20, 39, 40,
+		RTE_PKTMBUF_HEADROOM };
+	unsigned int i, k, done = 0, refusals = 0;
+	struct pa_pkt_meta meta, before, fresh;
+	const struct xlat_vec *v;
+	struct rte_mbuf *m;
+	uint32_t len, olen;
+	uint16_t h;
+	bool to6;
+	int rc;
+
+	for (i = 0; i < 20000; i++) {
+		v = all_vecs[rnd() % RTE_DIM(all_vecs)];
+		len = v->in_len;
+		memcpy(in, v->in, len);
+		for (k = rnd() % 4; k > 0; k--)
+			in[rnd() % RTE_MIN(len, 14u + 40 + 8 + 40 + 24)] ^=
+				(uint8_t)(1u << (rnd() % 8));
+		if (rnd() % 4 == 0)
+			len = 14 + rnd() % (len - 13);
+		if (v->op == XLAT_ICMP && rnd() % 2 == 0 && len >= 14 + 48 &&
+		    pa_test_get16(in + 12) == (in[14] >> 4 == 4 ? 0x0800 :
+			0x86dd))
+			icmp_refix(in, len);
+		h = room[rnd() % RTE_DIM(room)];
+		m = mbuf_with(in, len, h);
+		memset(&meta, 0, sizeof(meta));
+		if (pa_pkt_parse(in, len, len, &meta) != PA_PKT_OK) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		before = meta;
+		rc = apply(v, m, &meta);
+		if (rc != 0) {
+			ck_assert_msg(rc == -EINVAL || rc == -ENOSPC,
+				"%s damaged: %d", v->name, rc);
+			ck_assert(memcmp(&meta, &before, sizeof(meta)) == 0);
+			ck_assert(m->data_off == h);
+			expect_bytes(v->name, out, frame_bytes(m, out), in,
+				len);
+			refusals++;
+		} else {
+			olen = frame_bytes(m, out);
+			memset(&fresh, 0, sizeof(fresh));
+			ck_assert_msg(pa_pkt_parse(out, olen, olen, &fresh) ==
+				PA_PKT_OK, "%s damaged: result unparsable",
+				v->name);
+			to6 = v->op == XLAT_4TO6 ||
+				(v->op == XLAT_ICMP && v->ofam == 6);
+			ck_assert_msg(!!(fresh.flags & PA_PKT_F_IPV6) == to6,
+				"%s damaged: family", v->name);
+			ck_assert(fresh.l4_off == meta.l4_off &&
+				fresh.l4_proto == meta.l4_proto);
+			done++;
+		}
+		rte_pktmbuf_free(m);
+	}
+	/* both outcomes were exercised */
+	ck_assert(done > 1000 && refusals > 1000);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 
 static Suite *
 xlat_suite(void)
@@ -683,9 +839,10 @@ xlat_suite(void)
 
 	tcase_add_test(tc, tcp_4to6_matches_rfc7915_bytes);
 	tcase_add_test(tc, tcp_6to4_matches_rfc7915_bytes_df_clear_up_to_1260);
-	tcase_add_test(tc, tcp_6to4_sets_df_above_1260_bytes);
+	tcase_add_test(tc, df_set_only_above_1260_bytes);
 	tcase_add_test(tc, udp_both_ways_match_rfc7915_bytes);
 	tcase_add_test(tc, udp_zero_checksum_gets_one_in_ipv6);
+	tcase_add_test(tc, udp_zero_checksum_stays_none_in_ipv4);
 	tcase_add_test(tc, udp_zero_checksum_computed_over_segments);
 	tcase_add_test(tc, ethernet_padding_is_not_carried_over);
 	tcase_add_test(tc, vlan_tags_move_with_the_ethernet_header);
@@ -708,7 +865,12 @@ xlat_suite(void)
 	tcase_add_test(tc, icmp_without_an_equivalent_refused);
 	tcase_add_test(tc, icmp_garbage_refused);
 	tcase_add_test(tc, icmp_truncated_quote_translated);
+	tcase_add_test(tc, icmp_over_two_segments_refused_unchanged);
 	tcase_add_test(tc, icmp_translations_cut_to_the_rfc_sizes);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("damage");
+	tcase_add_test(tc, damaged_input_refused_unchanged_or_translated_whole);
 	suite_add_tcase(s, tc);
 	return s;
 }
