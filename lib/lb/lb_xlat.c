@@ -512,6 +512,8 @@ icmp_same(struct rte_mbuf *m, const struct xicmp *x, const uint8_t *osrc,
 	uint8_t *qa = q + (x->v4 ? 12 : 8);
 	uint32_t d;
 
+	if (cut_after(m, x->end) != 0)
+		return -EINVAL;
 	if (x->v4) {
 		d = diff_sub(0, ip + 12, 8);
 		d = diff_add(d, osrc, 4);
