@@ -18,9 +18,10 @@
  * translating router:
  * - TTL <-> hop limit is copied, not decremented. The appliance is the
  *   flow's end (the VIP and the pool addresses are its own), not a router
- *   between client and backend, and a same-family fnat packet keeps its
- *   TTL too: a translated flow must not lose one hop more than an
- *   untranslated one. (A router-like SIIT decrements: RFC 7915 4.1.)
+ *   between client and backend, and the load balancer's other rewrites
+ *   (nat) leave the TTL alone: a translated flow must not lose one hop
+ *   more than an untranslated one. (A router-like SIIT decrements: RFC
+ *   7915 4.1; a caller that wants that decrements before translating.)
  * - Traffic class <-> type of service: all 8 bits copied (RFC 7915's
  *   default). Flow label: 0 (RFC 7915 4.1); a caller that wants ECMP
  *   entropy writes its own (no checksum covers it).
