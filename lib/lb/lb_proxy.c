@@ -243,6 +243,33 @@ set32(uint8_t *p, uint32_t v, uint32_t diff)
 	return csum_diff(diff, old, p, 4);
 }
 
+/* The ones' complement sum of @p len bytes of @p m from @p off (within
+ * the packet), across segments. (rte_raw_cksum_mbuf() of DPDK 22.11
+ * swaps an unreduced sum after a segment of odd length.) */
+static uint16_t
+sum_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	uint32_t sum = 0, done = 0, n;
+	uint16_t s;
+
+	while (m != NULL && off >= rte_pktmbuf_data_len(m)) {
+		off -= rte_pktmbuf_data_len(m);
+		m = m->next;
+	}
+	for (; m != NULL && done < len; m = m->next, off = 0) {
+		n = RTE_MIN(rte_pktmbuf_data_len(m) - off, len - done);
+		s = rte_raw_cksum(rte_pktmbuf_mtod_offset(m, const uint8_t *,
+			off), n);
+		if (done & 1)
+			s = (uint16_t)(s << 8 | s >> 8);
+		sum += s;
+		done += n;
+	}
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
 /* A TCP segment whose header is in the first segment: its address, or
  * NULL. */
 static inline uint8_t *
@@ -322,9 +349,8 @@ insert_hdr(struct lb_proxy_state *ps, struct rte_mbuf *m,
 
 	/* the payload's words change alignment after an odd insert: its sum
 	 * is rotated by 8 bits (multiplied by 2^8 modulo 2^16 - 1) */
-	if ((hlen & 1) && end > ins &&
-	    rte_raw_cksum_mbuf(m, ins, end - ins, &psum) != 0)
-		return -EINVAL;
+	if (hlen & 1)
+		psum = sum_mbuf(m, ins, end - ins);
 
 	memmove(base + ins + hlen, base + ins, move_end - ins);
 	memcpy(base + ins, hdr, hlen);
