@@ -117,7 +117,8 @@ unsigned int lb_proxy_build(uint8_t *buf, enum pa_lb_proxy v, uint8_t family,
  * - Nothing is done before a SYN was seen (hlen 0), nor to a packet that
  *   is not TCP or is a later IP fragment.
  *
- * Checksums stay as valid as they were: the shift is incremental; the
+ * Checksums (full ones, in the packet: not a TX offload's pseudo-header
+ * sum) stay as valid as they were: the shift is incremental; the
  * insert updates the IPv4 total length and header checksum or the IPv6
  * payload length, and the TCP checksum from the inserted bytes and the
  * length (the payload is summed only when hlen is odd), so a segment that

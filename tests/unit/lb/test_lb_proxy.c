@@ -9,6 +9,8 @@
  * blocks shifted, the SYN-ACK's MSS lowered, wrap-around, and the
  * refusals. Every result is compared with a frame built independently
  * (checksums by a full recomputation) and its TCP checksum recomputed.
+ * Last, random segments (well formed or not, either direction): their
+ * checksums and lengths stay right, a refused one is left unchanged.
  *
  * Its own executable (one EAL, --no-huge, for the mbufs); lb_proxy.c
  * needs nothing else of lib/lb.
@@ -1085,6 +1087,181 @@ START_TEST(sequence_numbers_wrap_around_2_32)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Any segment                                                         */
+/* ------------------------------------------------------------------ */
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t
+rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return (uint32_t)(rnd_state >> 16);
+}
+
+/* A sequence number near @p isn1 (a quarter of them exactly at it). */
+static uint32_t
+near(uint32_t isn1, unsigned int hlen)
+{
+	if (rnd() % 4 == 0)
+		return isn1;
+	return isn1 + rnd() % (2 * hlen + 200) - 100;
+}
+
+/* TCP options: random bytes, or a plausible layout (NOPs, MSS, SACK
+ * blocks near isn1, timestamps, EOL) with now and then a bad length. */
+static unsigned int
+random_options(uint8_t *o, uint32_t isn1, unsigned int hlen)
+{
+	unsigned int n = (rnd() % 11) * 4, i = 0, k, nb;
+
+	if (rnd() % 3 == 0) {
+		for (i = 0; i < n; i++)
+			o[i] = (uint8_t)rnd();
+		return n;
+	}
+	while (i < n) {
+		switch (rnd() % 6) {
+		case 0:
+			o[i++] = 1;
+			break;
+		case 1:
+			if (i + 4 > n)
+				goto fill;
+			o[i] = 2;
+			o[i + 1] = 4;
+			pa_test_put16(o + i + 2, (uint16_t)rnd());
+			i += 4;
+			break;
+		case 2:
+			nb = 1 + rnd() % 4;
+			if (i + 2 + 8 * nb > n)
+				goto fill;
+			o[i] = 5;
+			o[i + 1] = (uint8_t)(2 + 8 * nb);
+			for (k = 0; k < 2 * nb; k++)
+				pa_test_put32(o + i + 2 + 4 * k, near(isn1, hlen));
+			i += 2 + 8 * nb;
+			break;
+		case 3:
+			if (i + 10 > n)
+				goto fill;
+			o[i] = 8;
+			o[i + 1] = 10;
+			pa_test_put32(o + i + 2, rnd());
+			pa_test_put32(o + i + 6, rnd());
+			i += 10;
+			break;
+		case 4:
+			if (i + 2 > n)
+				goto fill;
+			o[i] = (uint8_t)rnd();
+			o[i + 1] = (uint8_t)(rnd() % 48);
+			i += 2;
+			break;
+		default:
+			goto fill;
+		}
+	}
+	return n;
+fill:
+	while (i < n)
+		o[i++] = rnd() % 2 ? 0 : (uint8_t)rnd();
+	return n;
+}
+
+START_TEST(any_segment_keeps_its_checksums_and_lengths)
+{
+	static const struct {
+		enum pa_lb_proxy v;
+		int family;
+	} hv[] = {
+		{ PA_LB_PROXY_V1, 4 }, { PA_LB_PROXY_V2, 4 },
+		{ PA_LB_PROXY_V1, 6 }, { PA_LB_PROXY_V2, 6 },
+	};
+	uint8_t hdr[LB_PROXY_MAX], opt[40], data[300], before[PA_TEST_FRAME_MAX];
+	struct lb_proxy_state ps;
+	struct pa_test_frame f;
+	struct pa_pkt_meta meta;
+	struct rte_mbuf *m;
+	unsigned int i, k, hlen, inserted = 0, shifted = 0, refused = 0;
+	uint16_t a16, b16;
+	const uint8_t *p, *l3;
+	uint32_t l3len;
+	int rc;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + 1);
+	for (i = 0; i < 3000; i++) {
+		struct seg s = { .ver = rnd() % 2 ? 4 : 6,
+			.to_backend = rnd() % 2 };
+
+		k = rnd() % RTE_DIM(hv);
+		a16 = (uint16_t)rnd();
+		b16 = (uint16_t)rnd();
+		hlen = lb_proxy_build(hdr, hv[k].v, (uint8_t)hv[k].family,
+			hv[k].family == 4 ? client4 : client6,
+			hv[k].family == 4 ? vip4 : vip6, a16, b16);
+		ps.isn1 = rnd() % 8 == 0 ? 0xffffffffu - rnd() % 64 : rnd();
+		ps.hlen = (uint8_t)hlen;
+		ps.flags = (uint8_t)(rnd() % 4);
+		ps.pad = 0;
+		s.flags = (uint8_t)(rnd() % 8 == 0 ? rnd() :
+			(TCP_ACK | (rnd() % 2 ? TCP_PSH : 0) |
+			 (rnd() % 6 == 0 ? TCP_FIN : 0) |
+			 (rnd() % 12 == 0 ? TCP_RST : 0) |
+			 (rnd() % 12 == 0 ? TCP_SYN : 0)));
+		s.seq = near(ps.isn1, hlen);
+		s.ack = near(ps.isn1, hlen);
+		s.opt = opt;
+		s.optlen = random_options(opt, ps.isn1, hlen);
+		s.data = data;
+		s.dlen = rnd() % 3 == 0 ? 0 : rnd() % sizeof(data);
+		frame(&f, &s);
+		m = mbuf_room(&f, &meta, rnd() % 4 == 0 ? (uint16_t)(rnd() % 120) : 0);
+		memcpy(before, f.b, f.len);
+		if (s.to_backend) {
+			rc = lb_proxy_to_backend(&ps, m, &meta, hdr, hlen,
+				rnd() % 2 ? 0 : 40 + s.optlen + 20 + rnd() % 400);
+			ck_assert_msg(rc == 0 || rc == -ENOSPC || rc == -EMSGSIZE,
+				"segment %u: %d", i, rc);
+		} else {
+			lb_proxy_to_client(&ps, m, &meta);
+			rc = 0;
+		}
+		p = rte_pktmbuf_mtod(m, const uint8_t *);
+		l3 = p + f.l3;
+		if (rc != 0) {
+			refused++;
+			ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), f.len);
+			ck_assert_mem_eq(p, before, f.len);
+		} else if (rte_pktmbuf_pkt_len(m) != f.len) {
+			inserted++;
+			ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), f.len + hlen);
+			ck_assert_mem_eq(p + f.l4 + 20 + s.optlen, hdr, hlen);
+		} else if (memcmp(p, before, f.len) != 0) {
+			shifted++;
+		}
+		l3len = s.ver == 4 ? pa_test_get16(l3 + 2) :
+			40u + pa_test_get16(l3 + 4);
+		ck_assert_uint_eq(f.l3 + l3len, rte_pktmbuf_pkt_len(m));
+		ck_assert_msg(pa_test_get16(p + f.l4 + 16) == pa_test_l4_csum(l3),
+			"segment %u: TCP checksum", i);
+		if (s.ver == 4)
+			ck_assert_uint_eq(pa_test_get16(l3 + 10),
+				pa_test_ip4_csum(l3));
+		rte_pktmbuf_free(m);
+	}
+	/* every outcome was met */
+	ck_assert_uint_gt(inserted, 100);
+	ck_assert_uint_gt(shifted, 100);
+	ck_assert_uint_gt(refused, 10);
+}
+END_TEST
+
 static Suite *
 lb_proxy_suite(void)
 {
@@ -1093,6 +1270,7 @@ lb_proxy_suite(void)
 	TCase *fwd = tcase_create("to_backend");
 	TCase *rev = tcase_create("to_client");
 	TCase *wrap = tcase_create("wrap");
+	TCase *any = tcase_create("any");
 
 	tcase_add_test(hdr, build_v1_ipv4_is_the_spec_line);
 	tcase_add_test(hdr, build_v1_ipv6_is_rfc5952_text);
@@ -1129,6 +1307,9 @@ lb_proxy_suite(void)
 
 	tcase_add_test(wrap, sequence_numbers_wrap_around_2_32);
 	suite_add_tcase(s, wrap);
+
+	tcase_add_test(any, any_segment_keeps_its_checksums_and_lengths);
+	suite_add_tcase(s, any);
 	return s;
 }
 
