@@ -26,7 +26,8 @@ import pautil
 from pautil import CTL, Daemon, unique, write_json
 from test_fnat_replay import (DNS4, LO, POOL4, POOL6, RTC1, WEB4, WEB6,
                               client, reply)
-from test_metrics import free_port, parse_exposition, scrape, value
+from test_metrics import (documented_metrics, free_port, parse_exposition,
+                          scrape, value)
 
 scapy = pytest.importorskip("scapy.all")
 from scapy.all import IP, TCP, Ether, Raw  # noqa: E402
@@ -132,6 +133,9 @@ def test_metrics_show_the_fnat_counters_and_pool_use(fnatd):
         assert value(f, "pktaccel_lb_fnat_pool_ports_in_use",
                      addr=addr) == used, addr
         assert value(f, "pktaccel_lb_fnat_pool_ports", addr=addr) == 1000
+    fnat = set(n for n in f if n.startswith("pktaccel_lb_fnat_"))
+    assert len(fnat) == len(WANT_FNAT) + 2, fnat
+    assert fnat - documented_metrics() == set(), "not in docs/metrics.md"
 
 
 def trace(d, src, dst, sport, dport, proto, **kw):
