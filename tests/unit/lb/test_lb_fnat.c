@@ -704,6 +704,29 @@ START_TEST(test_fnat_trace_of_a_new_flow_names_the_backends_family)
 }
 END_TEST
 
+/* rr chooses at the first packet: the backend, so its family, is not
+ * known; the addresses of every backend's family are. */
+START_TEST(test_fnat_trace_without_a_backend_names_every_backends_family)
+{
+	struct pa_lb_trace_result tr;
+	struct pa_test_frame f;
+	struct pa_flow_key k;
+
+	lb_extra = FNAT_POOL;
+	setup_lb("{'name': 'rr', 'vip': '10.0.0.31', 'port': 80,"
+		" 'proto': 'tcp', 'forward': 'fnat', 'scheduler': 'rr',"
+		" 'backends': [{'addr': '10.3.0.1'}, {'addr': '2001:db8:3::1'}]}");
+	frame_l4(&f, "198.51.100.7", "10.0.0.31", IPPROTO_TCP, 40000, 80,
+		TCP_SYN, 0);
+	k = key_of(&f);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert(!tr.backend_found);
+	ck_assert(tr.fnat);
+	ck_assert(!tr.fnat_held);
+	ck_assert_str_eq(trace_addrs(&tr), POOL4_A " " POOL4_B " " POOL6_A);
+}
+END_TEST
+
 START_TEST(test_fnat_stats_show_proxy_failed)
 {
 	lb_extra = FNAT_POOL;
@@ -739,6 +762,7 @@ lb_tcase_fnat(void)
 	tcase_add_test(tc, test_fnat_lcores_hand_out_only_their_share);
 	tcase_add_test(tc, test_fnat_trace_names_the_pool_address_and_port_both_ways);
 	tcase_add_test(tc, test_fnat_trace_of_a_new_flow_names_the_backends_family);
+	tcase_add_test(tc, test_fnat_trace_without_a_backend_names_every_backends_family);
 	tcase_add_test(tc, test_fnat_stats_show_proxy_failed);
 	return tc;
 }
