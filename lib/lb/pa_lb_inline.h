@@ -125,7 +125,8 @@ pa_lb_local_owns(const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
  *   problem; ICMPv6 types 1-4) that quote a TCP or UDP packet (its first
  *   fragment) whose source is the packet's destination and whose source
  *   port is in [@p lo, @p hi]: errors about what the load balancer sent
- *   from the pool.
+ *   from the pool (an IPv6 quote with extension headers is not matched:
+ *   the load balancer sends none).
  * The kernel's own connections from a shared address should use ports
  * outside the range (its ip_local_port_range, its listening ports).
  *
