@@ -164,17 +164,14 @@ backend_check(const struct lb_svc_ctl *c, const struct pa_config_backend *be,
 {
 	char buf[INET6_ADDRSTRLEN];
 
-	/* full NAT translates between the families; its pool's family is
-	 * the loader's check (pa_lb_config_backend_pool_check()) */
-	if (be->addr.family != c->cfg.vip.family &&
-	    c->cfg.forward != PA_LB_FNAT) {
-		pa_seterr(err, err_len, "backend %s: address family differs from the service's (only \"fnat\" mixes families)",
+	if (be->addr.family != c->cfg.vip.family) {
+		pa_seterr(err, err_len, "backend %s: address family differs from the service's",
 			pa_net_format_ip(&be->addr, buf, sizeof(buf)));
 		return -EINVAL;
 	}
-	if (c->cfg.forward != PA_LB_NAT && c->cfg.forward != PA_LB_FNAT &&
-	    be->port != 0 && be->port != c->cfg.port) {
-		pa_seterr(err, err_len, "backend %s: only \"nat\" and \"fnat\" can change the destination port",
+	if (c->cfg.forward != PA_LB_NAT && be->port != 0 &&
+	    be->port != c->cfg.port) {
+		pa_seterr(err, err_len, "backend %s: only \"nat\" can change the destination port",
 			pa_net_format_ip(&be->addr, buf, sizeof(buf)));
 		return -EINVAL;
 	}

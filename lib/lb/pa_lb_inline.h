@@ -59,57 +59,6 @@ pa_lb_poll_due(const struct pa_lb *lb, unsigned int lcore_idx)
 }
 
 /**
- * What the load balancer owns on lb.local_addr / local_addr6, which may
- * also be a routed port's own address (docs/configuration.md, "One
- * address, shared"): the rx stage keeps these packets in the data path
- * and gives the rest for that address to the port's kernel_if (lib/excp),
- * exactly as if local_addr were an address of its own.
- *
- * Today: the ICMP errors about its own packets, i.e. an ICMP error
- * (IPv4 destination unreachable, time exceeded, parameter problem;
- * ICMPv6 types 1-4) whose quoted IP header has the packet's destination
- * as source and IPIP (4) or IPv6 (41) as protocol: the outer header of
- * an ipip packet the LB sent (fragmentation needed / packet too big from
- * a router towards a backend, ...). The kernel sends nothing of the
- * kind from the port's address (it has no tunnel there), so nothing of
- * the kernel's is taken. Full NAT's pool addresses have their own test
- * (pa_lb_pool_owns()).
- *
- * @param m     a parsed IP packet (its headers in the first segment
- *              or not: read with rte_pktmbuf_read())
- * @param meta  its metadata; the caller knows its destination is one of
- *              lb.local_addr / local_addr6
- * @return true: the load balancer's.
- */
-static inline bool
-pa_lb_local_owns(const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
-{
-	const bool v4 = meta->flags & PA_PKT_F_IPV4;
-	const unsigned int alen = v4 ? 4 : 16;
-	uint8_t buf[8 + 40], dbuf[16];
-	const uint8_t *icmp, *q, *dst;
-
-	if ((meta->flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG_LATER)) !=
-	    PA_PKT_F_L4 || meta->l4_proto != (v4 ? IPPROTO_ICMP :
-	    IPPROTO_ICMPV6))
-		return false;
-	icmp = rte_pktmbuf_read(m, meta->l4_off, 8u + (v4 ? 20u : 40u), buf);
-	if (icmp == NULL)
-		return false;
-	if (v4 ? (icmp[0] != 3 && icmp[0] != 11 && icmp[0] != 12) :
-	    (icmp[0] < 1 || icmp[0] > 4))
-		return false;
-	q = icmp + 8;
-	if ((q[0] >> 4) != (v4 ? 4 : 6))
-		return false;
-	if (v4 ? (q[9] != IPPROTO_IPIP && q[9] != IPPROTO_IPV6) :
-	    (q[6] != IPPROTO_IPIP && q[6] != IPPROTO_IPV6))
-		return false;
-	dst = rte_pktmbuf_read(m, meta->l3_off + (v4 ? 16u : 24u), alen, dbuf);
-	return dst != NULL && memcmp(q + (v4 ? 12 : 8), dst, alen) == 0;
-}
-
-/**
  * What the load balancer owns on an address of its full-NAT pool
  * (lb.fnat.addrs), which may also be a routed port's own address or
  * lb.local_addr (docs/configuration.md, "One address, shared"): the rx
@@ -184,6 +133,57 @@ pa_lb_pool_owns(const struct rte_mbuf *m, const struct pa_pkt_meta *meta,
 		return false;
 	port = (uint16_t)(sp[0] << 8 | sp[1]);
 	return port >= lo && port <= hi;
+}
+
+/**
+ * What the load balancer owns on lb.local_addr / local_addr6, which may
+ * also be a routed port's own address (docs/configuration.md, "One
+ * address, shared"): the rx stage keeps these packets in the data path
+ * and gives the rest for that address to the port's kernel_if (lib/excp),
+ * exactly as if local_addr were an address of its own.
+ *
+ * Today: the ICMP errors about its own packets, i.e. an ICMP error
+ * (IPv4 destination unreachable, time exceeded, parameter problem;
+ * ICMPv6 types 1-4) whose quoted IP header has the packet's destination
+ * as source and IPIP (4) or IPv6 (41) as protocol: the outer header of
+ * an ipip packet the LB sent (fragmentation needed / packet too big from
+ * a router towards a backend, ...). The kernel sends nothing of the
+ * kind from the port's address (it has no tunnel there), so nothing of
+ * the kernel's is taken. Full NAT's pool addresses have their own test
+ * (pa_lb_pool_owns()).
+ *
+ * @param m     a parsed IP packet (its headers in the first segment
+ *              or not: read with rte_pktmbuf_read())
+ * @param meta  its metadata; the caller knows its destination is one of
+ *              lb.local_addr / local_addr6
+ * @return true: the load balancer's.
+ */
+static inline bool
+pa_lb_local_owns(const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
+{
+	const bool v4 = meta->flags & PA_PKT_F_IPV4;
+	const unsigned int alen = v4 ? 4 : 16;
+	uint8_t buf[8 + 40], dbuf[16];
+	const uint8_t *icmp, *q, *dst;
+
+	if ((meta->flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG_LATER)) !=
+	    PA_PKT_F_L4 || meta->l4_proto != (v4 ? IPPROTO_ICMP :
+	    IPPROTO_ICMPV6))
+		return false;
+	icmp = rte_pktmbuf_read(m, meta->l4_off, 8u + (v4 ? 20u : 40u), buf);
+	if (icmp == NULL)
+		return false;
+	if (v4 ? (icmp[0] != 3 && icmp[0] != 11 && icmp[0] != 12) :
+	    (icmp[0] < 1 || icmp[0] > 4))
+		return false;
+	q = icmp + 8;
+	if ((q[0] >> 4) != (v4 ? 4 : 6))
+		return false;
+	if (v4 ? (q[9] != IPPROTO_IPIP && q[9] != IPPROTO_IPV6) :
+	    (q[6] != IPPROTO_IPIP && q[6] != IPPROTO_IPV6))
+		return false;
+	dst = rte_pktmbuf_read(m, meta->l3_off + (v4 ? 16u : 24u), alen, dbuf);
+	return dst != NULL && memcmp(q + (v4 ? 12 : 8), dst, alen) == 0;
 }
 
 #endif /* PA_LB_INLINE_H */

@@ -772,9 +772,9 @@ def test_fnat_pool_checks_and_proxy_protocol_over_rpc(daemon_factory,
     d2 = daemon_factory({"pipeline": {"mode": "rtc"},
                          "lb": {"fnat": fnat}}, path, name="fnatrpc")
     d2.wait_replay_done(len(all_flows()))
-    full = {"name": "full", "vip": "2001:db8:50::1", "port": 443,
+    full = {"name": "full", "vip": "192.0.2.60", "port": 443,
             "proto": "tcp", "forward": "fnat", "proxy_protocol": "v2",
-            "backends": [{"addr": "10.5.0.1", "port": 8443}]}
+            "backends": [{"addr": "10.5.0.1"}]}
     with d2.client() as c2:
         msg = err(c2.call_raw("lb_service_add", dict(
             full, backends=[{"addr": "2001:db8:5::1"}])), -32602)
@@ -789,19 +789,18 @@ def test_fnat_pool_checks_and_proxy_protocol_over_rpc(daemon_factory,
         assert msg.startswith("params.proxy_protocol"), msg
         assert c2.call("lb_service_list") == []
 
-        # an IPv6 VIP on IPv4 backends, another port
         assert c2.call("lb_service_add", full) == {"name": "full"}
         msg = err(c2.call_raw("lb_backend_add", {
             "service": "full", "addr": "2001:db8:5::2"}), -32602)
         assert msg.startswith("params.addr") and \
             "IPv6 address in lb.fnat.addrs" in msg, msg
         assert c2.call("lb_backend_add", {
-            "service": "full", "addr": "10.5.0.2", "port": 9443}) is True
+            "service": "full", "addr": "10.5.0.2"}) is True
         (svc,) = c2.call("lb_service_list")
         assert svc["proxy_protocol"] == "v2" and svc["forward"] == "fnat", \
             svc
-        assert [(b["addr"], b["port"]) for b in svc["backends"]] == [
-            ("10.5.0.1", 8443), ("10.5.0.2", 9443)], svc
+        assert [b["addr"] for b in svc["backends"]] == [
+            "10.5.0.1", "10.5.0.2"], svc
         lb = c2.call("config_get")["lb"]
         assert lb["fnat"] == fnat, lb
         (saved,) = lb["services"]
