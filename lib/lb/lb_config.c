@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1234,6 +1235,102 @@ lb_vip_port_check(const struct pa_config *cfg, char *err, size_t err_len)
 	return 0;
 }
 
+/* The kernel's ephemeral ports (net.ipv4.ip_local_port_range, which
+ * IPv6 shares), less those it reserves (ip_local_reserved_ports):
+ * bit i of @p eph set for port i. false when they cannot be read. */
+static bool
+kernel_ephemeral_ports(uint8_t *eph)
+{
+	unsigned int lo, hi, a, b, i;
+	char buf[4096], *p, *end;
+	FILE *f;
+
+	f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	if (f == NULL)
+		return false;
+	if (fscanf(f, "%u %u", &lo, &hi) != 2 || lo > hi || hi > 65535) {
+		fclose(f);
+		return false;
+	}
+	fclose(f);
+	memset(eph, 0, 65536 / 8);
+	for (i = lo; i <= hi; i++)
+		eph[i / 8] |= (uint8_t)(1u << (i % 8));
+	f = fopen("/proc/sys/net/ipv4/ip_local_reserved_ports", "r");
+	if (f == NULL)
+		return true;
+	if (fgets(buf, sizeof(buf), f) != NULL) {
+		/* "a,b-c,..." */
+		for (p = buf; *p != '\0' && *p != '\n'; p = end + (*end == ',')) {
+			a = (unsigned int)strtoul(p, &end, 10);
+			b = a;
+			if (end == p)
+				break;
+			if (*end == '-') {
+				p = end + 1;
+				b = (unsigned int)strtoul(p, &end, 10);
+				if (end == p)
+					break;
+			}
+			for (i = a; i <= b && i <= 65535; i++)
+				eph[i / 8] &= (uint8_t)~(1u << (i % 8));
+		}
+	}
+	fclose(f);
+	return true;
+}
+
+/*
+ * A pool address that is also a routed port's address with a kernel_if
+ * shares it with the kernel: a port of lb.fnat.ports that the kernel may
+ * take as the source port of a connection of its own (a health check, a
+ * BGP session it opens) would bring that connection's replies to the
+ * load balancer, and could even give a backend two connections with the
+ * same four numbers. Refused, naming both, with what to change.
+ */
+static int
+lb_pool_kernel_check(const struct pa_config *cfg, char *err, size_t err_len)
+{
+	static uint8_t eph[65536 / 8];
+	const struct pa_config_fnat *fn = &cfg->lb.fnat;
+	char buf[INET6_ADDRSTRLEN];
+	unsigned int i, j, k, port, first = 0, n = 0;
+	bool read = false;
+
+	for (i = 0; fn->present && i < fn->n_addrs; i++) {
+		for (j = 0; j < cfg->n_ports; j++) {
+			const struct pa_config_port *p = &cfg->ports[j];
+
+			if (p->kernel_if[0] == '\0')
+				continue;
+			for (k = 0; k < p->n_addrs; k++) {
+				if (!pa_ip_equal(&fn->addrs[i],
+						&p->addrs[k].addr))
+					continue;
+				if (!read && !kernel_ephemeral_ports(eph))
+					return 0;	/* nothing to check */
+				read = true;
+				for (port = fn->port_lo, n = 0;
+				     port <= fn->port_hi; port++) {
+					if (!(eph[port / 8] & (1u << (port % 8))))
+						continue;
+					if (n++ == 0)
+						first = port;
+				}
+				if (n == 0)
+					continue;
+				return pa_decode_fail(err, err_len,
+					"$.lb.fnat.ports: %u-%u holds %u of the kernel's ephemeral ports (net.ipv4.ip_local_port_range, from %u) and $.lb.fnat.addrs[%u] '%s' is also $.ports[%u].addr[%u], shared with kernel_if '%s': the kernel's own connections from that address would lose their replies to the pool; keep the pool's ports out of that range (e.g. \"1024-%u\") or reserve them (net.ipv4.ip_local_reserved_ports)",
+					fn->port_lo, fn->port_hi, n, first, i,
+					pa_net_format_ip(&fn->addrs[i], buf,
+						sizeof(buf)), j, k, p->kernel_if,
+					first > 1024 ? first - 1 : 32767);
+			}
+		}
+	}
+	return 0;
+}
+
 static int
 lb_parse(const json_t *v, struct pa_config *cfg,
 		const struct pa_config_opts *opts, char *err, size_t err_len)
@@ -1262,7 +1359,13 @@ lb_parse(const json_t *v, struct pa_config *cfg,
 			&cfg->lb, NULL, err, err_len);
 	if (rc < 0)
 		return rc;
-	return lb_vip_port_check(cfg, err, err_len);
+	rc = lb_vip_port_check(cfg, err, err_len);
+	if (rc < 0)
+		return rc;
+	/* (replay has no kernel: kernel_if is not made) */
+	if (opts != NULL && opts->replay)
+		return 0;
+	return lb_pool_kernel_check(cfg, err, err_len);
 }
 
 static void

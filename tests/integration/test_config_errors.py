@@ -312,6 +312,44 @@ def test_fnat_pool_shared_with_a_port_and_local_addr_is_accepted(tmp_path):
     assert "configuration valid" in res.stdout, res
 
 
+def kernel_ephemeral():
+    """The kernel's ephemeral port range here (lo, hi)."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        lo, hi = f.read().split()
+    return int(lo), int(hi)
+
+
+def test_fnat_pool_shared_with_a_kernel_if_must_leave_its_ephemeral_ports(
+        tmp_path):
+    """A pool address that is also a port's address with a kernel_if: a
+    pool range that holds ports of the kernel's ephemeral range
+    (ip_local_port_range) is refused, naming lb.fnat.ports, the pool
+    address and the port's address; the same range on a pool address of
+    its own, or a range below the kernel's, is accepted."""
+    lo, hi = kernel_ephemeral()
+    if lo <= 1025:
+        pytest.skip("no room below the kernel's ephemeral ports here")
+    doc = copy.deepcopy(LIVE_GOOD)
+    doc["ports"][0]["addr"] = ["198.51.100.5/24"]
+    doc["lb"]["fnat"] = {"addrs": ["198.51.100.5"], "ports": "1024-65535"}
+    doc["lb"]["services"].append(dict(FNAT_SVC,
+                                      backends=FNAT_SVC["backends"][:1]))
+    res = _check(pautil.write_json(str(tmp_path / "overlap.json"), doc))
+    assert res.rc == 1, res
+    line = _one_line(res.stderr)
+    for want in ("$.lb.fnat.ports", "$.lb.fnat.addrs[0]",
+                 "$.ports[0].addr[0]", "ip_local_port_range",
+                 "from %d" % lo):
+        assert want in line, (want, line)
+    doc["lb"]["fnat"]["ports"] = "1024-%d" % (lo - 1)
+    res = _check(pautil.write_json(str(tmp_path / "below.json"), doc))
+    assert res.rc == 0 and res.stderr == "", res
+    # the whole range on an address of the pool's own: nothing shared
+    doc["lb"]["fnat"] = {"addrs": ["198.51.100.50"], "ports": "1024-65535"}
+    res = _check(pautil.write_json(str(tmp_path / "own.json"), doc))
+    assert res.rc == 0 and res.stderr == "", res
+
+
 def test_good_config_accepted(mixed, mixed_pcap, tmp_path):
     """The base document of the bad-config cases is itself valid."""
     res = replay(mixed_pcap, str(tmp_path / "out.pcap"), GOOD)
