@@ -578,8 +578,10 @@ pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb)
 	for (i = 0; i < pl->n_workers; i++)
 		if (pl->workers[i]->run_lb)
 			pl->workers[i]->lb = lb;
-	if (lb != NULL && pa_lb_fnat_steers(lb))
+	if (lb != NULL && pa_lb_fnat_steers(lb)) {
 		fnat_steering(pl);
+		pa_fnat_flow_setup(pl);
+	}
 }
 
 void
@@ -705,6 +707,7 @@ pa_pipeline_destroy(struct pa_pipeline *pl)
 	if (pl == NULL)
 		return;
 	pa_pipeline_stop(pl);
+	pa_fnat_flow_teardown(pl);
 	for (i = 0; i < pl->n_rings; i++) {
 		/* After a clean stop the rings are empty; free what a failed
 		 * start may have left. */

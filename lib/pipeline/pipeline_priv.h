@@ -82,6 +82,24 @@ struct pa_seg {
 	uint8_t fnat_out[PA_PIPELINE_MAX_LCORES];
 };
 
+/** A port's rte_flow rules that send full NAT's replies to the queue of
+ * the worker that holds their flows (fnat_flow.c). */
+struct pa_fnat_flow_port {
+	const char *state;		/**< NULL: not tried (one RX queue, not
+					 * rtc, no pool); "rte_flow"; "software"
+					 * (the hand-over rings) */
+	char reason[160];		/**< why "software" */
+	unsigned int n;			/**< rules made */
+	struct rte_flow **flows;
+};
+
+/* fnat_flow.c: made with pa_pipeline_set_lb(), destroyed with the
+ * pipeline; pipeline_get's "fnat_steer" */
+void pa_fnat_flow_setup(struct pa_pipeline *pl);
+void pa_fnat_flow_teardown_port(struct pa_pipeline *pl, unsigned int i);
+void pa_fnat_flow_teardown(struct pa_pipeline *pl);
+json_t *pa_fnat_flow_json(const struct pa_pipeline *pl);
+
 /** Context of one data-path lcore; allocated on its socket. */
 struct pa_worker {
 	struct pa_lcore_stats stats;	/* first: cache aligned, hot */
@@ -205,6 +223,8 @@ struct pa_pipeline {
 	/** rtc, per port and RX queue: 1 + the index in workers[] of the
 	 * worker that polls it (0: none) */
 	uint8_t queue_owner[PA_CONFIG_MAX_PORTS][PA_PORT_MAX_QUEUES];
+	/** per port: full NAT's replies steered by the NIC (fnat_flow.c) */
+	struct pa_fnat_flow_port fnat_flow[PA_CONFIG_MAX_PORTS];
 	/** rtc workers that stopped polling ports (hand-over rings: a
 	 * worker leaves once no other can hand it anything) */
 	unsigned int rx_stopped;

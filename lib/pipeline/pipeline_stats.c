@@ -350,7 +350,7 @@ pa_pipeline_describe_json(const struct pa_pipeline *pl)
 		return NULL;
 	for (i = 0; i < pl->n_workers; i++)
 		json_array_append_new(lcores, worker_json(pl, pl->workers[i]));
-	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:b, s:I, s:s, s:o, s:o?}",
+	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:b, s:I, s:s, s:o, s:o?, s:o?}",
 		"mode", pl->plan.mode == PA_PIPELINE_RTC ? "rtc" : "pipeline",
 		"replay", pl->replay,
 		"burst", (int)pl->burst,
@@ -363,5 +363,6 @@ pa_pipeline_describe_json(const struct pa_pipeline *pl)
 			"none",
 		"lcores", lcores,
 		"offload", pl->offload != NULL ? pa_offload_json(pl->offload) :
-			json_object());
+			json_object(),
+		"fnat_steer", pa_fnat_flow_json(pl));
 }
