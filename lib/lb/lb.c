@@ -143,7 +143,7 @@ worker_create(struct pa_lb *lb, unsigned int idx, unsigned int ord,
 		w->src = pa_protect_src_create(&lb->protect, lb->n_lb, 0,
 			lb->tsc_hz, lb->socket);
 	if (w->nat_pos == NULL || w->cursor == NULL || w->ctr == NULL ||
-	    w->svc_ctr == NULL ||
+	    w->svc_ctr == NULL || lb_fnat_worker_init(lb, w) != 0 ||
 	    (lb->protect.src_new_flows.enabled && w->src == NULL)) {
 		worker_free(w);
 		goto nomem;
@@ -161,6 +161,7 @@ worker_free(struct lb_worker *w)
 	if (w == NULL)
 		return;
 	ftab_free(&w->ftab);
+	lb_fnat_worker_fini(w);
 	rte_free(w->nat_pos);
 	rte_free(w->cursor);
 	rte_free(w->ctr);
@@ -302,7 +303,12 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 			n_lb++;
 	}
 	lb->n_lb = n_lb;
-	per = n_lb > 0 ? lb->ft.size / n_lb : 0;
+	for (i = 0, n_lb = 0; i < o->n_lcores; i++)
+		if (lb->runs_lb[i])
+			lb->rank_lcore[n_lb++] = (uint8_t)i;
+	if (lb_fnat_init(lb, &lc->fnat, err, err_len) != 0)
+		goto fail;
+	per = lb->n_lb > 0 ? lb->ft.size / lb->n_lb : 0;
 	if (per < PA_LB_MIN_LCORE_FLOWS)
 		per = PA_LB_MIN_LCORE_FLOWS;
 	lb->per_lcore = per;
@@ -349,6 +355,7 @@ lb_destroy(struct pa_lb *lb, bool exiting)
 		for (i = 0; i < PA_LB_MAX_LCORES; i++)
 			worker_free(lb->w[i]);
 		rte_hash_free(lb->nat);
+		lb_fnat_fini(lb);
 	}
 	free(lb->cslot_free);
 	free(lb->cs_svc);

@@ -164,7 +164,10 @@ lb_svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
 	/* a SYN needs no entry where the choice is a function of the flow
 	 * (Maglev) and no reply entry is wanted (not nat) */
 	s->syn_defer = lb->protect.syn_defer && cfg->proto == IPPROTO_TCP &&
-		cfg->scheduler == PA_LB_MAGLEV && cfg->forward != PA_LB_NAT;
+		cfg->scheduler == PA_LB_MAGLEV && cfg->forward != PA_LB_NAT &&
+		cfg->forward != PA_LB_FNAT;
+	s->proxy = cfg->forward == PA_LB_FNAT && cfg->proto == IPPROTO_TCP ?
+		(uint8_t)cfg->proxy_protocol : PA_LB_PROXY_NONE;
 	s->ops = lb_sched_table[cfg->scheduler];
 	s->vip = cfg->vip;
 	snprintf(s->name, sizeof(s->name), "%s", cfg->name);
@@ -197,7 +200,7 @@ lb_svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c, unsigned int slot,
 		d->weight = lb_effective_weight(c, i);
 		memcpy(d->mac.addr_bytes, b->mac, RTE_ETHER_ADDR_LEN);
 		d->addr = b->addr;
-		if (s->family == 4)
+		if (s->family == 4 && b->addr.family == AF_INET)
 			d->ip4_sum = outer4_sum(lb, d);
 		if (be_usable_hc(c, i, s->panic))
 			n_up++;
@@ -449,6 +452,7 @@ table_maps(struct lb_table *t)
 	memset(t->dport_map, 0, sizeof(t->dport_map));
 	memset(t->reply_map, 0, sizeof(t->reply_map));
 	t->has_nat = false;
+	t->has_fnat = false;
 	t->n_services = 0;
 	for (i = 0; i < PA_LB_MAX_SERVICES; i++) {
 		const struct lb_svc *s = t->svc[i];
@@ -457,6 +461,8 @@ table_maps(struct lb_table *t)
 			continue;
 		t->n_services++;
 		bit_set(t->dport_map, rte_be_to_cpu_16(s->port));
+		if (s->forward == PA_LB_FNAT)
+			t->has_fnat = true;
 		if (s->forward != PA_LB_NAT)
 			continue;
 		t->has_nat = true;

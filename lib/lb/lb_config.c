@@ -28,6 +28,8 @@
  * (RFC 879 / RFC 1122) and the largest an IPv4 datagram can carry */
 #define CFG_MIN_MSS_CLAMP	536
 #define CFG_MAX_MSS_CLAMP	65495
+/* lb.fnat.time_wait_s: an hour at most (Linux's TIME_WAIT is 60 s) */
+#define CFG_MAX_FNAT_TIME_WAIT_S	3600
 
 static const char *const sched_names[] = {
 	[PA_LB_MAGLEV] = "maglev",
@@ -41,6 +43,16 @@ static const char *const forward_names[] = {
 	[PA_LB_IPIP] = "ipip",
 	[PA_LB_NAT] = "nat",
 	[PA_LB_DSR] = "dsr",
+	[PA_LB_FNAT] = "fnat",
+	NULL
+};
+
+/* "proxy_protocol" by enum pa_lb_proxy: "none" is no key of the file
+ * (an absent key), the file's values start at v1 */
+static const char *const proxy_names[] = {
+	[PA_LB_PROXY_NONE] = "none",
+	[PA_LB_PROXY_V1] = "v1",
+	[PA_LB_PROXY_V2] = "v2",
 	NULL
 };
 
@@ -89,7 +101,13 @@ pa_lb_config_sched_name(enum pa_lb_sched s)
 const char *
 pa_lb_config_forward_name(enum pa_lb_forward f)
 {
-	return (unsigned int)f <= PA_LB_DSR ? forward_names[f] : "?";
+	return (unsigned int)f <= PA_LB_FNAT ? forward_names[f] : "?";
+}
+
+const char *
+pa_lb_config_proxy_name(enum pa_lb_proxy p)
+{
+	return (unsigned int)p <= PA_LB_PROXY_V2 ? proxy_names[p] : "?";
 }
 
 const char *
@@ -114,10 +132,12 @@ backend_addr_check(const struct pa_decode_field *f, const json_t *v,
 	const struct pa_config_backend *be = out;
 	char buf[INET6_ADDRSTRLEN];
 
-	if (be->addr.family != svc->vip.family)
+	/* full NAT translates between the families (RFC 7915); the
+	 * other methods keep the client's packet as it is */
+	if (be->addr.family != svc->vip.family && svc->forward != PA_LB_FNAT)
 		return pa_decode_fail(err, err_len,
-				"%s: %s backend '%s' for an %s service", path,
-				pa_net_family_name(be->addr.family),
+				"%s: %s backend '%s' for an %s service (only forward \"fnat\" mixes families)",
+				path, pa_net_family_name(be->addr.family),
 				pa_net_format_ip(&be->addr, buf, sizeof(buf)),
 				pa_net_family_name(svc->vip.family));
 	if (pa_ip_unicast_problem(&be->addr) != NULL)
@@ -140,10 +160,10 @@ backend_port_check(const struct pa_decode_field *f, const json_t *v,
 	const struct pa_config_service *svc = arg;
 	const struct pa_config_backend *be = out;
 
-	if (svc->forward != PA_LB_NAT && be->port != 0 &&
-			be->port != svc->port)
+	if (svc->forward != PA_LB_NAT && svc->forward != PA_LB_FNAT &&
+			be->port != 0 && be->port != svc->port)
 		return pa_decode_fail(err, err_len,
-				"%s: forward \"%s\" cannot change the destination port (only \"nat\" can); use 0 or %u",
+				"%s: forward \"%s\" cannot change the destination port (only \"nat\" and \"fnat\" can); use 0 or %u",
 				path, forward_names[svc->forward], svc->port);
 	return 0;
 }
@@ -168,7 +188,7 @@ backend_mac_check(const struct pa_decode_field *f, const json_t *v,
 static const struct pa_decode_field backend_fields[] = {
 	{ .name = "addr", .type = PA_DECODE_IP, .required = true,
 	  BACKEND(addr), .check = backend_addr_check,
-	  .doc = "a unicast address of the service's VIP family, not the VIP" },
+	  .doc = "a unicast address, not the VIP; of the VIP's family unless forward is \"fnat\" (then of a family of lb.fnat.addrs)" },
 	{ .name = "port", .type = PA_DECODE_PORT, .min = 0, .max = 65535,
 	  BACKEND(port), .check = backend_port_check },
 	{ .name = "weight", .type = PA_DECODE_INT, .min = 0, .max = 65535,
@@ -224,6 +244,38 @@ pa_lb_config_backend_to_json(const struct pa_config_backend *be)
 	return o;
 }
 
+/* Index of the first address of @p family in the pool, or -1. */
+static int
+pool_addr_of_family(const struct pa_config_fnat *fn, int family)
+{
+	unsigned int i;
+
+	for (i = 0; fn->present && i < fn->n_addrs; i++)
+		if (fn->addrs[i].family == family)
+			return (int)i;
+	return -1;
+}
+
+int
+pa_lb_config_backend_pool_check(const struct pa_config_lb *lb,
+		const struct pa_config_service *svc,
+		const struct pa_config_backend *be, const char *path,
+		char *err, size_t err_len)
+{
+	char p[PA_DECODE_PATH_MAX];
+
+	if (svc->forward != PA_LB_FNAT)
+		return 0;
+	if (lb != NULL && pool_addr_of_family(&lb->fnat,
+			be->addr.family) >= 0)
+		return 0;
+	return pa_decode_fail(err, err_len,
+			"%s: forward \"fnat\" needs an %s address in lb.fnat.addrs (the source of what goes to this backend)",
+			pa_decode_key_path(p, sizeof(p), path != NULL ? path :
+				"$", "addr"),
+			pa_net_family_name(be->addr.family));
+}
+
 /* ------------------------------------------------------------------ */
 /* Services                                                            */
 /* ------------------------------------------------------------------ */
@@ -239,6 +291,7 @@ service_vip_check(const struct pa_decode_field *f, const json_t *v,
 	const struct pa_config_lb *lb = arg;
 	char buf[INET6_ADDRSTRLEN];
 	bool v4 = svc->vip.family == AF_INET;
+	unsigned int i;
 
 	if (pa_ip_unicast_problem(&svc->vip) != NULL)
 		return pa_decode_fail(err, err_len,
@@ -254,6 +307,15 @@ service_vip_check(const struct pa_decode_field *f, const json_t *v,
 				path, pa_net_format_ip(&svc->vip, buf,
 					sizeof(buf)),
 				v4 ? "local_addr" : "local_addr6");
+	/* replies to a pool address are looked up by port, a VIP's
+	 * packets by service: one address cannot be both */
+	for (i = 0; lb != NULL && lb->fnat.present && i < lb->fnat.n_addrs;
+	     i++)
+		if (pa_ip_equal(&svc->vip, &lb->fnat.addrs[i]))
+			return pa_decode_fail(err, err_len,
+					"%s: '%s' is also $.lb.fnat.addrs[%u]: a VIP cannot be a full-NAT pool address",
+					path, pa_net_format_ip(&svc->vip, buf,
+						sizeof(buf)), i);
 	return 0;
 }
 
@@ -303,7 +365,41 @@ service_forward_check(const struct pa_decode_field *f, const json_t *v,
 				path, v == NULL ? " (the default)" : "",
 				pa_net_family_name(svc->vip.family),
 				need4 ? "local_addr" : "local_addr6");
+	if (svc->forward == PA_LB_FNAT && (lb == NULL || !lb->fnat.present))
+		return pa_decode_fail(err, err_len,
+				"%s: \"fnat\" needs $.lb.fnat (the pool of source addresses)",
+				path);
 	return 0;
+}
+
+/* "proxy_protocol": "v1" or "v2"; TCP fnat services only ("forward"
+ * and "proto" are decoded before it). */
+static int
+service_proxy(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct pa_config_service *svc = out;
+	int i;
+
+	if (pa_decode_enum(v, path, proxy_names + PA_LB_PROXY_V1, &i, err,
+			err_len) < 0)
+		return -EINVAL;
+	if (svc->forward != PA_LB_FNAT || svc->proto != IPPROTO_TCP)
+		return pa_decode_fail(err, err_len,
+				"%s: only on a \"tcp\" service with \"forward\": \"fnat\" (this one is %s with \"%s\")",
+				path, proto_name(svc->proto),
+				forward_names[svc->forward]);
+	svc->proxy_protocol = (enum pa_lb_proxy)(i + PA_LB_PROXY_V1);
+	return 0;
+}
+
+static json_t *
+service_proxy_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:s, s:[ss], s:s}", "type", "string", "enum",
+			proxy_names[PA_LB_PROXY_V1], proxy_names[PA_LB_PROXY_V2],
+			"description", "PROXY protocol header sent to the backend; \"tcp\" services with \"forward\": \"fnat\" only (absent: none)");
 }
 
 static int
@@ -345,6 +441,7 @@ service_max_flows_check(const struct pa_decode_field *f, const json_t *v,
 struct elem_ctx {
 	void *owner;
 	const char *path;
+	const struct pa_config_lb *lb;	/**< backends: the "lb" section */
 };
 
 /* One backend of a service's "backends", unique in it. */
@@ -360,6 +457,9 @@ backend_elem(const json_t *v, const char *path, void *elems, size_t i,
 
 	rc = pa_lb_config_parse_backend(v, x->owner, path, &be[i], err,
 		err_len);
+	if (rc == 0)
+		rc = pa_lb_config_backend_pool_check(x->lb, x->owner, &be[i],
+			path, err, err_len);
 	if (rc < 0)
 		return rc;
 	for (j = 0; j < i; j++)
@@ -383,7 +483,7 @@ service_backends(const struct pa_decode_field *f, const json_t *arr,
 		size_t err_len)
 {
 	struct pa_config_service *svc = out;
-	struct elem_ctx x = { svc, path };
+	struct elem_ctx x = { svc, path, arg };
 
 	return pa_decode_array(arr, path, sizeof(*svc->backends),
 		backend_elem, &x, (void **)&svc->backends, &svc->n_backends,
@@ -651,6 +751,8 @@ static const struct pa_decode_field service_fields[] = {
 	{ .name = "forward", .type = PA_DECODE_ENUM, .names = forward_names,
 	  SERVICE(forward), .check = service_forward_check,
 	  .flags = PA_DECODE_ALWAYS },
+	{ .name = "proxy_protocol", .type = PA_DECODE_CUSTOM,
+	  .decode = service_proxy, .schema = service_proxy_schema },
 	{ .name = "table_size", .type = PA_DECODE_INT,
 	  .min = CFG_MIN_TABLE_SIZE, .max = CFG_MAX_TABLE_SIZE,
 	  SERVICE(table_size), .check = service_table_size_check,
@@ -722,6 +824,10 @@ pa_lb_config_service_to_json(const struct pa_config_service *svc)
 			json_string(sched_names[svc->scheduler]));
 	rc |= json_object_set_new(o, "forward",
 			json_string(forward_names[svc->forward]));
+	if (svc->proxy_protocol != PA_LB_PROXY_NONE)
+		rc |= json_object_set_new(o, "proxy_protocol",
+				json_string(pa_lb_config_proxy_name(
+					svc->proxy_protocol)));
 	rc |= json_object_set_new(o, "table_size",
 			json_integer(svc->table_size));
 	if (svc->mss_clamp != 0)
@@ -803,6 +909,176 @@ lb_local_addr_check(const struct pa_decode_field *f, const json_t *v,
 	return 0;
 }
 
+/* "lb.fnat.addrs": 1..PA_CONFIG_FNAT_MAX_ADDRS unicast addresses, IPv4
+ * and IPv6 in any order, each once. */
+static int
+fnat_addrs(const struct pa_decode_field *f, const json_t *arr,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct pa_config_fnat *fn = out;
+	char p[PA_DECODE_PATH_MAX], buf[INET6_ADDRSTRLEN];
+	struct pa_ip_addr *a;
+	size_t i, j, n;
+
+	if (pa_decode_want_array(arr, path, err, err_len) < 0)
+		return -EINVAL;
+	n = json_array_size(arr);
+	if (n == 0 || n > PA_CONFIG_FNAT_MAX_ADDRS)
+		return pa_decode_fail(err, err_len,
+				"%s: 1 to %u addresses (got %zu)", path,
+				PA_CONFIG_FNAT_MAX_ADDRS, n);
+	for (i = 0; i < n; i++) {
+		a = &fn->addrs[i];
+		pa_decode_index_path(p, sizeof(p), path, i);
+		if (pa_decode_ip(json_array_get(arr, i), p, a, err,
+				err_len) < 0)
+			return -EINVAL;
+		if (pa_ip_unicast_problem(a) != NULL)
+			return pa_decode_fail(err, err_len,
+					"%s: '%s' is %s, not a source address",
+					p, pa_net_format_ip(a, buf, sizeof(buf)),
+					pa_ip_unicast_problem(a));
+		for (j = 0; j < i; j++)
+			if (pa_ip_equal(&fn->addrs[j], a))
+				return pa_decode_fail(err, err_len,
+						"%s: duplicate address '%s' (also %s[%zu])",
+						p, pa_net_format_ip(a, buf,
+							sizeof(buf)), path, j);
+	}
+	fn->n_addrs = (unsigned int)n;
+	return 0;
+}
+
+static json_t *
+fnat_addrs_schema(const struct pa_decode_field *f)
+{
+	json_t *s = pa_decode_schema_array(pa_decode_schema_ip(f),
+			PA_CONFIG_FNAT_MAX_ADDRS);
+
+	if (s != NULL && (json_object_set_new(s, "minItems",
+			json_integer(1)) != 0 ||
+	    json_object_set_new(s, "uniqueItems", json_true()) != 0 ||
+	    json_object_set_new(s, "description", json_string(
+			"this appliance's full-NAT source addresses, unicast, IPv4 and IPv6")) != 0)) {
+		json_decref(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* "lb.fnat.ports": "LO-HI" or "N", ports 1..65535. */
+static int
+fnat_ports(const struct pa_decode_field *f, const json_t *v,
+		const char *path, void *out, void *arg, char *err,
+		size_t err_len)
+{
+	struct pa_config_fnat *fn = out;
+	struct pa_port_range r;
+	const char *s;
+
+	if (pa_decode_string(v, path, &s, err, err_len) < 0)
+		return -EINVAL;
+	if (strcmp(s, "any") == 0 ||
+	    pa_decode_port_range(v, path, &r, err, err_len) < 0 || r.lo == 0)
+		return pa_decode_fail(err, err_len,
+				"%s: expected \"LO-HI\" or \"N\" with ports 1..65535 and LO <= HI, got '%s'",
+				path, s);
+	fn->port_lo = r.lo;
+	fn->port_hi = r.hi;
+	return 0;
+}
+
+static json_t *
+fnat_ports_schema(const struct pa_decode_field *f)
+{
+	return json_pack("{s:s, s:s, s:s}", "type", "string", "pattern",
+			"^[0-9]{1,5}(-[0-9]{1,5})?$", "description",
+			"the source ports of the pool, \"LO-HI\" (LO <= HI) or \"N\", ports 1..65535; default \"1024-65535\"");
+}
+
+#define FNAT(m)	PA_DECODE_AT(struct pa_config_fnat, m)
+
+static const struct pa_decode_field fnat_fields[] = {
+	{ .name = "addrs", .type = PA_DECODE_CUSTOM, .required = true,
+	  .decode = fnat_addrs, .schema = fnat_addrs_schema },
+	{ .name = "ports", .type = PA_DECODE_CUSTOM, .decode = fnat_ports,
+	  .schema = fnat_ports_schema },
+	{ .name = "time_wait_s", .type = PA_DECODE_INT, .min = 0,
+	  .max = CFG_MAX_FNAT_TIME_WAIT_S, FNAT(time_wait_s),
+	  .doc = "seconds before a pool address and port whose flow ended serves the same backend again (its TIME_WAIT); default 60" },
+};
+
+static json_t *
+lb_fnat_schema(const struct pa_decode_field *f)
+{
+	json_t *s = pa_decode_schema_object(fnat_fields,
+			PA_DECODE_N(fnat_fields));
+
+	if (s != NULL && json_object_set_new(s, "description", json_string(
+			"the full-NAT source pool of this appliance (forward \"fnat\")")) != 0) {
+		json_decref(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int
+lb_fnat(const struct pa_decode_field *f, const json_t *v, const char *path,
+		void *out, void *arg, char *err, size_t err_len)
+{
+	struct pa_config_lb *lb = out;
+	int rc;
+
+	rc = pa_decode_object(v, path, fnat_fields, PA_DECODE_N(fnat_fields),
+			&lb->fnat, NULL, err, err_len);
+	if (rc == 0)
+		lb->fnat.present = true;
+	return rc;
+}
+
+static void
+fnat_defaults(struct pa_config_fnat *fn)
+{
+	memset(fn, 0, sizeof(*fn));
+	fn->port_lo = PA_CONFIG_FNAT_DEF_PORT_LO;
+	fn->port_hi = PA_CONFIG_FNAT_DEF_PORT_HI;
+	fn->time_wait_s = PA_CONFIG_FNAT_DEF_TIME_WAIT_S;
+}
+
+static json_t *
+fnat_to_json(const struct pa_config_fnat *fn)
+{
+	char ports[16];
+	json_t *o, *a;
+	unsigned int i;
+	int rc = 0;
+
+	o = json_object();
+	a = json_array();
+	if (o == NULL || a == NULL)
+		goto fail;
+	for (i = 0; i < fn->n_addrs; i++)
+		rc |= json_array_append_new(a, pa_config_ip_json(&fn->addrs[i]));
+	rc |= json_object_set_new(o, "addrs", a);
+	a = NULL;
+	if (fn->port_lo == fn->port_hi)
+		snprintf(ports, sizeof(ports), "%u", fn->port_lo);
+	else
+		snprintf(ports, sizeof(ports), "%u-%u", fn->port_lo,
+			fn->port_hi);
+	rc |= json_object_set_new(o, "ports", json_string(ports));
+	rc |= json_object_set_new(o, "time_wait_s",
+			json_integer(fn->time_wait_s));
+	if (rc != 0)
+		goto fail;
+	return o;
+fail:
+	json_decref(a);
+	json_decref(o);
+	return NULL;
+}
+
 /* One service of "lb.services", unique by name and by (VIP, port,
  * protocol); a refused one leaves none of its backends allocated. */
 static int
@@ -854,7 +1130,7 @@ lb_services(const struct pa_decode_field *f, const json_t *arr,
 		size_t err_len)
 {
 	struct pa_config_lb *lb = out;
-	struct elem_ctx x = { lb, path };
+	struct elem_ctx x = { lb, path, lb };
 
 	return pa_decode_array(arr, path, sizeof(*lb->services), service_elem,
 		&x, (void **)&lb->services, &lb->n_services, err, err_len);
@@ -869,6 +1145,8 @@ static const struct pa_decode_field lb_fields[] = {
 	{ .name = "local_addr6", .type = PA_DECODE_IP, LB(local_addr6),
 	  PA_DECODE_PRESENT(struct pa_config_lb, has_local_addr6),
 	  .check = lb_local_addr_check },
+	{ .name = "fnat", .type = PA_DECODE_CUSTOM, .decode = lb_fnat,
+	  .schema = lb_fnat_schema },
 	{ .name = "flow_table", .type = PA_DECODE_CUSTOM,
 	  .decode = lb_flow_table, .schema = lb_flow_table_schema },
 	{ .name = "icmp_echo", .type = PA_DECODE_BOOL, LB(icmp_echo) },
@@ -892,6 +1170,7 @@ lb_defaults(struct pa_config *cfg, const struct pa_config_opts *opts)
 	ft->tcp_fin_timeout = CFG_DEFAULT_TCP_FIN_TIMEOUT;
 	ft->udp_timeout = CFG_DEFAULT_UDP_TIMEOUT;
 	cfg->lb.icmp_echo = true;
+	fnat_defaults(&cfg->lb.fnat);
 }
 
 /*
@@ -1004,6 +1283,8 @@ lb_to_json(const struct pa_config *cfg, json_t **out)
 	if (lb->has_local_addr6)
 		rc |= json_object_set_new(o, "local_addr6",
 				pa_config_ip_json(&lb->local_addr6));
+	if (lb->fnat.present)
+		rc |= json_object_set_new(o, "fnat", fnat_to_json(&lb->fnat));
 	rc |= json_object_set_new(o, "flow_table", json_pack(
 			"{s:I, s:I, s:I, s:I}",
 			"size", (json_int_t)lb->flow_table.size,

@@ -64,6 +64,42 @@ rewrite_addr_port(struct rte_ipv4_hdr *ip4, uint8_t *addr,
 	memcpy(addr, new_addr, alen);
 }
 
+/*
+ * Full NAT's rewrite: source and destination addresses (adjacent in both
+ * families: @p addrs, 2 x @p alen bytes) and ports (@p l4's first 4
+ * bytes) at once, one difference for both checksums (@p ip4: the IPv4
+ * header's, NULL for IPv6).
+ */
+static __rte_always_inline void
+rewrite_4tuple(struct rte_ipv4_hdr *ip4, uint8_t *addrs,
+		const uint8_t *src, const uint8_t *dst, unsigned int alen,
+		uint8_t *l4, uint8_t proto, uint16_t sport, uint16_t dport)
+{
+	uint16_t ports[2] = { sport, dport };
+	uint32_t d = lb_csum_add_diff(0, addrs, src, alen);
+	uint16_t *sum;
+
+	d = lb_csum_add_diff(d, addrs + alen, dst, alen);
+	if (ip4 != NULL)
+		ip4->hdr_checksum = lb_csum_finish(ip4->hdr_checksum, d);
+	d = lb_csum_add_diff(d, l4, ports, 4);
+	if (proto == IPPROTO_TCP) {
+		sum = (uint16_t *)(l4 + 16);
+		*sum = lb_csum_finish(*sum, d);
+	} else {
+		sum = (uint16_t *)(l4 + 6);
+		/* IPv4 UDP without checksum stays without */
+		if (*sum != 0 || ip4 == NULL) {
+			*sum = lb_csum_finish(*sum, d);
+			if (*sum == 0)
+				*sum = 0xffff;
+		}
+	}
+	memcpy(addrs, src, alen);
+	memcpy(addrs + alen, dst, alen);
+	memcpy(l4, ports, 4);
+}
+
 /* ------------------------------------------------------------------ */
 /* Forwarding modes                                                    */
 /* ------------------------------------------------------------------ */
@@ -307,6 +343,67 @@ count_fast(struct lb_fast *x, const struct lb_backend *b, uint32_t len)
 	x->balanced++;
 }
 
+/* A packet of an fnat flow whose backend is of the other family than
+ * its VIP: translated (RFC 7915) by lb_xlat. */
+static __rte_noinline uint8_t
+fnat_xlat_fwd(struct pa_lb *lb, struct lb_worker *w, struct lb_fast *x,
+		const struct lb_backend *b, struct rte_mbuf *m,
+		struct pa_pkt_meta *meta, const struct lb_fnat_ext *fx)
+{
+	(void)lb;
+	(void)x;
+	(void)b;
+	(void)m;
+	(void)meta;
+	(void)fx;
+	w->st.fnat_xlat_failed++;
+	return PA_LB_V_FNAT_XLAT;
+}
+
+/* A TCP segment of an fnat flow with the PROXY protocol, rewritten: the
+ * header goes before the client's first byte, sequence numbers shift
+ * after it (lb_proxy.c). */
+static __rte_noinline uint8_t
+fnat_proxy_fwd(struct pa_lb *lb, struct lb_worker *w, struct rte_mbuf *m,
+		struct pa_pkt_meta *meta, const struct lb_fnat_ext *fx)
+{
+	(void)lb;
+	(void)w;
+	(void)m;
+	(void)meta;
+	(void)fx;
+	return PA_LB_V_FORWARD;
+}
+
+/* A backend's reply of a PROXY flow, rewritten: acknowledgements and
+ * SACK blocks shift back (lb_proxy.c). */
+static __rte_noinline void
+fnat_proxy_reply(struct rte_mbuf *m, struct pa_pkt_meta *meta,
+		struct lb_fnat_ext *fx)
+{
+	(void)m;
+	(void)meta;
+	(void)fx;
+}
+
+/* A backend's reply of an fnat flow whose client is of the other
+ * family: translated (RFC 7915) by lb_xlat. */
+static __rte_noinline uint8_t
+fnat_xlat_reply(struct pa_lb *lb, struct lb_worker *w,
+		const struct lb_svc *s, struct rte_mbuf *m,
+		struct pa_pkt_meta *meta, const struct lb_flow_key *k,
+		struct lb_fnat_ext *fx)
+{
+	(void)lb;
+	(void)s;
+	(void)m;
+	(void)meta;
+	(void)k;
+	(void)fx;
+	w->st.fnat_xlat_failed++;
+	return PA_LB_V_FNAT_XLAT;
+}
+
 /* A packet to backend @p b in forwarding mode @p mode and family @p fam
  * (constants in pass 2's specialised copies; forward() passes its
  * service's): the rewrite, the counters and the verdict, with what it
@@ -314,7 +411,8 @@ count_fast(struct lb_fast *x, const struct lb_backend *b, uint32_t len)
 static __rte_always_inline uint8_t
 fwd_fast(struct pa_lb *lb, struct lb_worker *w, struct lb_fast *x,
 		const struct lb_backend *b, struct rte_mbuf *m,
-		struct pa_pkt_meta *meta, const uint8_t mode, const uint8_t fam)
+		struct pa_pkt_meta *meta, const uint8_t mode, const uint8_t fam,
+		const struct lb_fnat_ext *fx)
 {
 	const uint16_t l3 = meta->l3_off, l4 = meta->l4_off;
 	const uint16_t flags = meta->flags, out = meta->out_port;
@@ -456,6 +554,37 @@ fwd_fast(struct pa_lb *lb, struct lb_worker *w, struct lb_fast *x,
 				l4p != NULL ? (uint16_t *)(l4p + 2) : NULL,
 				bport);
 		}
+	} else if (mode == PA_LB_FNAT) {
+		/* (only whole TCP/UDP packets get here: an fnat service
+		 * drops fragments) */
+		uint8_t *l3p = frame + l3;
+		uint8_t *l4p = frame + l4;
+		const uint8_t *src = lb->fnat.addr[fx->paddr].addr;
+		const uint16_t bport = b->port, pport = fx->pport;
+		uint8_t a[16];
+
+		if (unlikely(b->addr.family != (fam == 4 ? AF_INET : AF_INET6)))
+			return fnat_xlat_fwd(lb, w, x, b, m, meta, fx);
+		count_fast(x, b, len);
+		meta->flags = flags & ~PA_PKT_F_ROUTE;
+		meta->sport = lb_bswap16(pport);
+		meta->dport = lb_bswap16(bport);
+		memcpy(a, b->addr.v6.s6_addr, fam == 4 ? 4 : 16);
+		put_macs(x, b, out, frame, frame);
+		if (fam == 4) {
+			struct rte_ipv4_hdr *ip = (void *)l3p;
+
+			rewrite_4tuple(ip, (uint8_t *)&ip->src_addr, src, a, 4,
+				l4p, meta->l4_proto, pport, bport);
+		} else {
+			struct rte_ipv6_hdr *ip = (void *)l3p;
+
+			rewrite_4tuple(NULL, ip->src_addr, src, a, 16, l4p,
+				meta->l4_proto, pport, bport);
+		}
+		if (unlikely(fx->proxy != PA_LB_PROXY_NONE) &&
+		    meta->l4_proto == IPPROTO_TCP)
+			return fnat_proxy_fwd(lb, w, m, meta, fx);
 	} else {
 		count_fast(x, b, len);
 		meta->flags = flags & ~PA_PKT_F_ROUTE;
@@ -520,7 +649,8 @@ forward(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	uint8_t v;
 
 	fast_begin(lb, w, &x);
-	v = fwd_fast(lb, w, &x, &s->be[bi], m, meta, s->forward, s->family);
+	v = fwd_fast(lb, w, &x, &s->be[bi], m, meta, s->forward, s->family,
+		NULL);
 	fast_end(w, &x);
 	return v;
 }
@@ -684,6 +814,9 @@ lb_flow_forget(struct pa_lb *lb, struct lb_worker *w, int32_t pos)
 		if (p >= 0)
 			defer_free(lb, w, p);
 	}
+	if (f->in_use & LB_FLOW_FNAT)
+		lb_fnat_give(lb, w, (uint32_t)pos, f->be_uid,
+			lb_fnat_now(lb, w->now));
 	lb_ftab_del(&w->ftab, (uint32_t)pos);
 	f->in_use = 0;
 	w->n_flows--;
@@ -725,6 +858,9 @@ pure_syn(const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
 #define LB_NEW_NO_BACKEND	(-1)
 #define LB_NEW_SRC_LIMIT	(-2)
 #define LB_NEW_MAX_FLOWS	(-3)
+#define LB_NEW_FNAT_NO_PORT	(-4)
+#define LB_NEW_FNAT_FULL	(-5)
+#define LB_NEW_FNAT_FRAG	(-6)
 
 /* The live-flow counter of service @p s on this lcore. */
 static __rte_always_inline struct lb_svc_ctr *
@@ -751,11 +887,12 @@ svc_full(struct lb_worker *w, const struct lb_svc *s)
 	return svc_ctr_of(w, s)->flows >= lim;
 }
 
-/* A new flow: the scheduler's choice, remembered when there is room. */
+/* A new flow: the scheduler's choice, remembered when there is room
+ * (its position in *@p pos_out; -1: none). */
 static __rte_always_inline int
 flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		const struct lb_flow_key *k, struct rte_mbuf *m,
-		const struct pa_pkt_meta *meta, uint64_t now)
+		const struct pa_pkt_meta *meta, uint64_t now, int32_t *pos_out)
 {
 	const struct lb_backend *b;
 	struct lb_flow *f;
@@ -773,19 +910,45 @@ flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		return LB_NEW_NO_BACKEND;
 	pos = lb_ftab_add(&w->ftab, k, meta->hash);
 	if (unlikely(pos < 0)) {
-		/* full: the stateless choice, so the flow still sticks */
 		w->st.flow_table_full++;
+		/* full NAT has no stateless answer: its replies need the
+		 * mapping */
+		if (s->forward == PA_LB_FNAT) {
+			w->st.fnat_table_full++;
+			return LB_NEW_FNAT_FULL;
+		}
+		/* full: the stateless choice, so the flow still sticks */
 		return lb_maglev_pick(s, meta->hash);
 	}
 	b = &s->be[bi];
 	f = lb_ftab_flow(&w->ftab, (uint32_t)pos);
+	if (s->forward == PA_LB_FNAT) {
+		struct lb_fnat_ext *x = &w->fx[pos];
+		uint16_t port;
+		uint8_t a;
+
+		if (lb_fnat_take(lb, w, b->addr.family == AF_INET6 ? 6 : 4,
+				b->uid, meta->hash, (uint32_t)pos,
+				lb_fnat_now(lb, now), &a, &port) != 0) {
+			lb_ftab_del(&w->ftab, (uint32_t)pos);
+			w->st.fnat_no_port++;
+			return LB_NEW_FNAT_NO_PORT;
+		}
+		x->pport = lb_bswap16(port);
+		x->paddr = a;
+		x->proxy = s->proxy;
+		memset(&x->ps, 0, sizeof(x->ps));
+		w->st.fnat_flows++;
+	}
+	*pos_out = pos;
 	f->last = now;
 	f->svc_uid = s->uid;
 	f->be_uid = b->uid;
 	f->cslot = (uint16_t)b->cslot;
 	f->svc_slot = s->slot;
 	f->be_idx = (uint16_t)bi;
-	f->in_use = LB_FLOW_IN_USE;
+	f->in_use = LB_FLOW_IN_USE |
+		(s->forward == PA_LB_FNAT ? LB_FLOW_FNAT : 0);
 	if (++w->n_flows > w->st.flows_peak)
 		w->st.flows_peak = w->n_flows;
 	svc_ctr_of(w, s)->flows++;
@@ -896,6 +1059,105 @@ nat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	return PA_LB_V_FORWARD;
 }
 
+/* A reply's TCP flags move its flow's timeout on: a FIN or RST from the
+ * backend ends it as one from the client does; nothing else from the
+ * backend (a SYN-ACK included) says the client got past its SYN. */
+static __rte_always_inline uint8_t
+reply_tmo(const struct rte_mbuf *m, const struct pa_pkt_meta *meta,
+		uint8_t cur)
+{
+	uint8_t fl;
+
+	if (meta->l4_proto != IPPROTO_TCP ||
+	    rte_pktmbuf_data_len(m) < meta->l4_off + 14u)
+		return cur;
+	fl = *rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->l4_off + 13);
+	return (fl & (TCP_FIN | TCP_RST)) ? LB_TMO_TCP_FIN : cur;
+}
+
+/*
+ * A packet to a pool address and port (pass 1 saw its destination is
+ * one, @p a): a backend's reply to an fnat flow of this lcore (the port
+ * is of its share; the pipeline steers replies here, pa_lb_fnat_owner()).
+ * Its flow is the reply index's at that port, if the reply comes from
+ * the flow's backend (address, port, protocol) and the flow is alive;
+ * its source becomes the VIP and service port, its destination the
+ * client's address and port. Anything else to a pool port is dropped
+ * (fnat_unmatched): nothing but the flow's backend may reach a client
+ * through it.
+ */
+static __rte_noinline uint8_t
+fnat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
+		struct rte_mbuf *m, struct pa_pkt_meta *meta, int a,
+		uint64_t now)
+{
+	const struct lb_fnat_pool *p = &lb->fnat;
+	const uint8_t family = (meta->flags & PA_PKT_F_IPV4) ? 4 : 6;
+	const unsigned int alen = family == 4 ? 4 : 16;
+	uint8_t *l3 = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l3_off);
+	uint8_t *l4 = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l4_off);
+	const struct lb_backend *b;
+	const struct lb_svc *s;
+	struct lb_fnat_ext *x;
+	struct lb_flow_key k;
+	struct lb_flow *f;
+	uint32_t rp, pos;
+
+	if (!headers_in_first_seg(m, meta))
+		goto unmatched;
+	rp = p->addr[a].rpos[meta->dport - p->lo];
+	if (rp == 0 || w->fx == NULL || lb_fnat_rank(p, meta->dport) !=
+	    w->lb_ord)
+		goto unmatched;
+	pos = rp - 1;
+	f = lb_ftab_flow(&w->ftab, pos);
+	x = &w->fx[pos];
+	if (!(f->in_use & LB_FLOW_FNAT) || x->paddr != a ||
+	    x->pport != lb_bswap16(meta->dport))
+		goto unmatched;
+	memcpy(&k, w->ftab.line[pos].key, LB_FLOW_KEY_LEN);
+	s = t->svc[f->svc_slot];
+	if (s == NULL || s->uid != f->svc_uid || f->be_idx >= s->n_be ||
+	    k.proto != meta->l4_proto)
+		goto unmatched;
+	b = &s->be[f->be_idx];
+	/* the flow's backend, whatever its state (a draining or down
+	 * backend's replies still reach their clients) */
+	if (b->uid != f->be_uid || b->port != lb_bswap16(meta->sport) ||
+	    !lb_addr_eq(pkt_src(l3, family), pa_ip_bytes(&b->addr), family) ||
+	    now - f->last > lb->tmo_tsc[f->tmo])
+		goto unmatched;
+	if (unlikely(k.family != family))
+		return fnat_xlat_reply(lb, w, s, m, meta, &k, x);
+	f->last = now;
+	f->tmo = reply_tmo(m, meta, f->tmo);
+	if (family == 4) {
+		struct rte_ipv4_hdr *ip = (void *)l3;
+
+		rewrite_4tuple(ip, (uint8_t *)&ip->src_addr, k.dst, k.src,
+			alen, l4, meta->l4_proto, k.dport, k.sport);
+	} else {
+		struct rte_ipv6_hdr *ip = (void *)l3;
+
+		rewrite_4tuple(NULL, ip->src_addr, k.dst, k.src, alen, l4,
+			meta->l4_proto, k.dport, k.sport);
+	}
+	meta->sport = lb_bswap16(k.dport);
+	meta->dport = lb_bswap16(k.sport);
+	if (unlikely(x->proxy != PA_LB_PROXY_NONE) &&
+	    meta->l4_proto == IPPROTO_TCP)
+		fnat_proxy_reply(m, meta, x);
+	if (unlikely(s->mss_clamp != 0) && meta->l4_proto == IPPROTO_TCP)
+		clamp_mss(w, s, m, meta, true);
+	set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
+		meta, NULL);
+	w->st.fnat_replies++;
+	return PA_LB_V_FORWARD;
+unmatched:
+	w->st.fnat_reply_unmatched++;
+	return PA_LB_V_FNAT_UNMATCHED;
+}
+
 /*
  * ICMP to a VIP. An echo request is answered in place, out of its input
  * port. An error quotes a packet the VIP sent (a DSR or NAT reply, a
@@ -975,6 +1237,11 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		w->st.no_backend++;
 		return PA_LB_V_NO_BACKEND;
 	}
+	if (s->forward == PA_LB_FNAT) {
+		/* (full NAT's ICMP translation: lb_xlat) */
+		w->st.icmp_no_service++;
+		return PA_LB_V_ICMP_NO_SERVICE;
+	}
 	w->st.icmp_errors_forwarded++;
 	/* the flow's label (ipip6), the flow's lcore downstream */
 	meta->hash = hash;
@@ -998,13 +1265,18 @@ static __rte_noinline int
 decide_slow(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		struct rte_mbuf *m, struct pa_pkt_meta *meta,
 		const struct lb_flow_key *k, uint32_t sig, int32_t pos,
-		bool frag, bool *dirty, uint64_t now)
+		bool frag, bool *dirty, uint64_t now, int32_t *pos_out)
 {
 	struct lb_flow *f;
 	int bi;
 
+	*pos_out = -1;
 	if (frag) {
 		w->st.fragments++;
+		if (s->forward == PA_LB_FNAT) {
+			w->st.fnat_fragments++;
+			return LB_NEW_FNAT_FRAG;
+		}
 		return lb_maglev_pick(s, meta->hash);
 	}
 	/* the candidate is the flow when its key is this one (else a hash
@@ -1019,6 +1291,7 @@ decide_slow(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 			f->last = now;
 			if (meta->l4_proto == IPPROTO_TCP)
 				f->tmo = tcp_tmo(m, meta, f->tmo);
+			*pos_out = pos;
 			return bi;
 		}
 		if (bi >= 0)
@@ -1037,7 +1310,7 @@ decide_slow(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 		return lb_maglev_pick(s, meta->hash);
 	}
 	*dirty = true;
-	return flow_new(lb, w, s, k, m, meta, now);
+	return flow_new(lb, w, s, k, m, meta, now, pos_out);
 }
 
 /* What pass 1 leaves pass 2: the candidates (packets a service's), by
@@ -1063,6 +1336,12 @@ refused(struct lb_worker *w, int bi)
 		w->st.max_flows_dropped++;
 		return PA_LB_V_MAX_FLOWS;
 	}
+	if (bi == LB_NEW_FNAT_NO_PORT)
+		return PA_LB_V_FNAT_NO_PORT;
+	if (bi == LB_NEW_FNAT_FULL)
+		return PA_LB_V_FNAT_TABLE_FULL;
+	if (bi == LB_NEW_FNAT_FRAG)
+		return PA_LB_V_FNAT_FRAGMENT;
 	w->st.no_backend++;
 	return PA_LB_V_NO_BACKEND;
 }
@@ -1130,7 +1409,7 @@ pass2(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 			}
 		}
 		bi = decide_slow(lb, w, s, m, meta, &cd->fkey[j], cd->fsig[j],
-			pos, (cd->frag >> j) & 1, &dirty, now);
+			pos, (cd->frag >> j) & 1, &dirty, now, &pos);
 		if (unlikely(bi < 0)) {
 			verdicts[cd->cand[j]] = refused(w, bi);
 			continue;
@@ -1140,7 +1419,8 @@ send:
 		if (unlikely((single ? one_mss : s->mss_clamp) != 0) &&
 		    meta->l4_proto == IPPROTO_TCP)
 			clamp_mss(w, s, m, meta, false);
-		verdicts[cd->cand[j]] = fwd_fast(lb, w, &x, b, m, meta, md, fm);
+		verdicts[cd->cand[j]] = fwd_fast(lb, w, &x, b, m, meta, md, fm,
+			md == PA_LB_FNAT ? &w->fx[pos] : NULL);
 	}
 	fast_end(w, &x);
 }
@@ -1162,6 +1442,8 @@ LB_PASS2(pass2_nat4, true, PA_LB_NAT, 4)
 LB_PASS2(pass2_nat6, true, PA_LB_NAT, 6)
 LB_PASS2(pass2_dsr4, true, PA_LB_DSR, 4)
 LB_PASS2(pass2_dsr6, true, PA_LB_DSR, 6)
+LB_PASS2(pass2_fnat4, true, PA_LB_FNAT, 4)
+LB_PASS2(pass2_fnat6, true, PA_LB_FNAT, 6)
 
 /* pass2() for @p one's mode and family (NULL: each packet's). */
 static __rte_always_inline void
@@ -1180,6 +1462,8 @@ pass2_one(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		fn = one->family == 4 ? pass2_ipip4 : pass2_ipip6;
 	else if (one->forward == PA_LB_NAT)
 		fn = one->family == 4 ? pass2_nat4 : pass2_nat6;
+	else if (one->forward == PA_LB_FNAT)
+		fn = one->family == 4 ? pass2_fnat4 : pass2_fnat6;
 	else
 		fn = one->family == 4 ? pass2_dsr4 : pass2_dsr6;
 	fn(lb, w, t, pkts, nc, cd, now, verdicts, one);
@@ -1199,8 +1483,9 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 {
 	const int moff = pa_pkt_meta_offset;
 	struct lb_cands cd;
-	uint16_t reply[BULK], icmp[BULK];
-	unsigned int nc = 0, nr = 0, ni = 0, i, j;
+	uint16_t reply[BULK], icmp[BULK], freply[BULK];
+	uint8_t faddr[BULK];
+	unsigned int nc = 0, nr = 0, ni = 0, nf = 0, i, j;
 	/* the last service lookup: its (family, proto, port) tag (0: none),
 	 * address and answer; the first candidate's service, and whether
 	 * another's is in the chunk */
@@ -1298,6 +1583,21 @@ process_chunk(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		cd.cand[nc++] = (uint16_t)i;
 		continue;
 maybe_reply:
+		/* a backend's reply to a pool address and port (full NAT) */
+		if (unlikely(t->has_fnat) && (meta->flags & PA_PKT_F_L4) &&
+		    !(meta->flags & PA_PKT_F_FRAG) &&
+		    meta->dport >= lb->fnat.lo && meta->dport <= lb->fnat.hi) {
+			const uint8_t fam = (meta->flags & PA_PKT_F_IPV4) ? 4 : 6;
+			int a = lb_fnat_find(&lb->fnat, fam, pkt_dst(
+				rte_pktmbuf_mtod_offset(pkts[i], const uint8_t *,
+					meta->l3_off), fam));
+
+			if (a >= 0) {
+				faddr[nf] = (uint8_t)a;
+				freply[nf++] = (uint16_t)i;
+				continue;
+			}
+		}
 		if (t->has_nat && (meta->flags & PA_PKT_F_L4) &&
 		    !(meta->flags & PA_PKT_F_FRAG) &&
 		    lb_bit(t->reply_map, meta->sport))
@@ -1316,8 +1616,11 @@ maybe_reply:
 		}
 		p = lb_ftab_candidate(&w->ftab, cd.fsig[j]);
 		cd.fpos[j] = p;
-		if (p >= 0)
+		if (p >= 0) {
 			rte_prefetch0(&w->ftab.line[p]);
+			if (t->has_fnat && w->fx != NULL)
+				rte_prefetch0(&w->fx[p]);
+		}
 	}
 
 	if (nc != 0)
@@ -1327,6 +1630,9 @@ maybe_reply:
 	for (j = 0; j < nr; j++)
 		verdicts[reply[j]] = nat_reply(lb, w, t, pkts[reply[j]],
 			pa_pkt_meta(pkts[reply[j]]));
+	for (j = 0; j < nf; j++)
+		verdicts[freply[j]] = fnat_reply(lb, w, t, pkts[freply[j]],
+			pa_pkt_meta(pkts[freply[j]]), faddr[j], now);
 	for (j = 0; j < ni; j++)
 		verdicts[icmp[j]] = icmp_in(lb, w, t, pkts[icmp[j]],
 			pa_pkt_meta(pkts[icmp[j]]), now);

@@ -189,7 +189,9 @@ struct lb_svc {
 	uint8_t sched;			/* enum pa_lb_sched */
 	uint16_t mss_clamp;		/* host order; 0 = off */
 	bool syn_defer;			/* protect.syn_defer applies: Maglev,
-					 * not nat (a SYN takes no entry) */
+					 * not nat nor fnat (a SYN takes no
+					 * entry) */
+	uint8_t proxy;			/* enum pa_lb_proxy (fnat, TCP) */
 	uint32_t max_flows;		/* live flows at most; 0 = no limit */
 	const struct lb_sched_ops *ops;
 	struct pa_ip_addr vip;
@@ -274,6 +276,7 @@ struct lb_table {
 					 * without nat services */
 	uint32_t n_services;
 	bool has_nat;			/* some service forwards by nat */
+	bool has_fnat;			/* ... by fnat */
 	uint8_t dport_map[LB_BITMAP_BYTES];	/* service ports (host order) */
 	uint8_t reply_map[LB_BITMAP_BYTES];	/* nat backend ports */
 	struct lb_svc *svc[PA_LB_MAX_SERVICES];
@@ -302,8 +305,10 @@ struct lb_flow {
 
 #define LB_FLOW_IN_USE	0x01
 #define LB_FLOW_NAT	0x02	/* has a NAT reply entry (lb_worker.nat_pos) */
+#define LB_FLOW_FNAT	0x04	/* holds a pool port (lb_worker.fx) */
 
 #include "lb_ftab.h"
+#include "lb_fnat.h"
 
 /* LB_TMO_SYN: a TCP flow that has seen nothing but SYNs from its client
  * (protect.syn_timeout_s; tcp_timeout when not set). */
@@ -368,6 +373,21 @@ struct lb_lcore_stats {
 					 * bucket: dropped (src_limit) */
 	uint64_t max_flows_dropped;	/* new flows of a service at its
 					 * max_flows: dropped (max_flows) */
+	uint64_t fnat_flows;		/* fnat flows made (a pool port each) */
+	uint64_t fnat_no_port;		/* new fnat flows without a free port
+					 * of the backend's family: dropped */
+	uint64_t fnat_table_full;	/* ... without room in the flow table
+					 * (no stateless fallback: dropped) */
+	uint64_t fnat_fragments;	/* fragments to an fnat service
+					 * (no reassembly): dropped */
+	uint64_t fnat_replies;		/* backend replies translated back */
+	uint64_t fnat_reply_unmatched;	/* to a pool port, matching no flow:
+					 * dropped (fnat_unmatched) */
+	uint64_t fnat_xlat_failed;	/* not translatable, or no room for
+					 * the PROXY header: dropped */
+	uint64_t fnat_time_wait;	/* ports passed over: freed by a flow to
+					 * the same backend under time_wait_s
+					 * ago */
 };
 
 /** A NAT reply entry waiting for quiescence before its slot is freed. */
@@ -397,6 +417,12 @@ struct lb_worker {
 	struct lb_svc_ctr *svc_ctr;	/* PA_LB_MAX_SERVICES, by slot */
 	struct pa_protect_src *src;	/* new flows per source; NULL: off */
 	uint32_t n_lb;			/* lb lcores (max_flows shares) */
+	/* full NAT: this lcore's share of each pool address (NULL: no
+	 * pool), the flows' side entries by position, and the address
+	 * to try first for the next flow */
+	struct lb_fnat_share *fshare;
+	struct lb_fnat_ext *fx;
+	uint32_t fnat_next;
 	uint32_t lb_ord;		/* this one's rank among them */
 	/* NAT reply slots to free once the data path is quiescent */
 	uint32_t defer_head, defer_tail;
@@ -530,6 +556,9 @@ struct pa_lb {
 	bool icmp_echo;			/* lb.icmp_echo */
 	uint64_t icmp_tsc_per_token;	/* ICMP too-big rate limit */
 
+	struct lb_fnat_pool fnat;	/* lb.fnat (n_addrs 0: none) */
+	/* lb rank -> lcore index (pa_lb_fnat_owner()) */
+	uint8_t rank_lcore[PA_LB_MAX_LCORES];
 	struct lb_table *live;		/* published (RCU) */
 	struct rte_hash *nat;		/* reply key -> (svc uid, slot); shared */
 	uint32_t nat_size;
@@ -765,6 +794,36 @@ void lb_icmp_nat(struct rte_mbuf *m, const struct pa_pkt_meta *meta,
  * it readable) to @p clamp when larger, updating the checksum
  * incrementally. @return true when it was rewritten. */
 bool lb_mss_clamp(uint8_t *tcp, uint32_t len, uint16_t clamp);
+
+/* lb_fnat.c: the pool */
+
+/** The pool of @p cfg (lb.fnat), its reply index included; shares come
+ * with each lcore's table (lb_fnat_worker_init()). */
+int lb_fnat_init(struct pa_lb *lb, const struct pa_config_fnat *cfg,
+		char *err, size_t err_len);
+void lb_fnat_fini(struct pa_lb *lb);
+/** Lcore @p w's shares (rank w->lb_ord) and side entries. */
+int lb_fnat_worker_init(struct pa_lb *lb, struct lb_worker *w);
+void lb_fnat_worker_fini(struct lb_worker *w);
+/** A pool port for a new flow to backend @p b (uid) of family
+ * @p family, for the flow at @p pos (recorded in the reply index):
+ * 0 with *@p paddr, *@p pport (host order) set; -ENOSPC when no port
+ * is free. @p now_s: the pool's clock (lb_fnat_now()). */
+int lb_fnat_take(struct pa_lb *lb, struct lb_worker *w, uint8_t family,
+		uint32_t be_uid, uint32_t hash, uint32_t pos, uint32_t now_s,
+		uint8_t *paddr, uint16_t *pport);
+/** Give back the port of the flow at @p pos (its side entry). */
+void lb_fnat_give(struct pa_lb *lb, struct lb_worker *w, uint32_t pos,
+		uint32_t be_uid, uint32_t now_s);
+/** Ports in use on pool address @p a (all lcores; racy reads). */
+uint64_t lb_fnat_in_use(const struct pa_lb *lb, unsigned int a);
+
+/** The pool's clock: seconds of TSC @p tsc. */
+static inline uint32_t
+lb_fnat_now(const struct pa_lb *lb, uint64_t tsc)
+{
+	return (uint32_t)(tsc / lb->tsc_hz);
+}
 
 /* lb.c: helpers for the data path and trace */
 void lb_flow_key_from(struct lb_flow_key *k, const struct pa_flow_key *fk);

@@ -41,6 +41,18 @@ find_backend(const struct lb_svc_ctl *c, const struct pa_ip_addr *a)
 }
 
 /* Slot of service @p name, or -ENOENT with the reason. */
+/* An fnat service: a pool, with an address of each backend's family
+ * (backend_check() says which is missing). */
+static int
+fnat_pool_check(const struct pa_lb *lb, char *err, size_t err_len)
+{
+	if (lb->fnat.n_addrs == 0) {
+		pa_seterr(err, err_len, "forward \"fnat\" needs lb.fnat (a source pool)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int
 service_slot(const struct pa_lb *lb, const char *name, char *err,
 		size_t err_len)
@@ -159,17 +171,25 @@ lb_live_backends(const struct lb_svc_ctl *c)
 
 /* Checks of a backend against its service beyond the loader's. */
 static int
-backend_check(const struct lb_svc_ctl *c, const struct pa_config_backend *be,
-		char *err, size_t err_len)
+backend_check(const struct pa_lb *lb, const struct lb_svc_ctl *c,
+		const struct pa_config_backend *be, char *err, size_t err_len)
 {
+	const bool fnat = c->cfg.forward == PA_LB_FNAT;
 	char buf[INET6_ADDRSTRLEN];
 
-	if (be->addr.family != c->cfg.vip.family) {
+	/* full NAT's source is a pool address of the backend's family */
+	if (fnat && lb->fnat.n_fam[be->addr.family == AF_INET6] == 0) {
+		pa_seterr(err, err_len, "backend %s: forward \"fnat\" needs an %s address in lb.fnat.addrs",
+			pa_net_format_ip(&be->addr, buf, sizeof(buf)),
+			be->addr.family == AF_INET6 ? "IPv6" : "IPv4");
+		return -EINVAL;
+	}
+	if (!fnat && be->addr.family != c->cfg.vip.family) {
 		pa_seterr(err, err_len, "backend %s: address family differs from the service's",
 			pa_net_format_ip(&be->addr, buf, sizeof(buf)));
 		return -EINVAL;
 	}
-	if (c->cfg.forward != PA_LB_NAT && be->port != 0 &&
+	if (c->cfg.forward != PA_LB_NAT && !fnat && be->port != 0 &&
 	    be->port != c->cfg.port) {
 		pa_seterr(err, err_len, "backend %s: only \"nat\" can change the destination port",
 			pa_net_format_ip(&be->addr, buf, sizeof(buf)));
@@ -332,6 +352,11 @@ service_add_locked(struct pa_lb *lb, const struct pa_config_service *svc,
 			PA_LB_MAX_SERVICES);
 		return -ENOSPC;
 	}
+	if (svc->forward == PA_LB_FNAT) {
+		ret = fnat_pool_check(lb, err, err_len);
+		if (ret != 0)
+			return ret;
+	}
 	ret = lb_tables_make(lb, err, err_len);
 	if (ret != 0)
 		return ret;
@@ -367,7 +392,7 @@ service_add_locked(struct pa_lb *lb, const struct pa_config_service *svc,
 	c->cfg.n_backends = 0;
 	c->uid = new_uid(lb);
 	for (i = 0; i < svc->n_backends; i++) {
-		ret = backend_check(c, &svc->backends[i], err, err_len);
+		ret = backend_check(lb, c, &svc->backends[i], err, err_len);
 		if (ret >= 0)
 			ret = ctl_add_backend(lb, c, &svc->backends[i], err,
 				err_len);
@@ -444,7 +469,7 @@ pa_lb_backend_add(struct pa_lb *lb, const char *service,
 		goto out;
 	}
 	c = &lb->ctl[slot];
-	ret = backend_check(c, be, err, err_len);
+	ret = backend_check(lb, c, be, err, err_len);
 	if (ret != 0)
 		goto out;
 	i = ctl_add_backend(lb, c, be, err, err_len);

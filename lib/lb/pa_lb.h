@@ -105,6 +105,18 @@ enum pa_lb_verdict {
 	PA_LB_V_SRC_LIMIT,
 	/** a new flow of a service that has max_flows live flows */
 	PA_LB_V_MAX_FLOWS,
+	/** a new fnat flow, no pool port free for its backend's family */
+	PA_LB_V_FNAT_NO_PORT,
+	/** a new fnat flow, no room in the flow table */
+	PA_LB_V_FNAT_TABLE_FULL,
+	/** a fragment to an fnat service (no reassembly) */
+	PA_LB_V_FNAT_FRAGMENT,
+	/** to a pool address and port, matching no flow */
+	PA_LB_V_FNAT_UNMATCHED,
+	/** an fnat packet that cannot be translated to its backend's
+	 * family (IPv4 options, IPv6 extension headers, no room) or that
+	 * the PROXY header does not fit */
+	PA_LB_V_FNAT_XLAT,
 };
 
 struct pa_lb;

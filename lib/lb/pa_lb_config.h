@@ -35,8 +35,9 @@ int pa_lb_config_vip_port_check(const struct pa_config *cfg,
  * Parse one LB service object, backends included (allocated: release with
  * pa_lb_config_service_clear()). Uniqueness of the name and of (vip, port,
  * proto) across services is the caller's check.
- * @param lb    for the ipip check of local_addr/local_addr6 and the VIP
- *              that may not be one of them (NULL: none set)
+ * @param lb    for the ipip check of local_addr/local_addr6, fnat's of
+ *              lb.fnat (a pool address of each backend's family), and
+ *              the VIP that may be none of them (NULL: none set)
  * @param path  JSON path of @p obj used in messages ("$" if NULL)
  * @return 0, -EINVAL or -ENOMEM; on failure nothing is left allocated.
  */
@@ -46,12 +47,28 @@ int pa_lb_config_parse_service(const json_t *obj,
 
 /**
  * Parse one backend object of @p svc (family, forward mode and port of the
- * service are checked against it). Uniqueness within the service is the
- * caller's check.
+ * service are checked against it: a backend of the other family than the
+ * VIP, or with another port, only with "fnat"; the pool's family is
+ * pa_lb_config_backend_pool_check()'s). Uniqueness within the service is
+ * the caller's check.
  */
 int pa_lb_config_parse_backend(const json_t *obj,
 		const struct pa_config_service *svc, const char *path,
 		struct pa_config_backend *be, char *err, size_t err_len);
+
+/**
+ * A backend of an "fnat" service needs a pool address of its family
+ * (lb.fnat.addrs); other services need nothing. The config loader checks
+ * each backend of a file with it, lb_backend_add each one it adds.
+ * @param lb    the "lb" section (NULL: no pool)
+ * @param path  JSON path of the backend object ("$" if NULL); the
+ *              message names its "addr" and lb.fnat.addrs
+ * @return 0, or -EINVAL.
+ */
+int pa_lb_config_backend_pool_check(const struct pa_config_lb *lb,
+		const struct pa_config_service *svc,
+		const struct pa_config_backend *be, const char *path,
+		char *err, size_t err_len);
 
 /** The JSON Schema of a service object and of a backend object, from
  * the field tables the two parsers above decode with (new references,
@@ -90,12 +107,14 @@ json_t *pa_lb_config_backend_to_json(const struct pa_config_backend *be);
 
 /** The file's names of a service's protocol ("tcp", "udp", ...; "?" for
  * one without a name), scheduler ("maglev", ...), forwarding method
- * ("ipip", "nat", "dsr") and a backend's state ("up", "down", "drain"),
- * as the serializers above write them ("?" out of range). Static
- * strings. */
+ * ("ipip", "nat", "dsr", "fnat"), PROXY protocol ("none" — no key in
+ * the file —, "v1", "v2") and a backend's state ("up", "down",
+ * "drain"), as the serializers above write them ("?" out of range).
+ * Static strings. */
 const char *pa_lb_config_proto_name(int proto);
 const char *pa_lb_config_sched_name(enum pa_lb_sched s);
 const char *pa_lb_config_forward_name(enum pa_lb_forward f);
+const char *pa_lb_config_proxy_name(enum pa_lb_proxy p);
 const char *pa_lb_config_state_name(enum pa_lb_state s);
 
 /** A backend's states by enum pa_lb_state, NULL-terminated: the names

@@ -71,6 +71,14 @@ enum pa_drop_reason {
 				 * max_flows live flows */
 	PA_DROP_BLOCKLIST,	/**< source in the blocklist (classify,
 				 * before the ACL) */
+	PA_DROP_FNAT_NO_PORT,	/**< a new fnat flow, no pool port free of
+				 * its backend's family */
+	PA_DROP_FNAT_TABLE_FULL, /**< a new fnat flow, flow table full */
+	PA_DROP_FNAT_FRAGMENT,	/**< a fragment to an fnat service */
+	PA_DROP_FNAT_UNMATCHED,	/**< to a pool address and port, no flow */
+	PA_DROP_FNAT_XLAT,	/**< an fnat packet that cannot be made
+				 * into its backend's (no room, IPv4
+				 * options, IPv6 extension headers) */
 	PA_DROP_MAX
 };
 

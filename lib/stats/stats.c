@@ -33,6 +33,11 @@ static const char *const drop_names[PA_DROP_MAX] = {
 	[PA_DROP_SRC_LIMIT] = "src_limit",
 	[PA_DROP_MAX_FLOWS] = "max_flows",
 	[PA_DROP_BLOCKLIST] = "blocklist",
+	[PA_DROP_FNAT_NO_PORT] = "fnat_no_port",
+	[PA_DROP_FNAT_TABLE_FULL] = "fnat_table_full",
+	[PA_DROP_FNAT_FRAGMENT] = "fnat_fragment",
+	[PA_DROP_FNAT_UNMATCHED] = "fnat_unmatched",
+	[PA_DROP_FNAT_XLAT] = "fnat_xlat",
 };
 
 static const char *const stage_names[PA_STAGE_MAX] = {

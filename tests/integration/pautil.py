@@ -35,7 +35,9 @@ DROP_REASONS = ("malformed", "acl", "police", "non_ip", "no_backend", "mtu",
                 "ring_full", "tx_full", "rx_error", "shutdown", "local",
                 "neigh_ring_full", "excp_full", "excp_rate", "not_ours", "to_self", "ttl", "no_route",
                 "icmp_bad_quote", "icmp_no_service", "no_service", "handover_full",
-                "nat_ambiguous", "src_limit", "max_flows", "blocklist")
+                "nat_ambiguous", "src_limit", "max_flows", "blocklist",
+                "fnat_no_port", "fnat_table_full", "fnat_fragment",
+                "fnat_unmatched", "fnat_xlat")
 
 RPC_METHODS_NOW = ("rpc_get_methods", "rpc.discover", "stats_get",
                    "pipeline_get",

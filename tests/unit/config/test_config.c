@@ -149,6 +149,7 @@ assert_config_equal(const struct pa_config *a, const struct pa_config *b)
 			sizeof(a->lb.local_addr6)) == 0);
 	ck_assert(memcmp(&a->lb.flow_table, &b->lb.flow_table,
 			sizeof(a->lb.flow_table)) == 0);
+	ck_assert(memcmp(&a->lb.fnat, &b->lb.fnat, sizeof(a->lb.fnat)) == 0);
 	ck_assert_uint_eq(a->lb.n_services, b->lb.n_services);
 	for (i = 0; i < a->lb.n_services; i++) {
 		memcpy(&sa, &a->lb.services[i], sizeof(sa));
@@ -206,10 +207,14 @@ static const char contract_example[] = J(
   },
   "lb": {
     "local_addr": "192.0.2.254",
+    "fnat": {"addrs": ["198.51.100.50", "198.51.100.51", "2001:db8:5::50"], "ports": "1024-65535"},
     "services": [
       {"name": "web", "vip": "192.0.2.10", "port": 80, "proto": "tcp",
        "scheduler": "maglev", "forward": "ipip",
-       "backends": [ {"addr": "10.1.0.1", "weight": 1}, {"addr": "10.1.0.2", "weight": 2} ]}
+       "backends": [ {"addr": "10.1.0.1", "weight": 1}, {"addr": "10.1.0.2", "weight": 2} ]},
+      {"name": "app", "vip": "2001:db8:ffff::40", "port": 443, "proto": "tcp",
+       "forward": "fnat", "proxy_protocol": "v2",
+       "backends": [ {"addr": "10.1.0.7", "port": 8443}, {"addr": "10.1.0.8", "port": 8443} ]}
     ]
   }
 });
@@ -246,6 +251,8 @@ static const char full_doc[] = J(
     "flow_table": {"size": 67108864, "tcp_timeout": 86400, "tcp_fin_timeout": 1,
                    "udp_timeout": 45},
     "icmp_echo": false,
+    "fnat": {"addrs": ["2001:db8:1::5", "198.51.100.60"], "ports": "2000",
+             "time_wait_s": 0},
     "services": [
       {"name": "web", "vip": "192.0.2.10", "port": 80, "proto": "tcp",
        "backends": [ {"addr": "10.1.0.1"},
@@ -259,7 +266,10 @@ static const char full_doc[] = J(
        "backends": [ {"addr": "10.2.0.1", "port": 8443}, {"addr": "10.2.0.2", "port": 0} ]},
       {"name": "dsr_1", "vip": "192.0.2.12", "port": 8080, "proto": "udp",
        "scheduler": "rr", "forward": "dsr", "table_size": 1048573,
-       "backends": [ {"addr": "10.3.0.1", "mac": "AA:BB:CC:DD:EE:FF"} ]}
+       "backends": [ {"addr": "10.3.0.1", "mac": "AA:BB:CC:DD:EE:FF"} ]},
+      {"name": "full", "vip": "192.0.2.13", "port": 443, "proto": "tcp",
+       "forward": "fnat", "proxy_protocol": "v1",
+       "backends": [ {"addr": "2001:db8:6::1", "port": 8443}, {"addr": "10.4.0.1"} ]}
     ]
   },
   "metrics": {"listen": "[::1]:9100"},
@@ -338,8 +348,22 @@ START_TEST(test_contract_example_loads_into_typed_structs)
 	ck_assert(cfg->lb.present);
 	ck_assert(cfg->lb.has_local_addr);
 	ck_assert(!cfg->lb.has_local_addr6);
-	ck_assert_uint_eq(cfg->lb.n_services, 1);
+	ck_assert_uint_eq(cfg->lb.n_services, 2);
+	ck_assert(cfg->lb.fnat.present);
+	ck_assert_uint_eq(cfg->lb.fnat.n_addrs, 3);
+	ck_assert_str_eq(ip4(&cfg->lb.fnat.addrs[1]), "198.51.100.51");
+	ck_assert_int_eq(cfg->lb.fnat.addrs[2].family, AF_INET6);
+	ck_assert_uint_eq(cfg->lb.fnat.port_lo, 1024);
+	ck_assert_uint_eq(cfg->lb.fnat.port_hi, 65535);
+	ck_assert_uint_eq(cfg->lb.fnat.time_wait_s, 60);
+	s = &cfg->lb.services[1];
+	ck_assert_int_eq(s->forward, PA_LB_FNAT);
+	ck_assert_int_eq(s->proxy_protocol, PA_LB_PROXY_V2);
+	ck_assert_int_eq(s->vip.family, AF_INET6);
+	ck_assert_int_eq(s->backends[0].addr.family, AF_INET);
+	ck_assert_uint_eq(s->backends[1].port, 8443);
 	s = &cfg->lb.services[0];
+	ck_assert_int_eq(s->proxy_protocol, PA_LB_PROXY_NONE);
 	ck_assert_str_eq(s->name, "web");
 	ck_assert_uint_eq(s->port, 80);
 	ck_assert_uint_eq(s->proto, IPPROTO_TCP);
@@ -722,6 +746,142 @@ START_TEST(test_local_addr_may_be_a_ports_own_address)
 }
 END_TEST
 
+START_TEST(test_fnat_absent_has_defaults_and_no_pool)
+{
+	struct pa_config *cfg = must_load("{}", NULL);
+
+	ck_assert(!cfg->lb.fnat.present);
+	ck_assert_uint_eq(cfg->lb.fnat.n_addrs, 0);
+	ck_assert_uint_eq(cfg->lb.fnat.port_lo, PA_CONFIG_FNAT_DEF_PORT_LO);
+	ck_assert_uint_eq(cfg->lb.fnat.port_hi, PA_CONFIG_FNAT_DEF_PORT_HI);
+	ck_assert_uint_eq(cfg->lb.fnat.time_wait_s,
+			PA_CONFIG_FNAT_DEF_TIME_WAIT_S);
+	pa_config_free(cfg);
+	cfg = must_load(J({"lb": {"fnat": {"addrs": ["198.51.100.50"]}}}),
+			NULL);
+	ck_assert(cfg->lb.fnat.present);
+	ck_assert_uint_eq(cfg->lb.fnat.n_addrs, 1);
+	ck_assert_uint_eq(cfg->lb.fnat.port_lo, 1024);
+	ck_assert_uint_eq(cfg->lb.fnat.port_hi, 65535);
+	ck_assert_uint_eq(cfg->lb.fnat.time_wait_s, 60);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_fnat_ports_take_one_port_or_a_range_within_1_65535)
+{
+	struct pa_config *cfg = must_load(J({"lb": {"fnat": {
+			"addrs": ["198.51.100.50"], "ports": "1-65535",
+			"time_wait_s": 3600}}}), NULL);
+
+	ck_assert_uint_eq(cfg->lb.fnat.port_lo, 1);
+	ck_assert_uint_eq(cfg->lb.fnat.port_hi, 65535);
+	ck_assert_uint_eq(cfg->lb.fnat.time_wait_s, 3600);
+	pa_config_free(cfg);
+	cfg = must_load(J({"lb": {"fnat": {"addrs": ["198.51.100.50"],
+			"ports": "65535"}}}), NULL);
+	ck_assert_uint_eq(cfg->lb.fnat.port_lo, 65535);
+	ck_assert_uint_eq(cfg->lb.fnat.port_hi, 65535);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_fnat_max_addrs_accepted_and_one_more_refused)
+{
+	size_t len = 64 * 1024, off;
+	struct pa_config *cfg;
+	unsigned int i, n;
+	char *doc;
+
+	for (n = PA_CONFIG_FNAT_MAX_ADDRS; n <= PA_CONFIG_FNAT_MAX_ADDRS + 1;
+	     n++) {
+		doc = malloc(len);
+		ck_assert_ptr_nonnull(doc);
+		off = snprintf(doc, len, "{\"lb\": {\"fnat\": {\"addrs\": [");
+		for (i = 0; i < n; i++)
+			off += snprintf(doc + off, len - off, "%s\"%s%u\"",
+					i ? ", " : "", i % 2 ? "2001:db8::" :
+					"198.51.100.", i + 1);
+		snprintf(doc + off, len - off, "]}}}");
+		cfg = load(doc);
+		free(doc);
+		if (n == PA_CONFIG_FNAT_MAX_ADDRS) {
+			ck_assert_msg(cfg != NULL, "%s", err);
+			ck_assert_uint_eq(cfg->lb.fnat.n_addrs, n);
+			assert_round_trip(cfg, NULL);
+			pa_config_free(cfg);
+		} else {
+			ck_assert_ptr_null(cfg);
+			assert_err_begins("$.lb.fnat.addrs: 1 to 64 addresses (got 65)");
+		}
+	}
+}
+END_TEST
+
+/* One address, shared: a pool address may be a port's own address and
+ * lb.local_addr at once (the data path keeps only its part there). */
+START_TEST(test_fnat_addr_may_be_a_ports_own_address_or_local_addr)
+{
+	struct pa_config *cfg = must_load(J({"ports": [
+			{"name": "p", "devargs": "net_null0",
+			 "addr": ["198.51.100.5/24", "2001:db8:1::5/64"],
+			 "kernel_if": "pa0"}],
+			"lb": {"local_addr": "198.51.100.5",
+			"fnat": {"addrs": ["198.51.100.5", "2001:db8:1::5",
+				"198.51.100.50"]},
+			"services": [
+			{"name": "s", "vip": "192.0.2.10", "port": 80,
+			 "proto": "tcp", "forward": "fnat",
+			 "backends": [{"addr": "10.0.0.1", "port": 8080},
+				{"addr": "2001:db8:2::1"}]}]}}), NULL);
+
+	ck_assert(pa_ip_equal(&cfg->lb.fnat.addrs[0], &cfg->lb.local_addr));
+	ck_assert(pa_ip_equal(&cfg->lb.fnat.addrs[1],
+			&cfg->ports[0].addrs[1].addr));
+	ck_assert_uint_eq(cfg->lb.services[0].backends[0].port, 8080);
+	ck_assert_int_eq(cfg->lb.services[0].backends[1].addr.family,
+			AF_INET6);
+	pa_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_to_json_writes_fnat_and_proxy_protocol_only_when_set)
+{
+	struct pa_config *cfg = must_load(J({"lb": {"local_addr": "192.0.2.1",
+			"services": [{"name": "s", "vip": "192.0.2.10",
+			"port": 80, "proto": "tcp"}]}}), NULL);
+	json_t *j, *lb, *svc, *want;
+
+	j = pa_config_to_json(cfg);
+	lb = json_object_get(j, "lb");
+	svc = json_array_get(json_object_get(lb, "services"), 0);
+	ck_assert_ptr_null(json_object_get(lb, "fnat"));
+	ck_assert_ptr_null(json_object_get(svc, "proxy_protocol"));
+	json_decref(j);
+	pa_config_free(cfg);
+
+	cfg = must_load(J({"lb": {"fnat": {"addrs": ["198.51.100.50"]},
+			"services": [{"name": "s", "vip": "192.0.2.10",
+			"port": 80, "proto": "tcp", "forward": "fnat",
+			"proxy_protocol": "v2"}]}}), NULL);
+	j = pa_config_to_json(cfg);
+	lb = json_object_get(j, "lb");
+	svc = json_array_get(json_object_get(lb, "services"), 0);
+	/* the defaults written explicitly */
+	want = json_pack("{s:[s], s:s, s:i}", "addrs", "198.51.100.50",
+			"ports", "1024-65535", "time_wait_s", 60);
+	ck_assert(json_equal(json_object_get(lb, "fnat"), want));
+	json_decref(want);
+	ck_assert_str_eq(json_string_value(json_object_get(svc,
+			"proxy_protocol")), "v2");
+	ck_assert_str_eq(json_string_value(json_object_get(svc, "forward")),
+			"fnat");
+	json_decref(j);
+	assert_round_trip(cfg, NULL);
+	pa_config_free(cfg);
+}
+END_TEST
+
 START_TEST(test_nat_and_dsr_services_need_no_local_addr)
 {
 	struct pa_config *cfg = must_load(J({"lb": {"services": [
@@ -956,6 +1116,10 @@ START_TEST(test_round_trip_of_every_field)
 	ck_assert(!cfg->lb.icmp_echo);
 	ck_assert_uint_eq(cfg->lb.services[2].mss_clamp, 1360);
 	ck_assert_uint_eq(cfg->lb.services[0].mss_clamp, 0);
+	ck_assert_uint_eq(cfg->lb.fnat.port_lo, 2000);
+	ck_assert_uint_eq(cfg->lb.fnat.port_hi, 2000);
+	ck_assert_uint_eq(cfg->lb.fnat.time_wait_s, 0);
+	ck_assert_int_eq(cfg->lb.services[4].proxy_protocol, PA_LB_PROXY_V1);
 	ck_assert(!cfg->pipeline.latency);
 	ck_assert_int_eq(cfg->pipeline.idle.mode, PA_IDLE_ADAPTIVE);
 	ck_assert_uint_eq(cfg->pipeline.idle.spin_polls, 0);
@@ -1628,6 +1792,37 @@ static const struct err_case err_cases[] = {
 	{ "ipip backend cannot change the port", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"addr\": \"10.0.0.1\", \"port\": 8080}]}]}}", "$.lb.services[0].backends[0].port: forward \"ipip\" cannot change the destination port" },
 	{ "malformed backend mac", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"addr\": \"10.0.0.1\", \"mac\": \"02-00-00-00-00-01\"}]}]}}", "$.lb.services[0].backends[0].mac: invalid MAC address '02-00-00-00-00-01'" },
 	{ "unknown backend state", "{\"lb\": {" LB4 ", \"services\": [{" SVC ", \"backends\": [{\"addr\": \"10.0.0.1\", \"state\": \"off\"}]}]}}", "$.lb.services[0].backends[0].state: invalid value 'off'" },
+	/* full NAT */
+#define FN "\"fnat\": {\"addrs\": [\"198.51.100.50\"]}"
+#define FNSVC "\"name\": \"f\", \"vip\": \"192.0.2.20\", \"port\": 443, \"proto\": \"tcp\", \"forward\": \"fnat\""
+	{ "fnat must be an object", J({"lb": {"fnat": []}}), "$.lb.fnat: expected an object, got an array" },
+	{ "fnat addrs required", J({"lb": {"fnat": {"ports": "1024-2047"}}}), "$.lb.fnat.addrs: required key missing" },
+	{ "fnat addrs must be an array", J({"lb": {"fnat": {"addrs": "198.51.100.50"}}}), "$.lb.fnat.addrs: expected an array, got a string" },
+	{ "fnat addrs empty", J({"lb": {"fnat": {"addrs": []}}}), "$.lb.fnat.addrs: 1 to 64 addresses (got 0)" },
+	{ "fnat addr malformed", J({"lb": {"fnat": {"addrs": ["198.51.100.500"]}}}), "$.lb.fnat.addrs[0]: invalid IP address '198.51.100.500'" },
+	{ "fnat addr multicast", J({"lb": {"fnat": {"addrs": ["198.51.100.50", "ff02::1"]}}}), "$.lb.fnat.addrs[1]: 'ff02::1' is a multicast address, not a source address" },
+	{ "fnat addr unspecified", J({"lb": {"fnat": {"addrs": ["0.0.0.0"]}}}), "$.lb.fnat.addrs[0]: '0.0.0.0' is the unspecified address, not a source address" },
+	{ "fnat addr duplicate", J({"lb": {"fnat": {"addrs": ["198.51.100.50", "2001:db8::50", "198.51.100.50"]}}}), "$.lb.fnat.addrs[2]: duplicate address '198.51.100.50' (also $.lb.fnat.addrs[0])" },
+	{ "fnat ports reversed", "{\"lb\": {\"fnat\": {\"addrs\": [\"198.51.100.50\"], \"ports\": \"2000-1000\"}}}", "$.lb.fnat.ports: expected \"LO-HI\" or \"N\" with ports 1..65535 and LO <= HI, got '2000-1000'" },
+	{ "fnat ports from 0", "{\"lb\": {\"fnat\": {\"addrs\": [\"198.51.100.50\"], \"ports\": \"0-1000\"}}}", "$.lb.fnat.ports: expected \"LO-HI\"" },
+	{ "fnat ports above 65535", "{\"lb\": {\"fnat\": {\"addrs\": [\"198.51.100.50\"], \"ports\": \"1024-65536\"}}}", "$.lb.fnat.ports: expected \"LO-HI\"" },
+	{ "fnat ports any", "{\"lb\": {\"fnat\": {\"addrs\": [\"198.51.100.50\"], \"ports\": \"any\"}}}", "$.lb.fnat.ports: expected \"LO-HI\"" },
+	{ "fnat ports garbage", "{\"lb\": {\"fnat\": {\"addrs\": [\"198.51.100.50\"], \"ports\": \"1024:2047\"}}}", "$.lb.fnat.ports: expected \"LO-HI\"" },
+	{ "fnat ports not a string", "{\"lb\": {\"fnat\": {\"addrs\": [\"198.51.100.50\"], \"ports\": 1024}}}", "$.lb.fnat.ports: expected a string, got an integer" },
+	{ "fnat time_wait_s above an hour", "{\"lb\": {\"fnat\": {\"addrs\": [\"198.51.100.50\"], \"time_wait_s\": 3601}}}", "$.lb.fnat.time_wait_s: 3601 out of range 0..3600" },
+	{ "fnat unknown key", "{\"lb\": {\"fnat\": {\"addrs\": [\"198.51.100.50\"], \"size\": 1}}}", "$.lb.fnat.size: unknown key" },
+	{ "fnat service needs lb.fnat", "{\"lb\": {\"services\": [{" FNSVC "}]}}", "$.lb.services[0].forward: \"fnat\" needs $.lb.fnat" },
+	{ "fnat backend needs a pool address of its family", "{\"lb\": {" FN ", \"services\": [{" FNSVC ", \"backends\": [{\"addr\": \"10.0.0.1\"}, {\"addr\": \"2001:db8::2\"}]}]}}", "$.lb.services[0].backends[1].addr: forward \"fnat\" needs an IPv6 address in lb.fnat.addrs" },
+	{ "fnat IPv6 service on IPv4 backends needs an IPv4 pool address", J({"lb": {"fnat": {"addrs": ["2001:db8::50"]}, "services": [{"name": "s", "vip": "2001:db8::10", "port": 80, "proto": "tcp", "forward": "fnat", "backends": [{"addr": "10.0.0.1"}]}]}}), "$.lb.services[0].backends[0].addr: forward \"fnat\" needs an IPv4 address in lb.fnat.addrs" },
+	{ "nat cannot mix families", "{\"lb\": {" FN ", \"services\": [{" SVC ", \"forward\": \"nat\", \"backends\": [{\"addr\": \"2001:db8::2\"}]}]}}", "$.lb.services[0].backends[0].addr: IPv6 backend '2001:db8::2' for an IPv4 service (only forward \"fnat\" mixes families)" },
+	{ "dsr cannot mix families", "{\"lb\": {" FN ", \"services\": [{" SVC ", \"forward\": \"dsr\", \"backends\": [{\"addr\": \"2001:db8::2\", \"mac\": \"02:00:00:00:00:01\"}]}]}}", "$.lb.services[0].backends[0].addr: IPv6 backend '2001:db8::2' for an IPv4 service (only forward \"fnat\" mixes families)" },
+	{ "vip cannot be a pool address", J({"lb": {"fnat": {"addrs": ["2001:db8::50", "198.51.100.50"]}, "services": [{"name": "s", "vip": "198.51.100.50", "port": 80, "proto": "tcp", "forward": "nat"}]}}), "$.lb.services[0].vip: '198.51.100.50' is also $.lb.fnat.addrs[1]: a VIP cannot be a full-NAT pool address" },
+	{ "proxy_protocol on ipip", "{\"lb\": {" LB4 ", " FN ", \"services\": [{" SVC ", \"proxy_protocol\": \"v1\"}]}}", "$.lb.services[0].proxy_protocol: only on a \"tcp\" service with \"forward\": \"fnat\" (this one is tcp with \"ipip\")" },
+	{ "proxy_protocol on nat", "{\"lb\": {" FN ", \"services\": [{" SVC ", \"forward\": \"nat\", \"proxy_protocol\": \"v2\"}]}}", "$.lb.services[0].proxy_protocol: only on a \"tcp\" service with \"forward\": \"fnat\" (this one is tcp with \"nat\")" },
+	{ "proxy_protocol on udp fnat", J({"lb": {"fnat": {"addrs": ["198.51.100.50"]}, "services": [{"name": "s", "vip": "192.0.2.20", "port": 53, "proto": "udp", "forward": "fnat", "proxy_protocol": "v2"}]}}), "$.lb.services[0].proxy_protocol: only on a \"tcp\" service with \"forward\": \"fnat\" (this one is udp with \"fnat\")" },
+	{ "proxy_protocol unknown", "{\"lb\": {" FN ", \"services\": [{" FNSVC ", \"proxy_protocol\": \"v3\"}]}}", "$.lb.services[0].proxy_protocol: invalid value 'v3' (expected one of \"v1\", \"v2\")" },
+	{ "proxy_protocol none is no value", "{\"lb\": {" FN ", \"services\": [{" FNSVC ", \"proxy_protocol\": \"none\"}]}}", "$.lb.services[0].proxy_protocol: invalid value 'none'" },
+	{ "proxy_protocol not a string", "{\"lb\": {" FN ", \"services\": [{" FNSVC ", \"proxy_protocol\": 2}]}}", "$.lb.services[0].proxy_protocol: expected a string, got an integer" },
 	{ "dsr backend needs mac", "{\"lb\": {\"services\": [{" SVC ", \"forward\": \"dsr\", \"backends\": [{\"addr\": \"10.0.0.1\"}]}]}}", "$.lb.services[0].backends[0].mac: required with \"forward\": \"dsr\"" },
 	/* metrics */
 	{ "metrics neither object nor null", J({"metrics": "127.0.0.1:9469"}), "$.metrics: expected an object or null, got a string" },
@@ -1979,6 +2174,69 @@ START_TEST(test_service_parser_for_rpc_frees_on_error)
 }
 END_TEST
 
+/* lb_service_add and lb_backend_add decode with the loader's parsers and
+ * the running "lb" section: the pool's checks hold over RPC too. */
+START_TEST(test_fnat_checks_of_the_rpc_parsers_use_the_lb_section)
+{
+	struct pa_config *cfg = must_load(J({"lb": {"fnat": {
+			"addrs": ["198.51.100.50"]}}}), NULL);
+	struct pa_config_service s;
+	struct pa_config_backend be;
+	json_error_t jerr;
+	json_t *o;
+
+	o = json_loads(J({"name": "f", "vip": "2001:db8::10", "port": 80,
+			"proto": "tcp", "forward": "fnat", "proxy_protocol": "v1",
+			"backends": [{"addr": "10.0.0.1", "port": 8080}]}), 0, &jerr);
+	ck_assert_ptr_nonnull(o);
+	/* without a pool: refused */
+	ck_assert_int_eq(pa_lb_config_parse_service(o, NULL, "params", &s,
+			err, sizeof(err)), -EINVAL);
+	assert_err_begins("params.forward: \"fnat\" needs $.lb.fnat");
+	ck_assert_int_eq(pa_lb_config_parse_service(o, &cfg->lb, "params", &s,
+			err, sizeof(err)), 0);
+	ck_assert_int_eq(s.proxy_protocol, PA_LB_PROXY_V1);
+	ck_assert_str_eq(pa_lb_config_proxy_name(s.proxy_protocol), "v1");
+	ck_assert_str_eq(pa_lb_config_forward_name(s.forward), "fnat");
+	json_decref(o);
+
+	/* a backend of a family the pool has, then one it has not */
+	o = json_loads(J({"addr": "10.0.0.2", "port": 9000}), 0, &jerr);
+	ck_assert_int_eq(pa_lb_config_parse_backend(o, &s, "params", &be, err,
+			sizeof(err)), 0);
+	ck_assert_int_eq(pa_lb_config_backend_pool_check(&cfg->lb, &s, &be,
+			"params", err, sizeof(err)), 0);
+	json_decref(o);
+	o = json_loads(J({"addr": "2001:db8::2"}), 0, &jerr);
+	ck_assert_int_eq(pa_lb_config_parse_backend(o, &s, "params", &be, err,
+			sizeof(err)), 0);
+	ck_assert_int_eq(pa_lb_config_backend_pool_check(&cfg->lb, &s, &be,
+			"params", err, sizeof(err)), -EINVAL);
+	assert_err_begins("params.addr: forward \"fnat\" needs an IPv6 address in lb.fnat.addrs");
+	ck_assert_int_eq(pa_lb_config_backend_pool_check(NULL, &s, &be,
+			"params", err, sizeof(err)), -EINVAL);
+	/* other methods need no pool */
+	s.forward = PA_LB_NAT;
+	ck_assert_int_eq(pa_lb_config_backend_pool_check(NULL, &s, &be,
+			"params", err, sizeof(err)), 0);
+	json_decref(o);
+	pa_lb_config_service_clear(&s);
+
+	/* a VIP that is a pool address, over RPC as in a file */
+	o = json_loads(J({"name": "n", "vip": "198.51.100.50", "port": 80,
+			"proto": "tcp", "forward": "nat"}), 0, &jerr);
+	ck_assert_int_eq(pa_lb_config_parse_service(o, &cfg->lb, "params", &s,
+			err, sizeof(err)), -EINVAL);
+	assert_err_begins("params.vip: '198.51.100.50' is also $.lb.fnat.addrs[0]");
+	json_decref(o);
+	ck_assert_str_eq(pa_lb_config_proxy_name(PA_LB_PROXY_NONE), "none");
+	ck_assert_str_eq(pa_lb_config_proxy_name(PA_LB_PROXY_V2), "v2");
+	ck_assert_str_eq(pa_lb_config_proxy_name((enum pa_lb_proxy)7), "?");
+	ck_assert_str_eq(pa_lb_config_forward_name((enum pa_lb_forward)9), "?");
+	pa_config_free(cfg);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* RPC                                                                 */
 /* ------------------------------------------------------------------ */
@@ -2180,6 +2438,11 @@ config_suite(void)
 	tcase_add_test(tc, test_lb_defaults_for_service_and_backend);
 	tcase_add_test(tc, test_local_addr_may_be_a_ports_own_address);
 	tcase_add_test(tc, test_nat_and_dsr_services_need_no_local_addr);
+	tcase_add_test(tc, test_fnat_absent_has_defaults_and_no_pool);
+	tcase_add_test(tc, test_fnat_ports_take_one_port_or_a_range_within_1_65535);
+	tcase_add_test(tc, test_fnat_max_addrs_accepted_and_one_more_refused);
+	tcase_add_test(tc, test_fnat_addr_may_be_a_ports_own_address_or_local_addr);
+	tcase_add_test(tc, test_to_json_writes_fnat_and_proxy_protocol_only_when_set);
 	tcase_add_test(tc, test_same_vip_and_port_with_other_proto_is_another_service);
 	tcase_add_test(tc, test_lb_flow_table_defaults_without_flow_table_key);
 	tcase_add_test(tc, test_lb_flow_table_each_key_sets_only_its_field);
@@ -2234,6 +2497,7 @@ config_suite(void)
 	tcase_add_test(tc, test_field_parsers_accept_valid_and_refuse_invalid);
 	tcase_add_test(tc, test_rule_parser_for_rpc_uses_the_given_path);
 	tcase_add_test(tc, test_service_parser_for_rpc_frees_on_error);
+	tcase_add_test(tc, test_fnat_checks_of_the_rpc_parsers_use_the_lb_section);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rpc");
