@@ -1206,10 +1206,17 @@ do_up() {
 		for k in $APP_SLOTS; do
 			ip -n "$NS_RTR" neigh replace "$(app_lan_addr "$k")" \
 				lladdr "$(app_arm_mac "$k")" dev "$RTR_BR" nud permanent
+			[ "$V6" -eq 0 ] ||
+				ip -n "$NS_RTR" neigh replace "$(app_lan_addr6 "$k")" \
+					lladdr "$(app_arm_mac "$k")" dev "$RTR_BR" nud permanent
 		done
 		for k in $(seq 1 "$NB"); do
 			ip -n "$(be_ns "$k")" neigh replace "$(app_lan_addr 1)" \
 				lladdr "$(app_arm_mac 1)" dev "$BE_IF" nud permanent
+			for a in $([ "$FNAT" -eq 0 ] || echo "$APP_SLOTS"); do
+				ip -n "$(be_ns "$k")" neigh replace "$(app_pool "$a")" \
+					lladdr "$(app_arm_mac "$a")" dev "$BE_IF" nud permanent
+			done
 		done
 	elif [ "$STATIC_NEIGH" -eq 1 ]; then
 		for k in $APP_SLOTS; do

@@ -556,7 +556,7 @@ table inet pafirst {{
 
 LOSS_RTR = """
 table inet paloss {{
-    chain fwd {{
+    chain fw {{
         type filter hook forward priority 0; policy accept;
         tcp dport {{ {ports} }} numgen random mod 100 < {pct} counter drop comment "up"
         tcp sport {{ {ports} }} numgen random mod 100 < {pct} counter drop comment "down"
