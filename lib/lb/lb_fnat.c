@@ -44,6 +44,7 @@ lb_fnat_init(struct pa_lb *lb, const struct pa_config_fnat *cfg, char *err,
 
 		a->family = f ? 6 : 4;
 		memcpy(a->addr, pa_ip_bytes(&cfg->addrs[i]), f ? 16 : 4);
+		a->ip = cfg->addrs[i];
 		a->rpos = rte_zmalloc_socket("pa_lb_fnat_rpos", (size_t)n_ports *
 			sizeof(*a->rpos), RTE_CACHE_LINE_SIZE, lb->socket);
 		a->tw_until = rte_zmalloc_socket("pa_lb_fnat_tw", (size_t)n_ports *

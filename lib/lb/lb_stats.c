@@ -175,6 +175,25 @@ snapshot_counters(const struct pa_lb *lb, struct pa_lb_snapshot *s)
 	s->syn_stateless = sum.syn_stateless;
 	s->src_limited = sum.src_limited;
 	s->max_flows_dropped = sum.max_flows_dropped;
+	s->fnat.flows_created = sum.fnat_flows;
+	s->fnat.no_port = sum.fnat_no_port;
+	s->fnat.table_full = sum.fnat_table_full;
+	s->fnat.fragments = sum.fnat_fragments;
+	s->fnat.replies = sum.fnat_replies;
+	s->fnat.reply_unmatched = sum.fnat_reply_unmatched;
+	s->fnat.xlat_failed = sum.fnat_xlat_failed;
+	s->fnat.time_wait_skips = sum.fnat_time_wait;
+	s->fnat.n_addrs = lb->fnat.n_addrs;
+	s->fnat.ports = lb->fnat.n_addrs != 0 ?
+		(uint32_t)lb->fnat.hi - lb->fnat.lo + 1 : 0;
+	s->fnat.flows = 0;
+	for (i = 0; i < lb->fnat.n_addrs; i++) {
+		const struct lb_fnat_addr *a = &lb->fnat.addr[i];
+
+		s->fnat.addr[i].addr = a->ip;
+		s->fnat.addr[i].in_use = lb_fnat_in_use(lb, i);
+		s->fnat.flows += s->fnat.addr[i].in_use;
+	}
 }
 
 /* The control state's counts (services, backends, health, panic, the
@@ -316,6 +335,42 @@ pa_lb_snapshot_free(struct pa_lb_snapshot *s)
 
 static json_t *snapshot_json_base(const struct pa_lb_snapshot *s);
 
+/* stats_get's "lb.fnat" (NULL when out of memory: the caller's
+ * json_object_set_new() fails). */
+static json_t *
+fnat_json(const struct pa_lb_fnat_snapshot *f)
+{
+	char buf[INET6_ADDRSTRLEN];
+	json_t *o, *pool;
+	unsigned int i;
+
+	pool = json_array();
+	for (i = 0; pool != NULL && i < f->n_addrs; i++) {
+		if (json_array_append_new(pool, json_pack("{s:s, s:I, s:I}",
+				"addr", pa_net_format_ip(&f->addr[i].addr, buf,
+					sizeof(buf)),
+				"ports", (json_int_t)f->ports,
+				"in_use", (json_int_t)f->addr[i].in_use)) != 0) {
+			json_decref(pool);
+			return NULL;
+		}
+	}
+	if (pool == NULL)
+		return NULL;
+	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+		"flows", (json_int_t)f->flows,
+		"flows_created", (json_int_t)f->flows_created,
+		"no_port", (json_int_t)f->no_port,
+		"table_full", (json_int_t)f->table_full,
+		"fragments", (json_int_t)f->fragments,
+		"replies", (json_int_t)f->replies,
+		"reply_unmatched", (json_int_t)f->reply_unmatched,
+		"xlat_failed", (json_int_t)f->xlat_failed,
+		"time_wait_skips", (json_int_t)f->time_wait_skips,
+		"pool", pool);
+	return o;
+}
+
 json_t *
 pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
 {
@@ -338,7 +393,9 @@ pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
 	    json_object_set_new(o, "max_flows_dropped",
 			json_integer((json_int_t)s->max_flows_dropped)) != 0 ||
 	    json_object_set_new(o, "stats_lock_busy",
-			json_integer((json_int_t)s->stats_lock_busy)) != 0)) {
+			json_integer((json_int_t)s->stats_lock_busy)) != 0 ||
+	    (s->fnat.n_addrs != 0 && json_object_set_new(o, "fnat",
+			fnat_json(&s->fnat)) != 0))) {
 		json_decref(o);
 		return NULL;
 	}

@@ -394,6 +394,26 @@ struct pa_lb_snapshot {
 					 * prefix's bucket (drops.src_limit) */
 	uint64_t max_flows_dropped;	/**< new flows of a service at its
 					 * max_flows (drops.max_flows) */
+	/** full NAT (lb.fnat): the lcores' counters, and the pool's
+	 * addresses with their ports in use */
+	struct pa_lb_fnat_snapshot {
+		uint64_t flows;		/**< active fnat flows (ports held) */
+		uint64_t flows_created;	/**< fnat flows made */
+		uint64_t no_port;	/**< new flows without a free port */
+		uint64_t table_full;	/**< ... without flow table room */
+		uint64_t fragments;	/**< fragments to fnat services */
+		uint64_t replies;	/**< backend replies translated back */
+		uint64_t reply_unmatched; /**< to a pool port, no flow's */
+		uint64_t xlat_failed;	/**< not translatable: dropped */
+		uint64_t time_wait_skips; /**< ports passed over: in their
+					 * time_wait_s for the backend */
+		uint32_t ports;		/**< ports of each address */
+		unsigned int n_addrs;
+		struct {
+			struct pa_ip_addr addr;
+			uint64_t in_use;
+		} addr[PA_CONFIG_FNAT_MAX_ADDRS];
+	} fnat;
 	uint64_t health_down;		/**< backends down by health */
 	uint64_t health_grace;		/**< ... still in their grace */
 	uint64_t panic_services;	/**< services in panic now */

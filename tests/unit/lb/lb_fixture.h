@@ -265,5 +265,6 @@ TCase *lb_tcase_icmp(void);		/* test_lb_icmp.c */
 TCase *lb_tcase_sched(void);		/* test_lb_sched.c */
 TCase *lb_tcase_control(void);		/* test_lb_control.c */
 TCase *lb_tcase_health(void);		/* test_lb_health.c */
+TCase *lb_tcase_fnat(void);		/* test_lb_fnat.c */
 
 #endif /* LB_FIXTURE_H */

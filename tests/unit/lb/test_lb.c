@@ -19,6 +19,7 @@
  *   test_lb_sched.c       schedulers   rr, wrr, lc
  *   test_lb_control.c     control      errors, export, trace, poll
  *   test_lb_health.c      health       health, panic, agent, grace
+ *   test_lb_fnat.c        fnat         full NAT: rewrites, replies, the pool
  * and the shared fixture in lb_fixture.h / lb_fixture.c. This file puts
  * the test cases in one suite, "lb", in that order, and starts the EAL.
  */
@@ -39,6 +40,7 @@ lb_suite(void)
 	suite_add_tcase(s, lb_tcase_sched());
 	suite_add_tcase(s, lb_tcase_control());
 	suite_add_tcase(s, lb_tcase_health());
+	suite_add_tcase(s, lb_tcase_fnat());
 	return s;
 }
 
