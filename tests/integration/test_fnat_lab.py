@@ -384,6 +384,14 @@ def test_fnat_tcp_udp_backends_see_the_pool(lab, tmp_path, procs):
         l1 = service_list(d)
         created = s1["lb"]["flows_created"] - s0["lb"]["flows_created"]
         assert created >= n + 30 + 6, (s0["lb"], s1["lb"])
+        # the full-NAT counters: as many fnat flows, replies translated,
+        # none unmatched, the pool as configured
+        f0, f1 = s0["lb"]["fnat"], s1["lb"]["fnat"]
+        fd = {k: f1[k] - f0[k] for k in f1 if isinstance(f1[k], int)}
+        assert fd["flows_created"] >= n + 30 + 6 and \
+            fd["replies"] >= 3 * n + 30 and fd["reply_unmatched"] == 0 \
+            and fd["xlat_failed"] == 0 and fd["no_port"] == 0, fd
+        assert [p["addr"] for p in f1["pool"]] == [pool], f1
         lost = drops_delta(s0, s1)
         assert not lost, (lost, s1["drops"])
         # per backend: those that answered the clients, and only they,
@@ -724,6 +732,9 @@ def test_fnat_pool_exhaustion_counted_then_recovers(lab, tmp_path):
         assert ports == set(range(40000, 40000 + n_ports)), ports
 
         s0 = stats(d)
+        assert [(p["addr"], p["ports"], p["in_use"])
+                for p in s0["lb"]["fnat"]["pool"]] == \
+            [(pool, n_ports, n_ports)], s0["lb"]["fnat"]
         extra = lab.burst(vip, 6, concurrency=6, timeout=4)
         assert extra["ok"] == 0, "connections beyond the pool's ports " \
             "completed: %s" % extra
@@ -731,6 +742,8 @@ def test_fnat_pool_exhaustion_counted_then_recovers(lab, tmp_path):
         assert d.alive(), d.describe()
         no_port = s1["drops"]["fnat_no_port"] - s0["drops"]["fnat_no_port"]
         assert no_port >= 6, (s0["drops"], s1["drops"])
+        assert s1["lb"]["fnat"]["no_port"] - s0["lb"]["fnat"]["no_port"] \
+            == no_port, (s0["lb"]["fnat"], s1["lb"]["fnat"])
         # the held ones still work
         for c in held.round():
             assert c["error"] is None, c
