@@ -32,6 +32,7 @@ otherwise. Until the daemon accepts "forward": "fnat" (and
 "proxy_protocol"), every test here is skipped and says so. Bounded by
 events and generous deadlines (the CI machine shares 2 CPUs)."""
 
+import ctypes
 import json
 import os
 import re
@@ -78,6 +79,12 @@ def lab():
         lb.down()
 
 
+def die_with_parent():
+    """In the child, before exec: killed when the test process dies (a
+    timeout's kill leaves no server behind in a namespace)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, 9)   # PR_SET_PDEATHSIG, KILL
+
+
 class Procs:
     """Servers in the lab's namespaces, each stopped at the end of the
     test (the namespaces going away does not stop a process)."""
@@ -93,7 +100,8 @@ class Procs:
         f = open(log, "wb")
         p = subprocess.Popen(["ip", "netns", "exec", ns] + list(args),
                              stdout=subprocess.PIPE if ready else f,
-                             stderr=f, stdin=subprocess.DEVNULL)
+                             stderr=f, stdin=subprocess.DEVNULL,
+                             preexec_fn=die_with_parent)
         p.log = log
         p.logf = f
         self.procs.append(p)
@@ -388,9 +396,12 @@ def test_fnat_tcp_udp_backends_see_the_pool(lab, tmp_path, procs):
         # none unmatched, the pool as configured
         f0, f1 = s0["lb"]["fnat"], s1["lb"]["fnat"]
         fd = {k: f1[k] - f0[k] for k in f1 if isinstance(f1[k], int)}
-        assert fd["flows_created"] >= n + 30 + 6 and \
-            fd["replies"] >= 3 * n + 30 and fd["reply_unmatched"] == 0 \
-            and fd["xlat_failed"] == 0 and fd["no_port"] == 0, fd
+        assert fd["flows_created"] >= n + 30 + 6, fd
+        # a SYN-ACK and an answer at least per connection, an answer per
+        # datagram
+        assert fd["replies"] >= 2 * n + 30 + 6, fd
+        assert fd["reply_unmatched"] == 0, fd
+        assert fd["xlat_failed"] == 0 and fd["no_port"] == 0, fd
         assert [p["addr"] for p in f1["pool"]] == [pool], f1
         lost = drops_delta(s0, s1)
         assert not lost, (lost, s1["drops"])
@@ -496,7 +507,7 @@ def test_fnat_proxy_protocol_nginx_haproxy_log_the_client(lab, tmp_path,
         lab.wait_service(vip, timeout=60)
         s0 = stats(d)
         asked = []
-        for i in range(8):
+        for i in range(6):
             src = clients[i % len(clients)]
             for port, server in ((81, "nginx"), (82, "nginx"),
                                  (83, "haproxy"), (84, "haproxy")):
