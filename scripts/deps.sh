@@ -46,6 +46,8 @@ PACKAGES=(
 	python3-jsonschema	# validates docs/openrpc.json (tests/integration/test_openrpc.py)
 	python3-setuptools	# builds the client package offline (pip install --no-build-isolation tools/pylib)
 	python3-venv		# the client package's install test
+	nginx-light		# PROXY protocol readers: tests/integration/test_lb_proxy_reader.py
+	haproxy
 )
 # --deploy: also what the deployment artefacts and their slow tests need
 # (scripts/image.sh, deploy/ansible, scripts/test-deploy.sh)

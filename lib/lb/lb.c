@@ -216,6 +216,29 @@ lb_tables_make(struct pa_lb *lb, char *err, size_t err_len)
 	return 0;
 }
 
+/* What pa_lb_fnat_owner() reads of the pool. */
+static void
+fnat_steering(struct pa_lb *lb)
+{
+	const struct lb_fnat_pool *p = &lb->fnat;
+	struct pa_lb_dp *d = &lb->dp;
+	unsigned int i;
+
+	if (p->n_addrs == 0)
+		return;
+	d->fnat_lo = p->lo;
+	d->fnat_hi = p->hi;
+	d->fnat_share = p->share;
+	d->fnat_n_lb = (uint8_t)p->n_lb;
+	memcpy(d->fnat_lcore, lb->rank_lcore, sizeof(d->fnat_lcore));
+	for (i = 0; i < p->n_addrs; i++) {
+		if (p->addr[i].family == 4)
+			memcpy(&d->fnat_v4[d->fnat_n4++], p->addr[i].addr, 4);
+		else
+			memcpy(d->fnat_v6[d->fnat_n6++], p->addr[i].addr, 16);
+	}
+}
+
 struct pa_lb *
 pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 {
@@ -308,6 +331,7 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 			lb->rank_lcore[n_lb++] = (uint8_t)i;
 	if (lb_fnat_init(lb, &lc->fnat, err, err_len) != 0)
 		goto fail;
+	fnat_steering(lb);
 	per = lb->n_lb > 0 ? lb->ft.size / lb->n_lb : 0;
 	if (per < PA_LB_MIN_LCORE_FLOWS)
 		per = PA_LB_MIN_LCORE_FLOWS;

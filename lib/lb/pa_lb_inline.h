@@ -38,6 +38,19 @@ struct pa_lb_dp {
 	 * due or under way.
 	 */
 	uint32_t poll[PA_LB_MAX_LCORES];
+	/**
+	 * Full NAT's replies, for pa_lb_fnat_owner() (set at create, then
+	 * read only): the pool's port range (fnat_hi 0: no pool), the
+	 * ports of each lb lcore's share, lb rank -> lcore index, and the
+	 * pool's addresses by family.
+	 */
+	uint16_t fnat_lo, fnat_hi;
+	uint32_t fnat_share;
+	uint8_t fnat_n_lb;
+	uint8_t fnat_n4, fnat_n6;
+	uint8_t fnat_lcore[PA_LB_MAX_LCORES];
+	uint32_t fnat_v4[PA_CONFIG_FNAT_MAX_ADDRS];
+	uint8_t fnat_v6[PA_CONFIG_FNAT_MAX_ADDRS][16];
 };
 
 /** True when the LB has at least one service (the stage can be skipped
@@ -106,6 +119,83 @@ pa_lb_local_owns(const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
 		return false;
 	dst = rte_pktmbuf_read(m, meta->l3_off + (v4 ? 16u : 24u), alen, dbuf);
 	return dst != NULL && memcmp(q + (v4 ? 12 : 8), dst, alen) == 0;
+}
+
+/** Has the LB a full-NAT pool with more than one lb lcore (replies may
+ * arrive on an lcore that does not hold their flow)? */
+static inline bool
+pa_lb_fnat_steers(const struct pa_lb *lb)
+{
+	const struct pa_lb_dp *d = (const struct pa_lb_dp *)(const void *)lb;
+
+	return lb != NULL && d->fnat_hi != 0 && d->fnat_n_lb > 1;
+}
+
+/**
+ * The lcore (index among the data-path lcores) that holds the flow of a
+ * full-NAT reply: a TCP/UDP packet to a pool address and port, or an
+ * ICMP error to a pool address quoting a TCP/UDP packet from it and one
+ * of its ports (the backend's error about an fnat packet). The pool's
+ * ports are shared among the lb lcores by range (lib/lb/lb_fnat.h), so
+ * the port says which. -1: not a full-NAT reply.
+ */
+static inline int
+pa_lb_fnat_owner(const struct pa_lb *lb, const struct rte_mbuf *m,
+		const struct pa_pkt_meta *meta)
+{
+	const struct pa_lb_dp *d = (const struct pa_lb_dp *)(const void *)lb;
+	const bool v4 = meta->flags & PA_PKT_F_IPV4;
+	uint8_t buf[16], qbuf[8 + 40 + 2];
+	const uint8_t *a, *q;
+	unsigned int i, r;
+	uint16_t port;
+
+	if ((meta->flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG_LATER)) != PA_PKT_F_L4)
+		return -1;
+	if (meta->l4_proto == IPPROTO_TCP || meta->l4_proto == IPPROTO_UDP) {
+		port = meta->dport;
+	} else if (meta->l4_proto == (v4 ? IPPROTO_ICMP : IPPROTO_ICMPV6)) {
+		/* the quote: ICMP header, IP header (no options), ports */
+		q = rte_pktmbuf_read(m, meta->l4_off, 8u + (v4 ? 20u : 40u) +
+			2u, qbuf);
+		if (q == NULL || (v4 ? (q[0] != 3 && q[0] != 11 && q[0] != 12) :
+		    (q[0] < 1 || q[0] > 4)))
+			return -1;
+		if (v4 ? (q[8] != 0x45 || (q[17] != IPPROTO_TCP &&
+		    q[17] != IPPROTO_UDP)) : ((q[8] >> 4) != 6 ||
+		    (q[14] != IPPROTO_TCP && q[14] != IPPROTO_UDP)))
+			return -1;
+		q += 8 + (v4 ? 20 : 40);
+		port = (uint16_t)(q[0] << 8 | q[1]);
+	} else {
+		return -1;
+	}
+	if (port < d->fnat_lo || port > d->fnat_hi)
+		return -1;
+	a = rte_pktmbuf_read(m, meta->l3_off + (v4 ? 16u : 24u), v4 ? 4 : 16,
+		buf);
+	if (a == NULL)
+		return -1;
+	if (v4) {
+		uint32_t x;
+
+		memcpy(&x, a, 4);
+		for (i = 0; i < d->fnat_n4; i++)
+			if (d->fnat_v4[i] == x)
+				break;
+		if (i == d->fnat_n4)
+			return -1;
+	} else {
+		for (i = 0; i < d->fnat_n6; i++)
+			if (memcmp(d->fnat_v6[i], a, 16) == 0)
+				break;
+		if (i == d->fnat_n6)
+			return -1;
+	}
+	r = (unsigned int)(port - d->fnat_lo) / d->fnat_share;
+	if (r >= d->fnat_n_lb)
+		r = d->fnat_n_lb - 1u;
+	return d->fnat_lcore[r];
 }
 
 #endif /* PA_LB_INLINE_H */

@@ -202,8 +202,17 @@ make_gen_rings(struct pa_pipeline *pl, char *err, size_t err_len)
 static bool
 wants_handover(const struct pa_pipeline *pl)
 {
-	unsigned int i;
+	unsigned int i, n_rx_lb = 0;
 
+	/* full NAT: lcores that run lb right after rx (no ring before it
+	 * that could steer a reply), several of them */
+	if (pl->cfg->lb.fnat.present && pl->cfg->lb.fnat.n_addrs != 0) {
+		for (i = 0; i < pl->n_workers; i++)
+			if (pl->workers[i]->run_rx && pl->workers[i]->rx_seg.run_lb)
+				n_rx_lb++;
+		if (n_rx_lb >= 2)
+			return true;
+	}
 	if (pl->plan.mode != PA_PIPELINE_RTC || pl->n_workers < 2)
 		return false;
 	for (i = 0; i < pl->cfg->n_ports; i++)
@@ -523,6 +532,43 @@ pa_pipeline_set_offload(struct pa_pipeline *pl, struct pa_offload *off)
 	pl->offload = off;
 }
 
+/*
+ * Full NAT over several lb lcores (pa_lb_fnat_owner()): a segment whose
+ * next stage's lcores run lb sends a reply down the ring of the lcore
+ * that holds its flow; an lcore that runs lb right after rx, beside
+ * others, hands such a reply to the holder's hand-over ring.
+ */
+static void
+fnat_steering(struct pa_pipeline *pl)
+{
+	unsigned int i, k, j, st;
+
+	for (i = 0; i < pl->n_workers; i++) {
+		struct pa_worker *w = pl->workers[i];
+
+		if (w->run_rx && w->rx_seg.run_lb && w->handover != NULL)
+			w->fnat_steer = true;
+		for (k = 0; k <= w->n_seg; k++) {
+			struct pa_seg *g = k < w->n_seg ? &w->seg[k] :
+				(w->run_rx ? &w->rx_seg : NULL);
+
+			if (g == NULL || g->run_tx)
+				continue;
+			st = g->last + 1u;
+			memset(g->fnat_out, 0, sizeof(g->fnat_out));
+			for (j = 0; j < pl->n_stage[st] && j < *g->n_out; j++) {
+				struct pa_worker *c = pl->stage_workers[st][j];
+				const struct pa_seg *cg = seg_from(c, st);
+
+				if (cg == NULL || !cg->run_lb)
+					continue;
+				g->fnat_out[c->widx] = (uint8_t)(j + 1);
+				g->fnat_steer = true;
+			}
+		}
+	}
+}
+
 void
 pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb)
 {
@@ -532,6 +578,8 @@ pa_pipeline_set_lb(struct pa_pipeline *pl, struct pa_lb *lb)
 	for (i = 0; i < pl->n_workers; i++)
 		if (pl->workers[i]->run_lb)
 			pl->workers[i]->lb = lb;
+	if (lb != NULL && pa_lb_fnat_steers(lb))
+		fnat_steering(pl);
 }
 
 void

@@ -74,6 +74,12 @@ struct pa_seg {
 	/** !run_tx: the next stage's rings (w->out[last]) */
 	const unsigned int *n_out;
 	struct rte_ring *const *out;
+	/** the next stage's lcores run lb and the LB has full NAT over
+	 * several lb lcores: a reply goes to the lcore that holds its flow
+	 * (pa_lb_fnat_owner()), by lcore index the ring's index + 1 in
+	 * out[] (0: none) */
+	bool fnat_steer;
+	uint8_t fnat_out[PA_PIPELINE_MAX_LCORES];
 };
 
 /** Context of one data-path lcore; allocated on its socket. */
@@ -136,6 +142,10 @@ struct pa_worker {
 	/** rtc: one of the ports it polls steers (pa_port "RSS steering"):
 	 * look where each quoted ICMP error's flow arrives */
 	bool steer;
+	/** its rx segment runs lb, beside other such lcores, and the LB has
+	 * full NAT: a reply whose flow another holds goes to that one's
+	 * hand-over ring (pa_lb_fnat_owner()) */
+	bool fnat_steer;
 	bool rx_stopped;		/**< stopping: polls no port any more */
 	/** its rx segment runs to TX (rtc): no ring after rx, so the rx
 	 * stage leaves the common packet's flow hash to the lb stage

@@ -1003,8 +1003,16 @@ dispatch(struct pa_worker *w, const struct pa_seg *g, struct rte_mbuf **pkts,
 	}
 	memset(count, 0, sizeof(count[0]) * n_out);
 	for (i = 0; i < n; i++) {
-		d = (unsigned int)(((uint64_t)pa_pkt_meta(pkts[i])->hash *
-			n_out) >> 32);
+		const struct pa_pkt_meta *meta = pa_pkt_meta(pkts[i]);
+
+		d = (unsigned int)(((uint64_t)meta->hash * n_out) >> 32);
+		/* a full-NAT reply: to the lb lcore that holds its flow */
+		if (unlikely(g->fnat_steer)) {
+			int o = pa_lb_fnat_owner(w->pl->lb, pkts[i], meta);
+
+			if (o >= 0 && g->fnat_out[o] != 0)
+				d = g->fnat_out[o] - 1u;
+		}
 		bucket[d][count[d]++] = pkts[i];
 	}
 	for (d = 0; d < n_out; d++)
@@ -1121,6 +1129,35 @@ steer_quotes(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
 	return kept;
 }
 
+/* An lcore that runs lb right after rx, beside others (pipeline.c,
+ * fnat_steering()): a full-NAT reply whose flow another holds goes to
+ * that one's hand-over ring. */
+static __rte_noinline uint16_t
+steer_fnat(struct pa_worker *w, struct rte_mbuf **pkts, uint16_t n,
+		uint64_t now, uint64_t stamp)
+{
+	struct pa_pipeline *pl = w->pl;
+	uint16_t i, kept = 0;
+	int o;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct pa_pkt_meta *meta = pa_pkt_meta(m);
+
+		o = pa_lb_fnat_owner(pl->lb, m, meta);
+		if (likely(o < 0 || (unsigned int)o == w->widx ||
+		    (unsigned int)o >= pl->n_workers ||
+		    pl->workers[o]->handover == NULL)) {
+			pkts[kept++] = m;
+			continue;
+		}
+		if (w->stamp_later && stamp != PA_STAMP_MIXED)
+			pa_pkt_rx_tsc_set(meta, stamp);
+		handover_put(w, pl->workers[o], m, now);
+	}
+	return kept;
+}
+
 /* The stages of segment @p g after rx, up to its sink. @return the
  * packets still in @p pkts, in order. */
 static __rte_always_inline uint16_t
@@ -1134,6 +1171,8 @@ run_stages(struct pa_worker *w, const struct pa_seg *g,
 	if (unlikely(w->steer))
 		n = steer_quotes(w, pkts, n, now, stamp);
 	if (g->run_lb) {
+		if (unlikely(w->fnat_steer) && g == &w->rx_seg)
+			n = steer_fnat(w, pkts, n, now, stamp);
 		n = stage_lb(w, pkts, n, now);
 		n = stage_route(w, pkts, n);
 	}
@@ -1206,7 +1245,12 @@ handover_drain(struct pa_worker *w, uint64_t now)
 	w->stats.handover_received += n;
 	k = stage_lb(w, pkts, (uint16_t)n, now);
 	k = stage_route(w, pkts, k);
-	stage_tx(w, pkts, k, PA_OUT_UNKNOWN, PA_STAMP_MIXED);
+	/* (the rx segment runs lb: rtc, or a pipeline's rx lcores that
+	 * run lb, full NAT) */
+	if (w->rx_seg.run_tx)
+		stage_tx(w, pkts, k, PA_OUT_UNKNOWN, PA_STAMP_MIXED);
+	else
+		dispatch(w, &w->rx_seg, pkts, k);
 	return n;
 }
 
