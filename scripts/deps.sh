@@ -40,8 +40,6 @@ PACKAGES=(
 	gcovr			# scripts/coverage.sh
 	shellcheck		# lints scripts/*.sh (tests/integration/test_deploy.py)
 	bird2			# the BGP lab: BIRD 2 in the appliance and router namespaces
-	nginx-light		# the full-NAT lab: a PROXY protocol server (listen ... proxy_protocol)
-	haproxy			# the full-NAT lab: a PROXY protocol server (bind ... accept-proxy)
 	nftables		# the full-NAT lab: packet loss injected in its namespaces
 	python3-jsonschema	# validates docs/openrpc.json (tests/integration/test_openrpc.py)
 	python3-setuptools	# builds the client package offline (pip install --no-build-isolation tools/pylib)
@@ -103,8 +101,9 @@ export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 
-# nginx and haproxy are there for the full-NAT lab, which runs its own
-# instances in network namespaces; their packages also enable and start a
+# nginx and haproxy are there for the PROXY protocol tests (and the
+# full-NAT lab), which run their own instances in temporary directories
+# and network namespaces; their packages also enable and start a
 # system-wide service (nginx on port 80): when this run installed them on
 # a systemd host, that service is stopped and disabled again.
 if [ -d /run/systemd/system ]; then
