@@ -20,6 +20,7 @@
 #include <rte_udp.h>
 
 #include "lb_priv.h"
+#include "lb_xlat.h"
 
 #define BULK		RTE_HASH_LOOKUP_BULK_MAX	/* 64 */
 #define SWEEP_BUSY	64	/* flow entries aged per busy sweep */
@@ -343,65 +344,117 @@ count_fast(struct lb_fast *x, const struct lb_backend *b, uint32_t len)
 	x->balanced++;
 }
 
-/* A packet of an fnat flow whose backend is of the other family than
- * its VIP: translated (RFC 7915) by lb_xlat. */
-static __rte_noinline uint8_t
-fnat_xlat_fwd(struct pa_lb *lb, struct lb_worker *w, struct lb_fast *x,
-		const struct lb_backend *b, struct rte_mbuf *m,
-		struct pa_pkt_meta *meta, const struct lb_fnat_ext *fx)
+/* The flow key of the flow whose side entry is @p fx. */
+static __rte_always_inline void
+fx_key(const struct lb_worker *w, const struct lb_fnat_ext *fx,
+		struct lb_flow_key *k)
 {
-	(void)lb;
-	(void)x;
-	(void)b;
-	(void)m;
-	(void)meta;
-	(void)fx;
-	w->st.fnat_xlat_failed++;
-	return PA_LB_V_FNAT_XLAT;
+	memcpy(k, w->ftab.line[fx - w->fx].key, LB_FLOW_KEY_LEN);
+	memset(k->pad2, 0, sizeof(k->pad2));
 }
 
 /* A TCP segment of an fnat flow with the PROXY protocol, rewritten: the
- * header goes before the client's first byte, sequence numbers shift
- * after it (lb_proxy.c). */
+ * header goes before the client's first byte (built from the flow's key:
+ * the client and the VIP, in the client's family), sequence numbers
+ * shift after it (lb_proxy.c). @p mtu: the output port's (0: none). */
 static __rte_noinline uint8_t
-fnat_proxy_fwd(struct pa_lb *lb, struct lb_worker *w, struct rte_mbuf *m,
-		struct pa_pkt_meta *meta, const struct lb_fnat_ext *fx)
+fnat_proxy_fwd(struct lb_worker *w, struct rte_mbuf *m,
+		const struct pa_pkt_meta *meta, struct lb_fnat_ext *fx,
+		uint32_t mtu)
 {
-	(void)lb;
-	(void)w;
-	(void)m;
-	(void)meta;
-	(void)fx;
+	uint8_t hdr[LB_PROXY_MAX];
+	struct lb_flow_key k;
+	unsigned int hl;
+	int rc;
+
+	rc = lb_proxy_to_backend(&fx->ps, m, meta, NULL, 0, mtu);
+	if (rc == LB_PROXY_NEED_HDR) {
+		fx_key(w, fx, &k);
+		hl = lb_proxy_build(hdr, (enum pa_lb_proxy)fx->proxy, k.family,
+			k.src, k.dst, k.sport, k.dport);
+		rc = lb_proxy_to_backend(&fx->ps, m, meta, hdr, hl, mtu);
+	}
+	if (unlikely(rc < 0)) {
+		w->st.fnat_proxy_failed++;
+		return PA_LB_V_FNAT_XLAT;
+	}
 	return PA_LB_V_FORWARD;
 }
 
 /* A backend's reply of a PROXY flow, rewritten: acknowledgements and
  * SACK blocks shift back (lb_proxy.c). */
-static __rte_noinline void
-fnat_proxy_reply(struct rte_mbuf *m, struct pa_pkt_meta *meta,
+static __rte_always_inline void
+fnat_proxy_reply(struct rte_mbuf *m, const struct pa_pkt_meta *meta,
 		struct lb_fnat_ext *fx)
 {
-	(void)m;
-	(void)meta;
-	(void)fx;
+	lb_proxy_to_client(&fx->ps, m, meta);
 }
 
-/* A backend's reply of an fnat flow whose client is of the other
- * family: translated (RFC 7915) by lb_xlat. */
+/*
+ * A packet of an fnat flow whose backend is of the other family than its
+ * VIP: translated (RFC 7915, lb_xlat.c) to pool address -> backend, then
+ * addressed as the family it now is. A client's IPv4 packet grows by
+ * LB_XLAT_GROWTH: over the port's MTU it is dropped (mtu); TCP's own MSS
+ * keeps within it (each side's MSS is its own family's).
+ */
 static __rte_noinline uint8_t
-fnat_xlat_reply(struct pa_lb *lb, struct lb_worker *w,
-		const struct lb_svc *s, struct rte_mbuf *m,
-		struct pa_pkt_meta *meta, const struct lb_flow_key *k,
-		struct lb_fnat_ext *fx)
+fnat_xlat_fwd(struct pa_lb *lb, struct lb_worker *w, struct lb_fast *x,
+		const struct lb_backend *b, struct rte_mbuf *m,
+		struct pa_pkt_meta *meta, struct lb_fnat_ext *fx)
 {
-	(void)lb;
-	(void)s;
-	(void)m;
-	(void)meta;
-	(void)k;
-	(void)fx;
-	w->st.fnat_xlat_failed++;
-	return PA_LB_V_FNAT_XLAT;
+	const uint8_t *src = lb->fnat.addr[fx->paddr].addr;
+	const uint32_t len = rte_pktmbuf_pkt_len(m);
+	const uint16_t out = meta->out_port;
+	const bool to6 = b->addr.family == AF_INET6;
+	uint8_t *frame;
+	uint32_t ilen;
+	int rc;
+
+	if (to6)
+		rc = lb_xlat_4to6(m, meta, src, b->addr.v6.s6_addr, fx->pport,
+			b->port);
+	else
+		rc = lb_xlat_6to4(m, meta, src, (const uint8_t *)&b->addr.v4,
+			fx->pport, b->port, lb_bswap16(x->ip_id++));
+	if (unlikely(rc != 0)) {
+		w->st.fnat_xlat_failed++;
+		return PA_LB_V_FNAT_XLAT;
+	}
+	/* the port's part of the addressing, for the family it now is */
+	l2_fill(lb, &x->l2, l2_key(out, to6));
+	ilen = rte_pktmbuf_pkt_len(m) - meta->l3_off;
+	if (unlikely(x->l2.mtu != 0 && ilen > x->l2.mtu)) {
+		w->st.mtu++;
+		return PA_LB_V_MTU;
+	}
+	count_fast(x, b, len);
+	meta->flags &= ~PA_PKT_F_ROUTE;
+	frame = rte_pktmbuf_mtod(m, uint8_t *);
+	put_macs(x, b, out, frame, frame);
+	if (unlikely(fx->proxy != PA_LB_PROXY_NONE) &&
+	    meta->l4_proto == IPPROTO_TCP)
+		return fnat_proxy_fwd(w, m, meta, fx, x->l2.mtu);
+	return PA_LB_V_FORWARD;
+}
+
+/* A backend's reply of an fnat flow whose client (key @p k) is of the
+ * other family: translated (RFC 7915, lb_xlat.c) to VIP -> client. */
+static __rte_noinline uint8_t
+fnat_xlat_reply(struct lb_worker *w, struct rte_mbuf *m,
+		struct pa_pkt_meta *meta, const struct lb_flow_key *k)
+{
+	int rc;
+
+	if (k->family == 6)
+		rc = lb_xlat_4to6(m, meta, k->dst, k->src, k->dport, k->sport);
+	else
+		rc = lb_xlat_6to4(m, meta, k->dst, k->src, k->dport, k->sport,
+			lb_bswap16(w->ip_id++));
+	if (unlikely(rc != 0)) {
+		w->st.fnat_xlat_failed++;
+		return PA_LB_V_FNAT_XLAT;
+	}
+	return PA_LB_V_FORWARD;
 }
 
 /* A packet to backend @p b in forwarding mode @p mode and family @p fam
@@ -412,7 +465,7 @@ static __rte_always_inline uint8_t
 fwd_fast(struct pa_lb *lb, struct lb_worker *w, struct lb_fast *x,
 		const struct lb_backend *b, struct rte_mbuf *m,
 		struct pa_pkt_meta *meta, const uint8_t mode, const uint8_t fam,
-		const struct lb_fnat_ext *fx)
+		struct lb_fnat_ext *fx)
 {
 	const uint16_t l3 = meta->l3_off, l4 = meta->l4_off;
 	const uint16_t flags = meta->flags, out = meta->out_port;
@@ -584,7 +637,7 @@ fwd_fast(struct pa_lb *lb, struct lb_worker *w, struct lb_fast *x,
 		}
 		if (unlikely(fx->proxy != PA_LB_PROXY_NONE) &&
 		    meta->l4_proto == IPPROTO_TCP)
-			return fnat_proxy_fwd(lb, w, m, meta, fx);
+			return fnat_proxy_fwd(w, m, meta, fx, x->l2.mtu);
 	} else {
 		count_fast(x, b, len);
 		meta->flags = flags & ~PA_PKT_F_ROUTE;
@@ -1127,11 +1180,14 @@ fnat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	    !lb_addr_eq(pkt_src(l3, family), pa_ip_bytes(&b->addr), family) ||
 	    now - f->last > lb->tmo_tsc[f->tmo])
 		goto unmatched;
-	if (unlikely(k.family != family))
-		return fnat_xlat_reply(lb, w, s, m, meta, &k, x);
 	f->last = now;
 	f->tmo = reply_tmo(m, meta, f->tmo);
-	if (family == 4) {
+	if (unlikely(k.family != family)) {
+		uint8_t v = fnat_xlat_reply(w, m, meta, &k);
+
+		if (v != PA_LB_V_FORWARD)
+			return v;
+	} else if (family == 4) {
 		struct rte_ipv4_hdr *ip = (void *)l3;
 
 		rewrite_4tuple(ip, (uint8_t *)&ip->src_addr, k.dst, k.src,
@@ -1144,11 +1200,13 @@ fnat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	}
 	meta->sport = lb_bswap16(k.dport);
 	meta->dport = lb_bswap16(k.sport);
+	/* the service's clamp first: the PROXY header's room comes off
+	 * what it leaves */
+	if (unlikely(s->mss_clamp != 0) && meta->l4_proto == IPPROTO_TCP)
+		clamp_mss(w, s, m, meta, true);
 	if (unlikely(x->proxy != PA_LB_PROXY_NONE) &&
 	    meta->l4_proto == IPPROTO_TCP)
 		fnat_proxy_reply(m, meta, x);
-	if (unlikely(s->mss_clamp != 0) && meta->l4_proto == IPPROTO_TCP)
-		clamp_mss(w, s, m, meta, true);
 	set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *),
 		meta, NULL);
 	w->st.fnat_replies++;
@@ -1156,6 +1214,114 @@ fnat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 unmatched:
 	w->st.fnat_reply_unmatched++;
 	return PA_LB_V_FNAT_UNMATCHED;
+}
+
+/*
+ * A backend's ICMP error (or a router's on the way to it) about a packet
+ * of an fnat flow: to pool address @p a, quoting pool address:port ->
+ * backend:port. The flow is the reply index's at that port (this
+ * lcore's share, as for replies), if the quote's destination is its
+ * backend; the error goes to the client as one about its own packet
+ * (client -> VIP), from the VIP, in the client's family (lb_xlat_icmp()).
+ * An error about nothing this lcore holds is dropped (icmp_no_service).
+ */
+static __rte_noinline uint8_t
+fnat_icmp_from_backend(struct pa_lb *lb, struct lb_worker *w,
+		const struct lb_table *t, struct rte_mbuf *m,
+		struct pa_pkt_meta *meta, int a, uint64_t now)
+{
+	const struct lb_fnat_pool *p = &lb->fnat;
+	const struct lb_backend *b;
+	const struct lb_svc *s;
+	struct lb_icmp_quote q;
+	struct lb_flow_key k;
+	const struct lb_flow *f;
+	uint16_t port;
+	uint32_t rp, pos;
+
+	if (lb_icmp_quote_parse(m, meta, &q) != 0) {
+		w->st.icmp_bad_quote++;
+		return PA_LB_V_ICMP_BAD_QUOTE;
+	}
+	port = lb_bswap16(q.sport);
+	if (port < p->lo || port > p->hi || w->fx == NULL ||
+	    !lb_addr_eq(q.src, p->addr[a].addr, q.family) ||
+	    lb_fnat_rank(p, port) != w->lb_ord ||
+	    (rp = p->addr[a].rpos[port - p->lo]) == 0)
+		goto none;
+	pos = rp - 1;
+	f = lb_ftab_flow(&w->ftab, pos);
+	if (!(f->in_use & LB_FLOW_FNAT) || w->fx[pos].paddr != a ||
+	    w->fx[pos].pport != q.sport)
+		goto none;
+	memcpy(&k, w->ftab.line[pos].key, LB_FLOW_KEY_LEN);
+	s = t->svc[f->svc_slot];
+	if (s == NULL || s->uid != f->svc_uid || f->be_idx >= s->n_be ||
+	    k.proto != q.proto || now - f->last > lb->tmo_tsc[f->tmo])
+		goto none;
+	b = &s->be[f->be_idx];
+	if (b->uid != f->be_uid || b->port != q.dport ||
+	    !lb_addr_eq(q.dst, pa_ip_bytes(&b->addr), q.family))
+		goto none;
+	if (lb_xlat_icmp(m, meta, k.family, k.dst, k.src, k.src, k.dst,
+			k.sport, k.dport, lb_bswap16(w->ip_id++)) != 0) {
+		w->st.icmp_bad_quote++;
+		return PA_LB_V_ICMP_BAD_QUOTE;
+	}
+	set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *), meta,
+		NULL);
+	w->st.icmp_errors_forwarded++;
+	return PA_LB_V_FORWARD;
+none:
+	w->st.icmp_no_service++;
+	return PA_LB_V_ICMP_NO_SERVICE;
+}
+
+/*
+ * A client's ICMP error (or a router's on the way to it) about a reply of
+ * an fnat flow of service @p s (VIP -> client, quoted): the flow's entry
+ * (@p pos; none, expired or its backend gone: the mapping is unknown,
+ * dropped as icmp_no_service) says which pool address and port the
+ * backend knows it by; the error goes to the backend as one about its own
+ * packet
+ * (backend -> pool address:port), from the pool address, in the
+ * backend's family.
+ */
+static __rte_noinline uint8_t
+fnat_icmp_from_client(struct pa_lb *lb, struct lb_worker *w,
+		const struct lb_svc *s, struct rte_mbuf *m,
+		struct pa_pkt_meta *meta, int32_t pos, uint64_t now)
+{
+	const struct lb_fnat_ext *x;
+	const struct lb_backend *b;
+	const struct lb_flow *f;
+	const uint8_t *pa;
+	uint8_t bfam;
+	int bi = -1;
+
+	if (pos >= 0 && w->fx != NULL) {
+		f = lb_ftab_flow(&w->ftab, (uint32_t)pos);
+		if ((f->in_use & LB_FLOW_FNAT) &&
+		    now - f->last <= lb->tmo_tsc[f->tmo])
+			bi = lb_flow_backend(s, f);
+	}
+	if (bi < 0) {
+		w->st.icmp_no_service++;
+		return PA_LB_V_ICMP_NO_SERVICE;
+	}
+	x = &w->fx[pos];
+	b = &s->be[bi];
+	bfam = b->addr.family == AF_INET6 ? 6 : 4;
+	pa = lb->fnat.addr[x->paddr].addr;
+	if (lb_xlat_icmp(m, meta, bfam, pa, pa_ip_bytes(&b->addr),
+			pa_ip_bytes(&b->addr), pa, b->port, x->pport,
+			lb_bswap16(w->ip_id++)) != 0) {
+		w->st.icmp_bad_quote++;
+		return PA_LB_V_ICMP_BAD_QUOTE;
+	}
+	set_macs(lb, w, rte_pktmbuf_mtod(m, struct rte_ether_hdr *), meta, b);
+	w->st.icmp_errors_forwarded++;
+	return PA_LB_V_FORWARD;
 }
 
 /*
@@ -1186,8 +1352,13 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 	int sl, bi = -1;
 
 	kind = lb_icmp_kind(m, meta);
-	if (kind == LB_ICMP_OTHER ||
-	    lb_svc_find(t->svc_map, family, LB_SVC_PROTO_VIP, 0,
+	if (kind == LB_ICMP_OTHER)
+		return PA_LB_V_FORWARD;
+	/* a backend's error about an fnat packet, to the pool address */
+	if (unlikely(t->has_fnat) && kind == LB_ICMP_ERROR &&
+	    (sl = lb_fnat_find(&lb->fnat, family, pkt_dst(l3, family))) >= 0)
+		return fnat_icmp_from_backend(lb, w, t, m, meta, sl, now);
+	if (lb_svc_find(t->svc_map, family, LB_SVC_PROTO_VIP, 0,
 		    pkt_dst(l3, family)) < 0)
 		return PA_LB_V_FORWARD;
 	if (kind == LB_ICMP_ECHO) {
@@ -1237,11 +1408,8 @@ icmp_in(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		w->st.no_backend++;
 		return PA_LB_V_NO_BACKEND;
 	}
-	if (s->forward == PA_LB_FNAT) {
-		/* (full NAT's ICMP translation: lb_xlat) */
-		w->st.icmp_no_service++;
-		return PA_LB_V_ICMP_NO_SERVICE;
-	}
+	if (s->forward == PA_LB_FNAT)
+		return fnat_icmp_from_client(lb, w, s, m, meta, pos, now);
 	w->st.icmp_errors_forwarded++;
 	/* the flow's label (ipip6), the flow's lcore downstream */
 	meta->hash = hash;

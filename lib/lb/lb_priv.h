@@ -385,6 +385,8 @@ struct lb_lcore_stats {
 					 * dropped (fnat_unmatched) */
 	uint64_t fnat_xlat_failed;	/* not translatable, or no room for
 					 * the PROXY header: dropped */
+	uint64_t fnat_proxy_failed;	/* no room for the PROXY header, or
+					 * over the MTU with it: dropped */
 	uint64_t fnat_time_wait;	/* ports passed over: freed by a flow to
 					 * the same backend under time_wait_s
 					 * ago */

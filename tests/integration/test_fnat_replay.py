@@ -202,3 +202,146 @@ def test_fnat_replies_reach_the_lcore_of_their_flow(tmp_path):
         assert cport == client_of[pport], (pport, cport, client_of)
         assert cl == "203.0.113.%d" % (1 + cport - 41000)
     assert s["lb"]["fnat"]["replies"] == n
+
+
+WEB6ON4 = {"name": "web6on4", "vip": "2001:db8:ffff::20", "port": 80,
+           "proto": "tcp", "forward": "fnat",
+           "backends": [{"addr": "10.1.0.9", "port": 8080}]}
+DNS4ON6 = {"name": "dns4on6", "vip": "192.0.2.20", "port": 53,
+           "proto": "udp", "forward": "fnat",
+           "backends": [{"addr": "2001:db8:1::9", "port": 5353}]}
+
+
+def test_fnat_other_family_backends_translated_both_ways(tmp_path):
+    """An IPv6 VIP on an IPv4 backend and an IPv4 VIP on an IPv6 one
+    (RFC 7915): the client's packet leaves as the backend's family, from
+    the pool address of that family; the reply comes back in the
+    client's family from the VIP; payloads untouched, checksums valid
+    (the UDP checksum an IPv4 client left out is computed for IPv6)."""
+    c6 = client(6, "2001:db8:77::1", WEB6ON4["vip"], 40000, 80, "tcp",
+                payload=b"hello over 6")
+    c4 = client(4, "203.0.113.9", DNS4ON6["vip"], 40001, 53, "udp",
+                payload=b"query over 4")
+    c4[UDP].chksum = 0
+    r4 = reply(4, "10.1.0.9", POOL4, 8080, LO, "tcp", payload=b"hi 4")
+    r6 = reply(6, "2001:db8:1::9", POOL6, 5353, LO, "udp",
+               payload=b"answer 6")
+    s, out, _ = run(tmp_path, "fnat-xlat", conf([WEB6ON4, DNS4ON6]),
+                    [c6, c4, r4, r6], {})
+    assert len(out) == 4
+    f6, f4, b6, b4 = out
+    assert f6.haslayer(IP) and not f6.haslayer(IPv6)
+    assert ips(f6) == (POOL4, "10.1.0.9", LO, 8080) and \
+        load(f6) == b"hello over 6"
+    assert f4.haslayer(IPv6) and ips(f4) == (POOL6, "2001:db8:1::9", LO,
+                                             5353)
+    assert load(f4) == b"query over 4" and f4[UDP].chksum != 0
+    assert b6.haslayer(IPv6) and ips(b6) == (WEB6ON4["vip"],
+                                             "2001:db8:77::1", 80, 40000)
+    assert load(b6) == b"hi 4"
+    assert b4.haslayer(IP) and ips(b4) == (DNS4ON6["vip"], "203.0.113.9",
+                                           53, 40001)
+    assert load(b4) == b"answer 6"
+    for p in out:
+        assert csum_ok(bytes(p)), p.show(dump=True)
+    assert s["lb"]["fnat"]["replies"] == 2
+
+
+def proxy_v2(fam, src, dst, sport, dport):
+    import socket
+    import struct
+    af = socket.AF_INET if fam == 4 else socket.AF_INET6
+    addrs = socket.inet_pton(af, src) + socket.inet_pton(af, dst) + \
+        struct.pack("!HH", sport, dport)
+    return b"\r\n\r\n\x00\r\nQUIT\n" + bytes([0x21, 0x11 if fam == 4
+                                              else 0x21]) + \
+        struct.pack("!H", len(addrs)) + addrs
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_fnat_proxy_header_and_sequence_shift(tmp_path, version):
+    """proxy_protocol: the client's first data segment reaches the
+    backend behind the PROXY header (the client's address and port, the
+    VIP's), its sequence number unchanged; later segments shifted by the
+    header's length; the backend's acknowledgements shifted back for the
+    client; a retransmission of the first segment carries the header
+    again."""
+    svc = dict(WEB4, proxy_protocol=version)
+    cl, cport, isn = "203.0.113.7", 40123, 7000
+
+    def seg(flags, seq, ack=0, data=b""):
+        return Ether(src=CLIENT_MAC, dst=PORT_MAC) / \
+            IP(src=cl, dst=WEB4["vip"]) / \
+            TCP(sport=cport, dport=80, flags=flags, seq=seq, ack=ack) / \
+            Raw(data)
+
+    def bseg(flags, seq, ack, data=b""):
+        return Ether(src=BACKEND_MAC, dst=PORT_MAC) / \
+            IP(src="10.1.0.7", dst=POOL4) / \
+            TCP(sport=8080, dport=LO, flags=flags, seq=seq, ack=ack) / \
+            Raw(data)
+
+    hdr = ("PROXY TCP4 %s %s %d 80\r\n" % (cl, WEB4["vip"], cport)).encode() \
+        if version == "v1" else proxy_v2(4, cl, WEB4["vip"], cport, 80)
+    h = len(hdr)
+    frames = [seg("S", isn),
+              bseg("SA", 9000, isn + 1),
+              seg("A", isn + 1, 9001),
+              seg("PA", isn + 1, 9001, b"GET / HTTP/1.0\r\n\r\n"),
+              seg("PA", isn + 1, 9001, b"GET / HTTP/1.0\r\n\r\n"),
+              seg("PA", isn + 19, 9001, b"more"),
+              bseg("A", 9001, isn + 1 + h + 19 + 4)]
+    s, out, _ = run(tmp_path, "fnat-proxy-" + version, conf([svc]), frames,
+                    {})
+    assert len(out) == len(frames)
+    syn, synack, ack, d1, d1again, d2, back = out
+    assert syn[TCP].seq == isn
+    assert synack[TCP].ack == isn + 1
+    for p in (d1, d1again):
+        assert p[TCP].seq == isn + 1
+        assert load(p) == hdr + b"GET / HTTP/1.0\r\n\r\n", load(p)
+    assert d2[TCP].seq == isn + 19 + h and load(d2) == b"more"
+    assert back[TCP].ack == isn + 1 + 19 + 4
+    assert ips(back) == (WEB4["vip"], cl, 80, cport)
+    for p in out:
+        assert csum_ok(bytes(p)), p.show(dump=True)
+
+
+def test_fnat_icmp_errors_translated_both_ways(tmp_path):
+    """A backend's ICMP error about an fnat packet (port unreachable,
+    quoting pool -> backend) reaches the client as one about its own
+    packet (client -> VIP) from the VIP; a client's error about a reply
+    (quoting VIP -> client) reaches the backend as one about its own
+    packet (backend -> pool) from the pool address; ICMP checksums
+    valid."""
+    from scapy.all import ICMP, IPerror, UDPerror
+    c = client(4, "203.0.113.5", DNS4["vip"], 40500, 53, "udp",
+               payload=b"q")
+    be_err = Ether(src=BACKEND_MAC, dst=PORT_MAC) / \
+        IP(src="10.1.0.8", dst=POOL4) / ICMP(type=3, code=3) / \
+        IPerror(src=POOL4, dst="10.1.0.8") / \
+        UDPerror(sport=LO, dport=5353) / Raw(b"q")
+    cl_err = Ether(src=CLIENT_MAC, dst=PORT_MAC) / \
+        IP(src="203.0.113.5", dst=DNS4["vip"]) / ICMP(type=3, code=1) / \
+        IPerror(src=DNS4["vip"], dst="203.0.113.5") / \
+        UDPerror(sport=53, dport=40500) / Raw(b"a")
+    s, out, _ = run(tmp_path, "fnat-icmp", conf([DNS4]),
+                    [c, be_err, cl_err], {})
+    assert len(out) == 3
+    to_client, to_backend = out[1], out[2]
+    assert (to_client[IP].src, to_client[IP].dst) == (DNS4["vip"],
+                                                      "203.0.113.5")
+    q = to_client[IPerror]
+    assert (q.src, q.dst, to_client[UDPerror].sport,
+            to_client[UDPerror].dport) == ("203.0.113.5", DNS4["vip"],
+                                           40500, 53)
+    assert (to_backend[IP].src, to_backend[IP].dst) == (POOL4, "10.1.0.8")
+    q = to_backend[IPerror]
+    assert (q.src, q.dst, to_backend[UDPerror].sport,
+            to_backend[UDPerror].dport) == ("10.1.0.8", POOL4, 5353, LO)
+    for p in (to_client, to_backend):
+        raw = bytes(p[ICMP])
+        x = ICMP(raw)
+        del x.chksum
+        assert bytes(ICMP(bytes(x)))[2:4] == raw[2:4], "ICMP checksum"
+    assert s["lb"]["icmp_errors_forwarded"] == 2
