@@ -1111,7 +1111,7 @@ do_up() {
 		net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.default.arp_ignore=1 \
 		net.ipv4.conf.all.arp_announce=2 net.ipv4.conf.default.arp_announce=2 \
 		net.ipv4.fib_multipath_hash_policy=1
-	if [ "$BGP" -eq 1 ]; then
+	if [ "$V6" -eq 1 ]; then
 		ns_sysctl "$NS_RTR" net.ipv6.conf.all.forwarding=1 \
 			net.ipv6.fib_multipath_hash_policy=1
 	fi
