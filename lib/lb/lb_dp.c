@@ -1903,6 +1903,9 @@ pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 			return;
 	}
 	w->last_sweep = now;
+	/* (the clock of what a sweep forgets: an fnat port's time_wait_s
+	 * starts now, not at the lcore's last burst) */
+	w->now = now;
 	t = __atomic_load_n(&lb->live, __ATOMIC_ACQUIRE);
 	/* the positions below the high-water mark: at 10k flows in a
 	 * table of 1M, a sweep of the whole table would read 1M lines,
