@@ -55,6 +55,7 @@ NGINX_PORT = 8081       # nginx in be1, PROXY v1 and v2
 HAPROXY_PORT = 8082     # HAProxy in be2, PROXY v1 and v2
 BULK_PORT = 9000        # fnat_helper.py bulk in be3
 UDP_PEER_PORT = 5354    # fnat_helper.py udp-peer in every backend
+KERNEL_PORT = 61001     # a listener of the appliance's kernel (k0)
 MB = 1 << 20
 BULK_BYTES = 3 * MB
 
@@ -789,11 +790,13 @@ def excp(ns, *args, timeout=60):
 
 
 def test_fnat_pool_shares_the_port_address(lab, tmp_path):
-    """The pool is the port's own address (one address, shared, default
-    ports): fnat connections come from it while the kernel_if keeps it
-    too: ping from the router, TCP to a listener bound to it, and TCP
-    from the appliance's namespace out to a backend, all answered, with
-    fnat connections held open across; then fnat again."""
+    """The pool is the port's own address (one address, shared), its
+    ports 1024-32767 as configuration.md advises (the kernel's listeners
+    and ephemeral ports, 32768-60999, stay out of them): fnat connections
+    come from it while the kernel_if keeps it too: ping from the router,
+    TCP to a listener bound to it, and TCP from the appliance's namespace
+    out to a backend, all answered, with fnat connections held open
+    across; then fnat again."""
     e = lab.env
     vip = e["VIP_FNAT"]
     addr = e["APP1_ADDR"]
@@ -801,7 +804,7 @@ def test_fnat_pool_shares_the_port_address(lab, tmp_path):
     clients = e["CLI_ADDRS"].split()
 
     def mutate(cfg):
-        cfg["lb"]["fnat"] = {"addrs": [addr]}
+        cfg["lb"]["fnat"] = {"addrs": [addr], "ports": "1024-32767"}
     d = start_app(lab, tmp_path, mutate)
     held = None
     try:
@@ -817,12 +820,13 @@ def test_fnat_pool_shares_the_port_address(lab, tmp_path):
         p = excp(rtr_ns, "ping", addr, 5)
         assert p["received"] == p["sent"], p
         srv = subprocess.Popen(["ip", "netns", "exec", app_ns,
-                                pautil.PYTHON, EXCP, "serve", addr, "7001"],
+                                pautil.PYTHON, EXCP, "serve", addr,
+                                str(KERNEL_PORT)],
                                stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
         try:
             assert srv.stdout.readline().strip() == b"listening"
-            c = excp(rtr_ns, "connect", addr, 7001, 200000)
+            c = excp(rtr_ns, "connect", addr, KERNEL_PORT, 200000)
             assert c["same"] and c["echoed"] == 200000, c
         finally:
             try:
