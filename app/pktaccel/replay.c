@@ -108,6 +108,30 @@ num(const json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : 0;
 }
 
+/* Full NAT (lb.fnat, with a pool): its flows, the replies translated
+ * back, and each pool address's ports in use. */
+static void
+replay_fnat_table(FILE *f, const json_t *fn)
+{
+	const json_t *pool = json_object_get(fn, "pool"), *a;
+	size_t i;
+
+	if (!json_is_object(fn))
+		return;
+	fprintf(f, "  %-20s %12.0f  (replies %.0f, active %.0f)\n",
+		"lb fnat flows", num(fn, "flows_created"), num(fn, "replies"),
+		num(fn, "flows"));
+	json_array_foreach(pool, i, a) {
+		const json_t *addr = json_object_get(a, "addr");
+		double ports = num(a, "ports");
+
+		fprintf(f, "    %-18s %12.0f  %5.1f%% of %.0f ports\n",
+			json_is_string(addr) ? json_string_value(addr) : "?",
+			num(a, "in_use"),
+			ports > 0 ? num(a, "in_use") / ports * 100 : 0, ports);
+	}
+}
+
 void
 replay_summary_table(FILE *f, const json_t *s)
 {
@@ -132,6 +156,7 @@ replay_summary_table(FILE *f, const json_t *s)
 		fprintf(f, "  %-20s %12.0f  (services %.0f, backends %.0f, flows %.0f)\n",
 			"lb balanced", num(lb, "balanced"), num(lb, "services"),
 			num(lb, "backends"), num(lb, "flows_created"));
+	replay_fnat_table(f, json_object_get(lb, "fnat"));
 	fprintf(f, "  %-20s %12.0f\n", "mbufs_in_use", num(s, "mbufs_in_use"));
 	fflush(f);
 }

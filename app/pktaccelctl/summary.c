@@ -327,6 +327,52 @@ print_lb(const json_t *r, const json_t *prev, double dt)
 	printf("\n");
 }
 
+/* Full NAT, with a pool (lb.fnat): its flows, the replies translated
+ * back, each pool address's ports in use (of its ports), and what it
+ * dropped since start, by reason, when it dropped anything. */
+static void
+print_fnat(const json_t *r)
+{
+	static const struct {
+		const char *key, *name;
+	} drops[] = {
+		{ "no_port", "no_port" },
+		{ "table_full", "table_full" },
+		{ "fragments", "fragment" },
+		{ "reply_unmatched", "unmatched" },
+		{ "xlat_failed", "xlat" },
+		{ "proxy_failed", "proxy" },
+	};
+	const json_t *fn = json_object_get(json_object_get(r, "lb"), "fnat");
+	const json_t *pool = json_object_get(fn, "pool"), *a;
+	bool first = true;
+	unsigned int k;
+	size_t i;
+
+	if (!json_is_object(fn))
+		return;
+	printf("fnat      flows %.0f  created %.0f  replies %.0f",
+		ctl_num(fn, "flows"), ctl_num(fn, "flows_created"),
+		ctl_num(fn, "replies"));
+	json_array_foreach(pool, i, a) {
+		const json_t *addr = json_object_get(a, "addr");
+		double ports = ctl_num(a, "ports");
+
+		printf("%s %s %.0f/%.0f (%.1f%%)", i == 0 ? "  pool" : "",
+			json_is_string(addr) ? json_string_value(addr) : "?",
+			ctl_num(a, "in_use"), ports,
+			ports > 0 ? ctl_num(a, "in_use") / ports * 100 : 0);
+	}
+	for (k = 0; k < sizeof(drops) / sizeof(drops[0]); k++) {
+		if (!(ctl_num(fn, drops[k].key) > 0))
+			continue;
+		printf("%s %s %.0f", first ? "  dropped" : ",", drops[k].name,
+			ctl_num(fn, drops[k].key));
+		first = false;
+	}
+	printf("\n");
+}
+
 /* The ACL, when it has rules: their number, the packets no rule matched,
  * and the share of the lookups its flow cache served, since start. */
 static void
@@ -437,6 +483,7 @@ ctl_summary_print(struct ctl *ctl, const char *method, const json_t *resp)
 	print_drops(r, prev, dt);
 	print_acl(r);
 	print_lb(r, prev, dt);
+	print_fnat(r);
 	print_blocklist(r, prev, dt);
 	print_latency(r);
 	print_ports(r, prev, dt);

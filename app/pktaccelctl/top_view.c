@@ -846,6 +846,59 @@ lb_flows_line(struct ctx *x, struct top_screen *scr)
 		ctl_fmt_si(full, sizeof(full), refused));
 }
 
+/* Full NAT under the flow table, with a pool (stats_get lb.fnat): its
+ * flows, new ones and translated replies per second, its drops per
+ * second (the fnat_* reasons), then each pool address's ports in use of
+ * its ports. */
+static int
+lb_fnat_lines(struct ctx *x, struct top_screen *scr)
+{
+	static const char *const reasons[] = {
+		"fnat_no_port", "fnat_table_full", "fnat_fragment",
+		"fnat_unmatched", "fnat_xlat",
+	};
+	const json_t *st = x->cur[TOP_STATS], *pst = x->prev[TOP_STATS];
+	const json_t *fn = json_object_get(json_object_get(st, "lb"), "fnat");
+	const json_t *pfn = json_object_get(json_object_get(pst, "lb"),
+		"fnat");
+	const json_t *pool = json_object_get(fn, "pool"), *a;
+	double dt = x->dt[TOP_STATS], dropped = NAN;
+	char nw[32], rp[32], dr[32], line[1024];
+	size_t i, n = 0;
+	unsigned int k;
+	int rc;
+
+	if (!json_is_object(fn))
+		return 0;
+	if (pst != NULL) {
+		dropped = 0;
+		for (k = 0; k < sizeof(reasons) / sizeof(reasons[0]); k++)
+			dropped += rate_of(json_object_get(st, "drops"),
+				json_object_get(pst, "drops"), reasons[k], dt);
+	}
+	rc = add_linef(scr, TOP_SEC_LB, TOP_LINE_TEXT,
+		"Fnat     %.0f flows  new/s %s  replies/s %s  dropped/s %s",
+		ctl_num(fn, "flows"), ctl_fmt_si(nw, sizeof(nw),
+			rate_of(fn, pfn, "flows_created", dt)),
+		ctl_fmt_si(rp, sizeof(rp), rate_of(fn, pfn, "replies", dt)),
+		ctl_fmt_si(dr, sizeof(dr), dropped));
+	if (rc != 0 || json_array_size(pool) == 0)
+		return rc;
+	n = (size_t)snprintf(line, sizeof(line), "Pool    ");
+	json_array_foreach(pool, i, a) {
+		double ports = ctl_num(a, "ports");
+
+		if (n >= sizeof(line))
+			break;
+		n += (size_t)snprintf(line + n, sizeof(line) - n,
+			"%s%s %.0f/%.0f %.1f%%", i == 0 ? " " : "  ",
+			str_of(a, "addr", "?"),
+			ctl_num(a, "in_use"), ports, ports > 0 ?
+				ctl_num(a, "in_use") / ports * 100 : 0);
+	}
+	return add_line(scr, TOP_SEC_LB, TOP_LINE_TEXT, line);
+}
+
 static int
 sec_lb(struct ctx *x, struct top_screen *scr, int width)
 {
@@ -866,6 +919,8 @@ sec_lb(struct ctx *x, struct top_screen *scr, int width)
 	if (ns == 0)
 		return 0;
 	rc = lb_flows_line(x, scr);
+	if (rc == 0)
+		rc = lb_fnat_lines(x, scr);
 	if (rc != 0)
 		return rc;
 	it = calloc(ns, sizeof(*it));

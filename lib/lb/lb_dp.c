@@ -1851,15 +1851,16 @@ pa_lb_poll(struct pa_lb *lb, unsigned int lcore_idx, uint64_t now, bool idle)
 		__atomic_store_n(&w->running, true, __ATOMIC_RELEASE);
 	if (unlikely(w->trace_req != w->trace_done)) {
 		uint32_t req = __atomic_load_n(&w->trace_req, __ATOMIC_ACQUIRE);
-		int32_t p = lb_ftab_lookup(&w->ftab, &w->trace_key,
-			w->trace_sig);
+		int32_t p = w->trace_pos >= 0 ?
+			lb_trace_at(&w->ftab, w->trace_pos) :
+			lb_ftab_lookup(&w->ftab, &w->trace_key, w->trace_sig);
 		const struct lb_flow *tf = p >= 0 ?
 			lb_ftab_flow(&w->ftab, (uint32_t)p) : NULL;
 
 		w->trace_hit = tf != NULL && now - tf->last <=
 			lb->tmo_tsc[tf->tmo];
 		if (tf != NULL)
-			w->trace_flow = *tf;
+			lb_trace_copy(w, p);
 		__atomic_store_n(&w->trace_done, req, __ATOMIC_RELEASE);
 	}
 	if (w->defer_head != w->defer_tail)

@@ -430,15 +430,20 @@ struct lb_worker {
 	uint32_t defer_head, defer_tail;
 	struct lb_deferred defer[LB_DEFER_MAX];
 
-	/* trace_packet mailbox: the control thread writes the key and
-	 * bumps req; the lcore answers and sets done = req. */
+	/* trace_packet mailbox: the control thread writes the key (or,
+	 * trace_pos >= 0, the position of a pool port's flow) and bumps
+	 * req; the lcore answers (the flow, its side entry, its key) and
+	 * sets done = req. */
 	volatile bool running;
 	volatile uint32_t trace_req;
 	volatile uint32_t trace_done;
 	struct lb_flow_key trace_key;
 	hash_sig_t trace_sig;
+	int32_t trace_pos;
 	bool trace_hit;
 	struct lb_flow trace_flow;
+	struct lb_fnat_ext trace_fx;	/* pport 0: not an fnat flow */
+	uint8_t trace_line[LB_FLOW_KEY_LEN];	/* the flow's key */
 } __rte_cache_aligned;
 
 /*
@@ -845,6 +850,30 @@ lb_flow_backend(const struct lb_svc *s, const struct lb_flow *f)
 }
 /** Forget a flow (counters, NAT reply entry, the table entry). */
 void lb_flow_forget(struct pa_lb *lb, struct lb_worker *w, int32_t pos);
+/** trace_packet: the position of the flow at @p pos of @p ft when one
+ * is there (a pool port's flow, lb_fnat_addr.rpos), else -1. */
+static inline int32_t
+lb_trace_at(const struct lb_ftab *ft, int32_t pos)
+{
+	if (pos < 0 || (uint32_t)pos >= ft->n_pos ||
+	    ft->line[pos].key[0] == 0 || ft->line[pos].f.in_use == 0)
+		return -1;
+	return pos;
+}
+/** trace_packet: copy what the flow at @p pos (of lcore @p w) is, for
+ * the control thread to read: its entry, side entry and key. */
+static inline void
+lb_trace_copy(struct lb_worker *w, int32_t pos)
+{
+	const struct lb_flow *f = lb_ftab_flow(&w->ftab, (uint32_t)pos);
+
+	w->trace_flow = *f;
+	if (w->fx != NULL && (f->in_use & LB_FLOW_FNAT))
+		w->trace_fx = w->fx[pos];
+	else
+		memset(&w->trace_fx, 0, sizeof(w->trace_fx));
+	memcpy(w->trace_line, w->ftab.line[pos].key, LB_FLOW_KEY_LEN);
+}
 void lb_worker_reclaim(struct pa_lb *lb, struct lb_worker *w);
 uint32_t lb_trace_hash(const struct pa_flow_key *fk, bool fragment);
 

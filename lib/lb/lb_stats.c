@@ -182,6 +182,7 @@ snapshot_counters(const struct pa_lb *lb, struct pa_lb_snapshot *s)
 	s->fnat.replies = sum.fnat_replies;
 	s->fnat.reply_unmatched = sum.fnat_reply_unmatched;
 	s->fnat.xlat_failed = sum.fnat_xlat_failed;
+	s->fnat.proxy_failed = sum.fnat_proxy_failed;
 	s->fnat.time_wait_skips = sum.fnat_time_wait;
 	s->fnat.n_addrs = lb->fnat.n_addrs;
 	s->fnat.ports = lb->fnat.n_addrs != 0 ?
@@ -357,7 +358,7 @@ fnat_json(const struct pa_lb_fnat_snapshot *f)
 	}
 	if (pool == NULL)
 		return NULL;
-	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
 		"flows", (json_int_t)f->flows,
 		"flows_created", (json_int_t)f->flows_created,
 		"no_port", (json_int_t)f->no_port,
@@ -366,6 +367,7 @@ fnat_json(const struct pa_lb_fnat_snapshot *f)
 		"replies", (json_int_t)f->replies,
 		"reply_unmatched", (json_int_t)f->reply_unmatched,
 		"xlat_failed", (json_int_t)f->xlat_failed,
+		"proxy_failed", (json_int_t)f->proxy_failed,
 		"time_wait_skips", (json_int_t)f->time_wait_skips,
 		"pool", pool);
 	return o;

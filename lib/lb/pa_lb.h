@@ -405,6 +405,8 @@ struct pa_lb_snapshot {
 		uint64_t replies;	/**< backend replies translated back */
 		uint64_t reply_unmatched; /**< to a pool port, no flow's */
 		uint64_t xlat_failed;	/**< not translatable: dropped */
+		uint64_t proxy_failed;	/**< no room for the PROXY header,
+					 * or over the MTU with it: dropped */
 		uint64_t time_wait_skips; /**< ports passed over: in their
 					 * time_wait_s for the backend */
 		uint32_t ports;		/**< ports of each address */
@@ -503,6 +505,24 @@ struct pa_lb_trace_result {
 	char nat_service[PA_CONFIG_NAME_MAX];	/**< "flow", "maglev" */
 	struct pa_ip_addr nat_vip;		/**< its new source */
 	uint16_t nat_vport;			/**< and port (host order) */
+	/** A packet of an fnat service: the pool address and port of its
+	 * flow (fnat_held), or, for a new flow, the pool addresses of the
+	 * backend's family it would take one of (fnat_port 0). */
+	bool fnat;
+	bool fnat_held;
+	uint16_t fnat_port;			/**< host order; 0: none yet */
+	unsigned int fnat_n_addrs;		/**< in fnat_addrs */
+	struct pa_ip_addr fnat_addrs[PA_CONFIG_FNAT_MAX_ADDRS];
+	/** A TCP/UDP packet to a pool address and port of the pool's range:
+	 * a backend's reply to an fnat flow. "flow" (the flow that holds
+	 * that port, from that backend) or "unmatched" (none: dropped as
+	 * fnat_unmatched); NULL when the packet is no such reply. */
+	const char *fnat_reply;
+	char fnat_service[PA_CONFIG_NAME_MAX];	/**< "flow": its service */
+	struct pa_ip_addr fnat_vip;		/**< the reply's new source */
+	uint16_t fnat_vport;			/**< and port (host order) */
+	struct pa_ip_addr fnat_client;		/**< its new destination */
+	uint16_t fnat_cport;			/**< and port (host order) */
 };
 
 /**
@@ -511,8 +531,10 @@ struct pa_lb_trace_result {
  * flow tables, read-only) or else the scheduler's choice for a new flow
  * (the Maglev choice for the stateless cases and for rr/wrr/lc, whose
  * next choice depends on the lcore); for a packet of no service from a
- * nat backend's port, how its reply translation goes (nat_reply). @p
- * fragment: as a fragment.
+ * nat backend's port, how its reply translation goes (nat_reply); for an
+ * fnat service, the flow's pool address and port (fnat), and for a
+ * packet to a pool address and port, the flow it is a reply of
+ * (fnat_reply). @p fragment: as a fragment.
  * @return 0, -EBUSY when an lcore did not answer within 200 ms, or
  *         -EINVAL.
  */

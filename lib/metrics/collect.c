@@ -625,6 +625,54 @@ static const struct field lb_fields[] = {
 	  "Longest service table build so far." },
 };
 
+#define FN(m)	offsetof(struct pa_lb_snapshot, fnat.m)
+
+/* Full NAT (stats_get lb.fnat; only with an lb.fnat pool). */
+static const struct field fnat_fields[] = {
+	{ FN(flows), "pktaccel_lb_fnat_flows", G, 0,
+	  "Active fnat flows (a pool address and port each)." },
+	{ FN(flows_created), "pktaccel_lb_fnat_flows_created_total", C, 0,
+	  "Fnat flows made." },
+	{ FN(no_port), "pktaccel_lb_fnat_no_port_total", C, 0,
+	  "New fnat flows without a free pool port of the backend's family: dropped (fnat_no_port)." },
+	{ FN(table_full), "pktaccel_lb_fnat_table_full_total", C, 0,
+	  "New fnat flows without room in the flow table: dropped (fnat_table_full)." },
+	{ FN(fragments), "pktaccel_lb_fnat_fragments_total", C, 0,
+	  "IP fragments to fnat services: dropped (fnat_fragment)." },
+	{ FN(replies), "pktaccel_lb_fnat_replies_total", C, 0,
+	  "Backend replies to a pool address translated back to the client." },
+	{ FN(reply_unmatched), "pktaccel_lb_fnat_reply_unmatched_total", C, 0,
+	  "Packets to a pool address and port matching no flow of that backend: dropped (fnat_unmatched)." },
+	{ FN(xlat_failed), "pktaccel_lb_fnat_xlat_failed_total", C, 0,
+	  "Fnat packets that could not be translated: dropped (fnat_xlat)." },
+	{ FN(proxy_failed), "pktaccel_lb_fnat_proxy_failed_total", C, 0,
+	  "Fnat packets without room for the PROXY header, or over the MTU with it: dropped (fnat_xlat)." },
+	{ FN(time_wait_skips), "pktaccel_lb_fnat_time_wait_skips_total", C, 0,
+	  "Pool ports passed over: freed by a flow to the same backend under time_wait_s ago." },
+};
+
+static void
+collect_fnat(struct ctx *c, const struct pa_lb_snapshot *lb)
+{
+	char addr[INET6_ADDRSTRLEN];
+	struct labels l = { 0 };
+	unsigned int i;
+
+	if (lb->fnat.n_addrs == 0)
+		return;
+	emit_fields(c, lb, fnat_fields, RTE_DIM(fnat_fields), &l);
+	for (i = 0; i < lb->fnat.n_addrs; i++) {
+		pa_net_format_ip(&lb->fnat.addr[i].addr, addr, sizeof(addr));
+		l = lbl(1, "addr", addr);
+		emit_v(c, G, "pktaccel_lb_fnat_pool_ports_in_use",
+			"Ports of each fnat pool address held by a flow.",
+			lb->fnat.addr[i].in_use, &l);
+		emit_u(c, G, "pktaccel_lb_fnat_pool_ports",
+			"Ports of each fnat pool address (lb.fnat.ports).",
+			lb->fnat.ports, &l);
+	}
+}
+
 static const enum pa_lb_state backend_states[] = {
 	PA_LB_UP, PA_LB_DOWN, PA_LB_DRAIN,
 };
@@ -689,8 +737,10 @@ collect_lb(struct ctx *c, const struct pa_lb_snapshot *lb,
 	struct labels l = { 0 };
 	unsigned int i;
 
-	if (lb != NULL)
+	if (lb != NULL) {
 		emit_fields(c, lb, lb_fields, RTE_DIM(lb_fields), &l);
+		collect_fnat(c, lb);
+	}
 	for (i = 0; i < svcs->n_services; i++) {
 		const struct pa_lb_service_snapshot *v = &svcs->svc[i];
 		const char *svc = v->cfg.name;

@@ -191,6 +191,54 @@ trace_nat_json(const struct pa_lb_trace_result *r)
 		"vport", (int)r->nat_vport);
 }
 
+/* trace_packet's fnat: null, or the pool address and port of an fnat
+ * service's flow (held), or the addresses a new flow takes one of. */
+static json_t *
+trace_fnat_json(const struct pa_lb_trace_result *r)
+{
+	char buf[INET6_ADDRSTRLEN];
+	json_t *addrs;
+	unsigned int i;
+
+	if (!r->fnat)
+		return json_null();
+	addrs = json_array();
+	for (i = 0; addrs != NULL && i < r->fnat_n_addrs; i++)
+		json_array_append_new(addrs, json_string(pa_net_format_ip(
+			&r->fnat_addrs[i], buf, sizeof(buf))));
+	if (addrs == NULL)
+		return NULL;
+	return json_pack("{s:o, s:o, s:b, s:o}",
+		"addr", r->fnat_n_addrs == 1 ? json_string(pa_net_format_ip(
+			&r->fnat_addrs[0], buf, sizeof(buf))) : json_null(),
+		"port", r->fnat_held ? json_integer(r->fnat_port) :
+			json_null(),
+		"held", r->fnat_held,
+		"addrs", addrs);
+}
+
+/* trace_packet's fnat_reply: null, or the fnat flow a backend's reply
+ * to a pool address and port belongs to (its service, the VIP and port
+ * it then comes from, the client it goes to). */
+static json_t *
+trace_fnat_reply_json(const struct pa_lb_trace_result *r)
+{
+	char vip[INET6_ADDRSTRLEN], cl[INET6_ADDRSTRLEN];
+
+	if (r->fnat_reply == NULL)
+		return json_null();
+	if (strcmp(r->fnat_reply, "flow") != 0)
+		return json_pack("{s:s, s:n, s:n, s:n, s:n, s:n}",
+			"match", r->fnat_reply, "service", "vip", "vport",
+			"client", "client_port");
+	return json_pack("{s:s, s:s, s:s, s:i, s:s, s:i}",
+		"match", r->fnat_reply, "service", r->fnat_service,
+		"vip", pa_net_format_ip(&r->fnat_vip, vip, sizeof(vip)),
+		"vport", (int)r->fnat_vport,
+		"client", pa_net_format_ip(&r->fnat_client, cl, sizeof(cl)),
+		"client_port", (int)r->fnat_cport);
+}
+
 static int
 rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 		struct pa_rpc_error *err)
@@ -258,12 +306,16 @@ rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 				"cannot trace the load balancer");
 	}
 	if (lbr.service_found && !lbr.backend_found && lbr.reason != NULL &&
-	    strcmp(lbr.reason, "no_backend") == 0)
+	    (strcmp(lbr.reason, "no_backend") == 0 ||
+	     strcmp(lbr.reason, "fnat_fragment") == 0))
 		verdict = "drop";
 	else if (action == PA_ACL_DROP)
 		verdict = "drop";
 	else if (lbr.nat_reply != NULL &&
 		 strcmp(lbr.nat_reply, "ambiguous") == 0)
+		verdict = "drop";
+	else if (lbr.fnat_reply != NULL &&
+		 strcmp(lbr.fnat_reply, "unmatched") == 0)
 		verdict = "drop";
 	*result = json_pack("{s:s, s:o, s:s, s:o, s:o, s:b, s:o, s:b, s:o}",
 		"verdict", verdict,
@@ -281,10 +333,26 @@ rpc_trace_packet(void *ctx, const json_t *params, json_t **result,
 			json_null(),
 		"blocklist", 0,
 		"nat_reply", trace_nat_json(&lbr));
+	if (*result != NULL && (json_object_set_new(*result, "fnat",
+			trace_fnat_json(&lbr)) != 0 ||
+	    json_object_set_new(*result, "fnat_reply",
+			trace_fnat_reply_json(&lbr)) != 0)) {
+		json_decref(*result);
+		*result = NULL;
+	}
+	/* the lb's own drops that the other keys do not name */
 	if (*result != NULL && strcmp(verdict, "drop") == 0 &&
-	    lbr.nat_reply != NULL)
-		json_object_set_new(*result, "drop_reason",
-			json_string("nat_ambiguous"));
+	    action != PA_ACL_DROP) {
+		const char *why = lbr.nat_reply != NULL ? "nat_ambiguous" :
+			lbr.fnat_reply != NULL ? "fnat_unmatched" :
+			lbr.reason != NULL &&
+			strcmp(lbr.reason, "fnat_fragment") == 0 ?
+				"fnat_fragment" : NULL;
+
+		if (why != NULL)
+			json_object_set_new(*result, "drop_reason",
+				json_string(why));
+	}
 	return 0;
 }
 PA_RPC_METHOD_SCHEMA(pipeline, "trace_packet", rpc_trace_packet,

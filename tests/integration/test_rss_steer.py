@@ -268,3 +268,84 @@ def test_quoted_errors_of_100_flows_reach_their_flows_backends_rtc_2_queues(
         assert ho == {"packets": 0, "received": 0}, ho
         assert wrong, "without steering some errors must miss their flow " \
             "(rr, two workers): the test would not see a regression"
+
+
+def test_fnat_replies_reach_their_flows_worker_rtc_2_queues(netns, tmp_path):
+    """Full NAT, rtc with two workers, one RX queue each: the flows are
+    made on both (their SYNs sent to either queue), each takes a port of
+    its worker's share of the pool (20000-20007, 20008-20015); then the
+    backend's replies to every port of the range all arrive on queue 0.
+    The worker of queue 0 hands those of the other's share to its
+    hand-over ring (by port: no RSS model needed, rss_steer "off"); every
+    reply to a port in use leaves translated to the client that holds the
+    port, the others are dropped as fnat_unmatched."""
+    wan_out = str(tmp_path / "wan-out.pcap")
+    lan_out = str(tmp_path / "lan-out.pcap")
+    sock = unique("i13fnat", ".sock")
+    pool, backend, vip = "198.51.100.50", "10.1.0.7", "192.0.2.10"
+    conf = write_json(str(tmp_path / "fnat.json"), {
+        "ports": [
+            {"name": "wan", "rx_queues": QUEUES, "peer": "lan",
+             "rss_steer": "off",
+             "devargs": "net_pcap0,rx_iface=%s,rx_iface=%s,tx_pcap=%s" % (
+                 VETHS[0][0], VETHS[1][0], wan_out)},
+            {"name": "lan", "peer": "wan",
+             "devargs": "net_pcap1,rx_iface=%s,tx_pcap=%s" % (
+                 VETHS[2][0], lan_out)},
+        ],
+        "pipeline": {"mode": "rtc", "lcores": {"worker": [1, 2]}},
+        "lb": {"fnat": {"addrs": [pool], "ports": "20000-20015"},
+               "flow_table": {"size": 8192, "tcp_timeout": 3600},
+               "services": [{"name": "web", "vip": vip, "port": 80,
+                             "proto": "tcp", "forward": "fnat",
+                             "backends": [{"addr": backend,
+                                           "port": 8080}]}]},
+        "metrics": None,
+    })
+    d = Daemon([DAEMON, "--no-huge", "--no-shconf", "--no-pci", "-m", "512",
+                "--", "-c", conf, "-s", sock], sock,
+               str(tmp_path), "rss-fnat",
+               prefix=("ip", "netns", "exec", netns))
+
+    def client_syn(i):
+        return Ether(src=CLIENT_MAC, dst="02:00:00:00:13:bb") / \
+            IP(src="203.0.113.%d" % (1 + i), dst=vip) / \
+            TCP(sport=41000 + i, dport=80, flags="S", seq=1000 + i)
+
+    def reply(p):
+        return Ether(src="02:00:00:00:13:cc", dst="02:00:00:00:13:bb") / \
+            IP(src=backend, dst=pool) / \
+            TCP(sport=8080, dport=20000 + p, flags="SA", seq=5) / \
+            Raw(bytes([p]) * 4)
+
+    n = 12
+    try:
+        d.wait_ready(90)
+        send_all(d, netns, str(tmp_path),
+                 [[client_syn(i) for i in range(0, n, 2)],
+                  [client_syn(i) for i in range(1, n, 2)]], "syn")
+        st = send_all(d, netns, str(tmp_path),
+                      [[reply(p) for p in range(16)], []], "reply")
+    finally:
+        rc = d.stop()
+    assert rc == 0, "daemon exited %s\n%s" % (rc, d.describe())
+    missed = st["ports"]["wan"]["rx_missed"]
+    if missed:
+        pytest.skip("the kernel missed %d frames on the veths" % missed)
+    out = [Ether(fr) for fr in read_pcap(lan_out)]
+    fwd = [p for p in out if p[IP].dst == backend]
+    rep = [p for p in out if p[IP].src == vip]
+    assert len(fwd) == n and len(rep) == n, [p.summary() for p in out]
+    client_of = {p[TCP].sport: p[TCP].seq - 1000 for p in fwd}
+    # both workers' shares in use
+    assert any(q < 20008 for q in client_of) and \
+        any(q >= 20008 for q in client_of), sorted(client_of)
+    for p in rep:
+        pport = 20000 + bytes(p[TCP].payload)[0]
+        i = client_of[pport]
+        assert (p[IP].dst, p[TCP].dport) == ("203.0.113.%d" % (1 + i),
+                                             41000 + i), p.summary()
+    assert st["drops"]["fnat_unmatched"] == 16 - n, st["drops"]
+    assert st["dropped_packets"] == 16 - n, st["drops"]
+    # the 8 replies of the other worker's share changed worker
+    assert st["handover"] == {"packets": 8, "received": 8}, st["handover"]

@@ -549,6 +549,192 @@ START_TEST(test_fnat_lcores_hand_out_only_their_share)
 }
 END_TEST
 
+/* The pool addresses of a trace's fnat, as "a b c". */
+static const char *
+trace_addrs(const struct pa_lb_trace_result *tr)
+{
+	static char out[4 * INET6_ADDRSTRLEN];
+	char buf[INET6_ADDRSTRLEN];
+	unsigned int i;
+
+	out[0] = 0;
+	for (i = 0; i < tr->fnat_n_addrs; i++)
+		snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s",
+			i == 0 ? "" : " ", pa_net_format_ip(&tr->fnat_addrs[i],
+				buf, sizeof(buf)));
+	return out;
+}
+
+static const char *
+ip_text(const struct pa_ip_addr *a)
+{
+	static char buf[2][INET6_ADDRSTRLEN];
+	static unsigned int n;
+
+	return pa_net_format_ip(a, buf[n++ & 1], INET6_ADDRSTRLEN);
+}
+
+/* The lb lcore answering trace questions (pa_lb_poll()) until told to
+ * stop, as the worker loop does. */
+struct trace_poller {
+	pthread_t tid;
+	volatile int stop;
+	uint64_t now;
+};
+
+static void *
+trace_poll(void *arg)
+{
+	struct trace_poller *p = arg;
+
+	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
+		pa_lb_poll(lb, 0, p->now, true);
+	return NULL;
+}
+
+/* trace_packet of both directions of one flow: the client's packet
+ * names the pool address and port its flow holds, the backend's reply
+ * to them names the flow's client and VIP. */
+static void
+check_trace_flow(const struct pa_test_frame *f, const struct fnat_out *o)
+{
+	struct pa_lb_trace_result tr;
+	struct pa_test_frame r;
+	struct pa_flow_key k;
+
+	k = key_of(f);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert_str_eq(tr.service, "f4");
+	ck_assert(tr.existing_flow);
+	ck_assert_str_eq(ip_text(&tr.backend), o->dst);
+	ck_assert(tr.fnat);
+	ck_assert(tr.fnat_held);
+	ck_assert_str_eq(trace_addrs(&tr), o->src);
+	ck_assert_uint_eq(tr.fnat_port, o->sport);
+	ck_assert_ptr_null(tr.fnat_reply);
+
+	fnat_reply_of(f, o, TCP_ACK, 0, &r);
+	k = key_of(&r);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert(!tr.service_found);
+	ck_assert(!tr.fnat);
+	ck_assert_ptr_nonnull(tr.fnat_reply);
+	ck_assert_str_eq(tr.fnat_reply, "flow");
+	ck_assert_str_eq(tr.fnat_service, "f4");
+	ck_assert_str_eq(ip_text(&tr.fnat_vip), "10.0.0.30");
+	ck_assert_uint_eq(tr.fnat_vport, 80);
+	ck_assert_str_eq(ip_text(&tr.fnat_client), "198.51.100.7");
+	ck_assert_uint_eq(tr.fnat_cport, 40000);
+	ck_assert_ptr_null(tr.nat_reply);
+}
+
+START_TEST(test_fnat_trace_names_the_pool_address_and_port_both_ways)
+{
+	struct trace_poller p = { .now = T0 + 2 };
+	struct pa_lb_trace_result tr;
+	struct pa_test_frame f, r;
+	struct pa_flow_key k;
+	struct fnat_out o, x;
+
+	lb_extra = FNAT_POOL;
+	setup_lb(SVC_FNAT4);
+	frame_l4(&f, "198.51.100.7", "10.0.0.30", IPPROTO_TCP, 40000, 80,
+		TCP_SYN, 0);
+	/* a new flow: one of the IPv4 addresses, its port not known yet */
+	k = key_of(&f);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert(tr.fnat);
+	ck_assert(!tr.fnat_held);
+	ck_assert(!tr.existing_flow);
+	ck_assert_uint_eq(tr.fnat_port, 0);
+	ck_assert_str_eq(trace_addrs(&tr), POOL4_A " " POOL4_B);
+	fnat_send(&f, 8080, T0, &o);
+	/* the lcore's table read directly, then the lcore asked */
+	check_trace_flow(&f, &o);
+	pa_lb_poll(lb, 0, T0 + 1, true);
+	ck_assert_int_eq(pthread_create(&p.tid, NULL, trace_poll, &p), 0);
+	check_trace_flow(&f, &o);
+
+	/* to the flow's pool port from another port of the backend, or
+	 * to a pool port no flow holds: dropped by the data path */
+	fnat_reply_of(&f, &o, TCP_ACK, 0, &r);
+	k = key_of(&r);
+	k.sport = htons(8081);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert_str_eq(tr.fnat_reply, "unmatched");
+	x = o;
+	x.sport = o.sport == 20000 ? 20001 : 20000;
+	fnat_reply_of(&f, &x, TCP_ACK, 0, &r);
+	k = key_of(&r);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert_str_eq(tr.fnat_reply, "unmatched");
+	/* a pool address's port out of the pool's range: not a reply */
+	x.sport = 19999;
+	fnat_reply_of(&f, &x, TCP_ACK, 0, &r);
+	k = key_of(&r);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert_ptr_null(tr.fnat_reply);
+	__atomic_store_n(&p.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(p.tid, NULL);
+
+	/* fragments to an fnat service are dropped: no backend, no port */
+	k = key_of(&f);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, true, &tr), 0);
+	ck_assert(!tr.backend_found);
+	ck_assert(!tr.fnat);
+	ck_assert_str_eq(tr.reason, "fnat_fragment");
+}
+END_TEST
+
+START_TEST(test_fnat_trace_of_a_new_flow_names_the_backends_family)
+{
+	struct pa_lb_trace_result tr;
+	struct pa_test_frame f;
+	struct pa_flow_key k;
+
+	lb_extra = FNAT_POOL;
+	setup_lb(SVC_FNAT6);
+	frame_l4(&f, "2001:db8:99::7", "2001:db8:30::30", IPPROTO_TCP, 40000,
+		443, TCP_SYN, 0);
+	k = key_of(&f);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert(tr.fnat);
+	ck_assert(!tr.fnat_held);
+	ck_assert_str_eq(trace_addrs(&tr), POOL6_A);
+}
+END_TEST
+
+/* rr chooses at the first packet: the backend, so its family, is not
+ * known; the addresses of every backend's family are. */
+START_TEST(test_fnat_trace_without_a_backend_names_every_backends_family)
+{
+	struct pa_lb_trace_result tr;
+	struct pa_test_frame f;
+	struct pa_flow_key k;
+
+	lb_extra = FNAT_POOL;
+	setup_lb("{'name': 'rr', 'vip': '10.0.0.31', 'port': 80,"
+		" 'proto': 'tcp', 'forward': 'fnat', 'scheduler': 'rr',"
+		" 'backends': [{'addr': '10.3.0.1'}, {'addr': '2001:db8:3::1'}]}");
+	frame_l4(&f, "198.51.100.7", "10.0.0.31", IPPROTO_TCP, 40000, 80,
+		TCP_SYN, 0);
+	k = key_of(&f);
+	ck_assert_int_eq(pa_lb_trace(lb, &k, false, &tr), 0);
+	ck_assert(!tr.backend_found);
+	ck_assert(tr.fnat);
+	ck_assert(!tr.fnat_held);
+	ck_assert_str_eq(trace_addrs(&tr), POOL4_A " " POOL4_B " " POOL6_A);
+}
+END_TEST
+
+START_TEST(test_fnat_stats_show_proxy_failed)
+{
+	lb_extra = FNAT_POOL;
+	setup_lb(SVC_FNAT4);
+	ck_assert_int_eq(fnat_stat("proxy_failed"), 0);
+}
+END_TEST
+
 /* The LB freed, and the pool left for no other case. */
 static void
 teardown_fnat(void)
@@ -574,5 +760,9 @@ lb_tcase_fnat(void)
 	tcase_add_test(tc, test_fnat_fragments_are_dropped_and_counted);
 	tcase_add_test(tc, test_fnat_full_flow_table_is_a_counted_drop);
 	tcase_add_test(tc, test_fnat_lcores_hand_out_only_their_share);
+	tcase_add_test(tc, test_fnat_trace_names_the_pool_address_and_port_both_ways);
+	tcase_add_test(tc, test_fnat_trace_of_a_new_flow_names_the_backends_family);
+	tcase_add_test(tc, test_fnat_trace_without_a_backend_names_every_backends_family);
+	tcase_add_test(tc, test_fnat_stats_show_proxy_failed);
 	return tc;
 }
