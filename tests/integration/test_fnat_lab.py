@@ -343,6 +343,24 @@ def check_conns(lab, res, pool, what):
     return res["backends"], ports
 
 
+def tracer(d, in_port):
+    c = d.client(timeout=20)
+
+    def trace(src, sport, dst, dport, proto="tcp"):
+        params = {"src": src, "dst": dst, "sport": sport, "dport": dport,
+                  "proto": proto, "in_port": in_port}
+        for _ in range(40):
+            r = c.call_raw("trace_packet", params)
+            # -32002: the lcore did not answer in time (shared CPU)
+            if "error" not in r or r["error"]["code"] != -32002:
+                break
+            time.sleep(0.05)
+        assert "error" not in r, "trace_packet %s: %s" % (params, r)
+        return r["result"]
+    trace.close = c.close
+    return trace
+
+
 def service_list(d):
     return {s["name"]: s for s in d.call("lb_service_list")}
 
@@ -370,6 +388,31 @@ def test_fnat_tcp_udp_backends_see_the_pool(lab, tmp_path, procs):
         per, ports = check_conns(lab, res, pool, "tcp")
         assert len(per) == lab.n_backends, per
 
+        # open connections: trace_packet names the pool address and port
+        # each holds (the one its backend sees), and a backend's reply to
+        # them the client it goes back to
+        held = lab.hold(vip, 12, src=",".join(clients))
+        trace = tracer(d, e["APP1_IF"])
+        try:
+            for c in held.conns:
+                assert c["error"] is None, c
+                be = lab.backend_of(c["backend"])
+                paddr, pport = split_hp(c["peer"])
+                t = trace(c["src"], c["sport"], vip, 80)
+                assert t["existing_flow"] and t["backend"] == be["addr"] \
+                    and t["fnat"]["held"] and t["fnat"]["addr"] == pool \
+                    and t["fnat"]["port"] == pport, (c, t)
+                r = trace(be["addr"], int(e["NAT_BACKEND_PORT"]), paddr,
+                          pport)
+                assert r["fnat_reply"]["match"] == "flow" and \
+                    r["fnat_reply"]["service"] == "web-fnat" and \
+                    r["fnat_reply"]["client"] == c["src"] and \
+                    r["fnat_reply"]["client_port"] == c["sport"] and \
+                    r["fnat_reply"]["vip"] == vip, (c, r)
+        finally:
+            trace.close()
+            held.close()
+
         # UDP: the backend's socket answers with the source it saw
         u = client_helper(lab, "udp-ask", vip, UDP_PEER_PORT, 30,
                           ",".join(clients))
@@ -392,12 +435,12 @@ def test_fnat_tcp_udp_backends_see_the_pool(lab, tmp_path, procs):
         s1 = stats(d)
         l1 = service_list(d)
         created = s1["lb"]["flows_created"] - s0["lb"]["flows_created"]
-        assert created >= n + 30 + 6, (s0["lb"], s1["lb"])
+        assert created >= n + 12 + 30 + 6, (s0["lb"], s1["lb"])
         # the full-NAT counters: as many fnat flows, replies translated,
         # none unmatched, the pool as configured
         f0, f1 = s0["lb"]["fnat"], s1["lb"]["fnat"]
         fd = {k: f1[k] - f0[k] for k in f1 if isinstance(f1[k], int)}
-        assert fd["flows_created"] >= n + 30 + 6, fd
+        assert fd["flows_created"] >= n + 12 + 30 + 6, fd
         # a SYN-ACK and an answer at least per connection, an answer per
         # datagram
         assert fd["replies"] >= 2 * n + 30 + 6, fd
