@@ -18,9 +18,10 @@
  *   and a netlink socket whose every wait for an answer is bounded.
  * - The readiness object (struct pa_ready, ready.c): readiness (ports'
  *   links up, tables loaded, every worker lcore making progress), drain,
- *   and the VIP host routes (/32, /128, dev the first kernel_if,
- *   protocol PA_ANNOUNCE_RTPROT) in kernel routing table announce.table,
- *   kept in step with the readiness, the drain and the LB's VIPs by
+ *   and the host routes (/32, /128, dev the first kernel_if, protocol
+ *   PA_ANNOUNCE_RTPROT) of the VIPs and of the lb.fnat addresses that
+ *   are no port's own, in kernel routing table announce.table, kept in
+ *   step with the readiness, the drain and the LB's VIPs by
  *   pa_ready_poll() on the control thread; its RPC methods (health_get,
  *   health_set) in ready_rpc.c.
  *
@@ -249,6 +250,8 @@ struct pa_ready_snapshot {
 	uint32_t table;
 	unsigned int routes;		/**< in the kernel table now */
 	unsigned int vips;		/**< distinct VIPs of the services */
+	/** lb.fnat addresses that are no port's (announced like VIPs) */
+	unsigned int pool_addrs;
 	uint64_t route_adds;		/**< routes added */
 	uint64_t route_deletes;		/**< routes withdrawn */
 	uint64_t route_errors;		/**< netlink requests that failed */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Readiness (links, tables, lcores making progress), drain, and the VIP
- * host routes kept in step with them on the control thread.
+ * Readiness (links, tables, lcores making progress), drain, and the host
+ * routes of the VIPs and of the full-NAT pool kept in step with them on
+ * the control thread.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -29,10 +30,12 @@ RTE_LOG_REGISTER(pa_announce_logtype, pa.announce, INFO);
 
 #define ERROR_LOG_MS	1000	/* at most one failure logged a second */
 
-/* One distinct VIP and whether its route is in the kernel table. */
+/* One distinct address (a VIP, or a full-NAT pool address that is no
+ * port's) and whether its route is in the kernel table. */
 struct route_slot {
-	struct pa_ip_addr vip;
-	bool wanted;			/* a service has it */
+	struct pa_ip_addr addr;
+	bool wanted;			/* a service has it, or the pool */
+	bool pool;			/* lb.fnat's, not a VIP */
 	bool installed;
 };
 
@@ -154,8 +157,8 @@ route_change_ex(struct pa_ready *h, struct route_slot *s, bool add,
 		bool again)
 {
 	struct pa_announce_route r = {
-		.dst = s->vip,
-		.dst_len = s->vip.family == AF_INET ? 32 : 128,
+		.dst = s->addr,
+		.dst_len = s->addr.family == AF_INET ? 32 : 128,
 		.table = h->table,
 		.protocol = PA_ANNOUNCE_RTPROT,
 		/* a withdrawal names no device: whatever route of ours
@@ -184,7 +187,7 @@ route_change_ex(struct pa_ready *h, struct route_slot *s, bool add,
 			h->last_error_log_ms = h->now_ms;
 			LOG(WARNING, "cannot %s the route of %s in table %u: %s",
 				add ? "add" : "withdraw",
-				pa_net_format_ip(&s->vip, a, sizeof(a)),
+				pa_net_format_ip(&s->addr, a, sizeof(a)),
 				h->table, strerror(-ret));
 		}
 		return ret;
@@ -369,7 +372,7 @@ slot_of(struct pa_ready *h, const struct pa_ip_addr *a)
 	unsigned int i;
 
 	for (i = 0; i < h->n_slots; i++)
-		if (pa_ip_equal(&h->slots[i].vip, a))
+		if (pa_ip_equal(&h->slots[i].addr, a))
 			return &h->slots[i];
 	if (h->n_slots == h->cap_slots) {
 		unsigned int cap = h->cap_slots != 0 ? h->cap_slots * 2 : 16;
@@ -382,27 +385,46 @@ slot_of(struct pa_ready *h, const struct pa_ip_addr *a)
 	}
 	s = &h->slots[h->n_slots++];
 	memset(s, 0, sizeof(*s));
-	s->vip = *a;
+	s->addr = *a;
 	return s;
 }
 
+/* Is @p a a routed port's own address (the port's kernel_if has it: no
+ * host route of ours)? */
+static bool
+port_addr(const struct pa_config *cfg, const struct pa_ip_addr *a)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < cfg->n_ports; i++)
+		for (j = 0; j < cfg->ports[i].n_addrs; j++)
+			if (pa_ip_equal(&cfg->ports[i].addrs[j].addr, a))
+				return true;
+	return false;
+}
+
 /* Which VIPs the services have now (when services or backends changed:
- * pa_lb_config_version(), not the health checks' tables). */
+ * pa_lb_config_version(), not the health checks' tables), and the
+ * full-NAT pool's addresses that are no port's: the fleet's replies to
+ * this appliance's mappings must come back to it. */
 static void
 sync_vips(struct pa_ready *h)
 {
+	const struct pa_config_fnat *fn = &h->cfg->lb.fnat;
 	struct pa_ip_addr *vips = NULL, *be = NULL;
 	unsigned int n_vips = 0, n_be = 0, i;
 	struct route_slot *s;
-	uint64_t v;
+	uint64_t v = 0;
 
-	if (h->lb == NULL)
+	if (h->lb != NULL) {
+		v = pa_lb_config_version(h->lb);
+		if (h->have_version && v == h->lb_version)
+			return;
+		if (pa_lb_addresses(h->lb, &vips, &n_vips, &be, &n_be) != 0)
+			return;		/* try again next time */
+	} else if (h->have_version) {
 		return;
-	v = pa_lb_config_version(h->lb);
-	if (h->have_version && v == h->lb_version)
-		return;
-	if (pa_lb_addresses(h->lb, &vips, &n_vips, &be, &n_be) != 0)
-		return;		/* try again next time */
+	}
 	for (i = 0; i < h->n_slots; i++)
 		h->slots[i].wanted = false;
 	for (i = 0; i < n_vips; i++) {
@@ -410,6 +432,15 @@ sync_vips(struct pa_ready *h)
 		if (s == NULL)
 			goto out;	/* no memory: try again */
 		s->wanted = true;
+	}
+	for (i = 0; fn->present && i < fn->n_addrs; i++) {
+		if (port_addr(h->cfg, &fn->addrs[i]))
+			continue;
+		s = slot_of(h, &fn->addrs[i]);
+		if (s == NULL)
+			goto out;
+		s->wanted = true;
+		s->pool = true;
 	}
 	h->lb_version = v;
 	h->have_version = true;
@@ -568,7 +599,7 @@ vip_announced(const struct pa_ready *h, const struct pa_ip_addr *a)
 	unsigned int i;
 
 	for (i = 0; i < h->n_slots; i++)
-		if (h->slots[i].installed && pa_ip_equal(&h->slots[i].vip, a))
+		if (h->slots[i].installed && pa_ip_equal(&h->slots[i].addr, a))
 			return true;
 	return false;
 }
@@ -586,9 +617,12 @@ pa_ready_snapshot(const struct pa_ready *h, struct pa_ready_snapshot *s)
 	s->announce = h->announce;
 	s->table = h->table;
 	s->routes = pa_ready_routes(h);
-	for (i = 0; i < h->n_slots; i++)
-		if (h->slots[i].wanted)
+	for (i = 0; i < h->n_slots; i++) {
+		if (h->slots[i].wanted && h->slots[i].pool)
+			s->pool_addrs++;
+		else if (h->slots[i].wanted)
 			s->vips++;
+	}
 	s->route_adds = h->route_adds;
 	s->route_deletes = h->route_deletes;
 	s->route_errors = h->route_errors;
@@ -695,8 +729,8 @@ pa_ready_json(struct pa_ready *h)
 			if (!h->slots[i].installed)
 				continue;
 			snprintf(p, sizeof(p), "%s/%d",
-				pa_net_format_ip(&h->slots[i].vip, a, sizeof(a)),
-				h->slots[i].vip.family == AF_INET ? 32 : 128);
+				pa_net_format_ip(&h->slots[i].addr, a, sizeof(a)),
+				h->slots[i].addr.family == AF_INET ? 32 : 128);
 			rc |= json_array_append_new(routes, json_string(p));
 		}
 		an = json_pack("{s:I, s:i, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I}",

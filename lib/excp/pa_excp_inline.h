@@ -13,13 +13,15 @@
  * - IPv4/IPv6 frames lib/neigh passes whose destination address is one
  *   of the receiving port's own addresses ("addr"), and that the load
  *   balancer does not keep (pa_neigh_dp_lb_keeps(): all of a VIP, and
- *   on lb.local_addr / local_addr6 shared with the port only what
- *   pa_lb_local_owns() says): taken (PA_EXCP_TAKEN), or dropped when the
+ *   on lb.local_addr / local_addr6 or a full-NAT pool address shared
+ *   with the port only what pa_lb_local_owns() / pa_lb_pool_owns()
+ *   say): taken (PA_EXCP_TAKEN), or dropped when the
  *   port's ring is full (PA_EXCP_FULL) or the lcore's token bucket for
  *   the port is empty (PA_EXCP_RATE);
  * - ARP replies whose target address, and neighbour advertisements
  *   whose IPv6 destination, is one of the receiving port's own
- *   addresses (lb.local_addr shared with it included, not a VIP), which
+ *   addresses (lb.local_addr or a pool address shared with it
+ *   included, not a VIP), which
  *   lib/neigh takes (PA_NEIGH_RX_LOCAL): the kernel
  *   gets the same mbuf too (one more reference; both sides only read
  *   it), within the same ring and bucket. The verdict stays
@@ -96,7 +98,8 @@ void pa_excp_punt_clone(const struct pa_excp_fast *x, unsigned int widx,
 		uint16_t port_index);
 
 /** The table's entry of @p addr if it is one of port @p bit's own
- * addresses and not a VIP (lb.local_addr may be one), else NULL. */
+ * addresses and not a VIP (lb.local_addr or a pool address may be one),
+ * else NULL. */
 static __rte_always_inline const struct pa_neigh_dp_ent *
 pa_excp_port_addr(const struct pa_excp_fast *x, uint8_t family,
 		const uint8_t *addr, uint32_t bit)
@@ -147,7 +150,7 @@ pa_excp_punt(const struct pa_excp_fast *x, unsigned int widx,
 		return PA_EXCP_PASS;
 	}
 	/* one address, shared: the load balancer's part stays */
-	if (e == NULL || unlikely((e->flags & PA_NEIGH_DP_LB_LOCAL) &&
+	if (e == NULL || unlikely((e->flags & PA_NEIGH_DP_LB_PART) &&
 	    pa_neigh_dp_lb_keeps(e, m, meta)))
 		return PA_EXCP_PASS;
 	return pa_excp_punt_frame(x, widx, m, port_index);

@@ -773,8 +773,22 @@ static const struct pa_decode_field service_fields[] = {
 json_t *
 pa_lb_config_service_schema(void)
 {
-	return pa_decode_schema_object(service_fields,
+	json_t *s = pa_decode_schema_object(service_fields,
 			PA_DECODE_N(service_fields));
+
+	/* what service_proxy() says of the other fields: "proxy_protocol"
+	 * only with "forward": "fnat" and TCP (pa_decode_proto()'s forms) */
+	if (s != NULL && json_object_set_new(s, "allOf", json_pack(
+			"[{s:{s:[s]}, s:{s:{s:{s:s}, s:{s:[sis]}}, s:[s]}}]",
+			"if", "required", "proxy_protocol",
+			"then", "properties",
+			"forward", "const", forward_names[PA_LB_FNAT],
+			"proto", "enum", "tcp", IPPROTO_TCP, "6",
+			"required", "forward")) != 0) {
+		json_decref(s);
+		return NULL;
+	}
+	return s;
 }
 
 void

@@ -117,7 +117,7 @@ rpc_lb_service_add(void *ctx, const json_t *params, json_t **result,
 	return ret != 0 ? core_error(ret, why, err) : 0;
 }
 PA_RPC_METHOD_SCHEMA(lb, "lb_service_add", rpc_lb_service_add,
-	"add a service: name vip port proto [scheduler forward table_size mss_clamp max_flows health backends]",
+	"add a service: name vip port proto [scheduler forward proxy_protocol table_size mss_clamp max_flows health backends]",
 	.params_fn = pa_lb_config_service_schema,
 	.result_json = "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"}}, \"required\": [\"name\"]}",
 	.errors = PA_RPC_ERRS_EXISTS)
@@ -211,6 +211,11 @@ rpc_lb_backend_add(void *ctx, const json_t *params, json_t **result,
 	json_object_del(obj, "service");
 	ret = pa_lb_config_parse_backend(obj, &svc, "params", &be, why,
 		sizeof(why));
+	/* an fnat backend needs a pool address of its family */
+	if (ret == 0)
+		ret = pa_lb_config_backend_pool_check(x->running != NULL ?
+			&x->running->lb : NULL, &svc, &be, "params", why,
+			sizeof(why));
 	json_decref(obj);
 	pa_lb_config_service_clear(&svc);
 	if (ret != 0)

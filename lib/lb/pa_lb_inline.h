@@ -7,8 +7,8 @@
  * What the worker loop asks of lib/lb once a pass without a call: is
  * there a service (pa_lb_active()), and has pa_lb_poll() anything to do
  * on this lcore (pa_lb_poll_due()); and what the load balancer owns on
- * an address it shares with a port (pa_lb_local_owns()). Include
- * pa_lb.h, not this file.
+ * an address it shares with a port (pa_lb_local_owns(), pa_lb_pool_owns()).
+ * Include pa_lb.h, not this file.
  */
 
 #include <netinet/in.h>
@@ -72,6 +72,83 @@ pa_lb_poll_due(const struct pa_lb *lb, unsigned int lcore_idx)
 }
 
 /**
+ * What the load balancer owns on an address of its full-NAT pool
+ * (lb.fnat.addrs), which may also be a routed port's own address or
+ * lb.local_addr (docs/configuration.md, "One address, shared"): the rx
+ * stage keeps these packets in the data path, unchanged, for the lb
+ * stage; the rest for that address goes to the port's kernel_if
+ * (lib/excp), or, on an address that is no port's, on to the route pass
+ * that does not send it back out (as for lb.local_addr).
+ *
+ * - TCP and UDP packets (not a later fragment) whose destination port is
+ *   in the pool's range [@p lo, @p hi]: the backends' replies to a
+ *   translated flow;
+ * - ICMP errors (IPv4 destination unreachable, time exceeded, parameter
+ *   problem; ICMPv6 types 1-4) that quote a TCP or UDP packet (its first
+ *   fragment) whose source is the packet's destination and whose source
+ *   port is in [@p lo, @p hi]: errors about what the load balancer sent
+ *   from the pool (an IPv6 quote with extension headers is not matched:
+ *   the load balancer sends none).
+ * The kernel's own connections from a shared address should use ports
+ * outside the range (its ip_local_port_range, its listening ports).
+ *
+ * @param m     a parsed IP packet (its headers in the first segment
+ *              or not: read with rte_pktmbuf_read())
+ * @param meta  its metadata; the caller knows its destination is a pool
+ *              address
+ * @param lo    the pool's first port (host order)
+ * @param hi    its last port
+ * @return true: the load balancer's.
+ */
+static inline bool
+pa_lb_pool_owns(const struct rte_mbuf *m, const struct pa_pkt_meta *meta,
+		uint16_t lo, uint16_t hi)
+{
+	const bool v4 = meta->flags & PA_PKT_F_IPV4;
+	const unsigned int alen = v4 ? 4 : 16;
+	uint8_t buf[8 + 40], dbuf[16], pbuf[2];
+	const uint8_t *icmp, *q, *dst, *sp;
+	unsigned int qlen;
+	uint16_t port;
+
+	if ((meta->flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG_LATER)) !=
+	    PA_PKT_F_L4)
+		return false;
+	if (meta->l4_proto == IPPROTO_TCP || meta->l4_proto == IPPROTO_UDP)
+		return meta->dport >= lo && meta->dport <= hi;
+	if (meta->l4_proto != (v4 ? IPPROTO_ICMP : IPPROTO_ICMPV6))
+		return false;
+	icmp = rte_pktmbuf_read(m, meta->l4_off, 8u + (v4 ? 20u : 40u), buf);
+	if (icmp == NULL)
+		return false;
+	if (v4 ? (icmp[0] != 3 && icmp[0] != 11 && icmp[0] != 12) :
+	    (icmp[0] < 1 || icmp[0] > 4))
+		return false;
+	q = icmp + 8;
+	if ((q[0] >> 4) != (v4 ? 4 : 6))
+		return false;
+	if (v4) {
+		qlen = (q[0] & 0xfu) * 4u;
+		/* options too short, or a later fragment: no ports */
+		if (qlen < 20 || ((q[6] & 0x1fu) | q[7]) != 0)
+			return false;
+	} else {
+		qlen = 40;
+	}
+	if ((v4 ? q[9] : q[6]) != IPPROTO_TCP &&
+	    (v4 ? q[9] : q[6]) != IPPROTO_UDP)
+		return false;
+	dst = rte_pktmbuf_read(m, meta->l3_off + (v4 ? 16u : 24u), alen, dbuf);
+	if (dst == NULL || memcmp(q + (v4 ? 12 : 8), dst, alen) != 0)
+		return false;
+	sp = rte_pktmbuf_read(m, meta->l4_off + 8u + qlen, 2, pbuf);
+	if (sp == NULL)
+		return false;
+	port = (uint16_t)(sp[0] << 8 | sp[1]);
+	return port >= lo && port <= hi;
+}
+
+/**
  * What the load balancer owns on lb.local_addr / local_addr6, which may
  * also be a routed port's own address (docs/configuration.md, "One
  * address, shared"): the rx stage keeps these packets in the data path
@@ -85,7 +162,8 @@ pa_lb_poll_due(const struct pa_lb *lb, unsigned int lcore_idx)
  * an ipip packet the LB sent (fragmentation needed / packet too big from
  * a router towards a backend, ...). The kernel sends nothing of the
  * kind from the port's address (it has no tunnel there), so nothing of
- * the kernel's is taken. Full NAT's pool ports join here.
+ * the kernel's is taken. Full NAT's pool addresses have their own test
+ * (pa_lb_pool_owns()).
  *
  * @param m     a parsed IP packet (its headers in the first segment
  *              or not: read with rte_pktmbuf_read())

@@ -900,10 +900,14 @@ collect_ready(struct ctx *c, const struct pa_ready *h)
 	if (s->announce) {
 		l.n = 0;
 		emit_u(c, G, "pktaccel_announced_routes",
-			"VIP host routes in the announce table now.", s->routes, &l);
+			"Host routes (VIPs, full-NAT pool) in the announce table now.",
+			s->routes, &l);
 		emit_u(c, G, "pktaccel_announce_vips",
 			"Distinct VIPs of the services (routes when ready and not draining).",
 			s->vips, &l);
+		emit_u(c, G, "pktaccel_announce_pool_addrs",
+			"lb.fnat addresses that are no port's own (routes when ready and not draining).",
+			s->pool_addrs, &l);
 		emit_u(c, C, "pktaccel_announce_route_adds_total",
 			"VIP routes added to the announce table.", s->route_adds, &l);
 		emit_u(c, C, "pktaccel_announce_route_deletes_total",

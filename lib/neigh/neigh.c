@@ -526,6 +526,8 @@ dp_publish(struct pa_neigh *n)
 	for (i = 0; i < n->n_ports; i++)
 		if (n->port[i].cp != NULL)
 			count += n->port[i].cp->n_addrs + 1;
+	if (cfg != NULL && cfg->lb.fnat.present)
+		count += cfg->lb.fnat.n_addrs;
 	size = rte_align32pow2(RTE_MAX(16u, 2 * count));
 	t = rte_zmalloc_socket("pa_neigh_dp", sizeof(*t) +
 		(size_t)size * sizeof(t->ent[0]), RTE_CACHE_LINE_SIZE,
@@ -543,6 +545,15 @@ dp_publish(struct pa_neigh *n)
 	if (cfg != NULL && cfg->lb.has_local_addr6)
 		dp_slot(t, 6, pa_ip_bytes(&cfg->lb.local_addr6))->flags |=
 			PA_NEIGH_DP_OURS_ANY | PA_NEIGH_DP_LB_LOCAL;
+	for (i = 0; cfg != NULL && cfg->lb.fnat.present &&
+	     i < cfg->lb.fnat.n_addrs; i++) {
+		const struct pa_ip_addr *a = &cfg->lb.fnat.addrs[i];
+
+		e = dp_slot(t, fam(a), pa_ip_bytes(a));
+		e->flags |= PA_NEIGH_DP_OURS_ANY | PA_NEIGH_DP_LB_POOL;
+		e->pool_lo = cfg->lb.fnat.port_lo;
+		e->pool_hi = cfg->lb.fnat.port_hi;
+	}
 	for (i = 0; i < n->n_ports; i++) {
 		const struct pa_config_port *cp = n->port[i].cp;
 

@@ -7,8 +7,9 @@
  * Neighbours: ARP (IPv4) and IPv6 neighbour discovery.
  *
  * The appliance answers ARP requests and neighbour solicitations for its
- * own addresses: each port's "addr" (on that port), the LB's VIPs and
- * lb.local_addr / local_addr6 (on every port). It resolves, on each port,
+ * own addresses: each port's "addr" (on that port), the LB's VIPs,
+ * lb.local_addr / local_addr6 and the full-NAT pool lb.fnat.addrs (on
+ * every port). It resolves, on each port,
  * the port's "gateway" and the LB backends (without a configured "mac")
  * that sit on one of the port's connected subnets, keeps a bounded cache
  * that ages and re-resolves, and publishes the MACs to the data path
@@ -82,7 +83,8 @@ struct pa_lb;
 struct pa_neigh;
 
 struct pa_neigh_opts {
-	/** Ports' addr and gateway; lb.local_addr / local_addr6. Borrowed. */
+	/** Ports' addr and gateway; lb.local_addr / local_addr6, lb.fnat.
+	 * Borrowed. */
 	const struct pa_config *cfg;
 	/** Port ids, MACs and pools (frames sent on a port come from its
 	 * pool). Borrowed. */

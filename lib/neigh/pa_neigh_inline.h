@@ -12,10 +12,11 @@
  * --------------------------------------------------------
  * - ARP (ethertype 0x0806, behind VLAN tags too) for Ethernet/IPv4
  *   (htype 1, ptype 0x0800, hlen 6, plen 4) whose target protocol address
- *   is the appliance's: a VIP or lb.local_addr (any port), or an address
- *   of the receiving port; and gratuitous ARP (sender address = target
- *   address) from a neighbour the receiving port resolves. An address
- *   that is both lb.local_addr and a port's own is answered as both are
+ *   is the appliance's: a VIP, lb.local_addr or a full-NAT pool address
+ *   (any port), or an address of the receiving port; and gratuitous ARP
+ *   (sender address = target address) from a neighbour the receiving
+ *   port resolves. An address that is both lb.local_addr (or a pool
+ *   address) and a port's own is answered as both are
  *   (one answer, on every port): the kernel_if never answers ARP/ND,
  *   it gets the replies to its own questions (lib/excp).
  * - ICMPv6 neighbour solicitations (135) whose target is the appliance's
@@ -56,13 +57,22 @@ enum pa_neigh_rx {
 	PA_NEIGH_RX_MALFORMED,
 };
 
-#define PA_NEIGH_DP_OURS_ANY	0x01	/**< VIP, lb.local_addr: every port */
+#define PA_NEIGH_DP_OURS_ANY	0x01	/**< VIP, lb.local_addr, pool: every port */
 /** A VIP: every packet to it is the load balancer's. */
 #define PA_NEIGH_DP_VIP		0x02
 /** lb.local_addr / local_addr6: the load balancer owns only part of what
  * comes to it (pa_lb_local_owns()); when it is also a port's own address
  * ("ours_ports"), the rest is that port's (its kernel_if's). */
 #define PA_NEIGH_DP_LB_LOCAL	0x04
+/** An address of the full-NAT pool (lb.fnat.addrs): the load balancer
+ * owns the replies to the pool's ports (pool_lo..pool_hi) and the ICMP
+ * errors about them (pa_lb_pool_owns()); when it is also a port's own
+ * address, the rest is that port's (its kernel_if's). May be set with
+ * PA_NEIGH_DP_LB_LOCAL (an address in both). */
+#define PA_NEIGH_DP_LB_POOL	0x08
+/** The load balancer owns part of the address (pa_neigh_dp_lb_keeps()
+ * tells which): lb.local_addr, a pool address. */
+#define PA_NEIGH_DP_LB_PART	(PA_NEIGH_DP_LB_LOCAL | PA_NEIGH_DP_LB_POOL)
 
 /** One address of the data path's table. */
 struct pa_neigh_dp_ent {
@@ -72,7 +82,9 @@ struct pa_neigh_dp_ent {
 	uint32_t ours_ports;		/**< ports (by index) it is ours on */
 	uint32_t watch_ports;		/**< ports resolving it */
 	uint8_t addr[16];		/**< IPv4: first 4 bytes */
-	uint32_t pad2;
+	/** PA_NEIGH_DP_LB_POOL: the pool's ports (host order) */
+	uint16_t pool_lo;
+	uint16_t pool_hi;
 };
 
 /** The published address table: open addressing, linear probing, at
@@ -146,8 +158,9 @@ pa_neigh_dp_find(const struct pa_neigh_dp *t, uint8_t family,
 /**
  * Does the load balancer keep this IP packet, whose destination has
  * entry @p e in the table (NULL: none), for itself: a VIP's, or what it
- * owns on lb.local_addr (pa_lb_local_owns())? What it does not keep of a
- * port's own address is the port's (lib/excp: its kernel_if).
+ * owns on lb.local_addr (pa_lb_local_owns()) or on a full-NAT pool
+ * address (pa_lb_pool_owns())? What it does not keep of a port's own
+ * address is the port's (lib/excp: its kernel_if).
  */
 static __rte_always_inline bool
 pa_neigh_dp_lb_keeps(const struct pa_neigh_dp_ent *e,
@@ -157,7 +170,10 @@ pa_neigh_dp_lb_keeps(const struct pa_neigh_dp_ent *e,
 		return false;
 	if (e->flags & PA_NEIGH_DP_VIP)
 		return true;
-	return (e->flags & PA_NEIGH_DP_LB_LOCAL) && pa_lb_local_owns(m, meta);
+	if ((e->flags & PA_NEIGH_DP_LB_LOCAL) && pa_lb_local_owns(m, meta))
+		return true;
+	return (e->flags & PA_NEIGH_DP_LB_POOL) &&
+		pa_lb_pool_owns(m, meta, e->pool_lo, e->pool_hi);
 }
 
 /** Out-of-line halves (neigh_dp.c): ARP and ICMPv6 frames are rare. */

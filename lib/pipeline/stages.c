@@ -162,9 +162,10 @@ neigh_put(struct pa_worker *w, struct rte_mbuf **pkts, unsigned int n)
 
 /* The exception path's hook: a frame for the receiving port's own
  * address that lib/neigh does not take and the load balancer does not
- * keep (lb.local_addr shared with the port) goes to the port's kernel_if
- * (lib/excp, pa_excp_inline.h); counted "local" once on its ring, else
- * dropped "excp_full" / "excp_rate". @return true: it left here. */
+ * keep (lb.local_addr or a pool address shared with the port) goes to
+ * the port's kernel_if (lib/excp, pa_excp_inline.h); counted "local"
+ * once on its ring, else dropped "excp_full" / "excp_rate".
+ * @return true: it left here. */
 static __rte_always_inline bool
 excp_punt(struct pa_worker *w, const struct pa_rxq *q, struct rte_mbuf *m,
 		int nv)
@@ -222,9 +223,10 @@ for_port(const struct pa_rxq *q, const struct rte_mbuf *m,
 }
 
 /* Does the load balancer keep this IP packet for one of routed port
- * @p q's own addresses (for_port())? Only on lb.local_addr shared with
- * the port, what it owns there (pa_neigh_dp_lb_keeps()): it goes on like
- * a packet to a local_addr of its own (the ACL, the LB, the route pass's
+ * @p q's own addresses (for_port())? Only on lb.local_addr or a full-NAT
+ * pool address shared with the port, what it owns there
+ * (pa_neigh_dp_lb_keeps()): it goes on like a packet to an address of
+ * the load balancer's own (the ACL, the LB, the route pass's
  * "no_service"); the rest is the port's. */
 static __rte_always_inline bool
 lb_keeps(const struct pa_worker *w, const struct rte_mbuf *m,
@@ -243,7 +245,7 @@ lb_keeps(const struct pa_worker *w, const struct rte_mbuf *m,
 		return false;
 	e = pa_neigh_dp_find(__atomic_load_n(&w->addrs->dp, __ATOMIC_ACQUIRE),
 		v4 ? 4 : 6, d);
-	return e != NULL && (e->flags & PA_NEIGH_DP_LB_LOCAL) &&
+	return e != NULL && (e->flags & PA_NEIGH_DP_LB_PART) &&
 		pa_neigh_dp_lb_keeps(e, m, meta);
 }
 
@@ -645,10 +647,11 @@ time_exceeded(struct pa_worker *w, struct rte_mbuf *m,
 	gen_put(w, r, e);
 }
 
-/* Is the destination of this IP header one of the appliance's own, a VIP
- * or lb.local_addr (lib/neigh's table)? Such a packet reached the route
- * pass because it matched no service (or is what the LB keeps of a
- * local_addr shared with a port, and did nothing with): it must not be
+/* Is the destination of this IP header one of the appliance's own, a VIP,
+ * lb.local_addr or a full-NAT pool address (lib/neigh's table)? Such a
+ * packet reached the route pass because it matched no service or flow
+ * (or is what the LB keeps of an address shared with a port, and did
+ * nothing with): it must not be
  * routed back out (a one-armed port's gateway would send it straight
  * back, until its TTL ran out). */
 static __rte_always_inline bool

@@ -13,7 +13,8 @@
  * - IPv6 solicited-node groups (33:33:ff:xx:xx:xx), but only the
  *   neighbour solicitations / advertisements in them that the neighbour
  *   subsystem takes (targets: the port's addresses, the VIPs,
- *   lb.local_addr6): the rx stage drops the rest of this class.
+ *   lb.local_addr6, the full-NAT pool): the rx stage drops the rest of
+ *   this class.
  * Everything else (other unicast MACs, IPv4 multicast 01:00:5e:..., other
  * IPv6 groups 33:33:..., link-local protocols 01:80:c2:...) is dropped
  * with reason "not_ours" and never sent anywhere.

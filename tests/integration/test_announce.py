@@ -8,7 +8,9 @@ namespace A with a kernel_if; B is the client side (198.51.100.1/24).
   they follow lb_service_add / lb_service_delete over RPC, go on
   health_set draining (and come back), go while a worker lcore is stalled
   (the thread frozen from outside with ptrace) and come back when it runs
-  again, and go on stop; stale routes of ours are removed at start,
+  again, and go on stop; the full-NAT pool's addresses that are no
+  port's own get routes too, and follow readiness and drain the same way;
+  stale routes of ours are removed at start,
   others' are left alone; `pktaccel --withdraw-routes` removes them too.
 - SIGTERM with announce.drain_s withdraws at once, keeps forwarding for
   drain_s, then exits 0; a second signal ends the drain at once.
@@ -73,7 +75,7 @@ STALL_MS = 60000
 STALL_MS_SHORT = 3000
 
 
-def config(tmp_path, announce=None, services=None, **pipeline):
+def config(tmp_path, announce=None, services=None, fnat=None, **pipeline):
     pl = {"mode": "rtc", "stall_ms": STALL_MS}
     pl.update(pipeline)
     doc = {"ports": [{"name": "wan0", "devargs": "net_af_packet0,iface=xA",
@@ -85,6 +87,8 @@ def config(tmp_path, announce=None, services=None, **pipeline):
                       service("web", VIP), service("dns", VIP, 53, "udp"),
                       service("web6", VIP6)]},
            "metrics": {"listen": "127.0.0.1:%d" % METRICS_PORT}}
+    if fnat is not None:
+        doc["lb"]["fnat"] = fnat
     if announce is not False:
         doc["announce"] = announce or {"table": TABLE}
     return write_json(str(tmp_path / "announce.json"), doc)
@@ -236,6 +240,46 @@ def test_routes_follow_readiness_services_drain_and_stop(lab, tmp_path):
         c = d.call("config_get")
         assert c["announce"] == {"table": TABLE, "drain_s": 0}, c
         assert c["pipeline"]["stall_ms"] == STALL_MS, c
+    finally:
+        d.stop(signal.SIGINT)
+    assert d.proc.returncode == 0, d.describe()
+    assert routes(a) == {}
+
+
+# the full-NAT pool: the port's own address (no route: the kernel_if has
+# it) and two of the appliance's own (a host route each, like a VIP)
+POOL4 = "198.51.100.60"
+POOL6 = "2001:db8:20::60"
+
+
+def test_pool_addresses_that_are_no_ports_are_announced_like_vips(lab,
+                                                                  tmp_path):
+    a, _ = lab
+    want = {VIP: TAP, VIP6: TAP, POOL4: TAP, POOL6: TAP}
+    d = start(a, config(tmp_path, fnat={
+        "addrs": [PORT_ADDR, POOL4, POOL6, "2001:db8:1::5"]}), tmp_path)
+    try:
+        wait_for("routes", lambda: routes(a) == want, d=d)
+        h = d.call("health_get")
+        assert sorted(h["announce"]["routes"]) == sorted(
+            [VIP + "/32", VIP6 + "/128", POOL4 + "/32", POOL6 + "/128"]), h
+        m = http_metrics(a)
+        assert m["pktaccel_announced_routes"] == 4, m
+        assert m["pktaccel_announce_vips"] == 2, m
+        assert m["pktaccel_announce_pool_addrs"] == 2, m
+
+        # they stay whatever the services do
+        d.call("lb_service_delete", {"name": "web"})
+        d.call("lb_service_delete", {"name": "dns"})
+        wait_for("VIP withdrawn", lambda: routes(a) == {
+            VIP6: TAP, POOL4: TAP, POOL6: TAP}, d=d)
+
+        # drain withdraws them with the VIPs, undrain brings them back
+        assert d.call("health_set", {"draining": True}) is True
+        assert routes(a) == {}, "health_set answers once withdrawn"
+        assert d.call("health_set", {"draining": False}) is True
+        wait_for("undrained", lambda: routes(a) == {
+            VIP6: TAP, POOL4: TAP, POOL6: TAP}, d=d)
     finally:
         d.stop(signal.SIGINT)
     assert d.proc.returncode == 0, d.describe()

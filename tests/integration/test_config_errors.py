@@ -107,6 +107,40 @@ BAD = [
      "$.announce.drain_s"),
     ("announce_unknown_key", [(["announce"], {"table": 100, "dev": "x"})],
      "$.announce.dev"),
+    # full NAT (docs/configuration.md, "Full NAT")
+    ("fnat_addrs_empty", [(["lb", "fnat"], {"addrs": []})],
+     "$.lb.fnat.addrs"),
+    ("fnat_addrs_missing", [(["lb", "fnat"], {"ports": "1024-2047"})],
+     "$.lb.fnat.addrs"),
+    ("fnat_addr_multicast", [(["lb", "fnat"], {"addrs": ["224.0.0.5"]})],
+     "$.lb.fnat.addrs[0]"),
+    ("fnat_addr_duplicate", [(["lb", "fnat"], {
+        "addrs": ["198.51.100.50", "198.51.100.50"]})], "$.lb.fnat.addrs[1]"),
+    ("fnat_ports_reversed", [(["lb", "fnat"], {"addrs": ["198.51.100.50"],
+                                               "ports": "2000-1000"})],
+     "$.lb.fnat.ports"),
+    ("fnat_ports_zero", [(["lb", "fnat"], {"addrs": ["198.51.100.50"],
+                                           "ports": "0-1000"})],
+     "$.lb.fnat.ports"),
+    ("fnat_time_wait_over_an_hour", [(["lb", "fnat"], {
+        "addrs": ["198.51.100.50"], "time_wait_s": 3601})],
+     "$.lb.fnat.time_wait_s"),
+    ("fnat_service_without_pool",
+     [(["lb", "services", 0, "forward"], "fnat")],
+     "$.lb.services[0].forward"),
+    ("proxy_protocol_on_ipip",
+     [(["lb", "services", 0, "proxy_protocol"], "v1")],
+     "$.lb.services[0].proxy_protocol"),
+    ("proxy_protocol_on_udp_fnat",
+     [(["lb", "fnat"], {"addrs": ["198.51.100.50"]}),
+      (["lb", "services", 0, "forward"], "fnat"),
+      (["lb", "services", 0, "proto"], "udp"),
+      (["lb", "services", 0, "proxy_protocol"], "v2")],
+     "$.lb.services[0].proxy_protocol"),
+    ("nat_backend_of_the_other_family",
+     [(["lb", "services", 0, "forward"], "nat"),
+      (["lb", "services", 0, "backends", 1, "addr"], "2001:db8:2::1")],
+     "$.lb.services[0].backends[1].addr"),
     # health checks (docs/configuration.md, "Health checks")
     ("health_type_unknown", [(["lb", "services", 0, "health"],
                               {"type": "smtp"})],
@@ -196,6 +230,11 @@ def test_bad_config_refused_with_path(name, edits, path, mixed_pcap,
 SHARED_PORT = {"name": "replay0", "devargs": "net_null0",
                "addr": ["198.51.100.5/24", "2001:db8:1::5/64"],
                "gateway_mac": "02:00:00:00:99:01"}
+# an fnat service with backends of both families
+FNAT_SVC = {"name": "app", "vip": "192.0.2.40", "port": 443, "proto": "tcp",
+            "forward": "fnat", "proxy_protocol": "v2",
+            "backends": [{"addr": "10.1.0.7", "port": 8443},
+                         {"addr": "2001:db8:2::7", "port": 8443}]}
 SHARED_BAD = [
     ("vip_is_local_addr",
      [(["lb", "services", 0, "vip"], "192.0.2.254")],
@@ -215,6 +254,20 @@ SHARED_BAD = [
      [(["ports"], [SHARED_PORT]), (["lb", "local_addr"], "198.51.100.5"),
       (["lb", "services", 0, "vip"], "198.51.100.5")],
      ["$.lb.services[0].vip", "$.lb.local_addr"]),
+    ("vip_is_a_pool_address",
+     [(["lb", "fnat"], {"addrs": ["2001:db8:5::50", "198.51.100.50"]}),
+      (["lb", "services", 0, "vip"], "198.51.100.50")],
+     ["$.lb.services[0].vip", "$.lb.fnat.addrs[1]"]),
+    ("fnat_backend_family_not_in_the_pool",
+     [(["lb", "fnat"], {"addrs": ["198.51.100.50"]}),
+      (["lb", "services"], GOOD["lb"]["services"] + [FNAT_SVC])],
+     ["$.lb.services[1].backends[1].addr", "lb.fnat.addrs"]),
+    ("fnat_ipv6_vip_on_ipv4_backends_without_an_ipv4_pool_address",
+     [(["lb", "fnat"], {"addrs": ["2001:db8:5::50"]}),
+      (["lb", "services"], GOOD["lb"]["services"] + [
+          dict(FNAT_SVC, vip="2001:db8:ffff::40",
+               backends=[{"addr": "10.1.0.7"}])])],
+     ["$.lb.services[1].backends[0].addr", "lb.fnat.addrs"]),
 ]
 
 
@@ -240,6 +293,23 @@ def test_local_addr_shared_with_a_port_is_accepted(mixed, mixed_pcap,
     doc["lb"]["local_addr6"] = "2001:db8:1::5"
     res = replay(mixed_pcap, str(tmp_path / "out.pcap"), doc, timeout=60)
     assert res.rc == 0, res
+
+
+def test_fnat_pool_shared_with_a_port_and_local_addr_is_accepted(tmp_path):
+    """One address, shared: a pool address may be a routed port's own
+    address and lb.local_addr at once; an fnat service mixes families
+    and changes the port."""
+    doc = copy.deepcopy(LIVE_GOOD)
+    doc["ports"][0]["addr"] = ["198.51.100.5/24", "2001:db8:1::5/64"]
+    doc["lb"]["local_addr"] = "198.51.100.5"
+    doc["lb"]["fnat"] = {"addrs": ["198.51.100.5", "2001:db8:1::5",
+                                   "198.51.100.50"], "ports": "10000-19999",
+                         "time_wait_s": 0}
+    doc["lb"]["services"].append(FNAT_SVC)
+    conf = pautil.write_json(str(tmp_path / "fnat.json"), doc)
+    res = _check(conf)
+    assert res.rc == 0 and res.stderr == "", res
+    assert "configuration valid" in res.stdout, res
 
 
 def test_good_config_accepted(mixed, mixed_pcap, tmp_path):

@@ -663,6 +663,15 @@ BAD_SERVICES = [
         {"addr": "10.5.0.1"}]), "params.backends[0].mac"),
     ("v6_service_v4_backend", _svc(vip="2001:db8:50::1", backends=[
         {"addr": "10.5.0.1"}]), "params.backends[0].addr"),
+    # full NAT: a pool is needed (this daemon has none); PROXY protocol
+    # only on TCP fnat services; families mix only with fnat
+    ("fnat_without_pool", _svc(forward="fnat"), "params.forward"),
+    ("proxy_protocol_on_nat", _svc(proxy_protocol="v1"),
+     "params.proxy_protocol"),
+    ("proxy_protocol_unknown", _svc(proxy_protocol="v3"),
+     "params.proxy_protocol"),
+    ("nat_v4_service_v6_backend", _be(0, addr="2001:db8:5::1"),
+     "params.backends[0].addr"),
     # one address, shared: a VIP cannot be lb.local_addr
     ("vip_is_local_addr", _svc(vip=LOCAL4), "params.vip"),
     ("vip_is_local_addr6", _svc(vip=LOCAL6, backends=[
@@ -749,6 +758,54 @@ def test_service_add_vip_on_a_ports_address_refused(daemon_factory,
             "$.ports[0].addr[0]" in msg, msg
         assert c2.call("lb_service_list") == []
         assert c2.call("lb_service_add", _svc()) == {"name": "scratch"}
+
+
+def test_fnat_pool_checks_and_proxy_protocol_over_rpc(daemon_factory,
+                                                     traffic):
+    """lb_service_add and lb_backend_add check an fnat service against the
+    running lb.fnat as the loader does: a pool address of each backend's
+    family (IPv4 only here), no VIP on a pool address; lb_service_list
+    and config_get show "proxy_protocol" and the pool as written."""
+    _, path = traffic
+    fnat = {"addrs": ["198.51.100.50"], "ports": "20000-29999",
+            "time_wait_s": 30}
+    d2 = daemon_factory({"pipeline": {"mode": "rtc"},
+                         "lb": {"fnat": fnat}}, path, name="fnatrpc")
+    d2.wait_replay_done(len(all_flows()))
+    full = {"name": "full", "vip": "192.0.2.60", "port": 443,
+            "proto": "tcp", "forward": "fnat", "proxy_protocol": "v2",
+            "backends": [{"addr": "10.5.0.1"}]}
+    with d2.client() as c2:
+        msg = err(c2.call_raw("lb_service_add", dict(
+            full, backends=[{"addr": "2001:db8:5::1"}])), -32602)
+        assert msg.startswith("params.backends[0].addr") and \
+            "IPv6 address in lb.fnat.addrs" in msg, msg
+        msg = err(c2.call_raw("lb_service_add", dict(
+            full, vip="198.51.100.50")), -32602)
+        assert msg.startswith("params.vip") and \
+            "$.lb.fnat.addrs[0]" in msg, msg
+        msg = err(c2.call_raw("lb_service_add", dict(
+            full, proto="udp")), -32602)
+        assert msg.startswith("params.proxy_protocol"), msg
+        assert c2.call("lb_service_list") == []
+
+        assert c2.call("lb_service_add", full) == {"name": "full"}
+        msg = err(c2.call_raw("lb_backend_add", {
+            "service": "full", "addr": "2001:db8:5::2"}), -32602)
+        assert msg.startswith("params.addr") and \
+            "IPv6 address in lb.fnat.addrs" in msg, msg
+        assert c2.call("lb_backend_add", {
+            "service": "full", "addr": "10.5.0.2"}) is True
+        (svc,) = c2.call("lb_service_list")
+        assert svc["proxy_protocol"] == "v2" and svc["forward"] == "fnat", \
+            svc
+        assert [b["addr"] for b in svc["backends"]] == [
+            "10.5.0.1", "10.5.0.2"], svc
+        lb = c2.call("config_get")["lb"]
+        assert lb["fnat"] == fnat, lb
+        (saved,) = lb["services"]
+        assert saved["proxy_protocol"] == "v2", saved
+        assert c2.call("lb_service_delete", {"name": "full"}) is True
 
 
 # --------------------------------------------------------------------------

@@ -30,6 +30,9 @@ CONF = {
         {"id": 10, "priority": 100, "src": "10.0.0.0/8", "proto": "udp",
          "dport": "53", "action": "drop"}]},
     "lb": {"local_addr": "192.0.2.254", "local_addr6": "2001:db8::fe",
+           # a pool of both families: any backend of an fnat service has
+           # a source address
+           "fnat": {"addrs": ["198.51.100.50", "2001:db8::50"]},
            "services": [
                {"name": "web", "vip": "192.0.2.10", "port": 80,
                 "proto": "tcp", "backends": [{"addr": "10.1.0.1"}]}]},
@@ -39,7 +42,7 @@ CONF = {
 # taken (a pattern is a shape: the value must also be what the decoder
 # takes).
 STRING_SAMPLES = ["t1", "192.0.2.0/24", "192.0.2.1", "02:00:00:00:00:01",
-                  "0000:3b:00.0", "/", "127.0.0.1:9469"]
+                  "0000:3b:00.0", "/", "127.0.0.1:9469", "1024-65535"]
 
 
 @pytest.fixture(scope="module")

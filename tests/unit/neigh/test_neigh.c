@@ -664,6 +664,211 @@ START_TEST(test_a_local_addr_shared_with_a_port_is_both_and_answered_once)
 }
 END_TEST
 
+/* One address, shared, with the full-NAT pool: 198.51.100.5 is p0's own,
+ * lb.local_addr and a pool address; 2001:db8:1::5 is p0's own and a pool
+ * address; 198.51.100.50 and 2001:db8:5::50 are the pool's alone. */
+static const char *CONF_POOL =
+"{'ports': [{'name': 'p0', 'devargs': 'net_null0',"
+"  'addr': ['198.51.100.5/24', '2001:db8:1::5/64'], 'gateway': '198.51.100.1'},"
+" {'name': 'p1', 'devargs': 'net_null1', 'addr': ['203.0.113.5/24']}],"
+" 'lb': {'local_addr': '198.51.100.5',"
+"  'fnat': {'addrs': ['198.51.100.5', '2001:db8:1::5', '198.51.100.50',"
+"   '2001:db8:5::50'], 'ports': '20000-29999'},"
+"  'services': [{'name': 'web', 'vip': '192.0.2.10', 'port': 80,"
+"   'proto': 'tcp', 'backends': [{'addr': '198.51.100.20'}]}]}}";
+
+/* An IP packet from a peer to @p dst: TCP or UDP (@p proto) to port
+ * @p dport; with @p frag, a later fragment. */
+static struct rte_mbuf *
+l4_to(const char *dst, uint8_t proto, uint16_t dport, bool frag)
+{
+	const bool v6 = strchr(dst, ':') != NULL;
+	struct pa_test_frame f;
+	uint8_t s[16], d[16];
+	struct rte_mbuf *m;
+
+	if (v6) {
+		ip6("2001:db8:1::77", s);
+		ip6(dst, d);
+	} else {
+		ip4("198.51.100.77", s);
+		ip4(dst, d);
+	}
+	pa_test_frame_l2(&f, MAC0, HOST, 0, NULL, 0, v6 ?
+		RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
+	if (v6 && frag) {
+		pa_test_frame_ipv6(&f, s, d, IPPROTO_FRAGMENT, 0, 0, 64);
+		pa_test_frame_frag6(&f, proto, 100, false, 7);
+		pa_test_frame_payload(&f, 16, 0, 1);
+	} else if (v6) {
+		pa_test_frame_ipv6(&f, s, d, proto, 0, 0, 64);
+	} else {
+		pa_test_frame_ipv4(&f, s, d, proto, 0, 5, frag ? 100 : 0, 1,
+			64);
+	}
+	if (frag && !v6)
+		pa_test_frame_payload(&f, 16, 0, 1);
+	else if (!frag && proto == IPPROTO_TCP)
+		pa_test_frame_tcp(&f, 8443, dport, 5, 0x12, 0, 0);
+	else if (!frag)
+		pa_test_frame_udp(&f, 8443, dport);
+	pa_test_frame_fix(&f, 0);
+	m = mbuf_of(f.b, f.len, 0);
+	ck_assert_int_eq(pa_pkt_parse_mbuf(m), 0);
+	return m;
+}
+
+/* An ICMP / ICMPv6 error @p type from a router to @p dst, quoting a
+ * packet of @p qproto from @p qsrc, source port @p qsport; @p qfrag: the
+ * quoted IPv4 packet is a later fragment. */
+static struct rte_mbuf *
+error_to(const char *dst, uint8_t type, uint8_t qproto, const char *qsrc,
+		uint16_t qsport, bool qfrag)
+{
+	const bool v6 = strchr(dst, ':') != NULL;
+	struct pa_test_frame f;
+	uint8_t r[16], d[16], qs[16], qd[16];
+	struct rte_mbuf *m;
+
+	if (v6) {
+		ip6("2001:db8:1::1", r);
+		ip6(dst, d);
+		ip6(qsrc, qs);
+		ip6("2001:db8:9::1", qd);
+	} else {
+		ip4("198.51.100.1", r);
+		ip4(dst, d);
+		ip4(qsrc, qs);
+		ip4("10.9.0.1", qd);
+	}
+	pa_test_frame_l2(&f, MAC0, HOST, 0, NULL, 0, v6 ?
+		RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
+	if (v6)
+		pa_test_frame_ipv6(&f, r, d, IPPROTO_ICMPV6, 0, 0, 64);
+	else
+		pa_test_frame_ipv4(&f, r, d, IPPROTO_ICMP, 0, 5, 0, 1, 64);
+	pa_test_frame_icmp(&f, type, 0);
+	pa_test_frame_quote(&f, v6 ? 6 : 4, qproto, qs, qd);
+	/* the quoted header's fragment field, and its source port */
+	if (qfrag)
+		pa_test_put16(f.b + f.len - 8 - 20 + 6, 100);
+	pa_test_put16(f.b + f.len - 8, qsport);
+	pa_test_frame_fix(&f, 0);
+	m = mbuf_of(f.b, f.len, 0);
+	ck_assert_int_eq(pa_pkt_parse_mbuf(m), 0);
+	return m;
+}
+
+/* pa_neigh_dp_lb_keeps() of @p m for its destination @p dst (freed). */
+static bool
+keeps(const char *dst, struct rte_mbuf *m)
+{
+	bool r = pa_neigh_dp_lb_keeps(dp_ent(dst), m, pa_pkt_meta(m));
+
+	rte_pktmbuf_free(m);
+	return r;
+}
+
+START_TEST(test_pool_addresses_are_answered_everywhere_and_the_lb_keeps_its_ports)
+{
+	const struct pa_neigh_dp_ent *e;
+	uint8_t f[256], sol[6] = { 0x33, 0x33, 0xff, 0, 0, 0x50 };
+	uint32_t len;
+
+	conf_next = CONF_POOL;
+	setup();
+	conf_next = NULL;
+	/* in the table with the pool's ports; shared ones keep the port */
+	e = dp_ent("198.51.100.5");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->ours_ports, 1u << 0);
+	ck_assert_uint_eq(e->flags, PA_NEIGH_DP_OURS_ANY |
+		PA_NEIGH_DP_LB_LOCAL | PA_NEIGH_DP_LB_POOL);
+	ck_assert_uint_eq(e->pool_lo, 20000);
+	ck_assert_uint_eq(e->pool_hi, 29999);
+	e = dp_ent("2001:db8:1::5");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->ours_ports, 1u << 0);
+	ck_assert_uint_eq(e->flags, PA_NEIGH_DP_OURS_ANY | PA_NEIGH_DP_LB_POOL);
+	e = dp_ent("198.51.100.50");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->ours_ports, 0);
+	ck_assert_uint_eq(e->flags, PA_NEIGH_DP_OURS_ANY | PA_NEIGH_DP_LB_POOL);
+	ck_assert_uint_eq(e->pool_lo, 20000);
+	ck_assert_uint_eq(e->pool_hi, 29999);
+	ck_assert_ptr_nonnull(dp_ent("2001:db8:5::50"));
+
+	/* ARP and ND for the pool: ours on every port */
+	len = arp_frame(f, 1, BCAST, HOST, "203.0.113.9", ZERO6,
+		"198.51.100.50");
+	ck_assert_int_eq(classify(f, len, 0), PA_NEIGH_RX_LOCAL);
+	ck_assert_int_eq(classify(f, len, 1), PA_NEIGH_RX_LOCAL);
+	len = nd_frame(f, 135, sol, HOST, "2001:db8:1::9", "ff02::1:ff00:50",
+		"2001:db8:5::50", 0, HOST);
+	ck_assert_int_eq(classify(f, len, 0), PA_NEIGH_RX_LOCAL);
+	ck_assert_int_eq(classify(f, len, 1), PA_NEIGH_RX_LOCAL);
+
+	/* the LB keeps TCP and UDP to the pool's ports, both families */
+	ck_assert(keeps("198.51.100.50", l4_to("198.51.100.50", IPPROTO_TCP,
+		20000, false)));
+	ck_assert(keeps("198.51.100.50", l4_to("198.51.100.50", IPPROTO_UDP,
+		29999, false)));
+	ck_assert(keeps("2001:db8:5::50", l4_to("2001:db8:5::50",
+		IPPROTO_TCP, 25000, false)));
+	ck_assert(keeps("2001:db8:1::5", l4_to("2001:db8:1::5", IPPROTO_UDP,
+		20001, false)));
+	/* not outside them, nor later fragments (no ports) */
+	ck_assert(!keeps("198.51.100.50", l4_to("198.51.100.50", IPPROTO_TCP,
+		19999, false)));
+	ck_assert(!keeps("198.51.100.50", l4_to("198.51.100.50", IPPROTO_UDP,
+		30000, false)));
+	ck_assert(!keeps("198.51.100.50", l4_to("198.51.100.50", IPPROTO_UDP,
+		20000, true)));
+	ck_assert(!keeps("2001:db8:5::50", l4_to("2001:db8:5::50",
+		IPPROTO_UDP, 20000, true)));
+	/* on the address shared with p0: the kernel's BGP, ssh are not its */
+	ck_assert(!keeps("198.51.100.5", l4_to("198.51.100.5", IPPROTO_TCP,
+		179, false)));
+	ck_assert(!keeps("2001:db8:1::5", l4_to("2001:db8:1::5", IPPROTO_TCP,
+		22, false)));
+	ck_assert(keeps("198.51.100.5", l4_to("198.51.100.5", IPPROTO_TCP,
+		20000, false)));
+
+	/* ICMP errors about what it sent from the pool's ports */
+	ck_assert(keeps("198.51.100.50", error_to("198.51.100.50", 3,
+		IPPROTO_TCP, "198.51.100.50", 20000, false)));
+	ck_assert(keeps("198.51.100.50", error_to("198.51.100.50", 11,
+		IPPROTO_UDP, "198.51.100.50", 29999, false)));
+	ck_assert(keeps("198.51.100.50", error_to("198.51.100.50", 12,
+		IPPROTO_UDP, "198.51.100.50", 25000, false)));
+	ck_assert(keeps("2001:db8:5::50", error_to("2001:db8:5::50", 1,
+		IPPROTO_TCP, "2001:db8:5::50", 20000, false)));
+	ck_assert(keeps("2001:db8:5::50", error_to("2001:db8:5::50", 2,
+		IPPROTO_UDP, "2001:db8:5::50", 29999, false)));
+	/* not: another port, another source, a quoted later fragment, a
+	 * quoted protocol without ports, not an error */
+	ck_assert(!keeps("198.51.100.50", error_to("198.51.100.50", 3,
+		IPPROTO_TCP, "198.51.100.50", 179, false)));
+	ck_assert(!keeps("198.51.100.50", error_to("198.51.100.50", 3,
+		IPPROTO_TCP, "198.51.100.51", 20000, false)));
+	ck_assert(!keeps("198.51.100.50", error_to("198.51.100.50", 3,
+		IPPROTO_UDP, "198.51.100.50", 20000, true)));
+	ck_assert(!keeps("198.51.100.50", error_to("198.51.100.50", 3,
+		IPPROTO_GRE, "198.51.100.50", 20000, false)));
+	ck_assert(!keeps("198.51.100.50", error_to("198.51.100.50", 5,
+		IPPROTO_TCP, "198.51.100.50", 20000, false)));
+	ck_assert(!keeps("2001:db8:5::50", error_to("2001:db8:5::50", 128,
+		IPPROTO_TCP, "2001:db8:5::50", 20000, false)));
+	ck_assert(!keeps("2001:db8:5::50", error_to("2001:db8:5::50", 1,
+		IPPROTO_TCP, "2001:db8:5::50", 30000, false)));
+	/* lb.local_addr's own still hold where it is a pool address too */
+	ck_assert(keeps("198.51.100.5", error_to("198.51.100.5", 3,
+		IPPROTO_IPIP, "198.51.100.5", 0, false)));
+	ck_assert(!keeps("198.51.100.5", error_to("198.51.100.5", 3,
+		IPPROTO_UDP, "198.51.100.5", 53, false)));
+}
+END_TEST
+
 START_TEST(test_vlan_tags_of_a_request_are_kept_in_the_reply)
 {
 	uint8_t f[128], r[2048], s[4], t[4], tags[8] = {
@@ -1158,6 +1363,7 @@ neigh_suite(void)
 	tcase_add_test(tc, test_classify_sends_ours_to_the_control_side_and_passes_the_rest);
 	tcase_add_test(tc, test_arp_request_for_a_port_address_gets_the_exact_reply_and_teaches_the_sender);
 	tcase_add_test(tc, test_a_local_addr_shared_with_a_port_is_both_and_answered_once);
+	tcase_add_test(tc, test_pool_addresses_are_answered_everywhere_and_the_lb_keeps_its_ports);
 	tcase_add_test(tc, test_vlan_tags_of_a_request_are_kept_in_the_reply);
 	tcase_add_test(tc, test_ns_for_a_vip_gets_a_solicited_override_na_and_dad_gets_all_nodes);
 	tcase_add_test(tc, test_an_arp_probe_for_our_address_is_answered_and_teaches_nothing);

@@ -127,6 +127,19 @@ static const uint8_t MAC_BCAST[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	"  {'name': 'web', 'vip': '192.0.2.10', 'port': 80, 'proto': 'tcp'," \
 	"   'forward': 'ipip', 'backends': [{'addr': '10.1.0.1'}]}]}}"
 
+/* DOC_ROUTED with a full-NAT pool: 198.51.100.5 and 2001:db8:1::5 are
+ * the port's own and pool addresses, 198.51.100.50 the pool's alone. */
+#define DOC_POOL(kif) \
+	"{'ports': [{'name': 'r', 'devargs': 'net_ring_r'," \
+	" 'addr': ['198.51.100.5/24', '2001:db8:1::5/64']," \
+	" 'gateway_mac': '02:00:00:00:00:fe'" kif "}]," \
+	" 'pipeline': {'mode': 'rtc', 'lcores': {'worker': [1]}}," \
+	" 'lb': {'local_addr': '192.0.2.254'," \
+	"  'fnat': {'addrs': ['198.51.100.5', '2001:db8:1::5'," \
+	"   '198.51.100.50'], 'ports': '20000-29999'}, 'services': [" \
+	"  {'name': 'web', 'vip': '192.0.2.10', 'port': 80, 'proto': 'tcp'," \
+	"   'forward': 'ipip', 'backends': [{'addr': '10.1.0.1'}]}]}}"
+
 /* Pipeline mode: rx and tx on lcore 1, classify and lb on lcore 2,
  * joined by rings of 64 slots. */
 #define DOC_PIPELINE \
@@ -1213,6 +1226,114 @@ START_TEST(test_shared_local_addr_without_kernel_if_keeps_the_lbs_and_the_rest_i
 }
 END_TEST
 
+/* An ICMP error (frame_frag_needed()) quoting a packet whose source
+ * port is @p qsport. */
+static void
+frame_frag_needed_port(struct pa_test_frame *f, const char *dst,
+		uint8_t qproto, const char *qsrc, uint16_t qsport)
+{
+	frame_frag_needed(f, dst, qproto, qsrc);
+	pa_test_put16(f->b + f->len - 8, qsport);
+}
+
+START_TEST(test_shared_pool_addr_hands_the_kernel_its_share_and_keeps_the_lbs)
+{
+	struct pa_test_frame f[8];
+	struct rte_mbuf *out[8];
+	struct pa_worker *w;
+
+	setup_pipeline(DOC_POOL(", 'kernel_if': 'pa-st0'"), false);
+	w = worker(1);
+	give_kernel_if(w, 16);
+	/* the kernel's: BGP, ssh over IPv6, a UDP reply below the pool's
+	 * ports, an error about its own UDP (port 53) */
+	frame4(&f[0], port_mac(0), "198.51.100.66", "198.51.100.5",
+		IPPROTO_TCP, 40000, 179, 64, 1);
+	frame6(&f[1], port_mac(0), "2001:db8:1::66", "2001:db8:1::5", 40000,
+		22, 64, 2);
+	frame4(&f[2], port_mac(0), "198.51.100.66", "198.51.100.5",
+		IPPROTO_UDP, 53, 19999, 64, 3);
+	frame_frag_needed_port(&f[3], "198.51.100.5", IPPROTO_UDP,
+		"198.51.100.5", 53);
+	/* the load balancer's: replies to the pool's ports, both families,
+	 * and an error about what it sent from one */
+	frame4(&f[4], port_mac(0), "10.1.0.1", "198.51.100.5", IPPROTO_TCP,
+		8443, 20000, 64, 5);
+	frame4(&f[5], port_mac(0), "10.1.0.1", "198.51.100.5", IPPROTO_UDP,
+		53, 29999, 64, 6);
+	frame6(&f[6], port_mac(0), "2001:db8:2::1", "2001:db8:1::5", 53,
+		25000, 64, 7);
+	frame_frag_needed_port(&f[7], "198.51.100.5", IPPROTO_TCP,
+		"198.51.100.5", 20001);
+	arrive(0, f, 8);
+	poll_once(w);
+	ck_assert_uint_eq(sent(0, out, RTE_DIM(out)), 0);
+	assert_kernel_got(f, 4);
+	ck_assert_uint_eq(drops(w, PA_DROP_LOCAL), 4);
+	/* the rest went on to the lb stage, as to an address of its own:
+	 * no flow holds those ports, so the lb stage or the route pass
+	 * drops them (never back out, never to_self) */
+	ck_assert_uint_eq(drops(w, PA_DROP_TO_SELF), 0);
+	ck_assert_uint_eq(drops_total(w) - drops(w, PA_DROP_LOCAL), 4);
+	assert_each_left_once(w);
+}
+END_TEST
+
+START_TEST(test_shared_pool_addr_without_kernel_if_keeps_the_lbs_and_the_rest_is_to_self)
+{
+	struct pa_test_frame f[2];
+	struct rte_mbuf *out[4];
+	struct pa_worker *w;
+
+	setup_pipeline(DOC_POOL(""), false);
+	w = worker(1);
+	frame4(&f[0], port_mac(0), "198.51.100.66", "198.51.100.5",
+		IPPROTO_TCP, 40000, 179, 64, 1);
+	frame4(&f[1], port_mac(0), "10.1.0.1", "198.51.100.5", IPPROTO_TCP,
+		8443, 20000, 64, 2);
+	arrive(0, f, 2);
+	poll_once(w);
+	ck_assert_uint_eq(sent(0, out, RTE_DIM(out)), 0);
+	ck_assert_uint_eq(drops(w, PA_DROP_TO_SELF), 1);
+	/* the reply to a pool port went on to the lb stage */
+	ck_assert_uint_eq(drops_total(w), 2);
+	assert_each_left_once(w);
+}
+END_TEST
+
+/* A pool address that is no port's is the load balancer's, like
+ * lb.local_addr: all of it reaches the lb stage, none of it the kernel or
+ * back out of the port. */
+START_TEST(test_pool_addr_of_its_own_reaches_the_lb_and_is_not_routed_back)
+{
+	struct pa_test_frame f[3];
+	struct rte_mbuf *out[4];
+	struct pa_worker *w;
+
+	setup_pipeline(DOC_POOL(", 'kernel_if': 'pa-st0'"), false);
+	w = worker(1);
+	give_kernel_if(w, 8);
+	frame4(&f[0], port_mac(0), "10.1.0.1", "198.51.100.50", IPPROTO_TCP,
+		8443, 20000, 64, 1);
+	frame4(&f[1], port_mac(0), "198.51.100.66", "198.51.100.50",
+		IPPROTO_TCP, 40000, 179, 64, 2);
+	frame_frag_needed_port(&f[2], "198.51.100.50", IPPROTO_TCP,
+		"198.51.100.50", 20000);
+	arrive(0, f, 3);
+	poll_once(w);
+	ck_assert_uint_eq(sent(0, out, RTE_DIM(out)), 0);
+	assert_kernel_got(f, 0);
+	ck_assert_uint_eq(drops(w, PA_DROP_LOCAL), 0);
+	ck_assert_uint_eq(drops(w, PA_DROP_TO_SELF), 0);
+	/* all three reached the lb stage; with no flow there, none goes
+	 * back out: the one to no pool port is the route pass's
+	 * "no_service", as on lb.local_addr */
+	ck_assert_uint_eq(drops_total(w), 3);
+	ck_assert_uint_ge(drops(w, PA_DROP_NO_SERVICE), 1);
+	assert_each_left_once(w);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Pipeline mode: stages on two lcores joined by rings                 */
 /* ------------------------------------------------------------------ */
@@ -1328,6 +1449,9 @@ stages_suite(void)
 	tcase_add_test(tc, test_a_vip_port_without_a_service_is_not_routed_back_out);
 	tcase_add_test(tc, test_shared_local_addr_hands_the_kernel_its_share_and_keeps_the_lbs);
 	tcase_add_test(tc, test_shared_local_addr_without_kernel_if_keeps_the_lbs_and_the_rest_is_to_self);
+	tcase_add_test(tc, test_shared_pool_addr_hands_the_kernel_its_share_and_keeps_the_lbs);
+	tcase_add_test(tc, test_shared_pool_addr_without_kernel_if_keeps_the_lbs_and_the_rest_is_to_self);
+	tcase_add_test(tc, test_pool_addr_of_its_own_reaches_the_lb_and_is_not_routed_back);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rings");
