@@ -694,6 +694,9 @@ def test_fnat_proxy_transfers_byte_exact_with_loss(lab, tmp_path, procs,
         s1 = stats(d)
         lost = drops_delta(s0, s1)
         assert not lost, (lost, s1["drops"])
+        f0, f1 = s0["lb"]["fnat"], s1["lb"]["fnat"]
+        assert f1["proxy_failed"] == f0["proxy_failed"] and \
+            f1["reply_unmatched"] == f0["reply_unmatched"], (f0, f1)
     finally:
         stop_app(lab, d)
 
@@ -744,6 +747,10 @@ def test_fnat_ipv6_vip_on_ipv4_backends(lab, tmp_path, procs):
         s1 = stats(d)
         lost = drops_delta(s0, s1)
         assert not lost, (lost, s1["drops"])
+        f0, f1 = s0["lb"]["fnat"], s1["lb"]["fnat"]
+        assert f1["xlat_failed"] == f0["xlat_failed"] and \
+            f1["flows_created"] - f0["flows_created"] >= 45 + 15 + 1, \
+            (f0, f1)
     finally:
         stop_app(lab, d)
 
