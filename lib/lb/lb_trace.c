@@ -12,7 +12,9 @@
 
 #include "lb_priv.h"
 
-#define TRACE_WAIT_NS	200000000ULL	/* an lcore answers in microseconds */
+/* an lcore answers in microseconds, but a shared CPU may not run it for
+ * a while (a busy machine, the lcore asleep in an idle back-off) */
+#define TRACE_WAIT_NS	2000000000ULL
 
 uint32_t
 lb_trace_hash(const struct pa_flow_key *fk, bool fragment)
