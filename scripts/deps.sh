@@ -40,6 +40,7 @@ PACKAGES=(
 	gcovr			# scripts/coverage.sh
 	shellcheck		# lints scripts/*.sh (tests/integration/test_deploy.py)
 	bird2			# the BGP lab: BIRD 2 in the appliance and router namespaces
+	nftables		# the full-NAT lab: packet loss injected in its namespaces
 	python3-jsonschema	# validates docs/openrpc.json (tests/integration/test_openrpc.py)
 	python3-setuptools	# builds the client package offline (pip install --no-build-isolation tools/pylib)
 	python3-venv		# the client package's install test
@@ -99,3 +100,19 @@ export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+
+# nginx and haproxy are there for the PROXY protocol tests (and the
+# full-NAT lab), which run their own instances in temporary directories
+# and network namespaces; their packages also enable and start a
+# system-wide service (nginx on port 80): when this run installed them on
+# a systemd host, that service is stopped and disabled again.
+if [ -d /run/systemd/system ]; then
+	for p in nginx-light haproxy; do
+		case " ${missing[*]} " in
+		*" $p "*)
+			unit=${p%-light}
+			"${SUDO[@]}" systemctl disable --now "$unit.service" >/dev/null 2>&1 || true
+			;;
+		esac
+	done
+fi

@@ -55,11 +55,13 @@ class Conn:
         self.backends = []
         self.error = None
         self.local = None       # the server's view of its own address
+        self.peer = None        # the server's view of the client
 
     def brief(self):
         return {"i": self.i, "src": self.src, "sport": self.sport,
                 "backend": self.backends[-1] if self.backends else None,
-                "server_addr": self.local, "error": self.error}
+                "server_addr": self.local, "peer": self.peer,
+                "error": self.error}
 
     async def connect(self, vip, port, timeout):
         local = (self.src, self.sport or 0) if self.src or self.sport else None
@@ -86,6 +88,7 @@ class Conn:
         fields = body.decode().split()
         self.backends.append(fields[0])
         self.local = fields[2] if len(fields) > 2 else None
+        self.peer = fields[1] if len(fields) > 1 else None
         return fields[0]
 
     def abort(self):

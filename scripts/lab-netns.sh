@@ -7,6 +7,8 @@
 # --bgp: BIRD 2 in the router and in every appliance slot, the VIPs
 # announced over BGP (+BFD) from what pktaccel keeps in kernel table 100,
 # the router's ECMP routes made by BIRD (docs/scale-out.md).
+# --fnat (one-armed): full NAT, backends with only an address and a
+# default route to the router, an IPv6 front on IPv4 backends.
 # See docs/lab.md for the diagram and how to run the appliance in it.
 set -euo pipefail
 
@@ -57,6 +59,14 @@ Options:
                        "announce" {"table": 100, "drain_s": 2}; no static
                        route to the VIPs: BIRD installs them (ECMP)
       --no-bfd         up, bird-conf: BGP sessions without BFD
+      --fnat           up only, with --one-armed: the full-NAT lab: the
+                       backends have only their address and a default
+                       route to the router (no VIP, no route through the
+                       appliance, no tunnel, no IPv6); the client, the
+                       router and the appliance slots get IPv6 (the
+                       IPv6 VIP on the IPv4 backends); the slots' configs
+                       get a pool (lb.fnat: 10.30.0.(100+K)) and fnat
+                       services instead of dsr and nat
       --static-neigh   DEVELOPMENT ONLY: install static kernel neighbour
                        entries for the appliances' addresses (router and
                        backends), for an appliance that does not answer ARP
@@ -91,6 +101,7 @@ BFD=""
 WHERE=""
 BFD_ARG=""
 BIRDC_ARGS=()
+FNAT=""
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -163,6 +174,7 @@ while [ $# -gt 0 ]; do
 		shift
 		;;
 	--bgp) BGP=1 ;;
+	--fnat) FNAT=1 ;;
 	--no-bfd) BFD=0 ;;
 	--static-neigh) STATIC_NEIGH=1 ;;
 	--no-servers) SERVERS=0 ;;
@@ -192,10 +204,18 @@ if [ "$CMD" != up ] && [ -f "$STATE/lab.env" ]; then
 	[ -n "$NAPPS" ] || NAPPS=$(sed -n 's/^APPS=//p' "$STATE/lab.env")
 	[ -n "$BGP" ] || BGP=$(sed -n 's/^BGP=//p' "$STATE/lab.env")
 	[ -n "$BFD" ] || BFD=$(sed -n 's/^BFD=//p' "$STATE/lab.env")
+	[ -n "$FNAT" ] || FNAT=$(sed -n 's/^FNAT=//p' "$STATE/lab.env")
 fi
 TOPO=${TOPO:-two-armed}
 BGP=${BGP:-0}
 BFD=${BFD:-1}
+FNAT=${FNAT:-0}
+[ "$FNAT" -eq 0 ] || [ "$TOPO" = one-armed ] ||
+	die "--fnat needs the one-armed topology (--one-armed)"
+# IPv6 in the lab: dual stack with BGP (IPv6 VIPs on IPv6 backends), and
+# with --fnat everywhere but on the backends
+V6=0
+{ [ "$BGP" -eq 1 ] || [ "$FNAT" -eq 1 ]; } && V6=1
 case "$TOPO" in
 two-armed)
 	NAPPS=${NAPPS:-2}
@@ -284,6 +304,11 @@ HTTP_PORT=80
 NAT_BACKEND_PORT=8080
 UDP_PORT=5353
 RT_DSR=100		# backends' routing table for replies from a VIP
+# --fnat: the full-NAT VIPs (IPv4, and IPv6 on the same IPv4 backends) and
+# slot k's pool, on the backends' bridge (the appliance answers ARP for it)
+VIP_FNAT=10.99.0.13
+VIP6_FNAT=fd00:99::13
+app_pool() { echo "10.30.0.$((100 + $1))"; }
 
 # ------------------------------------------------------------------ helpers
 q() {
@@ -519,6 +544,61 @@ EOF
 	mv "$f.tmp" "$f"
 }
 
+# --fnat (one-armed): the same port, now dual stack with a gateway of each
+# family, a pool of its own on the bridge (lb.fnat) and full-NAT services
+# only: TCP and UDP on the IPv4 VIP and on the IPv6 VIP, all to the IPv4
+# backends' lab-backend.py (which answers with the address it sees).
+write_config_fnat() {
+	local k=$1 f="$STATE/app$1.json" next backends="" udp_backends="" b
+	local announce="" pipeline="\"mode\": \"rtc\""
+	if [ "$STATIC_NEIGH" -eq 1 ]; then
+		next="\"gateway_mac\": \"$RTR_BR_MAC\""
+	else
+		next="\"gateway\": [\"$RTR_BR_ADDR\", \"$RTR_BR_ADDR6\"]"
+	fi
+	if [ "$BGP" -eq 1 ]; then
+		announce="
+ \"announce\": {\"table\": $ANNOUNCE_TABLE, \"drain_s\": $DRAIN_S},"
+		pipeline="$(bgp_pipeline)"
+	fi
+	for b in $(seq 1 "$NB"); do
+		[ -n "$backends" ] && backends="$backends,"
+		[ -n "$udp_backends" ] && udp_backends="$udp_backends,"
+		backends="$backends
+       {\"addr\": \"$(be_addr "$b")\", \"port\": $NAT_BACKEND_PORT, \"weight\": $b, \"mac\": \"$(be_mac "$b")\"}"
+		udp_backends="$udp_backends
+       {\"addr\": \"$(be_addr "$b")\", \"weight\": $b, \"mac\": \"$(be_mac "$b")\"}"
+	done
+	cat >"$f.tmp" <<EOF
+{
+ "ports": [
+  {"name": "$APP_ARM_IF", "devargs": "net_af_packet0,iface=$APP_ARM_IF",
+   "addr": ["$(app_lan_addr "$k")/24", "$(app_lan_addr6 "$k")/64"], $next,
+   "kernel_if": "$APP_ARM_KIF"}
+ ],
+ "pipeline": {$pipeline},$announce
+ "acl": {"default": "permit"},
+ "lb": {
+  "local_addr": "$(app_lan_addr "$k")",
+  "fnat": {"addrs": ["$(app_pool "$k")"]},
+  "flow_table": {"size": 65536, "tcp_fin_timeout": 2},
+  "services": [
+   {"name": "web-fnat", "vip": "$VIP_FNAT", "port": $HTTP_PORT, "proto": "tcp", "forward": "fnat",
+    "backends": [$backends]},
+   {"name": "udp-fnat", "vip": "$VIP_FNAT", "port": $UDP_PORT, "proto": "udp", "forward": "fnat",
+    "backends": [$udp_backends]},
+   {"name": "web6-fnat", "vip": "$VIP6_FNAT", "port": $HTTP_PORT, "proto": "tcp", "forward": "fnat",
+    "backends": [$backends]},
+   {"name": "udp6-fnat", "vip": "$VIP6_FNAT", "port": $UDP_PORT, "proto": "udp", "forward": "fnat",
+    "backends": [$udp_backends]}
+  ]
+ },
+ "metrics": null
+}
+EOF
+	mv "$f.tmp" "$f"
+}
+
 write_env() {
 	local f="$STATE/lab.env" k
 	{
@@ -528,6 +608,7 @@ write_env() {
 		echo "APPS=$NAPPS"
 		echo "BGP=$BGP"
 		echo "BFD=$BFD"
+		echo "FNAT=$FNAT"
 		echo "STATIC_NEIGH=$STATIC_NEIGH"
 		echo "IPIP=$IPIP"
 		echo "STATE=$STATE"
@@ -542,10 +623,16 @@ write_env() {
 		echo "RTR_BR=$RTR_BR"
 		echo "RTR_BR_ADDR=$RTR_BR_ADDR"
 		echo "RTR_BR_MAC=$RTR_BR_MAC"
-		if [ "$BGP" -eq 1 ]; then
+		if [ "$V6" -eq 1 ]; then
 			echo "CLI_ADDRS6=${CLI_ADDRS6[*]}"
 			echo "RTR_CLI_ADDR6=$RTR_CLI_ADDR6"
 			echo "RTR_BR_ADDR6=$RTR_BR_ADDR6"
+		fi
+		if [ "$FNAT" -eq 1 ]; then
+			echo "VIP_FNAT=$VIP_FNAT"
+			echo "VIP6_FNAT=$VIP6_FNAT"
+		fi
+		if [ "$BGP" -eq 1 ]; then
 			echo "VIP6_DSR=$VIP6_DSR"
 			echo "ANNOUNCE_TABLE=$ANNOUNCE_TABLE"
 			echo "AS_RTR=$AS_RTR"
@@ -564,10 +651,11 @@ write_env() {
 				echo "APP${k}_BRIDGE_PORT=$(rtr_arm_if "$k")"
 				echo "APP${k}_GATEWAY=$RTR_BR_ADDR"
 				echo "APP${k}_GATEWAY_MAC=$RTR_BR_MAC"
-				if [ "$BGP" -eq 1 ]; then
+				if [ "$V6" -eq 1 ]; then
 					echo "APP${k}_ADDR6=$(app_lan_addr6 "$k")"
 					echo "APP${k}_GATEWAY6=$RTR_BR_ADDR6"
 				fi
+				[ "$FNAT" -eq 1 ] && echo "APP${k}_POOL=$(app_pool "$k")"
 			else
 				echo "APP${k}_WAN_IF=$APP_WAN_IF"
 				echo "APP${k}_LAN_IF=$APP_LAN_IF"
@@ -598,7 +686,7 @@ write_env() {
 			echo "BE${k}_MAC=$(be_mac "$k")"
 			echo "BE${k}_NAME=be$k"
 			echo "BE${k}_WEIGHT=$k"
-			[ "$BGP" -eq 1 ] && echo "BE${k}_ADDR6=$(be_addr6 "$k")"
+			[ "$BGP" -eq 1 ] && [ "$FNAT" -eq 0 ] && echo "BE${k}_ADDR6=$(be_addr6 "$k")"
 		done
 		echo "VIP_DSR=$VIP_DSR"
 		echo "VIP_NAT=$VIP_NAT"
@@ -631,6 +719,7 @@ set_route() {
 	case "$arg" in
 	none)
 		q ip -n "$NS_RTR" route del "$VIP_NET" || true
+		q ip -n "$NS_RTR" -6 route del "$VIP6_NET" || true
 		return 0
 		;;
 	[1-3])
@@ -652,6 +741,10 @@ set_route() {
 		;;
 	esac
 	ip -n "$NS_RTR" route replace "$VIP_NET" "${hops[@]}"
+	if [ "$FNAT" -eq 1 ]; then
+		ip -n "$NS_RTR" -6 route replace "$VIP6_NET" \
+			via "$(app_lan_addr6 "$arg")" dev "$RTR_BR"
+	fi
 	# forget the router's cached choices so that new flows take the new route
 	q ip -n "$NS_RTR" route flush cache || true
 }
@@ -958,8 +1051,9 @@ setup_ipv6() {
 			net.ipv6.conf.default.disable_ipv6=0
 	done
 	# the backends: own address on e0, the dsr VIP on lo, default route
-	# to the router (dsr answers from the VIP go straight there)
-	for k in $(seq 1 "$NB"); do
+	# to the router (dsr answers from the VIP go straight there); with
+	# --fnat the backends stay IPv4 only
+	for k in $([ "$FNAT" -eq 1 ] || seq 1 "$NB"); do
 		ns=$(be_ns "$k")
 		v6_on "$ns" lo "$BE_IF"
 		ip -n "$ns" addr add "$(be_addr6 "$k")/64" dev "$BE_IF" nodad
@@ -980,6 +1074,7 @@ do_up() {
 			grep -qx "APPS=$NAPPS" "$STATE/lab.env" &&
 			grep -qx "BGP=$BGP" "$STATE/lab.env" &&
 			grep -qx "BFD=$BFD" "$STATE/lab.env" &&
+			grep -qx "FNAT=$FNAT" "$STATE/lab.env" &&
 			{ [ "$SERVERS" -eq 0 ] || [ -n "$(recorded_pids)" ]; }; then
 			echo "$PROG: lab '$NAME' is already up ($STATE)"
 			return 0
@@ -1016,7 +1111,7 @@ do_up() {
 		net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.default.arp_ignore=1 \
 		net.ipv4.conf.all.arp_announce=2 net.ipv4.conf.default.arp_announce=2 \
 		net.ipv4.fib_multipath_hash_policy=1
-	if [ "$BGP" -eq 1 ]; then
+	if [ "$V6" -eq 1 ]; then
 		ns_sysctl "$NS_RTR" net.ipv6.conf.all.forwarding=1 \
 			net.ipv6.fib_multipath_hash_policy=1
 	fi
@@ -1077,6 +1172,11 @@ do_up() {
 			net.ipv4.conf.lo.rp_filter=0
 		ip -n "$NS_RTR" link set "$(rtr_be_if "$k")" master "$RTR_BR"
 		ip -n "$ns" addr add "$(be_addr "$k")/24" dev "$BE_IF"
+		if [ "$FNAT" -eq 1 ]; then
+			# full NAT: an address and a default route, nothing else
+			ip -n "$ns" route add default via "$RTR_BR_ADDR"
+			continue
+		fi
 		# the dsr VIP on the loopback: answered for, never announced
 		ip -n "$ns" addr add "$VIP_DSR/32" dev lo
 		# replies from a VIP (dsr) go straight to the router; replies
@@ -1096,7 +1196,7 @@ do_up() {
 		fi
 	done
 
-	[ "$BGP" -eq 1 ] && setup_ipv6
+	[ "$V6" -eq 1 ] && setup_ipv6
 
 	# without BGP: the VIPs to appliance 1 to begin with (a static route;
 	# with BGP the routes come from the appliances' announcements)
@@ -1106,10 +1206,17 @@ do_up() {
 		for k in $APP_SLOTS; do
 			ip -n "$NS_RTR" neigh replace "$(app_lan_addr "$k")" \
 				lladdr "$(app_arm_mac "$k")" dev "$RTR_BR" nud permanent
+			[ "$V6" -eq 0 ] ||
+				ip -n "$NS_RTR" neigh replace "$(app_lan_addr6 "$k")" \
+					lladdr "$(app_arm_mac "$k")" dev "$RTR_BR" nud permanent
 		done
 		for k in $(seq 1 "$NB"); do
 			ip -n "$(be_ns "$k")" neigh replace "$(app_lan_addr 1)" \
 				lladdr "$(app_arm_mac 1)" dev "$BE_IF" nud permanent
+			for a in $([ "$FNAT" -eq 0 ] || echo "$APP_SLOTS"); do
+				ip -n "$(be_ns "$k")" neigh replace "$(app_pool "$a")" \
+					lladdr "$(app_arm_mac "$a")" dev "$BE_IF" nud permanent
+			done
 		done
 	elif [ "$STATIC_NEIGH" -eq 1 ]; then
 		for k in $APP_SLOTS; do
@@ -1125,7 +1232,9 @@ do_up() {
 	fi
 
 	for k in $APP_SLOTS; do
-		if [ "$TOPO" = one-armed ]; then
+		if [ "$FNAT" -eq 1 ]; then
+			write_config_fnat "$k"
+		elif [ "$TOPO" = one-armed ]; then
 			write_config_one_armed "$k"
 		else
 			write_config "$k"
@@ -1140,9 +1249,12 @@ do_up() {
 	if [ "$SERVERS" -eq 1 ]; then
 		for k in $(seq 1 "$NB"); do
 			ns=$(be_ns "$k")
-			local udp_args=(--udp "$(be_addr "$k"):$UDP_PORT" --udp "$VIP_DSR:$UDP_PORT")
-			[ "$IPIP" -eq 1 ] && udp_args+=(--udp "$VIP_IPIP:$UDP_PORT")
-			[ "$BGP" -eq 1 ] && udp_args+=(--ipv6 --udp "[$(be_addr6 "$k")]:$UDP_PORT" --udp "[$VIP6_DSR]:$UDP_PORT")
+			local udp_args=(--udp "$(be_addr "$k"):$UDP_PORT")
+			if [ "$FNAT" -eq 0 ]; then
+				udp_args+=(--udp "$VIP_DSR:$UDP_PORT")
+				[ "$IPIP" -eq 1 ] && udp_args+=(--udp "$VIP_IPIP:$UDP_PORT")
+				[ "$BGP" -eq 1 ] && udp_args+=(--ipv6 --udp "[$(be_addr6 "$k")]:$UDP_PORT" --udp "[$VIP6_DSR]:$UDP_PORT")
+			fi
 			# (fd 9, the lock, is not passed on)
 			ip netns exec "$ns" setsid "$PY" "$HERE/lab-backend.py" \
 				--lab "$NAME" --name "be$k" \

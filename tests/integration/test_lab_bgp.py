@@ -415,3 +415,98 @@ def test_bgp_one_armed_two_slots(tmp_path):
         lab.wait_routes(lab.fleet_routes([]), timeout=30)
     finally:
         lab.down()
+
+
+def test_bgp_fnat_fleet_each_appliance_its_pool(tmp_path):
+    """up --one-armed --apps 2 --bgp --fnat: two one-armed appliances
+    announce the full-NAT VIPs (ECMP at the router) to backends that have
+    only an address and a default route. Appliance 1's pool is its port's
+    own address (shared with its kernel_if, where its BGP session runs);
+    appliance 2's is an address of its own, for which announce keeps a
+    host route that the router learns by BGP (next hop appliance 2 alone).
+    Real TCP from the client crosses both: every backend sees each
+    connection come from the pool of the appliance that carried it (as
+    many from each pool as that appliance created flows), the replies to
+    appliance 2's pool reach it through the router, and no BGP session
+    goes down."""
+    why = usable()
+    if why is not None:
+        pytest.skip(why)
+    labutil.reap_stale_labs()
+    lab = Lab("g%d" % os.getpid(), STATIC_NEIGH, topology="one-armed",
+              bgp=True, apps=2, fnat=True)
+    ds = []
+    try:
+        lab.up()
+        e = lab.env
+        vip = e["VIP_FNAT"]
+        pools = {1: e["APP1_ADDR"], 2: "10.99.0.202"}
+
+        def pool_of(k):
+            def mutate(cfg):
+                cfg["lb"]["fnat"] = {"addrs": [pools[k]]}
+                if k == 1:
+                    # shared: the kernel's ports (BGP's) kept out
+                    cfg["lb"]["fnat"]["ports"] = "1024-32767"
+            return mutate
+        for k in (1, 2):
+            try:
+                ds.append(lab.start_app(k, tmp_path, pool_of(k)))
+            except AssertionError:
+                d = lab.daemons[-1]
+                if not d.alive() and re.search(
+                        r"fnat\S*: unknown key|invalid value 'fnat'",
+                        d.stderr):
+                    pytest.skip("this pktaccel has no full NAT yet (issue "
+                                "33): %s" % d.stderr.strip()
+                                .splitlines()[-1])
+                raise
+        d1, d2 = ds
+        lab.wait_routes(lab.fleet_routes([1, 2]), timeout=90)
+        # appliance 2's pool is announced (a host route in its table,
+        # learnt by the router with appliance 2 as the only next hop);
+        # appliance 1's, its port's own address, is not
+        lab.wait_routes({pools[2]: {lab.nexthop(2, pools[2])}}, timeout=60)
+        assert pools[2] + "/32" in lab.app_routes(2) or \
+            pools[2] in lab.app_routes(2), lab.app_routes(2)
+        assert not {pools[1], pools[1] + "/32"} & set(lab.app_routes(1)), \
+            lab.app_routes(1)
+
+        def sessions():
+            return sorted(ln.split(None, 5) for ln in lab.birdc(
+                "rtr", "show", "protocols").splitlines()
+                if re.match(r"app\d_[46]\s+BGP", ln))
+        s0 = sessions()
+        assert len(s0) == 4 and all(s[-1].startswith("Established")
+                                    for s in s0), s0
+
+        lab.wait_service(vip, timeout=60)
+        f0 = (flows_created(d1), flows_created(d2))
+        n = 120
+        res = lab.burst(vip, n, concurrency=20,
+                        src=",".join(e["CLI_ADDRS"].split()))
+        assert res["ok"] == n, failures(res)
+        f1 = (flows_created(d1), flows_created(d2))
+        seen = {}
+        for c in res["conns"]:
+            peer = c["peer"].rpartition(":")[0]
+            assert peer in pools.values(), "a backend saw %s, no " \
+                "appliance's pool: %s" % (peer, c)
+            seen[peer] = seen.get(peer, 0) + 1
+        created = {pools[k]: f1[k - 1] - f0[k - 1] for k in (1, 2)}
+        assert seen == created, "connections seen by the backends from " \
+            "each pool %s, flows each appliance created %s" % (seen,
+                                                               created)
+        assert len(seen) == 2, seen
+
+        # the sessions did not flap (same state, same "since")
+        assert sessions() == s0, (s0, sessions())
+        for d in ds:
+            assert d.stop(timeout=60) == 0, d.describe()
+        lab.wait_routes(lab.fleet_routes([]), timeout=30)
+        lab.wait_routes({pools[2]: set()}, timeout=30)
+    finally:
+        for d in ds:
+            if d.alive():
+                d.kill()
+        lab.down()

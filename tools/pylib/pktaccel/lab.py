@@ -58,7 +58,7 @@ def namespaces_usable():
 
 def reap_stale_labs():
     """Labs of earlier test runs ("t<pid>", "u<pid>", "o<pid>", "b<pid>",
-    "q<pid>") whose process is gone (killed by a timeout before its
+    "q<pid>", "f<pid>", "g<pid>") whose process is gone (killed by a timeout before its
     clean-up ran): take them down.
     Only what lab-netns.sh recorded is touched."""
     try:
@@ -66,7 +66,7 @@ def reap_stale_labs():
     except OSError:
         return
     for n in names:
-        m = re.fullmatch(r"[tuobq](\d+)", n)
+        m = re.fullmatch(r"[tuobqfg](\d+)", n)
         if m is None or not os.path.isdir(os.path.join(STATE_ROOT, n)):
             continue
         if os.path.exists("/proc/%s" % m.group(1)):
@@ -102,11 +102,13 @@ class Lab:
     """A lab made by scripts/lab-netns.sh, with its KEY=VALUE description
     (lab-netns.sh env) in self.env. topology: "two-armed" (two appliance
     slots, wan and lan) or "one-armed" (one slot, a single routed port on
-    the backends' bridge)."""
+    the backends' bridge). fnat (one-armed): the full-NAT lab, backends
+    with only an address and a default route (lab-netns.sh --fnat)."""
 
     def __init__(self, name, static_neigh, topology="two-armed", bgp=False,
-                 apps=None, bfd=True):
+                 apps=None, bfd=True, fnat=False):
         self.name = name
+        self.fnat = fnat
         self.static_neigh = static_neigh
         self.topology = topology
         self.bgp = bgp
@@ -127,6 +129,8 @@ class Lab:
                 args.append("--no-bfd")
         if self.apps:
             args += ["--apps", str(self.apps)]
+        if self.fnat:
+            args.append("--fnat")
         sh(args, timeout=180, check=True)
         r = sh([LAB_SH, "env", "--name", self.name], check=True)
         for ln in r.stdout.decode().splitlines():
