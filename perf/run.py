@@ -254,6 +254,17 @@ def _mem(n):
     return max(1024, 1024 + n * 5 // 1000)
 
 
+def max_frames(args, scens):
+    """The most frames a pcap of scenarios @p scens holds (the
+    preloaded mbufs the biggest daemon needs)."""
+    n = args.flows
+    if "modes" in scens:
+        n = max(n, args.flows * (2 + FNAT_TCP_DATA))
+    if "flows1m" in scens:
+        n = max(n, args.big_flows)
+    return n
+
+
 def _ft(n):
     return {"size": max(1048576, 2 * n)}
 
@@ -1386,8 +1397,7 @@ def main():
 
     huge, why = None, "--no-huge asked for"
     if args.memory != "no-huge":
-        huge = HugePages(args.tag, _mem(args.big_flows if "flows1m" in scens
-                                        else args.flows))
+        huge = HugePages(args.tag, _mem(max_frames(args, scens)))
         why = huge.reserve()
         if why:
             huge = None

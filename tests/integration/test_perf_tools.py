@@ -575,6 +575,8 @@ def test_modes_fnat_members_build_configs_and_traffic_that_take_their_path(
             continue
         assert svc["proto"] == "tcp" and t["n"] == Args.flows * (
             2 + run.FNAT_TCP_DATA), (svc, t["n"])
+        # the huge pages run.py reserves hold its preloaded frames
+        assert run.max_frames(Args(), ["modes"]) >= t["n"]
         first = [scapy.Ether(f) for f in _frames(t["pcap"])[:Args.flows]]
         assert all(p[scapy.TCP].flags == "S" for p in first), m
         with_hdr = [p for p in pkts
