@@ -117,6 +117,69 @@ def write_bench_pcap(path, flows):
                   b"\x02\x00\x00\x00\x00\x02")
 
 
+PROTO_TCP = 6
+TCP_SYN, TCP_PSH, TCP_ACK = 0x02, 0x08, 0x10
+
+
+def _tcp4_frame(fl, flags, seq, ack, opts, payload, ip_id, eth_dst):
+    """One IPv4 TCP frame of flow @p fl (client -> VIP), checksums right,
+    padded to 60 bytes as the wire pads a short frame."""
+    hl = 20 + len(opts)
+    tcp = struct.pack("!HHIIBBHHH", fl.sport, fl.dport, seq, ack,
+                      (hl // 4) << 4, flags, 65535, 0, 0) + opts + payload
+    pseudo = struct.pack("!IIxBH", fl.src, fl.dst, PROTO_TCP, len(tcp))
+    c = ba._csum(pseudo + tcp + (b"\x00" if len(tcp) & 1 else b""))
+    tcp = tcp[:16] + struct.pack("!H", c) + tcp[18:]
+    ip = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(tcp), ip_id, 0x4000,
+                     64, PROTO_TCP, 0, fl.src, fl.dst)
+    ip = ip[:10] + struct.pack("!H", ba._csum(ip)) + ip[12:]
+    frame = eth_dst + b"\x02\x00\x00\x00\x00\x01\x08\x00" + ip + tcp
+    return frame + b"\x00" * (60 - len(frame)) if len(frame) < 60 else frame
+
+
+TCP_DATA_LEN = 6     # a 60-byte frame: 14 + 20 + 20 + 6
+
+
+def isn_of(fl):
+    """A flow's client initial sequence number (any fixed function)."""
+    return (fl.src * 2654435761 + fl.sport * 40503) & 0xffffffff
+
+
+def write_tcp_pcap(path, flows, n_data=0, eth_dst=None):
+    """IPv4 TCP connections' client side (client -> VIP only, never a
+    reply), in rounds so that consecutive frames are of different flows
+    and each flow's frames stay in order: round 0 every flow's SYN (MSS
+    option, 60 bytes padded), then with @p n_data > 0 round 1 every
+    flow's handshake ACK (seq ISN+1) and rounds 2.. its data segments of
+    TCP_DATA_LEN bytes each (PSH|ACK, 60 bytes), seq ISN+1, ISN+7...
+    Returns the number of frames written."""
+    eth_dst = eth_dst or (PCAP_PORT_MAC if PORT_KIND != "transparent"
+                          else b"\x02\x00\x00\x00\x00\x02")
+    mss = struct.pack("!BBH", 2, 4, 1460)
+    rounds = 1 + (1 + n_data if n_data > 0 else 0)
+    n = 0
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+        for r in range(rounds):
+            for i, fl in enumerate(flows):
+                isn = isn_of(fl)
+                if r == 0:
+                    fr = _tcp4_frame(fl, TCP_SYN, isn, 0, mss, b"", i & 0xffff,
+                                     eth_dst)
+                elif r == 1:
+                    fr = _tcp4_frame(fl, TCP_ACK, (isn + 1) & 0xffffffff, 1,
+                                     b"", b"", (i + r) & 0xffff, eth_dst)
+                else:
+                    seq = (isn + 1 + (r - 2) * TCP_DATA_LEN) & 0xffffffff
+                    fr = _tcp4_frame(fl, TCP_PSH | TCP_ACK, seq, 1, b"",
+                                     bytes([r]) * TCP_DATA_LEN,
+                                     (i + r) & 0xffff, eth_dst)
+                f.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)))
+                f.write(fr)
+                n += 1
+    return n
+
+
 def start(tmp, pcap, n_flows, rules, mem, lb=None, mode="rtc", name="lb",
           flow_table=None, lcores=None, eal_lcores=None, lb_extra=None):
     """Start a daemon on @p pcap; (proc, socket, seconds to start). In
@@ -175,8 +238,12 @@ def lcore_delta(a, b):
 
 
 def bench_one(tmp, pcap, flows, rules, seconds, mem, lb, mode, flow_table,
-              lcores=None, eal_lcores=None, lb_extra=None, name="lb"):
-    proc, sock, start_s = start(tmp, pcap, len(flows), rules, mem, lb, mode,
+              lcores=None, eal_lcores=None, lb_extra=None, name="lb",
+              n_frames=None):
+    """One measured run. @p n_frames: the pcap's frames where it holds
+    more than one per flow (default len(flows))."""
+    n_frames = n_frames or len(flows)
+    proc, sock, start_s = start(tmp, pcap, n_frames, rules, mem, lb, mode,
                                 flow_table=flow_table, lcores=lcores,
                                 eal_lcores=eal_lcores, lb_extra=lb_extra,
                                 name=name)
@@ -187,7 +254,7 @@ def bench_one(tmp, pcap, flows, rules, seconds, mem, lb, mode, flow_table,
         end = time.time() + 60
         while time.time() < end:
             st = c.call("stats_get")
-            if st["rx_packets"] >= 2 * len(flows):
+            if st["rx_packets"] >= 2 * n_frames:
                 break
             time.sleep(0.5)
         time.sleep(min(1.0, ba.WARMUP_S))
@@ -229,6 +296,8 @@ def bench_one(tmp, pcap, flows, rules, seconds, mem, lb, mode, flow_table,
             "tx_mpps": (b["tx_packets"] - a["tx_packets"]) / (t1 - t0) / 1e6,
             "flows_in_table": lbs.get("flows"),
             "flow_table_full": lbs.get("flow_table_full"),
+            "fnat_flows": (lbs.get("fnat") or {}).get("flows"),
+            "fnat_no_port": (lbs.get("fnat") or {}).get("no_port"),
             "new_flows_during": lbs.get("flows_created", 0) -
             lba.get("flows_created", 0),
             "vmrss_kib": rss, "start_s": round(start_s, 2), "tsc_hz": hz,

@@ -113,7 +113,8 @@ def scenario_rows(run, what):
     rows.append(("ACL+LB\n%s flows" % k(big), "flows1m." + pa, peer,
                  peer_label))
     suffix = "_mpps" if what == "mpps" else "_cycles_per_packet"
-    for m, label in (("nat", "nat"), ("dsr", "dsr"), ("ipip6", "IPv6\nipip")):
+    for m, label in (("nat", "nat"), ("dsr", "dsr"), ("ipip6", "IPv6\nipip"),
+                     ("fnat", "fnat")):
         rows.append((label, "modes." + m + suffix, "modes.ipip" + suffix,
                      "IPv4 ipip"))
     if what == "mpps":

@@ -20,8 +20,16 @@ scenarios need is made once per pair):
                rules): how much of the growth is the traffic source
                (net_pcap copying from as many stored frames as flows),
                the parse and the ACL, and how much the LB's own
-  modes        nat and dsr (same traffic) and IPv6-in-IPv6 (IPv6 traffic
-               and rules) against acl_lb's IPv4 ipip
+  modes        nat, dsr and full NAT (fnat: 8 pool addresses x 64512
+               ports) on the same traffic, and IPv6-in-IPv6 (IPv6 traffic
+               and rules) against acl_lb's IPv4 ipip; and the PROXY
+               protocol's cost: a TCP fnat service with proxy_protocol v2
+               against the same service without it, on TCP connections'
+               client side (--flows flows, each opening with its SYN in
+               the pcap: SYN, handshake ACK, 6 data segments). Full NAT's
+               traffic is client -> VIP only: the backends' replies would
+               have to be sent to pool ports the flows only get at run
+               time, so none is replayed.
   pipeline     pipeline mode on the acl_lb traffic against rtc with one
                worker: two stage lcores, rx+tx on CPU 0 (with the napping
                main lcore), classify+lb on CPU 1; if the daemon refuses one
@@ -144,6 +152,25 @@ def dsr_service(n):
     return svc
 
 
+# Full NAT's pool in the modes scenario: 8 addresses x 64512 ports, far
+# more than the flows (each flow holds one (address, port)).
+FNAT_POOL = {"addrs": ["198.51.100.%d" % (1 + i) for i in range(8)],
+             "ports": "1024-65535"}
+FNAT_TCP_DATA = 6     # data segments per connection in the TCP traffic
+
+
+def fnat_service(n, proto="udp", proxy=None):
+    svc = bl.service("web", n, forward="fnat")
+    svc["proto"] = proto
+    if proxy is not None:
+        svc["proxy_protocol"] = proxy
+    return svc
+
+
+def fnat_lb_extra():
+    return {"fnat": dict(FNAT_POOL)}
+
+
 def ipip6_service(n):
     return {"name": "web6", "vip": VIP6, "port": bl.VPORT, "proto": "udp",
             "scheduler": "maglev", "forward": "ipip",
@@ -190,6 +217,17 @@ class Traffic:
     def _lb_big(self):
         return self._lb(self.args.big_flows, "lb_big")
 
+    def _fnat_tcp(self):
+        """TCP connections to the VIP, client side only, each opening
+        with its SYN (bench_lb.write_tcp_pcap): the PROXY protocol's
+        state starts at the SYN, so its header state check is on the
+        measured path."""
+        flows = bl.make_flows(self.args.flows)
+        p = self._path("fnat_tcp")
+        frames = bl.write_tcp_pcap(p, flows, FNAT_TCP_DATA)
+        return {"pcap": p, "n": frames, "frames": frames, "flows": flows,
+                "rules": ba.make_rules(self.args.rules, flows, False)}
+
     def _lb6(self):
         flows = lb_flows6(self.args.flows)
         p = self._path("lb6")
@@ -214,6 +252,17 @@ class Ctx:
 
 def _mem(n):
     return max(1024, 1024 + n * 5 // 1000)
+
+
+def max_frames(args, scens):
+    """The most frames a pcap of scenarios @p scens holds (the
+    preloaded mbufs the biggest daemon needs)."""
+    n = args.flows
+    if "modes" in scens:
+        n = max(n, args.flows * (2 + FNAT_TCP_DATA))
+    if "flows1m" in scens:
+        n = max(n, args.big_flows)
+    return n
 
 
 def _ft(n):
@@ -259,7 +308,8 @@ def _lb_run(ctx, t, svc, mode="rtc", **kw):
     return bl.bench_one(ctx.tmp, t["pcap"], t["flows"], t["rules"],
                         ctx.args.seconds, _mem(t["n"]),
                         [svc] if svc is not None else [], mode,
-                        _ft(t["n"]), **kw)
+                        _ft(len(t["flows"])), n_frames=t.get("frames"),
+                        **kw)
 
 
 def m_pa_lb(ctx):
@@ -295,6 +345,39 @@ def m_pa_nat(ctx):
 
 def m_pa_dsr(ctx):
     return _lb_run(ctx, ctx.traffic.get("lb"), dsr_service(10))
+
+
+# Each fnat member: (traffic, service, lb section's extra keys), apart so
+# that a test can check what a member would run without running it.
+FNAT_MEMBERS = {
+    "pa_fnat": ("lb", lambda: fnat_service(10), fnat_lb_extra),
+    "pa_fnat_tcp": ("fnat_tcp", lambda: fnat_service(10, "tcp"),
+                    fnat_lb_extra),
+    "pa_fnat_proxy": ("fnat_tcp", lambda: fnat_service(10, "tcp", "v2"),
+                      fnat_lb_extra),
+}
+
+
+def fnat_member(ctx, m):
+    tr, svc, extra = FNAT_MEMBERS[m]
+    return ctx.traffic.get(tr), svc(), extra()
+
+
+def _fnat_run(ctx, m):
+    t, svc, extra = fnat_member(ctx, m)
+    return _lb_run(ctx, t, svc, lb_extra=extra, name=m[3:])
+
+
+def m_pa_fnat(ctx):
+    return _fnat_run(ctx, "pa_fnat")
+
+
+def m_pa_fnat_tcp(ctx):
+    return _fnat_run(ctx, "pa_fnat_tcp")
+
+
+def m_pa_fnat_proxy(ctx):
+    return _fnat_run(ctx, "pa_fnat_proxy")
 
 
 def m_pa_ipip6(ctx):
@@ -425,6 +508,8 @@ MEMBERS = {
     "pa_lb_big": m_pa_lb_big, "pa_nolb": m_pa_nolb,
     "pa_nolb_big": m_pa_nolb_big,
     "pa_nat": m_pa_nat, "pa_dsr": m_pa_dsr, "pa_ipip6": m_pa_ipip6,
+    "pa_fnat": m_pa_fnat, "pa_fnat_tcp": m_pa_fnat_tcp,
+    "pa_fnat_proxy": m_pa_fnat_proxy,
     "pa_pipeline": m_pa_pipeline, "ring_hop_bench": m_ring_hop_bench,
     "pa_pipeline_1hop": m_pa_pipeline_1hop,
     "pa_lat_on": m_pa_lat_on, "pa_lat_off": m_pa_lat_off,
@@ -437,7 +522,8 @@ SCENARIOS = {
     "acl_lb": ["pa_lb", "l3fwd_lb"],
     "flows1m": ["pa_lb_big", "pa_lb", "l3fwd_lb", "l3fwd_lb_big",
                 "pa_nolb_big", "pa_nolb"],
-    "modes": ["pa_nat", "pa_dsr", "pa_ipip6", "pa_lb"],
+    "modes": ["pa_nat", "pa_dsr", "pa_ipip6", "pa_fnat", "pa_lb",
+              "pa_fnat_tcp", "pa_fnat_proxy"],
     "pipeline": ["pa_pipeline", "pa_lb", "ring_hop_bench",
                  "pa_pipeline_1hop"],
     "latency": ["pa_lat_on", "pa_lat_off"],
@@ -566,7 +652,7 @@ def pair_figures(ctx, scen, runs):
             if lb_small is not None and lb_small > 0 else None
     elif scen == "modes":
         ipip = runs.get("pa_lb")
-        for k in ("nat", "dsr", "ipip6"):
+        for k in ("nat", "dsr", "ipip6", "fnat", "fnat_tcp", "fnat_proxy"):
             r = runs.get("pa_" + k)
             f[k + "_mpps"] = _get(r, "mpps")
             f[k + "_cycles_per_packet"] = _get(r, "cpu_cycles_per_packet")
@@ -576,6 +662,17 @@ def pair_figures(ctx, scen, runs):
                 _get(r, "cpu_cycles_per_packet"))
         f["ipip_mpps"] = _get(ipip, "mpps")
         f["ipip_cycles_per_packet"] = _get(ipip, "cpu_cycles_per_packet")
+        # the PROXY protocol's own cost: the same TCP traffic and fnat
+        # service with and without proxy_protocol v2
+        pr, tc = runs.get("pa_fnat_proxy"), runs.get("pa_fnat_tcp")
+        f["proxy_vs_fnat_tcp"] = _ratio(_get(pr, "mpps"), _get(tc, "mpps"))
+        f["proxy_vs_fnat_tcp_cpu"] = _ratio(
+            _get(tc, "cpu_cycles_per_packet"),
+            _get(pr, "cpu_cycles_per_packet"))
+        cp, ct = _get(pr, "cpu_cycles_per_packet"), \
+            _get(tc, "cpu_cycles_per_packet")
+        f["proxy_cost_cycles_per_packet"] = cp - ct \
+            if cp is not None and ct is not None else None
     elif scen == "pipeline":
         pl, rtc = runs.get("pa_pipeline"), runs.get("pa_lb")
         f["pipeline_tx_mpps"] = _get(pl, "tx_mpps")
@@ -703,6 +800,9 @@ FIGURE_INFO = {
     "ratio": ("x", "higher"),
     "vs_ipip": ("x", "higher"),
     "vs_ipip_cpu": ("x", "higher"),
+    "vs_fnat_tcp": ("x", "higher"),
+    "vs_fnat_tcp_cpu": ("x", "higher"),
+    "proxy_cost_cycles_per_packet": ("cycles/packet", "lower"),
     "ratio_cpu": ("x", "higher"),
     "cycles_vs_10k": ("x", "lower"),
     "_flows": ("flows", None),
@@ -725,6 +825,7 @@ GOALS = {
     "modes.nat_vs_ipip": ">= 0.9",
     "modes.dsr_vs_ipip": ">= 0.9",
     "modes.ipip6_vs_ipip": ">= 0.8",
+    "modes.fnat_vs_ipip": ">= 0.9",
     "pipeline.ratio": ">= 1.5",
     "pipeline.ring_hop_cycles": "<= 25",
     "pipeline.hop_alone_cycles": "<= 25",
@@ -906,10 +1007,20 @@ def table(res):
                     "| | | | | | | %s | |" % (
                         _k(big), _k(n), vr("flows1m.l3fwd_cycles_vs_10k")))
     for k, label in (("nat", "ACL + LB nat"), ("dsr", "ACL + LB dsr"),
-                     ("ipip6", "ACL + LB IPv6-in-IPv6 (IPv6 traffic)")):
+                     ("ipip6", "ACL + LB IPv6-in-IPv6 (IPv6 traffic)"),
+                     ("fnat", "ACL + LB fnat (full NAT, 8 pool addresses)"),
+                     ("fnat_tcp", "ACL + LB fnat, TCP connections (SYN, "
+                      "ACK, 6 data segments each)"),
+                     ("fnat_proxy", "ACL + LB fnat + PROXY v2, the same "
+                      "TCP connections")):
         row(label, "modes.%s_mpps" % k, "modes.%s_cycles_per_packet" % k,
             "IPv4 ipip", "modes.ipip_mpps", "modes.ipip_cycles_per_packet",
             "modes.%s_vs_ipip" % k, "modes.%s_vs_ipip_cpu" % k)
+    if F.get("modes.proxy_vs_fnat_tcp", {}).get("value") is not None:
+        row("ACL + LB fnat + PROXY v2", "modes.fnat_proxy_mpps",
+            "modes.fnat_proxy_cycles_per_packet", "fnat, same TCP traffic",
+            "modes.fnat_tcp_mpps", "modes.fnat_tcp_cycles_per_packet",
+            "modes.proxy_vs_fnat_tcp", "modes.proxy_vs_fnat_tcp_cpu")
     if "pipeline.ratio" in F:
         rows.append("| pipeline mode, ACL + LB (packets sent) | %s | %s | rtc, "
                     "1 worker | %s | %s | %s | %s | %s |" % (
@@ -1286,8 +1397,7 @@ def main():
 
     huge, why = None, "--no-huge asked for"
     if args.memory != "no-huge":
-        huge = HugePages(args.tag, _mem(args.big_flows if "flows1m" in scens
-                                        else args.flows))
+        huge = HugePages(args.tag, _mem(max_frames(args, scens)))
         why = huge.reserve()
         if why:
             huge = None

@@ -12,8 +12,8 @@
  * shared machine).
  *
  * Usage: bench_lb_stage [--flows N] [--packets N] [--rounds N]
- *        [--mode ipip|nat|dsr|ipip6] [--burst N] [--order random|seq]
- * (random: each packet from a random flow; seq: the flows in turn, as
+ *        [--mode ipip|nat|dsr|ipip6|fnat] [--burst N] [--order random|seq]
+ * (fnat: full NAT, a pool of 8 addresses x 64512 ports; random: each packet from a random flow; seq: the flows in turn, as
  * perf/bench_lb.py's pcap replays them)
  * Each burst's frames are copied back and parsed before the stage runs
  * (outside the measured call).
@@ -180,7 +180,7 @@ main(int argc, char **argv)
 	if (!ok || k != argc || flows == 0 || rounds == 0 || burst == 0 ||
 	    burst > MAX_BURST) {
 		fprintf(stderr, "usage: %s [--flows N] [--packets N] [--rounds N]"
-			" [--mode ipip|nat|dsr|ipip6] [--burst N<=64]"
+			" [--mode ipip|nat|dsr|ipip6|fnat] [--burst N<=64]"
 			" [--order random|seq]\n", argv[0]);
 		return 2;
 	}
@@ -213,10 +213,15 @@ main(int argc, char **argv)
 	snprintf(doc, sizeof(doc), "{\"ports\": [{\"name\": \"wan0\","
 		" \"devargs\": \"net_null0\"}], \"lb\": {\"local_addr\":"
 		" \"192.0.2.1\", \"local_addr6\": \"2001:db8::1\","
-		" \"flow_table\": {\"size\": %u}, \"services\": [{\"name\": \"s\","
-		" \"vip\": \"%s\", \"port\": 80, \"proto\": \"udp\","
+		" \"flow_table\": {\"size\": %u}, %s\"services\": [{\"name\":"
+		" \"s\", \"vip\": \"%s\", \"port\": 80, \"proto\": \"udp\","
 		" \"forward\": \"%s\", \"backends\": [%s]}]}}",
 		flows * 2 > (1u << 20) ? flows * 2 : (1u << 20),
+		strcmp(mode, "fnat") == 0 ? "\"fnat\": {\"addrs\": ["
+		"\"198.51.100.1\", \"198.51.100.2\", \"198.51.100.3\","
+		" \"198.51.100.4\", \"198.51.100.5\", \"198.51.100.6\","
+		" \"198.51.100.7\", \"198.51.100.8\"], \"ports\":"
+		" \"1024-65535\"}, " : "",
 		v6 ? "2001:db8::10" : "192.0.2.10", v6 ? "ipip" : mode,
 		backends);
 	cfg = pa_config_load_string(doc, NULL, err, sizeof(err));

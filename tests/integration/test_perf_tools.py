@@ -520,3 +520,89 @@ def test_results_name_binaries_relative_to_the_repository(tmp_path):
             os.path.join("build", "app", "pktaccel")
     finally:
         os.chdir(cwd)
+
+
+PROXY_V2_SIG = b"\r\n\r\n\x00\r\nQUIT\n"
+
+
+def _fnat_member_replay(tmp_path, run, ctx, m):
+    """Member m's traffic replayed once through its own service and pool
+    (no ACL): the summary and the frames sent."""
+    import pautil
+    from pautil import RTC1, check_summary, read_pcap
+    t, svc, extra = run.fnat_member(ctx, m)
+    lb = {"local_addr": "192.0.2.254", "services": [svc]}
+    lb.update(extra)
+    out = str(tmp_path / (m + "-out.pcap"))
+    res = pautil.replay(t["pcap"], out, {"pipeline": RTC1, "lb": lb},
+                        timeout=pautil.REPLAY_TIMEOUT)
+    return t, svc, extra, check_summary(res, t["n"], {}), read_pcap(out)
+
+
+def test_modes_fnat_members_build_configs_and_traffic_that_take_their_path(
+        tmp_path):
+    """run.py's full NAT members without the benchmark: each one's
+    service, pool and traffic, replayed once, are balanced whole (no
+    drop, every frame from a pool address); the pool holds far more
+    ports than the flows; the TCP traffic is client -> VIP connections
+    that each open with a SYN, so the PROXY member's frames carry the v2
+    header (its state started) and the same traffic without PROXY none;
+    and the modes figures take fnat against ipip (goal >= 0.9) and the
+    PROXY member against the same TCP traffic without it."""
+    scapy = pytest.importorskip("scapy.all")
+    run = _run_module()
+
+    class Args:
+        flows, rules = 40, 10
+
+    class Ctx:
+        traffic = run.Traffic(str(tmp_path), Args())
+        tsc_hz = 1e9
+
+    ctx = Ctx()
+    pool = set(run.FNAT_POOL["addrs"])
+    for m in ("pa_fnat", "pa_fnat_tcp", "pa_fnat_proxy"):
+        assert m in run.MEMBERS and m in run.SCENARIOS["modes"], m
+        t, svc, extra, s, frames = _fnat_member_replay(tmp_path, run, ctx, m)
+        assert svc["forward"] == "fnat", svc
+        lo, hi = (int(x) for x in extra["fnat"]["ports"].split("-"))
+        assert len(extra["fnat"]["addrs"]) * (hi - lo + 1) >= 100 * Args.flows
+        assert s["tx_packets"] == t["n"] and len(frames) == t["n"], (m, s)
+        pkts = [scapy.Ether(f) for f in frames]
+        assert all(p[scapy.IP].src in pool for p in pkts), m
+        if m == "pa_fnat":
+            assert t["n"] == Args.flows
+            continue
+        assert svc["proto"] == "tcp" and t["n"] == Args.flows * (
+            2 + run.FNAT_TCP_DATA), (svc, t["n"])
+        # the huge pages run.py reserves hold its preloaded frames
+        assert run.max_frames(Args(), ["modes"]) >= t["n"]
+        first = [scapy.Ether(f) for f in _frames(t["pcap"])[:Args.flows]]
+        assert all(p[scapy.TCP].flags == "S" for p in first), m
+        with_hdr = [p for p in pkts
+                    if bytes(p[scapy.TCP].payload).startswith(PROXY_V2_SIG)]
+        if m == "pa_fnat_tcp":
+            assert svc.get("proxy_protocol") is None and not with_hdr
+        else:
+            assert svc["proxy_protocol"] == "v2" and with_hdr, m
+
+    runs = {"pa_lb": {"mpps": 2.0, "cpu_cycles_per_packet": 500.0},
+            "pa_fnat": {"mpps": 1.9, "cpu_cycles_per_packet": 520.0},
+            "pa_fnat_tcp": {"mpps": 1.8, "cpu_cycles_per_packet": 550.0},
+            "pa_fnat_proxy": {"mpps": 1.5, "cpu_cycles_per_packet": 660.0}}
+    f = run.pair_figures(ctx, "modes", runs)
+    assert abs(f["fnat_vs_ipip"] - 0.95) < 1e-9, f
+    assert abs(f["fnat_vs_ipip_cpu"] - 500.0 / 520.0) < 1e-9, f
+    assert abs(f["proxy_vs_fnat_tcp"] - 1.5 / 1.8) < 1e-9, f
+    assert f["proxy_cost_cycles_per_packet"] == 110.0, f
+    assert run.GOALS["modes.fnat_vs_ipip"] == ">= 0.9"
+    assert run.figure_info("modes.proxy_vs_fnat_tcp") == ("x", "higher")
+    text = run.table(_result(run.summarize({"modes": [f]})))
+    fnat = [x for x in text.splitlines() if "LB fnat (full NAT" in x]
+    assert len(fnat) == 1 and "0.95" in fnat[0] and ">= 0.9" in fnat[0], text
+    assert "fnat, same TCP traffic" in text, text
+
+
+def _frames(path):
+    from pautil import read_pcap
+    return read_pcap(path)
