@@ -820,6 +820,8 @@ END_TEST
 
 /* One address, shared: a pool address may be a port's own address and
  * lb.local_addr at once (the data path keeps only its part there). */
+/* (the pool's ports below any host's ephemeral range: an address shared
+ * with a kernel_if keeps out of it, lb_pool_kernel_check()) */
 START_TEST(test_fnat_addr_may_be_a_ports_own_address_or_local_addr)
 {
 	struct pa_config *cfg = must_load(J({"ports": [
@@ -828,7 +830,7 @@ START_TEST(test_fnat_addr_may_be_a_ports_own_address_or_local_addr)
 			 "kernel_if": "pa0"}],
 			"lb": {"local_addr": "198.51.100.5",
 			"fnat": {"addrs": ["198.51.100.5", "2001:db8:1::5",
-				"198.51.100.50"]},
+				"198.51.100.50"], "ports": "1024-2047"},
 			"services": [
 			{"name": "s", "vip": "192.0.2.10", "port": 80,
 			 "proto": "tcp", "forward": "fnat",
