@@ -819,9 +819,9 @@ START_TEST(test_fnat_max_addrs_accepted_and_one_more_refused)
 END_TEST
 
 /* One address, shared: a pool address may be a port's own address and
- * lb.local_addr at once (the data path keeps only its part there). */
-/* (the pool's ports below any host's ephemeral range: an address shared
- * with a kernel_if keeps out of it, lb_pool_kernel_check()) */
+ * lb.local_addr at once (the data path keeps only its part there); its
+ * ports below any host's ephemeral range (an address shared with a
+ * kernel_if keeps out of it: lb_pool_kernel_check()). */
 START_TEST(test_fnat_addr_may_be_a_ports_own_address_or_local_addr)
 {
 	struct pa_config *cfg = must_load(J({"ports": [
