@@ -257,7 +257,8 @@ def test_pool_addresses_that_are_no_ports_are_announced_like_vips(lab,
     a, _ = lab
     want = {VIP: TAP, VIP6: TAP, POOL4: TAP, POOL6: TAP}
     d = start(a, config(tmp_path, fnat={
-        "addrs": [PORT_ADDR, POOL4, POOL6, "2001:db8:1::5"]}), tmp_path)
+        "addrs": [PORT_ADDR, POOL4, POOL6, "2001:db8:1::5"],
+        "ports": "1024-2047"}), tmp_path)
     try:
         wait_for("routes", lambda: routes(a) == want, d=d)
         h = d.call("health_get")
