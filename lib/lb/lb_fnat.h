@@ -48,8 +48,10 @@ _Static_assert(sizeof(struct lb_fnat_ext) == 16, "16-byte side entries");
 
 /** One pool address as the data path sees it. */
 struct lb_fnat_addr {
-	uint8_t family;			/* 4 or 6 */
+	/* first: aligned, the checksum differences read it in 16-bit
+	 * words */
 	uint8_t addr[16];		/* IPv4: first 4 bytes, rest zero */
+	uint8_t family;			/* 4 or 6 */
 	struct pa_ip_addr ip;		/* the same, as configured */
 	uint32_t *rpos;			/* by port - lo: flow position + 1 */
 	uint32_t *tw_until;		/* by port - lo: second (pa_lb's
