@@ -1252,7 +1252,8 @@ pa_neigh_list_json(struct pa_neigh *n, uint64_t now_ms)
 	for (i = 0; i < n->n_pos && k < n->n_used; i++)
 		if (n->ent[i].used)
 			v[k++] = &n->ent[i];
-	qsort(v, k, sizeof(*v), ent_cmp);
+	if (k > 1)
+		qsort(v, k, sizeof(*v), ent_cmp);
 	for (i = 0; i < k; i++) {
 		const struct neigh_ent *e = v[i];
 
