@@ -292,6 +292,35 @@ START_TEST(test_history_keeps_eight_generations_and_inherits_them_unchanged)
 }
 END_TEST
 
+START_TEST(test_history_applies_when_the_flow_table_is_full)
+{
+	uint32_t before[N_HIST_FLOWS], after[N_HIST_FLOWS];
+	struct pa_test_frame f;
+	unsigned int i;
+	char src[32];
+	uint64_t t;
+
+	setup_lb(SVC_WEB4);
+	choices(before);
+	ck_assert_int_eq(add_backend("web4", "{'addr': '10.1.0.4'}"), 0);
+	choices(after);
+	t = stamp();
+	/* other clients fill the table (1024 flows) */
+	for (i = 0; i < 2048; i++) {
+		snprintf(src, sizeof(src), "203.0.%u.%u", 113 + i / 250,
+			1 + i % 250);
+		frame_l4(&f, src, "10.0.0.10", IPPROTO_TCP,
+			(uint16_t)(1000 + i), 80, TCP_SYN, 0);
+		send_ipip4(&f, t + hz);
+	}
+	ck_assert_int_gt(lb_stat("flow_table_full"), 0);
+	for (i = 0; i < N_HIST_FLOWS; i++)
+		ck_assert_uint_eq(send_flow(i, TCP_ACK, t + hz), before[i]);
+	ck_assert_int_gt(lb_stat("flow_table_full"), N_HIST_FLOWS / 2);
+	ck_assert_uint_gt(n_differ(before, after), 10);
+}
+END_TEST
+
 START_TEST(test_history_zero_is_off)
 {
 	uint32_t before[N_HIST_FLOWS], after[N_HIST_FLOWS];
@@ -356,6 +385,7 @@ lb_tcase_history(void)
 	tcase_add_test(tc, test_history_down_old_backend_falls_back_drained_one_keeps_its_flows);
 	tcase_add_test(tc, test_history_several_changes_use_the_table_of_now_minus_the_window);
 	tcase_add_test(tc, test_history_keeps_eight_generations_and_inherits_them_unchanged);
+	tcase_add_test(tc, test_history_applies_when_the_flow_table_is_full);
 	tcase_add_test(tc, test_history_zero_is_off);
 	tcase_add_test(tc, test_history_rr_and_udp_services_keep_none);
 	tcase_add_test(tc, test_history_config_range_and_default);
