@@ -64,6 +64,14 @@ hist_fill(struct pa_lb *lb, struct lb_hist *d, uint64_t until, uint32_t m,
 	return 0;
 }
 
+/* Was @p h current at some time of the window before @p now? (Signed:
+ * another lcore's TSC may be a little behind the stamp.) */
+static bool
+hist_live(const struct pa_lb *lb, const struct lb_hist *h, uint64_t now)
+{
+	return (int64_t)(now - h->until) < (int64_t)lb->hist_tsc;
+}
+
 int
 lb_svc_history(struct pa_lb *lb, struct lb_svc *s, const struct lb_svc *prev,
 		uint64_t now)
@@ -85,7 +93,7 @@ lb_svc_history(struct pa_lb *lb, struct lb_svc *s, const struct lb_svc *prev,
 	if (changed)
 		want++;
 	for (i = 0; i < prev->n_hist && want < LB_HIST_MAX; i++)
-		if (now - prev->hist[i].until < lb->hist_tsc)
+		if (hist_live(lb, &prev->hist[i], now))
 			want++;
 	if (want == 0)
 		return 0;
@@ -99,7 +107,7 @@ lb_svc_history(struct pa_lb *lb, struct lb_svc *s, const struct lb_svc *prev,
 	for (i = 0; i < prev->n_hist && n < want; i++) {
 		const struct lb_hist *o = &prev->hist[i];
 
-		if (now - o->until >= lb->hist_tsc)
+		if (!hist_live(lb, o, now))
 			continue;
 		if (hist_fill(lb, &h[n], o->until, o->m, o->maglev, o->n_be,
 				o->uid, NULL) != 0)

@@ -585,8 +585,8 @@ struct pa_lb {
 	bool has_local4, has_local6;
 	struct pa_ip_addr local4, local6;
 	bool icmp_echo;			/* lb.icmp_echo */
-	uint32_t hist_s;		/* lb.table_history_s */
-	uint64_t hist_tsc;		/* ... in TSC cycles; 0 = off */
+	uint64_t hist_tsc;		/* lb.table_history_s in TSC cycles;
+					 * 0 = off */
 	uint64_t icmp_tsc_per_token;	/* ICMP too-big rate limit */
 
 	struct lb_fnat_pool fnat;	/* lb.fnat (n_addrs 0: none) */
