@@ -285,6 +285,9 @@ struct pa_config_fnat {
 	uint32_t time_wait_s;
 };
 
+#define PA_CONFIG_TABLE_HISTORY_MAX_S	3600
+#define PA_CONFIG_TABLE_HISTORY_DEF_S	60
+
 struct pa_config_lb {
 	bool present;
 	struct pa_config_flow_table flow_table;	/**< defaults when absent */
@@ -295,6 +298,11 @@ struct pa_config_lb {
 	/** "icmp_echo": answer ICMP/ICMPv6 echo requests to VIPs (default
 	 * true) */
 	bool icmp_echo;
+	/** "table_history_s": a TCP packet without SYN that matches no flow
+	 * of a Maglev service goes to the backend of the service's table
+	 * of this many seconds ago, if still usable (0..3600, default 60;
+	 * 0 = off) */
+	uint32_t table_history_s;
 	/** "fnat": the source pool of fnat services (present false: none;
 	 * then no service may forward by fnat) */
 	struct pa_config_fnat fnat;

@@ -288,6 +288,7 @@ pa_lb_create(const struct pa_lb_opts *o, char *err, size_t err_len)
 	lb->has_local6 = lc->has_local_addr6;
 	lb->local6 = lc->local_addr6;
 	lb->icmp_echo = lc->icmp_echo;
+	lb->hist_tsc = (uint64_t)lc->table_history_s * lb->tsc_hz;
 	lb->icmp_tsc_per_token = RTE_MAX(lb->tsc_hz / LB_ICMP_RATE, (uint64_t)1);
 	lb->grace_next_ms = UINT64_MAX;
 

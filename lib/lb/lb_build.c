@@ -21,11 +21,107 @@
 void
 lb_svc_free(struct lb_svc *s)
 {
+	unsigned int i;
+
 	if (s == NULL)
 		return;
+	for (i = 0; i < s->n_hist; i++)
+		rte_free(s->hist[i].uid);
+	rte_free(s->hist);
 	rte_free(s->maglev);
 	rte_free(s->up);
 	rte_free(s);
+}
+
+/* Copy into @p d a table of @p m entries (NULL: none) and the uids of
+ * @p n_be slots (from @p uid, else from @p be), current until @p until.
+ * @return 0 or -ENOMEM. */
+static int
+hist_fill(struct pa_lb *lb, struct lb_hist *d, uint64_t until, uint32_t m,
+		const uint16_t *maglev, unsigned int n_be, const uint32_t *uid,
+		const struct lb_backend *be)
+{
+	size_t tbytes = maglev != NULL ? (size_t)m * sizeof(*d->maglev) : 0;
+	unsigned int i;
+	uint8_t *p;
+
+	p = rte_malloc_socket("pa_lb_hist", tbytes +
+		RTE_MAX(n_be, 1u) * sizeof(*d->uid), sizeof(uint32_t),
+		lb->socket);
+	if (p == NULL)
+		return -ENOMEM;
+	d->until = until;
+	d->m = m;
+	d->n_be = n_be;
+	/* uid[] first (the allocation lb_svc_free() frees), then maglev[] */
+	d->uid = (uint32_t *)p;
+	d->maglev = maglev != NULL ? (uint16_t *)(p + RTE_MAX(n_be, 1u) *
+		sizeof(*d->uid)) : NULL;
+	if (maglev != NULL)
+		memcpy(d->maglev, maglev, tbytes);
+	for (i = 0; i < n_be; i++)
+		d->uid[i] = uid != NULL ? uid[i] : be[i].uid;
+	return 0;
+}
+
+/* Was @p h current at some time of the window before @p now? (Signed:
+ * another lcore's TSC may be a little behind the stamp.) */
+static bool
+hist_live(const struct pa_lb *lb, const struct lb_hist *h, uint64_t now)
+{
+	return (int64_t)(now - h->until) < (int64_t)lb->hist_tsc;
+}
+
+int
+lb_svc_history(struct pa_lb *lb, struct lb_svc *s, const struct lb_svc *prev,
+		uint64_t now)
+{
+	struct lb_hist *h;
+	unsigned int i, n = 0, want = 0;
+	bool changed;
+
+	/* a Maglev TCP service of the same life, not deferring SYNs (its
+	 * handshake's ACK makes the entry: the history would move it) nor
+	 * fnat (a flow without its mapping cannot continue anyway) */
+	if (lb->hist_tsc == 0 || prev == NULL || prev->uid != s->uid ||
+	    s->sched != PA_LB_MAGLEV || prev->sched != PA_LB_MAGLEV ||
+	    s->proto != IPPROTO_TCP || s->syn_defer ||
+	    s->forward == PA_LB_FNAT)
+		return 0;
+	changed = prev->table_hash != s->table_hash ||
+		(prev->maglev == NULL) != (s->maglev == NULL);
+	if (changed)
+		want++;
+	for (i = 0; i < prev->n_hist && want < LB_HIST_MAX; i++)
+		if (hist_live(lb, &prev->hist[i], now))
+			want++;
+	if (want == 0)
+		return 0;
+	h = rte_zmalloc_socket("pa_lb_hists", want * sizeof(*h), 0,
+		lb->socket);
+	if (h == NULL)
+		return -ENOMEM;
+	if (changed && hist_fill(lb, &h[n++], now, prev->m, prev->maglev,
+			prev->n_be, NULL, prev->be) != 0)
+		goto nomem;
+	for (i = 0; i < prev->n_hist && n < want; i++) {
+		const struct lb_hist *o = &prev->hist[i];
+
+		if (!hist_live(lb, o, now))
+			continue;
+		if (hist_fill(lb, &h[n], o->until, o->m, o->maglev, o->n_be,
+				o->uid, NULL) != 0)
+			goto nomem;
+		n++;
+	}
+	s->hist = h;
+	s->n_hist = n;
+	return 0;
+nomem:
+	for (i = 0; i < n; i++)
+		rte_free(h[i].uid);
+	rte_free(h);
+	return -ENOMEM;
 }
 
 bool

@@ -1165,6 +1165,9 @@ static const struct pa_decode_field lb_fields[] = {
 	{ .name = "flow_table", .type = PA_DECODE_CUSTOM,
 	  .decode = lb_flow_table, .schema = lb_flow_table_schema },
 	{ .name = "icmp_echo", .type = PA_DECODE_BOOL, LB(icmp_echo) },
+	{ .name = "table_history_s", .type = PA_DECODE_INT, .min = 0,
+	  .max = PA_CONFIG_TABLE_HISTORY_MAX_S, LB(table_history_s),
+	  .doc = "seconds: a TCP packet without SYN that matches no flow of a maglev service goes to the backend its table chose this long ago, if still usable; 0 = off; default 60" },
 	{ .name = "services", .type = PA_DECODE_CUSTOM, .decode = lb_services,
 	  .schema = lb_services_schema },
 };
@@ -1185,6 +1188,7 @@ lb_defaults(struct pa_config *cfg, const struct pa_config_opts *opts)
 	ft->tcp_fin_timeout = CFG_DEFAULT_TCP_FIN_TIMEOUT;
 	ft->udp_timeout = CFG_DEFAULT_UDP_TIMEOUT;
 	cfg->lb.icmp_echo = true;
+	cfg->lb.table_history_s = PA_CONFIG_TABLE_HISTORY_DEF_S;
 	fnat_defaults(&cfg->lb.fnat);
 }
 
@@ -1410,6 +1414,8 @@ lb_to_json(const struct pa_config *cfg, json_t **out)
 			(json_int_t)lb->flow_table.tcp_fin_timeout,
 			"udp_timeout", (json_int_t)lb->flow_table.udp_timeout));
 	rc |= json_object_set_new(o, "icmp_echo", json_boolean(lb->icmp_echo));
+	rc |= json_object_set_new(o, "table_history_s",
+			json_integer((json_int_t)lb->table_history_s));
 	for (i = 0; i < lb->n_services; i++)
 		rc |= json_array_append_new(arr,
 				pa_lb_config_service_to_json(&lb->services[i]));

@@ -940,6 +940,50 @@ svc_full(struct lb_worker *w, const struct lb_svc *s)
 	return svc_ctr_of(w, s)->flows >= lim;
 }
 
+/* A TCP packet without SYN (a connection's packet past its first)? */
+static __rte_always_inline bool
+tcp_no_syn(const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
+{
+	return meta->l4_proto == IPPROTO_TCP && (meta->flags & PA_PKT_F_L4) &&
+		(*rte_pktmbuf_mtod_offset(m, const uint8_t *,
+			meta->l4_off + 13) & TCP_SYN) == 0;
+}
+
+/*
+ * The choice for a connection that began before the service's table
+ * changed (lb.table_history_s; docs/architecture.md, "Recovery across
+ * table changes"): the table current lb.table_history_s ago chose a
+ * backend for @p hash; if that backend is still there (same uid) and
+ * not down, it is the choice; else the current table's.
+ */
+static __rte_noinline int
+hist_pick(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
+		uint32_t hash, uint64_t now)
+{
+	const uint64_t at = now - lb->hist_tsc;
+	const struct lb_hist *h = NULL;
+	int cur = lb_maglev_pick(s, hash);
+	unsigned int i, bi;
+
+	/* newest first: the oldest still current at @c at (each entry was
+	 * current until its stamp); none: the current table already was */
+	for (i = s->n_hist; i-- > 0;) {
+		if ((int64_t)(s->hist[i].until - at) > 0) {
+			h = &s->hist[i];
+			break;
+		}
+	}
+	if (h == NULL || h->maglev == NULL)
+		return cur;
+	bi = h->maglev[hash % h->m];
+	if (bi >= s->n_be || bi >= h->n_be || s->be[bi].uid != h->uid[bi] ||
+	    s->be[bi].state == PA_LB_DOWN)
+		return cur;
+	if ((int)bi != cur)
+		w->st.flows_recovered++;
+	return (int)bi;
+}
+
 /* A new flow: the scheduler's choice, remembered when there is room
  * (its position in *@p pos_out; -1: none). */
 static __rte_always_inline int
@@ -958,7 +1002,11 @@ flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 	if (unlikely(w->src != NULL) && !pa_protect_src_take(w->src,
 			k->family, k->src, now))
 		return LB_NEW_SRC_LIMIT;
-	bi = s->ops->pick(s, w, meta->hash);
+	/* n_hist: a Maglev TCP service whose table changed lately */
+	if (unlikely(s->n_hist != 0) && tcp_no_syn(m, meta))
+		bi = hist_pick(lb, w, s, meta->hash, now);
+	else
+		bi = s->ops->pick(s, w, meta->hash);
 	if (unlikely(bi < 0))
 		return LB_NEW_NO_BACKEND;
 	pos = lb_ftab_add(&w->ftab, k, meta->hash);
@@ -970,8 +1018,9 @@ flow_new(struct pa_lb *lb, struct lb_worker *w, const struct lb_svc *s,
 			w->st.fnat_table_full++;
 			return LB_NEW_FNAT_FULL;
 		}
-		/* full: the stateless choice, so the flow still sticks */
-		return lb_maglev_pick(s, meta->hash);
+		/* full: the stateless choice, so the flow still sticks
+		 * (with a history: the choice made above, as stateless) */
+		return s->n_hist != 0 ? bi : lb_maglev_pick(s, meta->hash);
 	}
 	b = &s->be[bi];
 	f = lb_ftab_flow(&w->ftab, (uint32_t)pos);

@@ -177,6 +177,23 @@ struct lb_backend {
 
 struct lb_sched_ops;
 
+/*
+ * One earlier Maglev table of a service (lb.table_history_s, "Recovery
+ * across table changes" in docs/architecture.md): the table as indexes
+ * into be[] (slots are stable across rebuilds) and, per slot, the uid of
+ * the backend it held then, current until @c until (TSC). One allocation:
+ * maglev[m], then uid[n_be].
+ */
+struct lb_hist {
+	uint64_t until;			/* TSC when it stopped being current */
+	uint32_t m;
+	uint32_t n_be;
+	uint16_t *maglev;		/* NULL: no usable backend then */
+	uint32_t *uid;			/* per slot; 0 = hole */
+};
+
+#define LB_HIST_MAX	8		/* generations kept at most */
+
 /** A service, read-only once published. A change of any of its backends
  * publishes a new one. */
 struct lb_svc {
@@ -204,6 +221,10 @@ struct lb_svc {
 	bool panic;			/* every backend down by health: the
 					 * table ignores health */
 	uint64_t table_hash;		/* of the table by backend address */
+	/* the earlier tables of the last lb.table_history_s seconds, newest
+	 * first (Maglev TCP services only; n_hist 0: none) */
+	unsigned int n_hist;
+	struct lb_hist *hist;
 	unsigned int n_be;		/* slots in be[], holes included */
 	struct lb_backend be[];
 };
@@ -390,6 +411,9 @@ struct lb_lcore_stats {
 	uint64_t fnat_time_wait;	/* ports passed over: freed by a flow to
 					 * the same backend under time_wait_s
 					 * ago */
+	uint64_t flows_recovered;	/* new flows without SYN sent to an
+					 * earlier table's choice, not the
+					 * current one (lb.table_history_s) */
 };
 
 /** A NAT reply entry waiting for quiescence before its slot is freed. */
@@ -561,6 +585,8 @@ struct pa_lb {
 	bool has_local4, has_local6;
 	struct pa_ip_addr local4, local6;
 	bool icmp_echo;			/* lb.icmp_echo */
+	uint64_t hist_tsc;		/* lb.table_history_s in TSC cycles;
+					 * 0 = off */
 	uint64_t icmp_tsc_per_token;	/* ICMP too-big rate limit */
 
 	struct lb_fnat_pool fnat;	/* lb.fnat (n_addrs 0: none) */
@@ -626,6 +652,12 @@ bool lb_ctl_panic(const struct lb_svc_ctl *c);
 struct lb_svc *lb_svc_build(struct pa_lb *lb, const struct lb_svc_ctl *c,
 		unsigned int slot, char *err, size_t err_len);
 void lb_svc_free(struct lb_svc *s);
+/* Give @p s, about to replace @p prev (NULL: none) at TSC @p now, its
+ * history of earlier tables (lb.table_history_s): @p prev's table when
+ * it differs from @p s's, then @p prev's own history still in the
+ * window. @return 0 or -ENOMEM (then @p s has none). Lock held. */
+int lb_svc_history(struct pa_lb *lb, struct lb_svc *s,
+		const struct lb_svc *prev, uint64_t now);
 /* Publish @p s (NULL: none) in @p slot with new maps, wait for the
  * lcores, free what was replaced. Lock held. */
 int lb_commit(struct pa_lb *lb, unsigned int slot, struct lb_svc *s,

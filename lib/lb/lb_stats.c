@@ -175,6 +175,7 @@ snapshot_counters(const struct pa_lb *lb, struct pa_lb_snapshot *s)
 	s->syn_stateless = sum.syn_stateless;
 	s->src_limited = sum.src_limited;
 	s->max_flows_dropped = sum.max_flows_dropped;
+	s->flows_recovered = sum.flows_recovered;
 	s->fnat.flows_created = sum.fnat_flows;
 	s->fnat.no_port = sum.fnat_no_port;
 	s->fnat.table_full = sum.fnat_table_full;
@@ -394,6 +395,8 @@ pa_lb_snapshot_json(const struct pa_lb_snapshot *s)
 			json_integer((json_int_t)s->src_limited)) != 0 ||
 	    json_object_set_new(o, "max_flows_dropped",
 			json_integer((json_int_t)s->max_flows_dropped)) != 0 ||
+	    json_object_set_new(o, "flows_recovered",
+			json_integer((json_int_t)s->flows_recovered)) != 0 ||
 	    json_object_set_new(o, "stats_lock_busy",
 			json_integer((json_int_t)s->stats_lock_busy)) != 0 ||
 	    (s->fnat.n_addrs != 0 && json_object_set_new(o, "fnat",

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_hash_crc.h>
 
@@ -294,6 +295,14 @@ lb_rebuild_publish(struct pa_lb *lb, unsigned int slot, bool set_changed,
 	s = lb_svc_build(lb, &lb->ctl[slot], slot, err, err_len);
 	if (s == NULL)
 		return -rte_errno;
+	/* the TSC: the data path's clock (lb_dp.c, hist_pick()) */
+	if (lb_svc_history(lb, s, lb->live != NULL ? lb->live->svc[slot] :
+			NULL, rte_get_tsc_cycles()) != 0) {
+		pa_seterr(err, err_len, "out of memory for the table history of service '%s'",
+			lb->ctl[slot].cfg.name);
+		lb_svc_free(s);
+		return -ENOMEM;
+	}
 	ret = lb_commit(lb, slot, s, set_changed, err, err_len);
 	if (ret != 0) {
 		lb_svc_free(s);

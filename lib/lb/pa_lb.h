@@ -394,6 +394,10 @@ struct pa_lb_snapshot {
 					 * prefix's bucket (drops.src_limit) */
 	uint64_t max_flows_dropped;	/**< new flows of a service at its
 					 * max_flows (drops.max_flows) */
+	uint64_t flows_recovered;	/**< new flows without SYN sent to the
+					 * backend an earlier table chose, not
+					 * the current choice
+					 * (lb.table_history_s) */
 	/** full NAT (lb.fnat): the lcores' counters, and the pool's
 	 * addresses with their ports in use */
 	struct pa_lb_fnat_snapshot {

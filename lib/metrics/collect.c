@@ -605,6 +605,8 @@ static const struct field lb_fields[] = {
 	  "New flows over their source prefix's token bucket: dropped (src_limit)." },
 	{ LB(max_flows_dropped), "pktaccel_lb_max_flows_dropped_total", C, 0,
 	  "New flows of a service at its max_flows: dropped (max_flows)." },
+	{ LB(flows_recovered), "pktaccel_lb_flows_recovered_total", C, 0,
+	  "New flows without SYN sent to the backend an earlier table of their service chose, not the current choice (lb.table_history_s)." },
 	{ LB(stats_lock_busy), "pktaccel_lb_stats_lock_busy_total", C, 0,
 	  "Stats reads that found an LB table build holding its lock: the counts of services, backends and health were the previous read's." },
 	{ LB(health_down), "pktaccel_lb_health_down_backends", G, 0,

@@ -1297,7 +1297,7 @@ START_TEST(test_to_json_writes_defaults_explicitly)
 		"lb": {"local_addr": "192.0.2.1",
 			"flow_table": {"size": 1048576, "tcp_timeout": 300,
 				"tcp_fin_timeout": 10, "udp_timeout": 30},
-			"icmp_echo": true,
+			"icmp_echo": true, "table_history_s": 60,
 			"services": [{"name": "s", "vip": "192.0.2.2",
 			"port": 80, "proto": "tcp", "scheduler": "maglev", "forward": "ipip",
 			"table_size": 65537, "backends": [{"addr": "10.0.0.1", "port": 0,

@@ -266,5 +266,6 @@ TCase *lb_tcase_sched(void);		/* test_lb_sched.c */
 TCase *lb_tcase_control(void);		/* test_lb_control.c */
 TCase *lb_tcase_health(void);		/* test_lb_health.c */
 TCase *lb_tcase_fnat(void);		/* test_lb_fnat.c */
+TCase *lb_tcase_history(void);		/* test_lb_history.c */
 
 #endif /* LB_FIXTURE_H */

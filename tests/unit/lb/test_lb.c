@@ -20,6 +20,7 @@
  *   test_lb_control.c     control      errors, export, trace, poll
  *   test_lb_health.c      health       health, panic, agent, grace
  *   test_lb_fnat.c        fnat         full NAT: rewrites, replies, the pool
+ *   test_lb_history.c     history      recovery across table changes
  * and the shared fixture in lb_fixture.h / lb_fixture.c. This file puts
  * the test cases in one suite, "lb", in that order, and starts the EAL.
  */
@@ -41,6 +42,7 @@ lb_suite(void)
 	suite_add_tcase(s, lb_tcase_control());
 	suite_add_tcase(s, lb_tcase_health());
 	suite_add_tcase(s, lb_tcase_fnat());
+	suite_add_tcase(s, lb_tcase_history());
 	return s;
 }
 
