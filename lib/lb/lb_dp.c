@@ -945,6 +945,7 @@ static __rte_always_inline bool
 tcp_no_syn(const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
 {
 	return meta->l4_proto == IPPROTO_TCP && (meta->flags & PA_PKT_F_L4) &&
+		rte_pktmbuf_data_len(m) >= meta->l4_off + 14u &&
 		(*rte_pktmbuf_mtod_offset(m, const uint8_t *,
 			meta->l4_off + 13) & TCP_SYN) == 0;
 }
