@@ -16,6 +16,7 @@
 #include <rte_hash_crc.h>
 #include <rte_log.h>
 
+#include "lb_csum.h"
 #include "pa_lb.h"
 #include "pa_protect_src.h"
 
@@ -134,29 +135,6 @@ static __rte_always_inline uint16_t
 lb_bswap16(uint16_t x)
 {
 	return __builtin_bswap16(x);
-}
-
-static __rte_always_inline uint32_t
-lb_csum_add_diff(uint32_t s, const void *oldp, const void *newp, unsigned int len)
-{
-	const uint16_t *o = oldp, *n = newp;
-	unsigned int i;
-
-	for (i = 0; i < len / 2; i++) {
-		s += (uint16_t)~o[i];
-		s += n[i];
-	}
-	return s;
-}
-
-static __rte_always_inline uint16_t
-lb_csum_finish(uint16_t old_sum, uint32_t diff)
-{
-	uint32_t s = (uint16_t)~old_sum + diff;
-
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
 }
 
 /** A backend as the data path sees it (read-only, per table version). */

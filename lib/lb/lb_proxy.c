@@ -18,6 +18,7 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
+#include "lb_csum.h"
 #include "lb_proxy.h"
 
 #define TCP_FIN		0x01
@@ -170,38 +171,6 @@ lb_proxy_build(uint8_t *buf, enum pa_lb_proxy v, uint8_t family,
 /* Checksums (RFC 1624) and fields                                     */
 /* ------------------------------------------------------------------ */
 
-/* Add ~old + new over @p len bytes (even, 2-byte aligned from the start
- * of the checksummed data) to @p s. */
-static inline uint32_t
-csum_diff(uint32_t s, const uint8_t *oldp, const uint8_t *newp,
-		unsigned int len)
-{
-	uint16_t o, n;
-	unsigned int i;
-
-	for (i = 0; i < len; i += 2) {
-		memcpy(&o, oldp + i, 2);
-		memcpy(&n, newp + i, 2);
-		s += (uint16_t)~o;
-		s += n;
-	}
-	return s;
-}
-
-static inline void
-csum_apply(uint8_t *field, uint32_t diff)
-{
-	uint16_t c;
-	uint32_t s;
-
-	memcpy(&c, field, 2);
-	s = (uint16_t)~c + diff;
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	c = (uint16_t)~s;
-	memcpy(field, &c, 2);
-}
-
 static inline uint32_t
 get32(const uint8_t *p)
 {
@@ -240,34 +209,7 @@ set32(uint8_t *p, uint32_t v, uint32_t diff)
 
 	memcpy(old, p, 4);
 	put32(p, v);
-	return csum_diff(diff, old, p, 4);
-}
-
-/* The ones' complement sum of @p len bytes of @p m from @p off (within
- * the packet), across segments. (rte_raw_cksum_mbuf() of DPDK 22.11
- * swaps an unreduced sum after a segment of odd length.) */
-static uint16_t
-sum_mbuf(const struct rte_mbuf *m, uint32_t off, uint32_t len)
-{
-	uint32_t sum = 0, done = 0, n;
-	uint16_t s;
-
-	while (m != NULL && off >= rte_pktmbuf_data_len(m)) {
-		off -= rte_pktmbuf_data_len(m);
-		m = m->next;
-	}
-	for (; m != NULL && done < len; m = m->next, off = 0) {
-		n = RTE_MIN(rte_pktmbuf_data_len(m) - off, len - done);
-		s = rte_raw_cksum(rte_pktmbuf_mtod_offset(m, const uint8_t *,
-			off), n);
-		if (done & 1)
-			s = (uint16_t)(s << 8 | s >> 8);
-		sum += s;
-		done += n;
-	}
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
+	return lb_csum_add_diff(diff, old, p, 4);
 }
 
 /* A TCP segment whose header is in the first segment: its address, or
@@ -314,7 +256,7 @@ ip_lengths(const uint8_t *l3, const struct pa_pkt_meta *meta,
 static void
 shift_seq(uint8_t *tcp, uint32_t seq, unsigned int hlen)
 {
-	csum_apply(tcp + 16, set32(tcp + 4, seq + hlen, 0));
+	lb_csum_apply(tcp + 16, set32(tcp + 4, seq + hlen, 0));
 }
 
 static int
@@ -350,7 +292,7 @@ insert_hdr(struct lb_proxy_state *ps, struct rte_mbuf *m,
 	/* the payload's words change alignment after an odd insert: its sum
 	 * is rotated by 8 bits (multiplied by 2^8 modulo 2^16 - 1) */
 	if (hlen & 1)
-		psum = sum_mbuf(m, ins, end - ins);
+		psum = lb_csum_mbuf(m, ins, end - ins);
 
 	memmove(base + ins + hlen, base + ins, move_end - ins);
 	memcpy(base + ins, hdr, hlen);
@@ -366,7 +308,7 @@ insert_hdr(struct lb_proxy_state *ps, struct rte_mbuf *m,
 		o16 = rte_cpu_to_be_16((uint16_t)l3len);
 		n16 = rte_cpu_to_be_16((uint16_t)(l3len + hlen));
 		memcpy(l3 + 2, &n16, 2);
-		csum_apply(l3 + 10, csum_diff(0, (uint8_t *)&o16,
+		lb_csum_apply(l3 + 10, lb_csum_add_diff(0, (uint8_t *)&o16,
 			(uint8_t *)&n16, 2));
 	} else {
 		put16(l3 + 4, (uint16_t)(l3len - 40 + hlen));
@@ -376,13 +318,13 @@ insert_hdr(struct lb_proxy_state *ps, struct rte_mbuf *m,
 	 * realignment: the checksum stays right, or stays wrong */
 	o16 = rte_cpu_to_be_16((uint16_t)l4len);
 	n16 = rte_cpu_to_be_16((uint16_t)(l4len + hlen));
-	diff = csum_diff(0, (uint8_t *)&o16, (uint8_t *)&n16, 2);
+	diff = lb_csum_add_diff(0, (uint8_t *)&o16, (uint8_t *)&n16, 2);
 	diff += rte_raw_cksum(hdr, hlen);
 	if (hlen & 1) {
 		diff += (uint16_t)~psum;
 		diff += (uint16_t)(psum << 8 | psum >> 8);
 	}
-	csum_apply(tcp + 16, diff);
+	lb_csum_apply(tcp + 16, diff);
 	ps->flags |= LB_PROXY_F_SENT;
 	return 0;
 }
@@ -525,7 +467,7 @@ options_unshift(const struct lb_proxy_state *ps, uint8_t *tcp,
 	}
 	if (memcmp(old, tcp + TCP_HDR_MIN, n) == 0)
 		return false;
-	*diff = csum_diff(*diff, old, tcp + TCP_HDR_MIN, n);
+	*diff = lb_csum_add_diff(*diff, old, tcp + TCP_HDR_MIN, n);
 	return true;
 }
 
@@ -559,5 +501,5 @@ lb_proxy_to_client(struct lb_proxy_state *ps, struct rte_mbuf *m,
 	if (doff > TCP_HDR_MIN && options_unshift(ps, tcp, doff, fl, &diff))
 		changed = true;
 	if (changed)
-		csum_apply(tcp + 16, diff);
+		lb_csum_apply(tcp + 16, diff);
 }

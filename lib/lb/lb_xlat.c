@@ -15,6 +15,7 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
+#include "lb_csum.h"
 #include "lb_xlat.h"
 
 #define IP4_HDR		20
@@ -85,21 +86,6 @@ diff_add(uint32_t d, const void *new, unsigned int len)
 	return d + sum16(new, len);
 }
 
-/* The checksum at @p at (memory order) updated by @p d. */
-static void
-csum_apply(uint8_t *at, uint32_t d)
-{
-	uint16_t sum;
-	uint32_t s;
-
-	memcpy(&sum, at, 2);
-	s = (uint16_t)~sum + d;
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	sum = (uint16_t)~s;
-	memcpy(at, &sum, 2);
-}
-
 /* The IPv4 header checksum of the 20 bytes at @p ip, written there. */
 static void
 ip4_csum_set(uint8_t *ip)
@@ -110,31 +96,6 @@ ip4_csum_set(uint8_t *ip)
 	ip[11] = 0;
 	sum = (uint16_t)~sum16(ip, IP4_HDR);
 	memcpy(ip + 10, &sum, 2);
-}
-
-/* The sum of @p len bytes from frame offset @p off, over segments (the
- * caller checked they are there). DPDK 22.11's rte_raw_cksum_mbuf()
- * drops carries when a segment ends at an odd offset, hence this one:
- * each segment's sum folded, then byte-swapped when it starts at an odd
- * offset of the data. */
-static uint16_t
-mbuf_sum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
-{
-	uint32_t s = 0, done = 0, n;
-	uint16_t part;
-
-	while (m != NULL && off >= rte_pktmbuf_data_len(m)) {
-		off -= rte_pktmbuf_data_len(m);
-		m = m->next;
-	}
-	for (; m != NULL && done < len; m = m->next, off = 0) {
-		n = RTE_MIN(len - done, rte_pktmbuf_data_len(m) - off);
-		part = sum16(rte_pktmbuf_mtod_offset(m, const uint8_t *, off),
-			n);
-		s += (done & 1) ? rte_bswap16(part) : part;
-		done += n;
-	}
-	return __rte_raw_cksum_reduce(s);
 }
 
 /* Where a TCP/UDP header keeps its checksum. */
@@ -161,7 +122,7 @@ l4_update(uint8_t *l4, uint32_t avail, uint8_t proto, uint32_t d,
 	if (avail >= off + 2) {
 		memcpy(&sum, l4 + off, 2);
 		if (!(proto == IPPROTO_UDP && sum == 0)) {
-			csum_apply(l4 + off, d);
+			lb_csum_apply(l4 + off, d);
 			memcpy(&sum, l4 + off, 2);
 			if (proto == IPPROTO_UDP && sum == 0)
 				memset(l4 + off, 0xff, 2);
@@ -335,7 +296,7 @@ lb_xlat_4to6(struct rte_mbuf *m, struct pa_pkt_meta *meta,
 	if (udp0) {
 		/* IPv6 UDP must have one: the whole datagram's */
 		s = rte_ipv6_phdr_cksum((const struct rte_ipv6_hdr *)ip, 0);
-		s += mbuf_sum(m, l3 + IP6_HDR, tlen - IP4_HDR);
+		s += lb_csum_mbuf(m, l3 + IP6_HDR, tlen - IP4_HDR);
 		s = (s & 0xffff) + (s >> 16);
 		s = (s & 0xffff) + (s >> 16);
 		sum = (uint16_t)~s;
@@ -518,7 +479,7 @@ icmp_same(struct rte_mbuf *m, const struct xicmp *x, const uint8_t *osrc,
 		d = diff_sub(0, ip + 12, 8);
 		d = diff_add(d, osrc, 4);
 		d = diff_add(d, odst, 4);
-		csum_apply(ip + 10, d);
+		lb_csum_apply(ip + 10, d);
 	}
 	memcpy(ip + (x->v4 ? 12 : 8), osrc, alen);
 	memcpy(ip + (x->v4 ? 16 : 24), odst, alen);
@@ -527,7 +488,7 @@ icmp_same(struct rte_mbuf *m, const struct xicmp *x, const uint8_t *osrc,
 	d = diff_add(d, qsrc, alen);
 	d = diff_add(d, qdst, alen);
 	if (x->v4)
-		csum_apply(q + 10, d);
+		lb_csum_apply(q + 10, d);
 	l4_update(p + x->ql4, quote_l4_len(p, x), x->qproto, d, ports);
 	memcpy(qa, qsrc, alen);
 	memcpy(qa + alen, qdst, alen);
