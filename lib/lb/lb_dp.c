@@ -1179,6 +1179,49 @@ reply_tmo(const struct rte_mbuf *m, const struct pa_pkt_meta *meta,
 }
 
 /*
+ * The flow of this lcore that pool address @p a and port @p port (host
+ * order, in the pool's range) hold, if its protocol is @p proto, its
+ * backend @p be:@p be_port (@p family, port in network order) and it is
+ * alive: its position, with its key in @p k and its service in *@p sp;
+ * else -1. The backend's state does not matter (a draining or down
+ * backend's replies and errors still reach their clients). The reply
+ * index and the flow's side entry must agree (a port of another lcore's
+ * share is never this lcore's).
+ */
+static int32_t
+fnat_flow_of(const struct pa_lb *lb, const struct lb_worker *w,
+		const struct lb_table *t, int a, uint16_t port, uint8_t proto,
+		uint8_t family, const uint8_t *be, uint16_t be_port, uint64_t now,
+		struct lb_flow_key *k, const struct lb_svc **sp)
+{
+	const struct lb_fnat_pool *p = &lb->fnat;
+	const struct lb_backend *b;
+	const struct lb_flow *f;
+	const struct lb_svc *s;
+	uint32_t rp, pos;
+
+	rp = p->addr[a].rpos[port - p->lo];
+	if (rp == 0 || w->fx == NULL || lb_fnat_rank(p, port) != w->lb_ord)
+		return -1;
+	pos = rp - 1;
+	f = lb_ftab_flow(&w->ftab, pos);
+	if (!(f->in_use & LB_FLOW_FNAT) || w->fx[pos].paddr != a ||
+	    w->fx[pos].pport != lb_bswap16(port))
+		return -1;
+	memcpy(k, w->ftab.line[pos].key, LB_FLOW_KEY_LEN);
+	s = t->svc[f->svc_slot];
+	if (s == NULL || s->uid != f->svc_uid || f->be_idx >= s->n_be ||
+	    k->proto != proto || now - f->last > lb->tmo_tsc[f->tmo])
+		return -1;
+	b = &s->be[f->be_idx];
+	if (b->uid != f->be_uid || b->port != be_port ||
+	    !lb_addr_eq(be, pa_ip_bytes(&b->addr), family))
+		return -1;
+	*sp = s;
+	return (int32_t)pos;
+}
+
+/*
  * A packet to a pool address and port (pass 1 saw its destination is
  * one, @p a): a backend's reply to an fnat flow of this lcore (the port
  * is of its share; the pipeline steers replies here, pa_lb_fnat_owner()).
@@ -1194,42 +1237,24 @@ fnat_reply(struct pa_lb *lb, struct lb_worker *w, const struct lb_table *t,
 		struct rte_mbuf *m, struct pa_pkt_meta *meta, int a,
 		uint64_t now)
 {
-	const struct lb_fnat_pool *p = &lb->fnat;
 	const uint8_t family = (meta->flags & PA_PKT_F_IPV4) ? 4 : 6;
 	const unsigned int alen = family == 4 ? 4 : 16;
 	uint8_t *l3 = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l3_off);
 	uint8_t *l4 = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l4_off);
-	const struct lb_backend *b;
 	const struct lb_svc *s;
 	struct lb_fnat_ext *x;
 	struct lb_flow_key k;
 	struct lb_flow *f;
-	uint32_t rp, pos;
+	int32_t pos;
 
 	if (!headers_in_first_seg(m, meta))
 		goto unmatched;
-	rp = p->addr[a].rpos[meta->dport - p->lo];
-	if (rp == 0 || w->fx == NULL || lb_fnat_rank(p, meta->dport) !=
-	    w->lb_ord)
+	pos = fnat_flow_of(lb, w, t, a, meta->dport, meta->l4_proto, family,
+		pkt_src(l3, family), lb_bswap16(meta->sport), now, &k, &s);
+	if (pos < 0)
 		goto unmatched;
-	pos = rp - 1;
-	f = lb_ftab_flow(&w->ftab, pos);
+	f = lb_ftab_flow(&w->ftab, (uint32_t)pos);
 	x = &w->fx[pos];
-	if (!(f->in_use & LB_FLOW_FNAT) || x->paddr != a ||
-	    x->pport != lb_bswap16(meta->dport))
-		goto unmatched;
-	memcpy(&k, w->ftab.line[pos].key, LB_FLOW_KEY_LEN);
-	s = t->svc[f->svc_slot];
-	if (s == NULL || s->uid != f->svc_uid || f->be_idx >= s->n_be ||
-	    k.proto != meta->l4_proto)
-		goto unmatched;
-	b = &s->be[f->be_idx];
-	/* the flow's backend, whatever its state (a draining or down
-	 * backend's replies still reach their clients) */
-	if (b->uid != f->be_uid || b->port != lb_bswap16(meta->sport) ||
-	    !lb_addr_eq(pkt_src(l3, family), pa_ip_bytes(&b->addr), family) ||
-	    now - f->last > lb->tmo_tsc[f->tmo])
-		goto unmatched;
 	f->last = now;
 	f->tmo = reply_tmo(m, meta, f->tmo);
 	if (unlikely(k.family != family)) {
@@ -1281,37 +1306,20 @@ fnat_icmp_from_backend(struct pa_lb *lb, struct lb_worker *w,
 		struct pa_pkt_meta *meta, int a, uint64_t now)
 {
 	const struct lb_fnat_pool *p = &lb->fnat;
-	const struct lb_backend *b;
 	const struct lb_svc *s;
 	struct lb_icmp_quote q;
 	struct lb_flow_key k;
-	const struct lb_flow *f;
 	uint16_t port;
-	uint32_t rp, pos;
 
 	if (lb_icmp_quote_parse(m, meta, &q) != 0) {
 		w->st.icmp_bad_quote++;
 		return PA_LB_V_ICMP_BAD_QUOTE;
 	}
 	port = lb_bswap16(q.sport);
-	if (port < p->lo || port > p->hi || w->fx == NULL ||
+	if (port < p->lo || port > p->hi ||
 	    !lb_addr_eq(q.src, p->addr[a].addr, q.family) ||
-	    lb_fnat_rank(p, port) != w->lb_ord ||
-	    (rp = p->addr[a].rpos[port - p->lo]) == 0)
-		goto none;
-	pos = rp - 1;
-	f = lb_ftab_flow(&w->ftab, pos);
-	if (!(f->in_use & LB_FLOW_FNAT) || w->fx[pos].paddr != a ||
-	    w->fx[pos].pport != q.sport)
-		goto none;
-	memcpy(&k, w->ftab.line[pos].key, LB_FLOW_KEY_LEN);
-	s = t->svc[f->svc_slot];
-	if (s == NULL || s->uid != f->svc_uid || f->be_idx >= s->n_be ||
-	    k.proto != q.proto || now - f->last > lb->tmo_tsc[f->tmo])
-		goto none;
-	b = &s->be[f->be_idx];
-	if (b->uid != f->be_uid || b->port != q.dport ||
-	    !lb_addr_eq(q.dst, pa_ip_bytes(&b->addr), q.family))
+	    fnat_flow_of(lb, w, t, a, port, q.proto, q.family, q.dst, q.dport,
+		    now, &k, &s) < 0)
 		goto none;
 	if (lb_xlat_icmp(m, meta, k.family, k.dst, k.src, k.src, k.dst,
 			k.sport, k.dport, lb_bswap16(w->ip_id++)) != 0) {
