@@ -72,6 +72,59 @@ pa_lb_poll_due(const struct pa_lb *lb, unsigned int lcore_idx)
 }
 
 /**
+ * The port a packet to a full-NAT pool address is about, as
+ * pa_lb_pool_owns() and pa_lb_fnat_owner() read it: a TCP or UDP
+ * packet's destination port (not a later fragment's), or the quoted
+ * source port of an ICMP error (IPv4 3, 11, 12; ICMPv6 1-4) that quotes
+ * a TCP or UDP packet (its first fragment; IPv4 options skipped, no IPv6
+ * extension header) from the packet's destination. Host order; -1: none.
+ */
+static inline int
+pa_lb_pool_port(const struct rte_mbuf *m, const struct pa_pkt_meta *meta)
+{
+	const bool v4 = meta->flags & PA_PKT_F_IPV4;
+	const unsigned int alen = v4 ? 4 : 16;
+	uint8_t buf[8 + 40], dbuf[16], pbuf[2];
+	const uint8_t *icmp, *q, *dst, *sp;
+	unsigned int qlen;
+
+	if ((meta->flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG_LATER)) !=
+	    PA_PKT_F_L4)
+		return -1;
+	if (meta->l4_proto == IPPROTO_TCP || meta->l4_proto == IPPROTO_UDP)
+		return meta->dport;
+	if (meta->l4_proto != (v4 ? IPPROTO_ICMP : IPPROTO_ICMPV6))
+		return -1;
+	icmp = rte_pktmbuf_read(m, meta->l4_off, 8u + (v4 ? 20u : 40u), buf);
+	if (icmp == NULL)
+		return -1;
+	if (v4 ? (icmp[0] != 3 && icmp[0] != 11 && icmp[0] != 12) :
+	    (icmp[0] < 1 || icmp[0] > 4))
+		return -1;
+	q = icmp + 8;
+	if ((q[0] >> 4) != (v4 ? 4 : 6))
+		return -1;
+	if (v4) {
+		qlen = (q[0] & 0xfu) * 4u;
+		/* options too short, or a later fragment: no ports */
+		if (qlen < 20 || ((q[6] & 0x1fu) | q[7]) != 0)
+			return -1;
+	} else {
+		qlen = 40;
+	}
+	if ((v4 ? q[9] : q[6]) != IPPROTO_TCP &&
+	    (v4 ? q[9] : q[6]) != IPPROTO_UDP)
+		return -1;
+	dst = rte_pktmbuf_read(m, meta->l3_off + (v4 ? 16u : 24u), alen, dbuf);
+	if (dst == NULL || memcmp(q + (v4 ? 12 : 8), dst, alen) != 0)
+		return -1;
+	sp = rte_pktmbuf_read(m, meta->l4_off + 8u + qlen, 2, pbuf);
+	if (sp == NULL)
+		return -1;
+	return sp[0] << 8 | sp[1];
+}
+
+/**
  * What the load balancer owns on an address of its full-NAT pool
  * (lb.fnat.addrs), which may also be a routed port's own address or
  * lb.local_addr (docs/configuration.md, "One address, shared"): the rx
@@ -104,47 +157,8 @@ static inline bool
 pa_lb_pool_owns(const struct rte_mbuf *m, const struct pa_pkt_meta *meta,
 		uint16_t lo, uint16_t hi)
 {
-	const bool v4 = meta->flags & PA_PKT_F_IPV4;
-	const unsigned int alen = v4 ? 4 : 16;
-	uint8_t buf[8 + 40], dbuf[16], pbuf[2];
-	const uint8_t *icmp, *q, *dst, *sp;
-	unsigned int qlen;
-	uint16_t port;
+	int port = pa_lb_pool_port(m, meta);
 
-	if ((meta->flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG_LATER)) !=
-	    PA_PKT_F_L4)
-		return false;
-	if (meta->l4_proto == IPPROTO_TCP || meta->l4_proto == IPPROTO_UDP)
-		return meta->dport >= lo && meta->dport <= hi;
-	if (meta->l4_proto != (v4 ? IPPROTO_ICMP : IPPROTO_ICMPV6))
-		return false;
-	icmp = rte_pktmbuf_read(m, meta->l4_off, 8u + (v4 ? 20u : 40u), buf);
-	if (icmp == NULL)
-		return false;
-	if (v4 ? (icmp[0] != 3 && icmp[0] != 11 && icmp[0] != 12) :
-	    (icmp[0] < 1 || icmp[0] > 4))
-		return false;
-	q = icmp + 8;
-	if ((q[0] >> 4) != (v4 ? 4 : 6))
-		return false;
-	if (v4) {
-		qlen = (q[0] & 0xfu) * 4u;
-		/* options too short, or a later fragment: no ports */
-		if (qlen < 20 || ((q[6] & 0x1fu) | q[7]) != 0)
-			return false;
-	} else {
-		qlen = 40;
-	}
-	if ((v4 ? q[9] : q[6]) != IPPROTO_TCP &&
-	    (v4 ? q[9] : q[6]) != IPPROTO_UDP)
-		return false;
-	dst = rte_pktmbuf_read(m, meta->l3_off + (v4 ? 16u : 24u), alen, dbuf);
-	if (dst == NULL || memcmp(q + (v4 ? 12 : 8), dst, alen) != 0)
-		return false;
-	sp = rte_pktmbuf_read(m, meta->l4_off + 8u + qlen, 2, pbuf);
-	if (sp == NULL)
-		return false;
-	port = (uint16_t)(sp[0] << 8 | sp[1]);
 	return port >= lo && port <= hi;
 }
 
@@ -223,31 +237,11 @@ pa_lb_fnat_owner(const struct pa_lb *lb, const struct rte_mbuf *m,
 {
 	const struct pa_lb_dp *d = (const struct pa_lb_dp *)(const void *)lb;
 	const bool v4 = meta->flags & PA_PKT_F_IPV4;
-	uint8_t buf[16], qbuf[8 + 40 + 2];
-	const uint8_t *a, *q;
+	const int port = pa_lb_pool_port(m, meta);
+	uint8_t buf[16];
+	const uint8_t *a;
 	unsigned int i, r;
-	uint16_t port;
 
-	if ((meta->flags & (PA_PKT_F_L4 | PA_PKT_F_FRAG_LATER)) != PA_PKT_F_L4)
-		return -1;
-	if (meta->l4_proto == IPPROTO_TCP || meta->l4_proto == IPPROTO_UDP) {
-		port = meta->dport;
-	} else if (meta->l4_proto == (v4 ? IPPROTO_ICMP : IPPROTO_ICMPV6)) {
-		/* the quote: ICMP header, IP header (no options), ports */
-		q = rte_pktmbuf_read(m, meta->l4_off, 8u + (v4 ? 20u : 40u) +
-			2u, qbuf);
-		if (q == NULL || (v4 ? (q[0] != 3 && q[0] != 11 && q[0] != 12) :
-		    (q[0] < 1 || q[0] > 4)))
-			return -1;
-		if (v4 ? (q[8] != 0x45 || (q[17] != IPPROTO_TCP &&
-		    q[17] != IPPROTO_UDP)) : ((q[8] >> 4) != 6 ||
-		    (q[14] != IPPROTO_TCP && q[14] != IPPROTO_UDP)))
-			return -1;
-		q += 8 + (v4 ? 20 : 40);
-		port = (uint16_t)(q[0] << 8 | q[1]);
-	} else {
-		return -1;
-	}
 	if (port < d->fnat_lo || port > d->fnat_hi)
 		return -1;
 	a = rte_pktmbuf_read(m, meta->l3_off + (v4 ? 16u : 24u), v4 ? 4 : 16,
