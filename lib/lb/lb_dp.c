@@ -31,6 +31,27 @@
 #define TCP_RST		0x04
 #define TCP_ACK		0x10
 
+/* The TCP/UDP checksum of the header at @p l4 updated by @p d (an IPv4
+ * UDP datagram without checksum, @p v4, stays without; a UDP result of 0
+ * is sent as 0xffff). */
+static __rte_always_inline void
+l4_csum_update(uint8_t *l4, uint8_t proto, bool v4, uint32_t d)
+{
+	uint16_t *sum;
+
+	if (proto == IPPROTO_TCP) {
+		sum = (uint16_t *)(l4 + 16);
+		*sum = lb_csum_finish(*sum, d);
+	} else {
+		sum = (uint16_t *)(l4 + 6);
+		if (*sum != 0 || !v4) {
+			*sum = lb_csum_finish(*sum, d);
+			if (*sum == 0)
+				*sum = 0xffff;
+		}
+	}
+}
+
 /*
  * Rewrite an address (@p alen bytes at @p addr) and, when @p l4 is set,
  * a port (at @p port) of a packet, fixing the IPv4 header checksum
@@ -42,24 +63,12 @@ rewrite_addr_port(struct rte_ipv4_hdr *ip4, uint8_t *addr,
 		uint8_t proto, uint16_t *port, uint16_t new_port)
 {
 	uint32_t d = lb_csum_add_diff(0, addr, new_addr, alen);
-	uint16_t *sum;
 
 	if (ip4 != NULL)
 		ip4->hdr_checksum = lb_csum_finish(ip4->hdr_checksum, d);
 	if (l4 != NULL) {
-		d = lb_csum_add_diff(d, port, &new_port, 2);
-		if (proto == IPPROTO_TCP) {
-			sum = (uint16_t *)(l4 + 16);
-			*sum = lb_csum_finish(*sum, d);
-		} else {
-			sum = (uint16_t *)(l4 + 6);
-			/* IPv4 UDP without checksum stays without */
-			if (*sum != 0 || ip4 == NULL) {
-				*sum = lb_csum_finish(*sum, d);
-				if (*sum == 0)
-					*sum = 0xffff;
-			}
-		}
+		l4_csum_update(l4, proto, ip4 != NULL,
+			lb_csum_add_diff(d, port, &new_port, 2));
 		*port = new_port;
 	}
 	memcpy(addr, new_addr, alen);
@@ -78,24 +87,12 @@ rewrite_4tuple(struct rte_ipv4_hdr *ip4, uint8_t *addrs,
 {
 	uint16_t ports[2] = { sport, dport };
 	uint32_t d = lb_csum_add_diff(0, addrs, src, alen);
-	uint16_t *sum;
 
 	d = lb_csum_add_diff(d, addrs + alen, dst, alen);
 	if (ip4 != NULL)
 		ip4->hdr_checksum = lb_csum_finish(ip4->hdr_checksum, d);
-	d = lb_csum_add_diff(d, l4, ports, 4);
-	if (proto == IPPROTO_TCP) {
-		sum = (uint16_t *)(l4 + 16);
-		*sum = lb_csum_finish(*sum, d);
-	} else {
-		sum = (uint16_t *)(l4 + 6);
-		/* IPv4 UDP without checksum stays without */
-		if (*sum != 0 || ip4 == NULL) {
-			*sum = lb_csum_finish(*sum, d);
-			if (*sum == 0)
-				*sum = 0xffff;
-		}
-	}
+	l4_csum_update(l4, proto, ip4 != NULL,
+		lb_csum_add_diff(d, l4, ports, 4));
 	memcpy(addrs, src, alen);
 	memcpy(addrs + alen, dst, alen);
 	memcpy(l4, ports, 4);
